@@ -1,0 +1,14 @@
+/** What a kinfctl command may touch of its process; main.ts provides the real one. */
+export interface CliIo {
+  stdout: (text: string) => void
+  stderr: (text: string) => void
+  readStdin: () => Promise<string>
+}
+
+/** Exit codes, as kubeconform uses them. */
+export const exitCode = { ok: 0, invalid: 1, usage: 2 } as const
+
+/** A command-line mistake: reported with the command's usage, exit 2. */
+export class UsageError extends Error {
+  override name = 'UsageError'
+}

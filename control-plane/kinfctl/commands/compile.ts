@@ -1,0 +1,59 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { parseArgs } from 'node:util'
+import { canonicalJson } from '../../../shared/config/canonical-json.ts'
+import { compileSnapshot } from '../../../shared/config/compile-snapshot.ts'
+import { formatFieldPath } from '../../../shared/config/config-issue.ts'
+import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
+import { formatText, validateInputs } from '../validation-report.ts'
+
+export const compileUsage = `Usage: kinfctl compile [options] <file|folder|->...
+
+Validates the resources (as kinfctl validate does), then writes the runtime
+config snapshot the edge and the scorer load: versioned, content-hashed JSON.
+Exit status: 0 written, 1 invalid input, 2 usage error.
+
+Options:
+  -o, --output FILE        where to write the snapshot (default: standard output)
+  -n, --namespace NAME     namespace of resources that do not name one (default "default")
+`
+
+export async function compileCommand(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      output: { type: 'string', short: 'o' },
+      namespace: { type: 'string', short: 'n', default: 'default' },
+    },
+  })
+  if (positionals.length === 0) throw new UsageError('no files or folders given')
+  const report = await validateInputs(positionals, values.namespace, io.readStdin)
+  if (report.summary.invalid > 0 || report.summary.errors > 0) {
+    io.stderr(formatText(report, { summary: true, verbose: false }))
+    return exitCode.invalid
+  }
+  if (report.valid.length === 0) {
+    io.stderr('kinfctl compile: no Kinference resources found in the input\n')
+    return exitCode.invalid
+  }
+  const result = await compileSnapshot(report.valid, values.namespace)
+  if (!result.ok) {
+    // validateInputs already ran the same checks; this only guards against drift between them.
+    for (const issue of result.issues)
+      io.stderr(`${formatFieldPath(issue.path)}: ${issue.message}\n`)
+    return exitCode.invalid
+  }
+  const { snapshot } = result
+  const text = `${canonicalJson(snapshot, 2)}\n`
+  if (values.output === undefined || values.output === '-') io.stdout(text)
+  else {
+    await mkdir(dirname(values.output), { recursive: true })
+    await writeFile(values.output, text)
+  }
+  const count = (record: object) => Object.keys(record).length
+  io.stderr(
+    `compiled ${count(snapshot.pools)} pools, ${count(snapshot.workerSets)} worker sets, ${count(snapshot.providers)} providers, ${count(snapshot.backends)} backends, ${count(snapshot.policies)} policies (${count(snapshot.tenants)} tenants) into ${values.output ?? 'standard output'}: ${snapshot.hash}\n`,
+  )
+  return exitCode.ok
+}

@@ -1,0 +1,66 @@
+import { type CliIo, exitCode, UsageError } from './cli-io.ts'
+import { compileCommand, compileUsage } from './commands/compile.ts'
+import { crdsCommand, crdsUsage } from './commands/crds.ts'
+import { validateCommand, validateUsage } from './commands/validate.ts'
+
+interface Command {
+  run: (args: string[], io: CliIo) => Promise<number>
+  usage: string
+  summary: string
+}
+
+const commands: Record<string, Command> = {
+  validate: { run: validateCommand, usage: validateUsage, summary: 'check resources offline' },
+  compile: {
+    run: compileCommand,
+    usage: compileUsage,
+    summary: 'write the runtime config snapshot',
+  },
+  crds: { run: crdsCommand, usage: crdsUsage, summary: 'generate the CustomResourceDefinitions' },
+}
+
+const usage = `Usage: kinfctl <command> [options]
+
+Commands:
+${Object.entries(commands)
+  .map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`)
+  .join('\n')}
+
+Run kinfctl <command> --help for a command's options.
+`
+
+/**
+ * Runs one kinfctl invocation and returns its exit status. Never throws: usage
+ * mistakes exit 2 with the usage text, anything unexpected exits 1 with one line.
+ */
+export async function runKinfctl(argv: string[], io: CliIo): Promise<number> {
+  const [name, ...args] = argv
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    ;(name === undefined ? io.stderr : io.stdout)(usage)
+    return name === undefined ? exitCode.usage : exitCode.ok
+  }
+  const command = commands[name]
+  if (command === undefined) {
+    io.stderr(`kinfctl: unknown command "${name}"\n\n${usage}`)
+    return exitCode.usage
+  }
+  if (args.includes('--help') || args.includes('-h')) {
+    io.stdout(command.usage)
+    return exitCode.ok
+  }
+  try {
+    return await command.run(args, io)
+  } catch (error) {
+    if (error instanceof UsageError || isParseArgsError(error)) {
+      io.stderr(`kinfctl ${name}: ${(error as Error).message}\n\n${command.usage}`)
+      return exitCode.usage
+    }
+    io.stderr(`kinfctl ${name}: ${error instanceof Error ? error.message : String(error)}\n`)
+    return exitCode.invalid
+  }
+}
+
+function isParseArgsError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')
+}

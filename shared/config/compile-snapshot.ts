@@ -1,0 +1,80 @@
+import { z } from 'zod'
+import { backendLocality } from '../crd/gateway-backend.ts'
+import type { KinferenceResource } from '../crd/resource.ts'
+import { KinfError } from '../errors/kinf-error.ts'
+import { canonicalJson } from './canonical-json.ts'
+import { checkReferences } from './check-references.ts'
+import type { ConfigIssue } from './config-issue.ts'
+import {
+  ConfigSnapshot,
+  type ConfigSnapshotContent,
+  snapshotSchemaVersion,
+} from './config-snapshot.ts'
+import type { Indexed } from './resource-index.ts'
+
+export type CompileResult =
+  | { ok: true; snapshot: ConfigSnapshot }
+  | { ok: false; issues: ConfigIssue[] }
+
+/**
+ * Compiles schema-valid resources into the runtime snapshot, or returns why it cannot.
+ * Pure apart from hashing with Web Crypto, which workerd and Node both provide.
+ */
+export async function compileSnapshot(
+  resources: readonly KinferenceResource[],
+  defaultNamespace: string,
+): Promise<CompileResult> {
+  const { index, issues } = checkReferences(resources, defaultNamespace)
+  if (issues.length > 0) return { ok: false, issues }
+  const table = <R extends KinferenceResource>(map: Map<string, Indexed<R>>) =>
+    Object.fromEntries(
+      [...map].map(([id, { namespace, resource }]) => [
+        id,
+        { namespace, name: resource.metadata.name, spec: resource.spec as R['spec'] },
+      ]),
+    )
+  const backends = table(index.GatewayBackend)
+  const content: ConfigSnapshotContent = {
+    kind: 'KinferenceConfigSnapshot',
+    schemaVersion: snapshotSchemaVersion,
+    pools: table(index.InferencePool),
+    workerSets: table(index.InferenceWorkerSet),
+    providers: table(index.InferenceProvider),
+    backends: Object.fromEntries(
+      Object.entries(backends).map(([id, backend]) => [
+        id,
+        { ...backend, locality: backendLocality(backend.spec) },
+      ]),
+    ),
+    policies: table(index.InferencePolicy),
+    tenants: Object.fromEntries(
+      [...index.InferencePolicy].flatMap(([id, { resource }]) =>
+        resource.spec.tenants.map((tenant) => [tenant.name, id] as const),
+      ),
+    ),
+  }
+  const hash = await sha256Hex(canonicalJson(content))
+  return { ok: true, snapshot: ConfigSnapshot.parse({ ...content, hash: `sha256:${hash}` }) }
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))
+  return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('')
+}
+
+/** Verifies a snapshot read from disk, Redis or KV: its schema, and that the hash matches. */
+export async function verifySnapshot(value: unknown): Promise<ConfigSnapshot> {
+  const parsed = ConfigSnapshot.safeParse(value)
+  if (!parsed.success) {
+    throw new KinfError('invalid_config', `not a config snapshot: ${z.prettifyError(parsed.error)}`)
+  }
+  const { hash, ...content } = parsed.data
+  const expected = `sha256:${await sha256Hex(canonicalJson(content))}`
+  if (hash !== expected) {
+    throw new KinfError(
+      'invalid_config',
+      `snapshot hash ${hash} does not match its content (${expected})`,
+    )
+  }
+  return parsed.data
+}

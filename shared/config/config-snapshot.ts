@@ -1,0 +1,50 @@
+import { z } from 'zod'
+import { GatewayBackendSpec, type Locality } from '../crd/gateway-backend.ts'
+import { InferencePolicySpec } from '../crd/inference-policy.ts'
+import { InferencePoolSpec } from '../crd/inference-pool.ts'
+import { InferenceProviderSpec } from '../crd/inference-provider.ts'
+import { InferenceWorkerSetSpec } from '../crd/inference-worker-set.ts'
+import { ResourceName } from '../crd/object-meta.ts'
+
+const ResourceId = z.string().regex(/^[a-z0-9-]+\/[a-z0-9-]+$/, 'must be namespace/name')
+
+/** A resource as the snapshot carries it: identity plus its spec with defaults applied. */
+function entry<Spec extends z.ZodType>(spec: Spec) {
+  return z.strictObject({ namespace: ResourceName, name: ResourceName, spec })
+}
+
+export const SnapshotPool = entry(InferencePoolSpec)
+export type SnapshotPool = z.infer<typeof SnapshotPool>
+export const SnapshotWorkerSet = entry(InferenceWorkerSetSpec)
+export type SnapshotWorkerSet = z.infer<typeof SnapshotWorkerSet>
+export const SnapshotProvider = entry(InferenceProviderSpec)
+export type SnapshotProvider = z.infer<typeof SnapshotProvider>
+export const SnapshotBackend = entry(GatewayBackendSpec).extend({
+  locality: z.enum(['InCluster', 'External']) satisfies z.ZodType<Locality>,
+})
+export type SnapshotBackend = z.infer<typeof SnapshotBackend>
+export const SnapshotPolicy = entry(InferencePolicySpec)
+export type SnapshotPolicy = z.infer<typeof SnapshotPolicy>
+
+export const snapshotSchemaVersion = 1
+
+/**
+ * The runtime configuration the edge and the scorer load: every resource keyed by
+ * `namespace/name`, all references checked, defaults applied. References inside specs
+ * stay names, resolved in the namespace of the resource that holds them. Immutable and
+ * identified by the SHA-256 of its content.
+ */
+export const ConfigSnapshot = z.strictObject({
+  kind: z.literal('KinferenceConfigSnapshot'),
+  schemaVersion: z.literal(snapshotSchemaVersion),
+  hash: z.string().regex(/^sha256:[a-f0-9]{64}$/),
+  pools: z.record(ResourceId, SnapshotPool),
+  workerSets: z.record(ResourceId, SnapshotWorkerSet),
+  providers: z.record(ResourceId, SnapshotProvider),
+  backends: z.record(ResourceId, SnapshotBackend),
+  policies: z.record(ResourceId, SnapshotPolicy),
+  /** Tenant name to the id of the policy that governs it. */
+  tenants: z.record(ResourceName, ResourceId),
+})
+export type ConfigSnapshot = z.infer<typeof ConfigSnapshot>
+export type ConfigSnapshotContent = Omit<ConfigSnapshot, 'hash'>

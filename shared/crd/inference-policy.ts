@@ -1,0 +1,90 @@
+import { z } from 'zod'
+import { CommonStatus } from './condition.ts'
+import { ModelPattern } from './inference-pool.ts'
+import { namedList } from './named-list.ts'
+import { ResourceName } from './object-meta.ts'
+import { RuleAction } from './policy-action.ts'
+import { RequestLabel, RuleMatch } from './policy-match.ts'
+
+/** One API key of a tenant: the <id> of `kinf_<id>_<secret>` and SHA-256 of the secret. */
+export const ApiKeyRef = z.strictObject({
+  id: z
+    .string()
+    .regex(/^[a-z0-9]{4,32}$/, 'must be 4 to 32 lower-case letters or digits')
+    .describe('The <id> part of a key kinf_<id>_<secret>; identifies the key in logs.'),
+  sha256: z
+    .string()
+    .regex(/^[a-f0-9]{64}$/, 'must be 64 lower-case hex digits')
+    .describe('Hex SHA-256 of the <secret> part. The secret itself is never stored.'),
+})
+export type ApiKeyRef = z.infer<typeof ApiKeyRef>
+
+export const Tenant = z.strictObject({
+  name: ResourceName.describe('Tenant name, unique across all policies.'),
+  apiKeys: z
+    .array(ApiKeyRef)
+    .min(1)
+    .max(32)
+    .describe('Keys that authenticate as this tenant (several, so keys can be rotated).'),
+  quotas: z
+    .strictObject({
+      requestsPerMinute: z.int().positive().optional().describe('Requests admitted per minute.'),
+      tokensPerMinute: z
+        .int()
+        .positive()
+        .optional()
+        .describe(
+          'Prompt plus output tokens per minute: admitted on prompt + max_tokens, settled on usage.',
+        ),
+    })
+    .optional()
+    .describe('Per-tenant limits; unlimited when omitted.'),
+  models: z
+    .array(ModelPattern)
+    .min(1)
+    .max(64)
+    .describe('Model names this tenant may request, aliases included; "*" allows any.'),
+})
+export type Tenant = z.infer<typeof Tenant>
+
+export const PolicyRule = z.strictObject({
+  name: ResourceName.describe('Rule name, shown in decision headers and traces.'),
+  match: RuleMatch.prefault({}),
+  action: RuleAction,
+})
+export type PolicyRule = z.infer<typeof PolicyRule>
+
+export const LocalityConstraint = z.strictObject({
+  name: ResourceName.describe('Constraint name, shown when it rejects a request.'),
+  labels: z
+    .array(RequestLabel)
+    .min(1)
+    .max(32)
+    .describe('The constraint applies to requests carrying any of these labels.'),
+  locality: z.enum(['InCluster']).describe('Where such requests may be served.'),
+  message: z
+    .string()
+    .max(1_024)
+    .optional()
+    .describe('Message of the 503 sent when no allowed backend can serve the request.'),
+})
+export type LocalityConstraint = z.infer<typeof LocalityConstraint>
+
+export const InferencePolicySpec = z.strictObject({
+  tenants: namedList(Tenant, { max: 256 }).describe('Tenants governed by this policy.'),
+  rules: namedList(PolicyRule, { min: 1, max: 64 }).describe(
+    'Evaluated in order; the first matching rule decides (rewriteModel rewrites and goes on). A request no rule matches is rejected with 404.',
+  ),
+  constraints: namedList(LocalityConstraint, { max: 16 })
+    .optional()
+    .describe(
+      'Checked after whichever rule fired, and fail closed: a labelled request is never sent outside its locality, not on saturation, not on error. Detector failures count as the label.',
+    ),
+})
+export type InferencePolicySpec = z.infer<typeof InferencePolicySpec>
+
+export const InferencePolicyStatus = CommonStatus.extend({
+  tenants: z.int().min(0).optional().describe('Tenants accepted.'),
+  rules: z.int().min(0).optional().describe('Rules accepted.'),
+})
+export type InferencePolicyStatus = z.infer<typeof InferencePolicyStatus>

@@ -1,0 +1,156 @@
+import { z } from 'zod'
+import { CommonStatus } from './condition.ts'
+import { namedList } from './named-list.ts'
+import { LabelSelector } from './object-meta.ts'
+import { RoutingSpec } from './routing-strategy.ts'
+
+export const Port = z.int().min(1).max(65_535)
+
+const modelNameChars = '[A-Za-z0-9][A-Za-z0-9._:/@+-]*'
+
+/** A model name as clients send it and as vLLM serves it (`--served-model-name`). */
+export const ModelName = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(new RegExp(`^${modelNameChars}$`), 'letters, digits and . _ : / @ + - only')
+
+/** A model name, or "*" for any model. */
+export const ModelPattern = z
+  .string()
+  .min(1)
+  .max(256)
+  .regex(new RegExp(`^(\\*|${modelNameChars})$`), 'must be a model name or "*"')
+export type ModelName = z.infer<typeof ModelName>
+
+export const ServedModel = z.strictObject({
+  name: ModelName.describe('Served model name, as vLLM’s --served-model-name.'),
+  tokenizer: z
+    .string()
+    .min(1)
+    .max(256)
+    .describe('Tokenizer the scorer uses to hash prompts exactly as the pod does, e.g. qwen3.'),
+  maxContextTokens: z
+    .int()
+    .positive()
+    .max(10_000_000)
+    .describe('Longest prompt plus output the model accepts (vLLM --max-model-len).'),
+  loraAdapters: z
+    .array(ModelName)
+    .max(64)
+    .optional()
+    .describe('LoRA adapters served on top of this model, by name.'),
+})
+export type ServedModel = z.infer<typeof ServedModel>
+
+export const KvEventsEndpoint = z.strictObject({
+  port: Port.default(5557).describe('ZMQ PUB port of vLLM’s --kv-events-config endpoint.'),
+  replayPort: Port.optional().describe(
+    'ZMQ ROUTER replay port. Without it a gap in sequence numbers cannot be repaired, and the pod is scored cache-cold until its index is trustworthy again.',
+  ),
+  topic: z
+    .string()
+    .max(256)
+    .default('kv@{pod}@{model}')
+    .describe('Topic the pods publish on; {pod} and {model} are substituted.'),
+})
+
+export const MetricsEndpoint = z.strictObject({
+  port: Port.optional().describe('Port serving Prometheus /metrics; default targetPort.'),
+  path: z.string().startsWith('/').max(256).default('/metrics').describe('Path of the metrics.'),
+  intervalMs: z.int().min(10).max(60_000).default(100).describe('Scrape period.'),
+  stalenessMs: z
+    .int()
+    .min(10)
+    .max(600_000)
+    .default(2_000)
+    .describe(
+      'Metrics older than this are not trusted; the pod is scored from router-side load only.',
+    ),
+})
+
+export const SchedulerLimits = z.strictObject({
+  maxNumBatchedTokens: z
+    .int()
+    .positive()
+    .default(2_048)
+    .describe('vLLM --max-num-batched-tokens: token budget of one engine step.'),
+  maxNumSeqs: z
+    .int()
+    .positive()
+    .default(256)
+    .describe('vLLM --max-num-seqs: most running requests.'),
+  numGpuBlocks: z
+    .int()
+    .positive()
+    .optional()
+    .describe('KV-cache blocks per pod; default read from vllm:cache_config_info.'),
+})
+
+export const SaturationSpec = z.strictObject({
+  queueDepthThreshold: z
+    .int()
+    .positive()
+    .default(5)
+    .describe('Waiting requests at which a pod counts as fully saturated.'),
+  kvCacheUtilThreshold: z
+    .number()
+    .gt(0)
+    .max(1)
+    .default(0.8)
+    .describe('KV-cache usage at which a pod counts as fully saturated.'),
+  predictedTtftMs: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      'If set, the pool is also saturated when the best pod’s predicted TTFT exceeds this.',
+    ),
+})
+
+export const InferencePoolSpec = z.strictObject({
+  selector: LabelSelector,
+  targetPort: Port.describe('Port of the vLLM OpenAI-compatible server on each pod.'),
+  kvEvents: KvEventsEndpoint.optional().describe(
+    'Where pods publish KV-cache events. Without it, cache-aware strategies use an approximate index learnt from routing decisions.',
+  ),
+  metrics: MetricsEndpoint.prefault({}).describe('Where and how often /metrics is scraped.'),
+  models: namedList(ServedModel, { min: 1, max: 16 }).describe(
+    'Models every pod of the pool serves.',
+  ),
+  blockSize: z
+    .int()
+    .min(1)
+    .max(256)
+    .default(16)
+    .describe('vLLM --block-size: tokens per KV-cache block, and the unit of prefix hashing.'),
+  scheduler: SchedulerLimits.prefault({}).describe(
+    'vLLM scheduler limits the TTFT predictor models.',
+  ),
+  gpuProfile: z
+    .string()
+    .min(1)
+    .max(128)
+    .describe('Hardware and model profile for initial TTFT estimates, e.g. l40s-27b-fp8.'),
+  routing: RoutingSpec.prefault({}),
+  ttftSloMs: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Target TTFT. Pods predicted above it are avoided while another pod meets it.'),
+  saturation: SaturationSpec.prefault({}).describe('When a pod, and the pool, count as saturated.'),
+  failureMode: z
+    .enum(['FailOpen', 'FailClose'])
+    .default('FailOpen')
+    .describe(
+      'FailOpen: when the index or metrics are unavailable, route by load only. FailClose: answer 503 instead.',
+    ),
+})
+export type InferencePoolSpec = z.infer<typeof InferencePoolSpec>
+
+export const InferencePoolStatus = CommonStatus.extend({
+  pods: z.int().min(0).optional().describe('Pods matched by the selector.'),
+  readyPods: z.int().min(0).optional().describe('Pods ready and reporting fresh metrics.'),
+  saturation: z.number().min(0).optional().describe('Mean pod saturation: 0 idle, 1 saturated.'),
+})
+export type InferencePoolStatus = z.infer<typeof InferencePoolStatus>

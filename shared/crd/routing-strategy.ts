@@ -1,0 +1,150 @@
+import { z } from 'zod'
+
+/** The strategies the scorer can run; the baselines follow their projects' published defaults. */
+export const RoutingStrategyName = z
+  .enum([
+    'kinference',
+    'round-robin',
+    'least-request',
+    'gie-default',
+    'llmd-sticky',
+    'dynamo',
+    'sglang-cache-aware',
+  ])
+  .describe(
+    'kinference: lowest predicted TTFT from KV overlap and queued prefill. round-robin: a plain Kubernetes Service. least-request: fewest requests in flight. gie-default: Gateway API Inference Extension default (queue 2, kv-util 2, approximate prefix 3). llmd-sticky: llm-d sticky-until-saturated. dynamo: NVIDIA Dynamo block cost. sglang-cache-aware: SGLang cache-aware policy.',
+  )
+export type RoutingStrategyName = z.infer<typeof RoutingStrategyName>
+
+const fraction = z.number().min(0).max(1)
+
+export const KinferenceParameters = z.strictObject({
+  speculativeTtlMs: z
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(2_000)
+    .describe(
+      'How long blocks of a routed request count as cached on its pod before the pod’s own KV events confirm them.',
+    ),
+  prefillTokensPerSecond: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Initial prefill rate per pod; default from the GPU profile, then fitted online.'),
+  overheadMs: z
+    .number()
+    .min(0)
+    .optional()
+    .describe(
+      'Initial fixed TTFT overhead per pod; default from the GPU profile, then fitted online.',
+    ),
+  onlineCalibration: z
+    .boolean()
+    .default(true)
+    .describe('Re-fit prefill rate and overhead per pod from observed TTFTs.'),
+  forgettingFactor: z
+    .number()
+    .min(0.5)
+    .max(1)
+    .default(0.98)
+    .describe('Recursive-least-squares forgetting factor: closer to 1 remembers longer.'),
+  driftTolerance: fraction
+    .default(0.25)
+    .describe(
+      'Largest tolerated mean relative error between predicted and reported cached tokens before a pod is demoted from precise to approximate scoring.',
+    ),
+})
+
+export const GieDefaultParameters = z.strictObject({
+  queueWeight: z.number().min(0).default(2).describe('Weight of the queue scorer.'),
+  kvCacheUtilWeight: z.number().min(0).default(2).describe('Weight of the KV-utilisation scorer.'),
+  prefixWeight: z.number().min(0).default(3).describe('Weight of the approximate prefix scorer.'),
+  lruCapacityPerServer: z
+    .int()
+    .positive()
+    .default(31_250)
+    .describe('Blocks remembered per pod by the approximate prefix index.'),
+  maxPrefixBlocksToMatch: z
+    .int()
+    .positive()
+    .default(256)
+    .describe('Longest prefix matched, in blocks.'),
+})
+
+export const LlmdStickyParameters = z.strictObject({
+  affinityThreshold: fraction
+    .default(0.8)
+    .describe('Prefix match ratio at or above which a pod is sticky.'),
+  explorationProbability: fraction
+    .default(0.01)
+    .describe('Probability of ignoring stickiness for one request.'),
+  maxTtftPenaltyMs: z
+    .number()
+    .min(0)
+    .default(5_000)
+    .describe('Stickiness breaks when the sticky pod is slower than a cold one by more than this.'),
+})
+
+export const DynamoParameters = z.strictObject({
+  overlapScoreCredit: z.number().min(0).default(1).describe('Credit per cached device block.'),
+  prefillLoadScale: z.number().min(0).default(1).describe('Weight of prefill blocks in the cost.'),
+  temperature: z
+    .number()
+    .min(0)
+    .default(0)
+    .describe('0 picks the lowest cost; above 0 samples with softmax over normalised costs.'),
+})
+
+export const SglangCacheAwareParameters = z.strictObject({
+  cacheThreshold: fraction
+    .default(0.5)
+    .describe('Match rate above which the best-matching worker is chosen.'),
+  balanceAbsThreshold: z.int().min(0).default(32).describe('Absolute queue imbalance trigger.'),
+  balanceRelThreshold: z.number().min(1).default(1.1).describe('Relative queue imbalance trigger.'),
+  evictionIntervalSeconds: z.int().positive().default(30).describe('Tree eviction period.'),
+  maxTreeSize: z.int().positive().default(10_000).describe('Largest approximate tree, in nodes.'),
+})
+
+/** Parameter blocks by strategy; a pool may set only the block of its own strategy. */
+const parameterBlocks = {
+  kinference: 'kinference',
+  gieDefault: 'gie-default',
+  llmdSticky: 'llmd-sticky',
+  dynamo: 'dynamo',
+  sglangCacheAware: 'sglang-cache-aware',
+} as const satisfies Record<string, RoutingStrategyName>
+
+export const RoutingSpec = z
+  .strictObject({
+    strategy: RoutingStrategyName.default('kinference'),
+    kinference: KinferenceParameters.optional().describe('Parameters of the kinference strategy.'),
+    gieDefault: GieDefaultParameters.optional().describe('Parameters of the gie-default strategy.'),
+    llmdSticky: LlmdStickyParameters.optional().describe('Parameters of the llmd-sticky strategy.'),
+    dynamo: DynamoParameters.optional().describe('Parameters of the dynamo strategy.'),
+    sglangCacheAware: SglangCacheAwareParameters.optional().describe(
+      'Parameters of the sglang-cache-aware strategy.',
+    ),
+  })
+  .superRefine((routing, ctx) => {
+    for (const [block, strategy] of Object.entries(parameterBlocks)) {
+      if (
+        routing[block as keyof typeof parameterBlocks] !== undefined &&
+        routing.strategy !== strategy
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [block],
+          message: `parameters for strategy "${strategy}" given, but strategy is "${routing.strategy}"`,
+        })
+      }
+    }
+  })
+  .meta({
+    'x-kubernetes-validations': Object.entries(parameterBlocks).map(([block, strategy]) => ({
+      rule: `!has(self.${block}) || self.strategy == '${strategy}'`,
+      message: `${block} may only be set when strategy is ${strategy}`,
+    })),
+  })
+  .describe('Routing strategy of the pool and its parameters.')
+export type RoutingSpec = z.infer<typeof RoutingSpec>

@@ -1,0 +1,39 @@
+import { dirname, relative, resolve } from 'node:path'
+
+/**
+ * The layering rule of the architecture: shared/ is pure and imports only zod;
+ * workers/ imports shared/ and the edge's libraries, never control-plane/ or node:*.
+ * Biome's noRestrictedImports says the same while editing; this is the check CI relies
+ * on, because it resolves relative paths.
+ */
+export const importRules: Record<string, { folders: string[]; packages: RegExp }> = {
+  shared: { folders: ['shared'], packages: /^zod(\/|$)/ },
+  workers: {
+    folders: ['shared', 'workers'],
+    packages: /^(zod|hono|@aws-sdk\/client-bedrock-runtime)(\/|$)/,
+  },
+}
+
+const importPattern =
+  /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s*['"]([^'"]+)['"]/gm
+
+export function importViolations(
+  file: string,
+  source: string,
+  area: keyof typeof importRules,
+): string[] {
+  const rule = importRules[area]
+  if (!rule) return []
+  const problems: string[] = []
+  for (const match of source.matchAll(importPattern)) {
+    const specifier = match[1] ?? match[2] ?? match[3] ?? ''
+    if (specifier.startsWith('.')) {
+      const target = relative(process.cwd(), resolve(dirname(file), specifier))
+      const top = target.split(/[\\/]/)[0] ?? ''
+      if (!rule.folders.includes(top)) problems.push(`${file} imports ${specifier} (${top}/)`)
+    } else if (!rule.packages.test(specifier)) {
+      problems.push(`${file} imports ${specifier}`)
+    }
+  }
+  return problems
+}
