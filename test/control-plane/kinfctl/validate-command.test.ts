@@ -116,10 +116,10 @@ describe('kinfctl validate', () => {
     }
   })
 
-  it('runs as a process through bin/kinfctl.js without stack traces', async () => {
+  it('runs as a process through control-plane/kinfctl/kinfctl.js without stack traces', async () => {
     const run = promisify(execFile)
     const result = await run(process.execPath, [
-      'bin/kinfctl.js',
+      'control-plane/kinfctl/kinfctl.js',
       'validate',
       brokenDir,
       '--summary',

@@ -7,4 +7,4 @@ if (major < 24) {
   )
   process.exit(2)
 }
-await import('../control-plane/kinfctl/main.ts')
+await import('./main.ts')
