@@ -1,0 +1,26 @@
+import { parseArgs } from 'node:util'
+import { fitCostModel, loadCalibration } from './fit-cost-model.ts'
+
+/**
+ * Prints how well the simulator's step-time function fits the real-GPU measurements in
+ * shared/calibration, and the effective rates the fit implies (npm run sim:calibration).
+ */
+const { values } = parseArgs({
+  options: { dir: { type: 'string', default: '../shared/calibration' } },
+})
+const h200 = { bandwidth: 4.8e12, bf16: 989e12 }
+for (const model of await loadCalibration(values.dir)) {
+  const fit = fitCostModel(model)
+  const pct = (x: number) => `${(x * 100).toFixed(1)}%`
+  process.stdout.write(
+    `${model.name}: R² ${fit.r2.toFixed(4)}, max |residual| ${pct(fit.maxRelativeResidual)} over ${model.points.length} points\n` +
+      `  fixed overhead ${fit.fixedOverheadMs.toFixed(2)} ms; bandwidth ${(fit.bandwidth / 1e12).toFixed(2)} TB/s (${pct(fit.bandwidth / h200.bandwidth)} of H200 peak); ` +
+      `linear ${(fit.linearFlops / 1e12).toFixed(0)} TFLOP/s (${pct(fit.linearFlops / h200.bf16)} of BF16 peak); ` +
+      `attention ${(fit.attentionFlops / 1e12).toFixed(0)} TFLOP/s (${pct(fit.attentionFlops / h200.bf16)} of BF16 peak)\n`,
+  )
+  for (const r of fit.residuals) {
+    process.stdout.write(
+      `    ${r.label.padEnd(24)} measured ${r.measuredMs.toFixed(1).padStart(7)} ms  model ${r.modelMs.toFixed(1).padStart(7)} ms\n`,
+    )
+  }
+}

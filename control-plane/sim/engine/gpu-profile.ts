@@ -1,0 +1,110 @@
+import { z } from 'zod'
+
+/**
+ * A GPU + model pair as the step-time cost model sees it (vllm-wire.md §5.3). Every
+ * constant of a shipped profile says where it comes from; a change to one is a change
+ * to every benchmark result, so it gets its own commit.
+ */
+export const GpuProfile = z.strictObject({
+  name: z.string(),
+  gpu: z.strictObject({
+    name: z.string(),
+    /** Peak memory bandwidth, bytes/s (datasheet). */
+    memoryBandwidth: z.number().positive(),
+    /** Dense tensor peak for the linear layers' precision, FLOP/s (datasheet). */
+    linearPeakFlops: z.number().positive(),
+    /** Dense tensor peak for attention (BF16 even in FP8 models), FLOP/s (datasheet). */
+    attentionPeakFlops: z.number().positive(),
+  }),
+  model: z.strictObject({
+    name: z.string(),
+    parameters: z.number().positive(),
+    /** Bytes streamed per forward pass: the weights. */
+    weightBytes: z.number().positive(),
+    layers: z.int().positive(),
+    /** Query heads × head dim: the width attention FLOPs scale with. */
+    attentionWidth: z.int().positive(),
+    kvHeads: z.int().positive(),
+    headDim: z.int().positive(),
+    /** Bytes per element of the KV cache (1 for FP8, 2 for BF16). */
+    kvBytesPerElement: z.number().positive(),
+    maxModelLen: z.int().positive(),
+  }),
+  /** Achieved fractions of the peaks, and the fixed per-step cost. */
+  efficiency: z.strictObject({
+    memoryBandwidth: z.number().gt(0).max(1),
+    linear: z.number().gt(0).max(1),
+    attention: z.number().gt(0).max(1),
+    fixedOverheadMs: z.number().min(0),
+  }),
+  /** Bytes of GPU memory left for the KV cache after weights and activations. */
+  kvCacheBytes: z.number().positive(),
+  blockSize: z.int().positive(),
+  scheduler: z.strictObject({
+    maxNumBatchedTokens: z.int().positive(),
+    maxNumSeqs: z.int().positive(),
+  }),
+  /** Relative standard deviation of step-time jitter (0 = deterministic). */
+  jitter: z.number().min(0).max(0.5),
+})
+export type GpuProfile = z.infer<typeof GpuProfile>
+
+const GiB = 1024 ** 3
+
+/**
+ * The brief's pods: a dense ~27B model in FP8 on one NVIDIA L40S (architecture.md,
+ * "The reference profile").
+ * - GPU: L40S datasheet, 864 GB/s GDDR6, 733 TFLOP/s FP8 dense, 362 TFLOP/s BF16 dense
+ *   (vllm-wire.md §5.2).
+ * - Model: 27e9 parameters, ~28 GB of FP8 weights plus BF16 embeddings, 64 layers,
+ *   8 KV heads × 128; attention width 5120 (40 query heads × 128), the doc's placeholder
+ *   for a 27B dense model.
+ * - KV cache: FP8, 2·64·8·128·1 = 131,072 bytes/token; gpu_memory_utilization 0.9 leaves
+ *   ~11.5 GiB after weights and activations, i.e. 94,208 tokens = 5,888 blocks of 16.
+ * - Efficiencies: 0.8 of bandwidth, 0.55 of the FP8 GEMM peak, 0.45 of the BF16
+ *   attention peak, 3 ms fixed overhead: the architecture's starting values. The
+ *   H200 calibration (shared/calibration) fits the same functional form with R² > 0.99
+ *   (see `kinfctl sim --fit-calibration`); its HF-measured rates are not L40S rates, so
+ *   the starting values stand until an L40S measurement replaces them.
+ * - Scheduler: vLLM's defaults for GPUs under 70 GiB: 2048 batched tokens, 256 sequences.
+ */
+export const l40s27bFp8: GpuProfile = {
+  name: 'l40s-27b-fp8',
+  gpu: {
+    name: 'NVIDIA L40S',
+    memoryBandwidth: 864e9,
+    linearPeakFlops: 733e12,
+    attentionPeakFlops: 362e12,
+  },
+  model: {
+    name: 'dense-27b-fp8',
+    parameters: 27e9,
+    weightBytes: 28e9,
+    layers: 64,
+    attentionWidth: 5120,
+    kvHeads: 8,
+    headDim: 128,
+    kvBytesPerElement: 1,
+    maxModelLen: 32_768,
+  },
+  efficiency: { memoryBandwidth: 0.8, linear: 0.55, attention: 0.45, fixedOverheadMs: 3 },
+  kvCacheBytes: 11.5 * GiB,
+  blockSize: 16,
+  scheduler: { maxNumBatchedTokens: 2048, maxNumSeqs: 256 },
+  jitter: 0.05,
+}
+
+export const gpuProfiles: Record<string, GpuProfile> = {
+  [l40s27bFp8.name]: l40s27bFp8,
+}
+
+/** KV-cache bytes one token occupies: K and V, every layer, every KV head. */
+export function kvBytesPerToken(profile: GpuProfile): number {
+  const { layers, kvHeads, headDim, kvBytesPerElement } = profile.model
+  return 2 * layers * kvHeads * headDim * kvBytesPerElement
+}
+
+/** GPU blocks of the KV cache, as vLLM reports in vllm:cache_config_info (num_gpu_blocks). */
+export function numGpuBlocks(profile: GpuProfile): number {
+  return Math.floor(profile.kvCacheBytes / (kvBytesPerToken(profile) * profile.blockSize))
+}
