@@ -62,10 +62,14 @@ const GiB = 1024 ** 3
  * - KV cache: FP8, 2·64·8·128·1 = 131,072 bytes/token; gpu_memory_utilization 0.9 leaves
  *   ~11.5 GiB after weights and activations, i.e. 94,208 tokens = 5,888 blocks of 16.
  * - Efficiencies: 0.8 of bandwidth, 0.55 of the FP8 GEMM peak, 0.45 of the BF16
- *   attention peak, 3 ms fixed overhead: the architecture's starting values. The
- *   H200 calibration (shared/calibration) fits the same functional form with R² > 0.99
- *   (see `kinfctl sim --fit-calibration`); its HF-measured rates are not L40S rates, so
- *   the starting values stand until an L40S measurement replaces them.
+ *   attention peak, 3 ms fixed overhead: the architecture's starting values. Fitting this
+ *   very step-time function to the H200 measurements in shared/calibration
+ *   (`npm run sim:calibration`, R² 0.999 for both model shapes) gives 0.73–0.82 of
+ *   bandwidth and 0.53–0.58 of the GEMM peak, which support the first two. Attention
+ *   came out at 0.30 of peak, but that is FlashAttention-2 on Hopper, which it does not
+ *   exploit; on Ampere-class SMs like the L40S's, FA2 reaches a larger fraction, so 0.45
+ *   stays until an L40S measurement says otherwise. The fit's overhead (6–12 ms) is
+ *   HF's eager Python, not vLLM's.
  * - Scheduler: vLLM's defaults for GPUs under 70 GiB: 2048 batched tokens, 256 sequences.
  */
 export const l40s27bFp8: GpuProfile = {
