@@ -1,0 +1,215 @@
+import { setTimeout as delay } from 'node:timers/promises'
+import { Publisher, Router, type Socket } from 'zeromq'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { encodeEventBatch, type KvEventEncoding } from './encode-event-batch.ts'
+import type { KvCacheEvent } from './kv-cache-event.ts'
+import { createReplayBuffer, type ReplayBuffer } from './replay-buffer.ts'
+import { readSeqFrame, replayEndSeq, seqFrame } from './seq-frame.ts'
+import { checkOption, HighWaterMark, TimeoutMs } from './socket-options.ts'
+
+export interface KvEventPublisherOptions {
+  /** PUB address, as vLLM's `endpoint`: bound when it has `*` or `::` or is ipc/inproc, else connected. */
+  endpoint: string
+  /** ROUTER address for replays (always bound); none by default, as in vLLM. */
+  replayEndpoint?: string | null
+  /** Frame 0 of every message, UTF-8. */
+  topic?: string
+  /** Batches kept for replay. */
+  bufferSteps?: number
+  encoding: KvEventEncoding
+  /** Per-subscriber send high-water mark, in messages (vLLM `hwm`). */
+  hwm?: number
+  /** Written into every batch, as vLLM fills it in when the engine left it None. */
+  dataParallelRank?: number | null
+  /** How long one replay reply may wait on a client that does not read before it is dropped. */
+  replaySendTimeoutMs?: number
+  /** Replay failures; the publisher carries on. Ignored by default. */
+  onError?: (error: KinfError) => void
+}
+
+export interface KvEventPublisher {
+  /** The PUB address, with the real port when bound to `*`. */
+  readonly endpoint: string
+  /** The ROUTER address, with the real port, or null without replay. */
+  readonly replayEndpoint: string | null
+  /** The seq the next batch gets (= batches published so far; a new publisher starts at 0). */
+  readonly seq: bigint
+  /** Batches the PUB socket refused to queue; they stay replayable. */
+  readonly dropped: number
+  /**
+   * Sends one batch and returns its seq. Never waits: the batch enters the replay buffer,
+   * then ZMQ queues it or drops it (see createKvEventPublisher).
+   */
+  publish(events: readonly KvCacheEvent[], ts: number): bigint
+  close(): Promise<void>
+}
+
+const emptyFrame = new Uint8Array(0)
+const endFrame = seqFrame(replayEndSeq)
+
+/**
+ * vLLM's `ZmqEventPublisher`: messages `[topic, seq (8 bytes BE), msgpack batch]` on a PUB
+ * socket, seq from 0 and +1 per batch, the last `bufferSteps` batches kept for replay on a
+ * ROUTER socket.
+ *
+ * Backpressure: publish never blocks the caller. PUB semantics are kept: the socket never
+ * waits (send timeout 0), and libzmq drops messages for a subscriber whose queue holds
+ * `hwm` messages, as it does in vLLM. A batch is buffered for replay before it is sent, so
+ * a subscriber that lost one sees a gap in seq and can fetch it. Replies to a replay
+ * request do wait for the client (ROUTER `mandatory`), since libzmq would otherwise drop
+ * them, END marker included, past its 1000-message default queue; a client that does not
+ * read for `replaySendTimeoutMs`, or has gone, is abandoned. Requests are served one at a
+ * time, so a stuck client delays the next ones by at most that timeout.
+ */
+export async function createKvEventPublisher(
+  options: KvEventPublisherOptions,
+): Promise<KvEventPublisher> {
+  const {
+    topic = '',
+    bufferSteps = 10_000,
+    encoding,
+    hwm = 100_000,
+    dataParallelRank = 0,
+    replaySendTimeoutMs = 5_000,
+    onError = () => {},
+  } = options
+  const ring = createReplayBuffer(bufferSteps)
+  const topicFrame = new TextEncoder().encode(topic)
+  const sendHighWaterMark = checkOption(HighWaterMark, 'hwm', hwm)
+  const sendTimeout = checkOption(TimeoutMs, 'replaySendTimeoutMs', replaySendTimeoutMs)
+  const pub = new Publisher({ linger: 0, sendHighWaterMark, sendTimeout: 0 })
+  let router: Router | undefined
+  let endpoint: string
+  let replayEndpoint: string | null = null
+  try {
+    endpoint = await attach(pub, options.endpoint)
+    if (options.replayEndpoint) {
+      // A request is identity + delimiter + 8 bytes; refuse anything much larger.
+      router = new Router({ linger: 0, mandatory: true, sendTimeout, maxMessageSize: 256 })
+      replayEndpoint = await bindWithRetry(router, options.replayEndpoint)
+    }
+  } catch (error) {
+    pub.close()
+    router?.close()
+    throw error
+  }
+
+  let next = 0n
+  let dropped = 0
+  let closed = false
+  const serving = router ? serveReplays(router, ring, onError) : Promise.resolve()
+
+  return {
+    endpoint,
+    replayEndpoint,
+    get seq() {
+      return next
+    },
+    get dropped() {
+      return dropped
+    },
+    publish(events, ts) {
+      if (closed) throw new KinfError('internal', 'kv-events: publish on a closed publisher')
+      const payload = encodeEventBatch({ ts, events: [...events], dataParallelRank }, encoding)
+      const seq = next++
+      ring.push(seq, payload)
+      pub.send([topicFrame, seqFrame(seq), payload]).catch(() => {
+        dropped++
+      })
+      return seq
+    },
+    async close() {
+      if (closed) return
+      closed = true
+      pub.close()
+      router?.close()
+      await serving
+    },
+  }
+}
+
+/** vLLM's rule (`ZmqEventPublisher`): bind wildcard and local endpoints, connect the rest. */
+async function attach(pub: Publisher, endpoint: string): Promise<string> {
+  const binds =
+    endpoint.includes('*') ||
+    endpoint.includes('::') ||
+    endpoint.startsWith('ipc://') ||
+    endpoint.startsWith('inproc://')
+  if (binds) return bindWithRetry(pub, endpoint)
+  try {
+    pub.connect(endpoint)
+  } catch (error) {
+    throw new KinfError('invalid_config', `kv-events: cannot connect to ${endpoint}`, {
+      cause: error,
+    })
+  }
+  return endpoint
+}
+
+/**
+ * Binds, retrying for about a second while the address is in use: libzmq closes a listener
+ * in its I/O thread after close() returns, so a restarted publisher can race its
+ * predecessor for the port.
+ */
+async function bindWithRetry(socket: Socket, endpoint: string): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await socket.bind(endpoint)
+      return socket.lastEndpoint ?? endpoint
+    } catch (error) {
+      const inUse = (error as { code?: unknown }).code === 'EADDRINUSE'
+      if (!inUse || attempt >= 20) {
+        throw new KinfError('invalid_config', `kv-events: cannot bind ${endpoint}`, {
+          cause: error,
+        })
+      }
+      await delay(50)
+    }
+  }
+}
+
+async function serveReplays(
+  router: Router,
+  ring: ReplayBuffer,
+  onError: (error: KinfError) => void,
+): Promise<void> {
+  try {
+    for await (const frames of router) {
+      // [identity, delimiter, start_seq]; vLLM logs anything else and ignores it.
+      const [identity, , start] = frames
+      const startSeq = frames.length === 3 && start ? readSeqFrame(start) : undefined
+      if (identity === undefined || startSeq === undefined) continue
+      const entries = ring.since(startSeq)
+      try {
+        for (const { seq, payload } of entries) {
+          await router.send([identity, emptyFrame, seqFrame(seq), payload])
+        }
+        await router.send([identity, emptyFrame, endFrame, emptyFrame])
+      } catch (error) {
+        if (router.closed) return
+        report(
+          onError,
+          'upstream_unavailable',
+          `replay of ${entries.length} batches abandoned`,
+          error,
+        )
+      }
+    }
+  } catch (error) {
+    if (!router.closed) report(onError, 'internal', 'replay socket failed; replay stopped', error)
+  }
+}
+
+function report(
+  onError: (error: KinfError) => void,
+  code: 'upstream_unavailable' | 'internal',
+  message: string,
+  cause: unknown,
+): void {
+  const reason = cause instanceof Error ? cause.message : String(cause)
+  try {
+    onError(new KinfError(code, `kv-events: ${message}: ${reason}`, { cause }))
+  } catch {
+    // A throwing handler must not stop the replay service.
+  }
+}

@@ -1,0 +1,139 @@
+import { Subscriber } from 'zeromq'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { decodeEventBatch } from './decode-event-batch.ts'
+import type { EventBatch } from './kv-cache-event.ts'
+import { readSeqFrame } from './seq-frame.ts'
+import { checkOption, HighWaterMark, MessageBytes } from './socket-options.ts'
+
+export interface KvEventSubscriberOptions {
+  /** A pod's PUB address; more can be added with connect(). */
+  endpoint: string
+  /** Only topics starting with this are received; all by default. */
+  topicPrefix?: string
+  /** Per-publisher receive queue, in messages; beyond it ZMQ drops (the seq shows the gap). */
+  hwm?: number
+  /** Larger messages make ZMQ drop the connection (it reconnects). */
+  maxMessageBytes?: number
+  /** Each well-formed batch, in arrival order. It is called synchronously; throwing reports to onError. */
+  onBatch(topic: string, seq: bigint, batch: EventBatch): void
+  /** Malformed messages (skipped) and onBatch failures; the subscriber carries on. */
+  onError(error: KinfError): void
+}
+
+export interface KvEventSubscriber {
+  connect(endpoint: string): void
+  disconnect(endpoint: string): void
+  close(): Promise<void>
+}
+
+const topicDecoder = new TextDecoder()
+
+/**
+ * A SUB socket on vLLM KV events. It only decodes and delivers: detecting gaps (seq >
+ * last + 1), restarts (seq < last) and asking for replays is the caller's job. ZMQ
+ * reconnects on its own, and a SUB misses whatever was published before its subscription
+ * reached the publisher ("slow joiner"), so the first seq seen need not be 0.
+ */
+export function createKvEventSubscriber(options: KvEventSubscriberOptions): KvEventSubscriber {
+  const {
+    topicPrefix = '',
+    hwm = 100_000,
+    maxMessageBytes = 64 * 1024 * 1024,
+    onBatch,
+    onError,
+  } = options
+  const sub = new Subscriber({
+    linger: 0,
+    receiveHighWaterMark: checkOption(HighWaterMark, 'hwm', hwm),
+    maxMessageSize: checkOption(MessageBytes, 'maxMessageBytes', maxMessageBytes),
+  })
+  const report = (error: KinfError) => {
+    try {
+      onError(error)
+    } catch {
+      // A throwing handler must not stop the receive loop.
+    }
+  }
+
+  function receive(frames: Buffer[]): void {
+    const [topicBytes, seqBytes, payload] = frames
+    if (frames.length !== 3 || !topicBytes || !seqBytes || !payload) {
+      report(new KinfError('invalid_request', `kv-events: expected 3 frames, got ${frames.length}`))
+      return
+    }
+    const topic = topicDecoder.decode(topicBytes)
+    const seq = readSeqFrame(seqBytes)
+    if (seq === undefined) {
+      report(
+        new KinfError(
+          'invalid_request',
+          `kv-events: ${topic}: seq frame of ${seqBytes.length} bytes`,
+        ),
+      )
+      return
+    }
+    let batch: EventBatch
+    try {
+      batch = decodeEventBatch(payload)
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error)
+      report(new KinfError('invalid_request', `${reason} (${topic} seq ${seq})`, { cause: error }))
+      return
+    }
+    try {
+      onBatch(topic, seq, batch)
+    } catch (error) {
+      report(
+        new KinfError('internal', `kv-events: onBatch failed on ${topic} seq ${seq}`, {
+          cause: error,
+        }),
+      )
+    }
+  }
+
+  async function run(): Promise<void> {
+    try {
+      for await (const frames of sub) receive(frames)
+    } catch (error) {
+      if (!sub.closed)
+        report(new KinfError('internal', 'kv-events: subscriber stopped', { cause: error }))
+    }
+  }
+
+  function connect(endpoint: string): void {
+    try {
+      sub.connect(endpoint)
+    } catch (error) {
+      throw new KinfError('invalid_config', `kv-events: cannot connect to ${endpoint}`, {
+        cause: error,
+      })
+    }
+  }
+
+  try {
+    connect(options.endpoint)
+    sub.subscribe(topicPrefix)
+  } catch (error) {
+    sub.close()
+    throw error
+  }
+  const running = run()
+
+  return {
+    connect,
+    disconnect(endpoint) {
+      try {
+        sub.disconnect(endpoint)
+      } catch (error) {
+        throw new KinfError('invalid_request', `kv-events: not connected to ${endpoint}`, {
+          cause: error,
+        })
+      }
+    },
+    async close() {
+      if (sub.closed) return
+      sub.close()
+      await running
+    },
+  }
+}
