@@ -1,0 +1,114 @@
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { createAddedTokenSplitter } from './create-added-token-splitter.ts'
+import { createChatTemplateRenderer } from './create-chat-template-renderer.ts'
+import { createSegmentEncoder } from './create-segment-encoder.ts'
+import { loadQwen3Files, type TokenizerFiles } from './load-qwen3-files.ts'
+import { LruCache } from './lru-cache.ts'
+import { parseChatMessages } from './parse-chat-messages.ts'
+import { fromByteLevel } from './to-byte-level.ts'
+import type { ChatTokenIds, DecodeOptions, Tokenizer, TokenizerName } from './tokenizer.ts'
+
+export interface TokenizerOptions {
+  /**
+   * Bounds of the cache of encoded segments (the text between two added tokens, such as
+   * a whole system prompt). `maxEntries: 0` turns it off. Defaults: 4096 entries and
+   * 4,000,000 characters in all.
+   */
+  segmentCache?: { maxEntries?: number; maxChars?: number }
+}
+
+const loaders: Record<TokenizerName, () => TokenizerFiles> = { qwen3: loadQwen3Files }
+
+function idOf(files: TokenizerFiles, token: string): number {
+  const id = files.vocabulary.get(token)
+  if (id === undefined) throw new Error(`the tokenizer has no token ${token}`)
+  return id
+}
+
+function createDecoder(files: TokenizerFiles) {
+  const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true })
+  return (ids: readonly number[], options: DecodeOptions = {}): string => {
+    const parts: Uint8Array[] = []
+    let length = 0
+    for (const id of ids) {
+      const token = Number.isInteger(id) ? files.tokens[id] : undefined
+      if (token === undefined) {
+        throw new KinfError('invalid_request', `token id ${id} is not in the vocabulary`)
+      }
+      if (options.skipSpecialTokens === true && files.specialIds.has(id)) continue
+      const bytes = fromByteLevel(token)
+      parts.push(bytes)
+      length += bytes.length
+    }
+    const all = new Uint8Array(length)
+    let at = 0
+    for (const bytes of parts) {
+      all.set(bytes, at)
+      at += bytes.length
+    }
+    return utf8.decode(all)
+  }
+}
+
+/**
+ * Creates the tokenizer of a model as its vLLM pod runs it. Text is first cut at the
+ * added tokens; the segments between them are encoded independently (no pre-tokenizer
+ * match and no BPE merge crosses an added token), so their ids are cached: a long system
+ * prompt shared by many requests is encoded once.
+ */
+export function createTokenizer(name: TokenizerName, options: TokenizerOptions = {}): Tokenizer {
+  const load = loaders[name]
+  if (load === undefined) throw new KinfError('invalid_config', `unknown tokenizer "${name}"`)
+  const files = load()
+  const split = createAddedTokenSplitter(files.addedTokens)
+  const encodeSegment = createSegmentEncoder(files)
+  const render = createChatTemplateRenderer(files.chatTemplate, files.specialTokensMap)
+  const cache = new LruCache<string, readonly number[]>({
+    maxEntries: options.segmentCache?.maxEntries ?? 4096,
+    maxWeight: options.segmentCache?.maxChars ?? 4_000_000,
+    weigh: (segment) => segment.length,
+  })
+
+  const encode = (text: string): number[] => {
+    if (typeof text !== 'string') throw new KinfError('invalid_request', 'text must be a string')
+    const ids: number[] = []
+    for (const piece of split(text)) {
+      if (piece.kind === 'added') {
+        ids.push(piece.id)
+        continue
+      }
+      let segmentIds = cache.get(piece.text)
+      if (segmentIds === undefined) {
+        segmentIds = encodeSegment(piece.text)
+        cache.set(piece.text, segmentIds)
+      }
+      for (const id of segmentIds) ids.push(id)
+    }
+    return ids
+  }
+
+  const chatTokenIds: ChatTokenIds = {
+    endOfText: idOf(files, '<|endoftext|>'),
+    imStart: idOf(files, '<|im_start|>'),
+    imEnd: idOf(files, '<|im_end|>'),
+    thinkStart: idOf(files, '<think>'),
+    thinkEnd: idOf(files, '</think>'),
+    toolCallStart: idOf(files, '<tool_call>'),
+    toolCallEnd: idOf(files, '</tool_call>'),
+  }
+
+  return {
+    name,
+    eosTokenId: idOf(files, files.eosToken),
+    padTokenId: idOf(files, files.padToken),
+    vocabSize: files.tokens.length,
+    chatTokenIds,
+    encode: (text) => encode(text),
+    decode: createDecoder(files),
+    applyChatTemplate: (messages, chatOptions) => {
+      const text = render(parseChatMessages(messages), chatOptions)
+      return { text, tokenIds: encode(text) }
+    },
+    segmentCacheStats: () => cache.stats(),
+  }
+}
