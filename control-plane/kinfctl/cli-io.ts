@@ -3,6 +3,8 @@ export interface CliIo {
   stdout: (text: string) => void
   stderr: (text: string) => void
   readStdin: () => Promise<string>
+  /** Resolves when the process is asked to stop (SIGINT, SIGTERM): long-running commands wait on it. */
+  untilInterrupted: () => Promise<void>
 }
 
 /** Exit codes, as kubeconform uses them. */

@@ -11,4 +11,9 @@ process.exitCode = await runKinfctl(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   readStdin,
+  untilInterrupted: () =>
+    new Promise<void>((resolve) => {
+      process.once('SIGINT', () => resolve())
+      process.once('SIGTERM', () => resolve())
+    }),
 })

@@ -1,6 +1,7 @@
 import { type CliIo, exitCode, UsageError } from './cli-io.ts'
 import { compileCommand, compileUsage } from './commands/compile.ts'
 import { crdsCommand, crdsUsage } from './commands/crds.ts'
+import { simCommand, simUsage } from './commands/sim.ts'
 import { validateCommand, validateUsage } from './commands/validate.ts'
 
 interface Command {
@@ -17,6 +18,7 @@ const commands: Record<string, Command> = {
     summary: 'write the runtime config snapshot',
   },
   crds: { run: crdsCommand, usage: crdsUsage, summary: 'generate the CustomResourceDefinitions' },
+  sim: { run: simCommand, usage: simUsage, summary: 'run simulated vLLM pods' },
 }
 
 const usage = `Usage: kinfctl <command> [options]

@@ -27,6 +27,14 @@ export interface KvEventPublisherOptions {
   onError?: (error: KinfError) => void
 }
 
+export interface PublishOptions {
+  /**
+   * false: number and buffer the batch but do not send it, as when a network or a full
+   * queue loses it. Subscribers then see a gap and can replay it (fault injection).
+   */
+  send?: boolean
+}
+
 export interface KvEventPublisher {
   /** The PUB address, with the real port when bound to `*`. */
   readonly endpoint: string
@@ -40,7 +48,7 @@ export interface KvEventPublisher {
    * Sends one batch and returns its seq. Never waits: the batch enters the replay buffer,
    * then ZMQ queues it or drops it (see createKvEventPublisher).
    */
-  publish(events: readonly KvCacheEvent[], ts: number): bigint
+  publish(events: readonly KvCacheEvent[], ts: number, options?: PublishOptions): bigint
   close(): Promise<void>
 }
 
@@ -108,11 +116,12 @@ export async function createKvEventPublisher(
     get dropped() {
       return dropped
     },
-    publish(events, ts) {
+    publish(events, ts, publishOptions) {
       if (closed) throw new KinfError('internal', 'kv-events: publish on a closed publisher')
       const payload = encodeEventBatch({ ts, events: [...events], dataParallelRank }, encoding)
       const seq = next++
       ring.push(seq, payload)
+      if (publishOptions?.send === false) return seq
       pub.send([topicFrame, seqFrame(seq), payload]).catch(() => {
         dropped++
       })

@@ -15,6 +15,7 @@ export async function runCli(
       stderr += text
     },
     readStdin: async () => stdin,
+    untilInterrupted: () => new Promise<void>(() => {}),
   })
   return { code, stdout, stderr }
 }

@@ -94,7 +94,15 @@ export class VllmEngine {
   constructor(options: EngineOptions) {
     this.profile = options.profile
     this.random = options.random
-    this.pool = new BlockPool(numGpuBlocks(options.profile), this.events)
+    const blocks = numGpuBlocks(options.profile)
+    const capacity = (blocks - 1) * options.profile.blockSize
+    if (capacity < options.profile.model.maxModelLen) {
+      // vLLM refuses to start in this case, so a request can never need more than the cache.
+      throw new Error(
+        `the KV cache holds ${capacity} tokens, less than max_model_len ${options.profile.model.maxModelLen}; lower max_model_len or give the cache more memory`,
+      )
+    }
+    this.pool = new BlockPool(blocks, this.events)
     const seed = options.hashSeed ?? [randomWord(options.random), randomWord(options.random)]
     this.hasher = createBlockHasher(options.profile.blockSize, seed)
     this.cost = createStepCostModel(options.profile)

@@ -143,6 +143,22 @@ describe('createKvEventPublisher', () => {
     expect(await requestReplay({ endpoint: replayEndpoint, startSeq: 5n })).toEqual([])
   })
 
+  it('withholds a batch sent with send: false, leaving a gap a replay fills', async () => {
+    const pub = await publisher()
+    const collector = collect(pub.endpoint, 'kv-events')
+    const probes = await sendUntilReceived(
+      () => publishNth(pub, Number(pub.seq)),
+      () => collector.received.length > 0,
+      collector.until,
+    )
+    const lost = pub.publish(eventsFor(probes), 1000 + probes, { send: false })
+    publishNth(pub, probes + 1)
+    expect(await collector.until(() => collector.received.at(-1)?.seq === lost + 1n)).toBe(true)
+    expect(collector.received.map((r) => r.seq)).not.toContain(lost)
+    const replayed = await requestReplay({ endpoint: pub.replayEndpoint as string, startSeq: lost })
+    expect(replayed[0]).toEqual({ seq: lost, batch: expectedBatch(probes) })
+  })
+
   it('replays what is left when the start seq was evicted', async () => {
     const pub = await publisher({ bufferSteps: 3 })
     for (let n = 0; n < 6; n++) publishNth(pub, n)

@@ -152,7 +152,9 @@ describe('applyChatTemplate', () => {
           { role: 'wizard', content: 'x' },
         ] as never),
       ),
-    ).toBe('messages[1].role: unknown role, expected one of "system", "developer", "user", "assistant", "tool"')
+    ).toBe(
+      'messages[1].role: unknown role, expected one of "system", "developer", "user", "assistant", "tool"',
+    )
     expect(invalidRequest(() => tokenizer.applyChatTemplate([]))).toMatch(/must not be empty/)
     expect(invalidRequest(() => tokenizer.applyChatTemplate('hi' as never))).toMatch(
       /must be an array/,
@@ -197,6 +199,8 @@ describe('developer messages', () => {
       { role: 'developer', content: 'Be brief.' },
       { role: 'user', content: 'Hi' },
     ])
-    expect(withDeveloper.text).toBe(tokenizer.applyChatTemplate([{ role: 'user', content: 'Hi' }]).text)
+    expect(withDeveloper.text).toBe(
+      tokenizer.applyChatTemplate([{ role: 'user', content: 'Hi' }]).text,
+    )
   })
 })

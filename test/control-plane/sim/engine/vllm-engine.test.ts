@@ -5,22 +5,18 @@ import {
   type StepResult,
   VllmEngine,
 } from '../../../../control-plane/sim/engine/vllm-engine.ts'
-
-/** A seeded uniform generator (mulberry32) so every run is identical. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { createSeededRandom as seeded } from '../../../../shared/random/create-seeded-random.ts'
 
 /** The reference profile with a small KV cache, to reach eviction and preemption quickly. */
 function smallProfile(kvTokens: number, overrides: Partial<GpuProfile> = {}): GpuProfile {
-  return { ...l40s27bFp8, kvCacheBytes: kvTokens * 131_072, jitter: 0, ...overrides }
+  const maxModelLen = Math.min(l40s27bFp8.model.maxModelLen, kvTokens - 16)
+  return {
+    ...l40s27bFp8,
+    model: { ...l40s27bFp8.model, maxModelLen },
+    kvCacheBytes: kvTokens * 131_072,
+    jitter: 0,
+    ...overrides,
+  }
 }
 
 function request(id: string, prompt: number[], outputs: number, arrivalMs = 0): EngineRequestInput {
@@ -164,6 +160,11 @@ describe('VllmEngine', () => {
     expect(engine.takeEvents()).toEqual([{ type: 'AllBlocksCleared' }])
     engine.add(request('b', range(1, 100), 1))
     expect(engine.step(0)?.started[0]?.numCachedTokens).toBe(0)
+  })
+
+  it('refuses a KV cache smaller than max_model_len, as vLLM refuses to start', () => {
+    const profile = { ...l40s27bFp8, kvCacheBytes: 1000 * 131_072 }
+    expect(() => new VllmEngine({ profile, random: seeded(1) })).toThrow(/less than max_model_len/)
   })
 
   it('is deterministic for a seed, jitter included', () => {

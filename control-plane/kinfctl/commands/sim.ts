@@ -1,0 +1,110 @@
+import { parseArgs } from 'node:util'
+import { gpuProfiles } from '../../sim/engine/gpu-profile.ts'
+import { startSimFleet } from '../../sim/sim-fleet.ts'
+import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
+
+export const simUsage = `Usage: kinfctl sim [options]
+
+Starts simulated vLLM pods: vLLM V1's scheduler and prefix cache modelled step by step,
+behind vLLM's OpenAI API, /metrics and KV events (ZMQ). Pod i serves HTTP on
+port + i, publishes KV events on tcp://*:zmq-port + 2i (topic kv@<pod>@<model>) and
+answers replay requests on tcp://*:zmq-port + 2i + 1. Runs until interrupted.
+
+Options:
+      --pods N              number of pods (default 3)
+      --profile NAME        GPU/model profile (default l40s-27b-fp8; known: ${Object.keys(gpuProfiles).join(', ')})
+      --model NAME          served model name (default qwen3.8-27b-fp8)
+      --port P              first HTTP port (default 8000; 0 = free ports)
+      --zmq-port Z          first KV-event port (default 5557; 0 = free ports)
+      --host H              HTTP listen address (default 127.0.0.1)
+      --time-scale X        run X times faster than the modelled GPU (default 1)
+      --seed S              seed of every random choice (default 0)
+      --event-encoding E    map (current vLLM) or array (legacy) (default map)
+      --output text|json    how to print the pods' addresses (default text)
+Faults (also settable at run time: POST /admin/faults on a pod):
+      --fault-error-rate P          answer this fraction of requests with a 500
+      --fault-drop-events P         lose this fraction of KV-event batches (replayable)
+      --fault-event-delay-ms MS     delay every KV-event batch
+      --fault-stall-after-tokens N  streams hang after N tokens
+`
+
+const number = (name: string, text: string | undefined, fallback: number) => {
+  if (text === undefined) return fallback
+  const value = Number(text)
+  if (text.trim() === '' || !Number.isFinite(value))
+    throw new UsageError(`--${name} must be a number, not "${text}"`)
+  return value
+}
+
+export async function simCommand(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      pods: { type: 'string' },
+      profile: { type: 'string', default: 'l40s-27b-fp8' },
+      model: { type: 'string', default: 'qwen3.8-27b-fp8' },
+      port: { type: 'string' },
+      'zmq-port': { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'time-scale': { type: 'string' },
+      seed: { type: 'string' },
+      'event-encoding': { type: 'string', default: 'map' },
+      output: { type: 'string', default: 'text' },
+      'fault-error-rate': { type: 'string' },
+      'fault-drop-events': { type: 'string' },
+      'fault-event-delay-ms': { type: 'string' },
+      'fault-stall-after-tokens': { type: 'string' },
+    },
+  })
+  const profile = gpuProfiles[values.profile]
+  if (!profile) throw new UsageError(`unknown profile "${values.profile}"`)
+  const encoding = values['event-encoding']
+  if (encoding !== 'map' && encoding !== 'array')
+    throw new UsageError('--event-encoding must be map or array')
+  if (values.output !== 'text' && values.output !== 'json')
+    throw new UsageError('--output must be text or json')
+  const pods = number('pods', values.pods, 3)
+  if (!Number.isInteger(pods) || pods < 1 || pods > 256)
+    throw new UsageError('--pods must be an integer from 1 to 256')
+  const timeScale = number('time-scale', values['time-scale'], 1)
+  if (!(timeScale > 0)) throw new UsageError('--time-scale must be positive')
+  const stallAfter = values['fault-stall-after-tokens']
+  const fleet = await startSimFleet({
+    pods,
+    profile,
+    modelName: values.model,
+    host: values.host,
+    port: number('port', values.port, 8000),
+    zmqPort: number('zmq-port', values['zmq-port'], 5557),
+    timeScale,
+    seed: number('seed', values.seed, 0),
+    eventEncoding: encoding,
+    faults: {
+      errorRate: number('fault-error-rate', values['fault-error-rate'], 0),
+      dropEventRate: number('fault-drop-events', values['fault-drop-events'], 0),
+      eventDelayMs: number('fault-event-delay-ms', values['fault-event-delay-ms'], 0),
+      stallAfterTokens:
+        stallAfter === undefined ? null : number('fault-stall-after-tokens', stallAfter, 0),
+    },
+  })
+  for (const pod of fleet) {
+    const where = {
+      pod: pod.config.podName,
+      http: pod.url,
+      kvEvents: pod.kvEventsEndpoint,
+      replay: pod.replayEndpoint,
+      topic: pod.topic,
+    }
+    io.stdout(
+      values.output === 'json'
+        ? `${JSON.stringify(where)}\n`
+        : `${where.pod} http=${where.http} kv-events=${where.kvEvents} replay=${where.replay} topic=${where.topic}\n`,
+    )
+  }
+  io.stderr(
+    `${fleet.length} simulated pods (${profile.name}, time scale ${timeScale}); interrupt to stop\n`,
+  )
+  await io.untilInterrupted()
+  await Promise.all(fleet.map((pod) => pod.close()))
+  return exitCode.ok
+}

@@ -1,0 +1,113 @@
+import type { FinishReason } from './engine/vllm-engine.ts'
+import type { GenerationKind } from './generation-request.ts'
+
+export interface Usage {
+  prompt_tokens: number
+  total_tokens: number
+  completion_tokens: number
+  prompt_tokens_details?: { cached_tokens: number }
+}
+
+/**
+ * vLLM's usage block. cached_tokens appears only when it is non-zero: vLLM (with
+ * --enable-prompt-tokens-details, which the simulator always emulates) tests the count
+ * for truthiness, so clients must treat it as optional.
+ */
+export function usage(promptTokens: number, completionTokens: number, cachedTokens: number): Usage {
+  return {
+    prompt_tokens: promptTokens,
+    total_tokens: promptTokens + completionTokens,
+    completion_tokens: completionTokens,
+    ...(cachedTokens > 0 && { prompt_tokens_details: { cached_tokens: cachedTokens } }),
+  }
+}
+
+/**
+ * SSE chunks in vLLM's shape (fields as vLLM serialises them with exclude_unset). The
+ * constant head of every chunk is built once per request: the stream is the hot path.
+ */
+export function createChunkWriter(
+  kind: GenerationKind,
+  id: string,
+  created: number,
+  model: string,
+) {
+  const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion'
+  const head = `data: {"id":${JSON.stringify(id)},"object":"${object}","created":${created},"model":${JSON.stringify(model)},"choices":[`
+  const usageField = (value: Usage | null) => (value ? `,"usage":${JSON.stringify(value)}` : '')
+  return {
+    /** The role chunk vLLM sends before the first content of a chat stream. */
+    role(): string {
+      return kind === 'chat'
+        ? `${head}{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`
+        : ''
+    },
+    token(text: string, finish: FinishReason | null, running: Usage | null): string {
+      const reason = finish ? `"${finish}","stop_reason":null` : 'null'
+      const body =
+        kind === 'chat'
+          ? `{"index":0,"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":${reason}}`
+          : `{"index":0,"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${reason}}`
+      return `${head}${body}]${usageField(running)}}\n\n`
+    },
+    usage(value: Usage): string {
+      return `${head}]${usageField(value)}}\n\n`
+    },
+    error(status: number, message: string): string {
+      return `data: ${JSON.stringify({ error: { message, type: 'InternalServerError', param: null, code: status } })}\n\n`
+    },
+    done(): string {
+      return 'data: [DONE]\n\n'
+    },
+  }
+}
+
+/** The non-streaming body of a finished generation. */
+export function completionBody(
+  kind: GenerationKind,
+  id: string,
+  created: number,
+  model: string,
+  text: string,
+  finish: FinishReason,
+  totals: Usage,
+): object {
+  const choice =
+    kind === 'chat'
+      ? {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: text,
+            refusal: null,
+            annotations: null,
+            audio: null,
+            function_call: null,
+            tool_calls: [],
+            reasoning_content: null,
+          },
+          logprobs: null,
+          finish_reason: finish,
+          stop_reason: null,
+        }
+      : {
+          index: 0,
+          text,
+          logprobs: null,
+          finish_reason: finish,
+          stop_reason: null,
+          prompt_logprobs: null,
+        }
+  return {
+    id,
+    object: kind === 'chat' ? 'chat.completion' : 'text_completion',
+    created,
+    model,
+    choices: [choice],
+    service_tier: null,
+    system_fingerprint: null,
+    usage: totals,
+    prompt_logprobs: null,
+    kv_transfer_params: null,
+  }
+}

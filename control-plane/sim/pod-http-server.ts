@@ -1,0 +1,203 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { z } from 'zod'
+import { ChatMessage } from '../../shared/openai/chat-completion-request.ts'
+import { handleGeneration } from './handle-generation.ts'
+import { prometheusTextContentType } from './metrics/create-prometheus-registry.ts'
+import { type SimFaults, SimFaultsPatch } from './sim-pod-config.ts'
+import type { SimPodContext } from './sim-pod-context.ts'
+import { badRequest, VllmError } from './vllm-error.ts'
+
+/** Largest request body read; a vLLM pod behind uvicorn has no limit, a test pod needs one. */
+const maxBodyBytes = 32 * 1024 * 1024
+
+/** Run-time control of a pod, beyond what vLLM has (fault injection, restarts). */
+export interface PodAdmin {
+  setFaults(patch: SimFaultsPatch): SimFaults
+  restart(): Promise<void>
+  kill(downForMs: number | null): void
+}
+
+const TokenizeRequest = z.looseObject({
+  model: z.string().optional(),
+  prompt: z.string().optional(),
+  messages: z.array(ChatMessage).optional(),
+  add_generation_prompt: z.boolean().optional(),
+  return_token_strs: z.boolean().optional(),
+  chat_template_kwargs: z.record(z.string(), z.unknown()).optional(),
+})
+const DetokenizeRequest = z.looseObject({
+  model: z.string().optional(),
+  tokens: z.array(z.int().min(0)),
+})
+const KillRequest = z.strictObject({
+  downForMs: z.number().min(0).max(3_600_000).nullable().default(null),
+})
+
+type Handler = (
+  context: SimPodContext,
+  body: unknown,
+  res: ServerResponse,
+  headers: Record<string, string>,
+) => unknown
+
+/** The HTTP face of a simulated pod: vLLM's OpenAI server routes plus /admin. */
+export function createPodHttpServer(context: SimPodContext, admin: PodAdmin): Server {
+  const json = (
+    res: ServerResponse,
+    status: number,
+    value: unknown,
+    headers: Record<string, string>,
+  ) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers })
+    res.end(JSON.stringify(value))
+  }
+  const routes: Record<string, Handler> = {
+    'POST /v1/chat/completions': (ctx, body, res, headers) =>
+      handleGeneration(ctx, 'chat', body, res, headers),
+    'POST /v1/completions': (ctx, body, res, headers) =>
+      handleGeneration(ctx, 'completion', body, res, headers),
+    'GET /v1/models': (ctx, _body, res, headers) => json(res, 200, modelList(ctx), headers),
+    'POST /tokenize': (ctx, body, res, headers) => json(res, 200, tokenize(ctx, body), headers),
+    'POST /detokenize': (ctx, body, res, headers) => json(res, 200, detokenize(ctx, body), headers),
+    'GET /health': (ctx, _body, res) => health(ctx, res),
+    'GET /ping': (ctx, _body, res) => health(ctx, res),
+    'POST /ping': (ctx, _body, res) => health(ctx, res),
+    'GET /metrics': (ctx, _body, res) => {
+      res.writeHead(200, { 'content-type': prometheusTextContentType })
+      res.end(ctx.runtime().metrics.render())
+    },
+    // vLLM answers 200 whether or not the reset happened (it refuses while blocks are in use).
+    'POST /reset_prefix_cache': (ctx, _body, res) => {
+      ctx.runtime().resetPrefixCache()
+      res.writeHead(200).end()
+    },
+    'GET /version': (_ctx, _body, res, headers) =>
+      json(res, 200, { version: '0.31.0+kinference-sim' }, headers),
+    'GET /admin/faults': (ctx, _body, res, headers) => json(res, 200, ctx.faults(), headers),
+    'POST /admin/faults': (_ctx, body, res, headers) => {
+      const parsed = SimFaultsPatch.safeParse(body)
+      if (!parsed.success) throw badRequest(z.prettifyError(parsed.error))
+      json(res, 200, admin.setFaults(parsed.data), headers)
+    },
+    'POST /admin/restart': async (_ctx, _body, res, headers) => {
+      await admin.restart()
+      json(res, 200, { restarted: true }, headers)
+    },
+    'POST /admin/kill': (_ctx, body, res, headers) => {
+      const parsed = KillRequest.safeParse(body ?? {})
+      if (!parsed.success) throw badRequest(z.prettifyError(parsed.error))
+      json(res, 202, { killed: true, downForMs: parsed.data.downForMs }, headers)
+      res.on('finish', () => admin.kill(parsed.data.downForMs))
+    },
+  }
+  const knownPaths = new Set(Object.keys(routes).map((key) => key.split(' ')[1]))
+
+  return createServer({ keepAliveTimeout: 65_000 }, async (req, res) => {
+    const requestId = req.headers['x-request-id']
+    const headers: Record<string, string> = {
+      'x-request-id': typeof requestId === 'string' ? requestId : context.newId(),
+    }
+    const path = (req.url ?? '/').split('?')[0] ?? '/'
+    const handler = routes[`${req.method} ${path}`]
+    try {
+      if (!handler) {
+        const [status, detail] = knownPaths.has(path)
+          ? [405, 'Method Not Allowed']
+          : [404, 'Not Found']
+        return json(res, status, { detail }, headers)
+      }
+      const body = req.method === 'POST' ? await readJson(req) : undefined
+      await handler(context, body, res, headers)
+    } catch (error) {
+      const failure =
+        error instanceof VllmError
+          ? error
+          : new VllmError(500, String((error as Error)?.message ?? error))
+      if (!res.headersSent) json(res, failure.status, failure.toBody(), headers)
+      else res.end()
+    }
+  })
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > maxBodyBytes)
+      throw new VllmError(413, `Request body larger than ${maxBodyBytes} bytes.`)
+    chunks.push(chunk as Buffer)
+  }
+  if (size === 0) return undefined
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'))
+  } catch (error) {
+    throw badRequest(`JSON decode error: ${(error as Error).message}`)
+  }
+}
+
+function health(context: SimPodContext, res: ServerResponse): void {
+  res.writeHead(context.faults().unhealthy ? 503 : 200).end()
+}
+
+function modelList(context: SimPodContext) {
+  const { modelName, profile } = context.config
+  return {
+    object: 'list',
+    data: [
+      {
+        id: modelName,
+        object: 'model',
+        created: Math.floor(Date.now() / 1000),
+        owned_by: 'vllm',
+        root: modelName,
+        parent: null,
+        max_model_len: profile.model.maxModelLen,
+        permission: [],
+      },
+    ],
+  }
+}
+
+function checkModel(context: SimPodContext, model: string | undefined): void {
+  if (model !== undefined && model !== context.config.modelName) {
+    throw new VllmError(404, `The model \`${model}\` does not exist.`, 'model')
+  }
+}
+
+function tokenize(context: SimPodContext, body: unknown) {
+  const parsed = TokenizeRequest.safeParse(body)
+  if (!parsed.success) throw badRequest(z.prettifyError(parsed.error))
+  const request = parsed.data
+  checkModel(context, request.model)
+  const { tokenizer } = context
+  let tokens: number[]
+  try {
+    if (request.messages !== undefined) {
+      tokens = tokenizer.applyChatTemplate(request.messages as never, {
+        addGenerationPrompt: request.add_generation_prompt ?? true,
+        chatTemplateKwargs: request.chat_template_kwargs ?? {},
+      }).tokenIds
+    } else if (request.prompt !== undefined) tokens = tokenizer.encode(request.prompt)
+    else throw badRequest('Either prompt or messages is required.')
+  } catch (error) {
+    throw error instanceof VllmError ? error : badRequest((error as Error).message)
+  }
+  return {
+    count: tokens.length,
+    max_model_len: context.config.profile.model.maxModelLen,
+    tokens,
+    ...(request.return_token_strs && { token_strs: tokens.map((id) => tokenizer.decode([id])) }),
+  }
+}
+
+function detokenize(context: SimPodContext, body: unknown) {
+  const parsed = DetokenizeRequest.safeParse(body)
+  if (!parsed.success) throw badRequest(z.prettifyError(parsed.error))
+  checkModel(context, parsed.data.model)
+  try {
+    return { prompt: context.tokenizer.decode(parsed.data.tokens) }
+  } catch (error) {
+    throw badRequest((error as Error).message, 'tokens')
+  }
+}

@@ -1,0 +1,193 @@
+import {
+  createKvEventPublisher,
+  type KvEventPublisher,
+} from '../kv-events/create-kv-event-publisher.ts'
+import type { KvCacheEvent } from '../kv-events/kv-cache-event.ts'
+import type { EngineKvEvent } from './engine/block-pool.ts'
+import { numGpuBlocks } from './engine/gpu-profile.ts'
+import { type EngineRequestInput, type StepResult, VllmEngine } from './engine/vllm-engine.ts'
+import { createVllmMetrics, type VllmMetrics } from './metrics/create-vllm-metrics.ts'
+import { RealTimeDriver, type RequestListener } from './real-time-driver.ts'
+import { kvEventTopic, type SimFaults, type SimPodConfig } from './sim-pod-config.ts'
+
+interface Tracker {
+  arrivalMs: number
+  promptTokens: number
+  maxTokens: number
+  startMs?: number
+  firstTokenMs?: number
+  lastTokenMs?: number
+  generated: number
+}
+
+/**
+ * One incarnation of a simulated pod: engine, real-time driver, KV-event publisher and
+ * metrics. A restart builds a new one, as a restarted vLLM process starts with an empty
+ * cache, a new NONE_HASH, event seq 0 and fresh counters.
+ */
+export interface PodRuntime {
+  readonly engine: VllmEngine
+  readonly driver: RealTimeDriver
+  readonly publisher: KvEventPublisher
+  readonly metrics: VllmMetrics
+  /** Queues a request; returns its arrival in modelled ms. */
+  submit(
+    input: Omit<EngineRequestInput, 'arrivalMs'> & { maxTokens: number },
+    listener: RequestListener,
+  ): number
+  abort(id: string): void
+  resetPrefixCache(): boolean
+  close(): Promise<void>
+}
+
+export async function createPodRuntime(
+  config: SimPodConfig,
+  faults: () => SimFaults,
+  random: () => number,
+  ports: { zmq: number; replay: number },
+): Promise<PodRuntime> {
+  const engine = new VllmEngine({ profile: config.profile, random })
+  const publisher = await createKvEventPublisher({
+    endpoint: `tcp://*:${ports.zmq || '*'}`,
+    replayEndpoint: `tcp://*:${ports.replay || '*'}`,
+    topic: kvEventTopic(config),
+    encoding: config.eventEncoding,
+  })
+  const metrics = createVllmMetrics({
+    modelName: config.modelName,
+    maxModelLen: config.profile.model.maxModelLen,
+    cacheConfig: {
+      blockSize: config.profile.blockSize,
+      numGpuBlocks: numGpuBlocks(config.profile),
+    },
+    now: () => Date.now() / 1000,
+  })
+  const trackers = new Map<string, Tracker>()
+  let seen = { queries: 0, hits: 0, preemptions: 0 }
+
+  const publish = (events: EngineKvEvent[]) => {
+    const wire = events.map(toWireEvent)
+    const { dropEventRate, eventDelayMs } = faults()
+    const send = !(dropEventRate > 0 && random() < dropEventRate)
+    if (eventDelayMs > 0)
+      setTimeout(() => publisher.publish(wire, Date.now() / 1000, { send }), eventDelayMs)
+    else publisher.publish(wire, Date.now() / 1000, { send })
+  }
+
+  const account = (step: StepResult, endMs: number) => {
+    const ttfts: number[] = []
+    const itls: number[] = []
+    let promptTokens = 0
+    for (const started of step.started) {
+      const tracker = trackers.get(started.requestId)
+      if (tracker) tracker.startMs = step.startMs
+    }
+    for (const output of step.outputs) {
+      const tracker = trackers.get(output.requestId)
+      if (!tracker) continue
+      if (output.index === 0) {
+        ttfts.push((endMs - tracker.arrivalMs) / 1000)
+        tracker.firstTokenMs = endMs
+        promptTokens += tracker.promptTokens
+      } else {
+        itls.push((endMs - (tracker.lastTokenMs ?? endMs)) / 1000)
+      }
+      tracker.lastTokenMs = endMs
+      tracker.generated++
+      if (output.finished) finish(output.requestId, tracker, output.finished, endMs)
+    }
+    metrics.recordStep({
+      promptTokens,
+      generationTokens: step.outputs.length,
+      timesToFirstToken: ttfts,
+      interTokenLatencies: itls,
+    })
+    const stats = engine.stats
+    metrics.addPrefixCache({
+      queries: stats.prefixCacheQueries - seen.queries,
+      hits: stats.prefixCacheHits - seen.hits,
+    })
+    metrics.addPreemptions(stats.preemptions - seen.preemptions)
+    seen = {
+      queries: stats.prefixCacheQueries,
+      hits: stats.prefixCacheHits,
+      preemptions: stats.preemptions,
+    }
+    metrics.setState({
+      running: stats.running,
+      waiting: stats.waiting,
+      kvCacheUsage: stats.kvCacheUsage,
+    })
+  }
+
+  const finish = (
+    id: string,
+    tracker: Tracker,
+    reason: 'stop' | 'length' | 'abort',
+    endMs: number,
+  ) => {
+    trackers.delete(id)
+    const start = tracker.startMs ?? endMs
+    const first = tracker.firstTokenMs ?? endMs
+    metrics.recordRequestFinished({
+      finishedReason: reason,
+      promptTokens: tracker.promptTokens,
+      generationTokens: tracker.generated,
+      maxTokens: tracker.maxTokens,
+      e2eLatency: (endMs - tracker.arrivalMs) / 1000,
+      queueTime: (start - tracker.arrivalMs) / 1000,
+      prefillTime: (first - start) / 1000,
+      decodeTime: (endMs - first) / 1000,
+      inferenceTime: (endMs - start) / 1000,
+    })
+  }
+
+  const driver = new RealTimeDriver(engine, config.timeScale, {
+    onEvents: publish,
+    onStep: account,
+  })
+  if (faults().paused) driver.setPaused(true)
+
+  return {
+    engine,
+    driver,
+    publisher,
+    metrics,
+    submit({ maxTokens, ...input }, listener) {
+      const arrivalMs = driver.submit(input, listener)
+      trackers.set(input.id, {
+        arrivalMs,
+        promptTokens: input.promptTokenIds.length,
+        maxTokens,
+        generated: 0,
+      })
+      return arrivalMs
+    },
+    abort(id) {
+      const tracker = trackers.get(id)
+      driver.abort(id)
+      if (tracker) finish(id, tracker, 'abort', driver.virtualNow())
+    },
+    resetPrefixCache() {
+      const reset = engine.resetPrefixCache()
+      const events = engine.takeEvents()
+      if (events.length > 0) publish(events)
+      return reset
+    },
+    async close() {
+      await driver.stop()
+      await publisher.close()
+    },
+  }
+}
+
+function toWireEvent(event: EngineKvEvent): KvCacheEvent {
+  switch (event.type) {
+    case 'BlockStored':
+      return { ...event, loraId: null, medium: 'GPU' }
+    case 'BlockRemoved':
+      return { ...event, medium: 'GPU' }
+    case 'AllBlocksCleared':
+      return event
+  }
+}

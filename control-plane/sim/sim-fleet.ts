@@ -1,0 +1,59 @@
+import { createStableVocabulary } from '../tokenizer/create-stable-vocabulary.ts'
+import { createTokenizer } from '../tokenizer/create-tokenizer.ts'
+import type { GpuProfile } from './engine/gpu-profile.ts'
+import { createSimPod, type SimModelAssets, type SimPod } from './sim-pod.ts'
+import type { SimFaultsPatch } from './sim-pod-config.ts'
+
+export interface SimFleetOptions {
+  pods: number
+  profile: GpuProfile
+  modelName: string
+  host?: string
+  /** Pod i serves HTTP on port + i (0: free ports). */
+  port: number
+  /** Pod i publishes on zmqPort + 2i and answers replays on zmqPort + 2i + 1 (0: free ports). */
+  zmqPort: number
+  timeScale: number
+  seed: number
+  eventEncoding: 'map' | 'array'
+  faults?: SimFaultsPatch
+  assets?: SimModelAssets
+}
+
+/** The tokenizer and output vocabulary, built once and shared by every pod of a process. */
+export function loadSimModelAssets(): SimModelAssets {
+  const tokenizer = createTokenizer('qwen3')
+  return { tokenizer, vocabulary: createStableVocabulary(tokenizer) }
+}
+
+/** Starts N simulated pods in this process, with the port layout `kinfctl sim` documents. */
+export async function startSimFleet(options: SimFleetOptions): Promise<SimPod[]> {
+  const assets = options.assets ?? loadSimModelAssets()
+  const pods: SimPod[] = []
+  try {
+    for (let i = 0; i < options.pods; i++) {
+      pods.push(
+        await createSimPod(
+          {
+            podName: `sim-pod-${i}`,
+            modelName: options.modelName,
+            profile: options.profile,
+            host: options.host ?? '127.0.0.1',
+            httpPort: options.port === 0 ? 0 : options.port + i,
+            zmqPort: options.zmqPort === 0 ? 0 : options.zmqPort + 2 * i,
+            replayPort: options.zmqPort === 0 ? 0 : options.zmqPort + 2 * i + 1,
+            timeScale: options.timeScale,
+            seed: options.seed + i,
+            eventEncoding: options.eventEncoding,
+            faults: options.faults ?? {},
+          },
+          assets,
+        ),
+      )
+    }
+  } catch (error) {
+    await Promise.all(pods.map((pod) => pod.close()))
+    throw error
+  }
+  return pods
+}

@@ -1,0 +1,18 @@
+import type { Tokenizer } from '../tokenizer/tokenizer.ts'
+import type { OutputRequest, PlannedOutput } from './output-planner.ts'
+import type { PodRuntime } from './pod-runtime.ts'
+import type { SimFaults, SimPodConfig } from './sim-pod-config.ts'
+
+/** What request handlers of a simulated pod need; the pod owns and swaps the runtime. */
+export interface SimPodContext {
+  readonly config: SimPodConfig
+  readonly tokenizer: Tokenizer
+  faults(): SimFaults
+  random(): number
+  newId(): string
+  planOutput(request: OutputRequest): PlannedOutput
+  /** The current incarnation (a restart replaces it). */
+  runtime(): PodRuntime
+  /** Ends in-flight responses with an error when the pod restarts or dies. */
+  readonly inflight: Set<(message: string) => void>
+}

@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto'
+import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createSeededRandom } from '../../shared/random/create-seeded-random.ts'
+import type { StableVocabulary } from '../tokenizer/create-stable-vocabulary.ts'
+import type { Tokenizer } from '../tokenizer/tokenizer.ts'
+import { createOutputPlanner } from './output-planner.ts'
+import { createPodHttpServer } from './pod-http-server.ts'
+import { createPodRuntime, type PodRuntime } from './pod-runtime.ts'
+import {
+  kvEventTopic,
+  noFaults,
+  type SimFaults,
+  type SimFaultsPatch,
+  SimPodConfig,
+  type SimPodConfigInput,
+} from './sim-pod-config.ts'
+import type { SimPodContext } from './sim-pod-context.ts'
+
+/** What a simulated pod needs that is expensive to build and can be shared by pods. */
+export interface SimModelAssets {
+  tokenizer: Tokenizer
+  vocabulary: StableVocabulary
+}
+
+export interface SimPod {
+  readonly config: SimPodConfig
+  /** http://host:port of the OpenAI server. */
+  readonly url: string
+  /** Where subscribers connect for KV events and replays, and the topic. */
+  readonly kvEventsEndpoint: string
+  readonly replayEndpoint: string
+  readonly topic: string
+  readonly running: boolean
+  runtime(): PodRuntime
+  faults(): SimFaults
+  setFaults(patch: SimFaultsPatch): SimFaults
+  /** A process restart: empty cache, new block hashes, event seq 0, fresh metrics. */
+  restart(): Promise<void>
+  /** Gone: HTTP and ZMQ closed. Comes back restarted after downForMs, if given. */
+  kill(downForMs: number | null): Promise<void>
+  start(): Promise<void>
+  close(): Promise<void>
+}
+
+/**
+ * One simulated vLLM pod: the engine model behind vLLM's OpenAI server, /metrics and
+ * KV-event sockets, plus /admin for fault injection.
+ */
+export async function createSimPod(
+  input: SimPodConfigInput,
+  assets: SimModelAssets,
+): Promise<SimPod> {
+  const config = SimPodConfig.parse(input)
+  const random = createSeededRandom(config.seed)
+  let faults: SimFaults = { ...noFaults, ...config.faults }
+  const ports = { http: config.httpPort, zmq: config.zmqPort, replay: config.replayPort }
+  let current: PodRuntime | null = null
+  let server: Server | null = null
+  let downTimer: NodeJS.Timeout | null = null
+
+  const context: SimPodContext = {
+    config,
+    tokenizer: assets.tokenizer,
+    faults: () => faults,
+    random,
+    newId: () => randomUUID().replaceAll('-', ''),
+    planOutput: createOutputPlanner(assets.vocabulary, assets.tokenizer.eosTokenId, random),
+    runtime: () => {
+      if (!current) throw new Error(`pod ${config.podName} is not running`)
+      return current
+    },
+    inflight: new Set(),
+  }
+
+  const startRuntime = async () => {
+    current = await createPodRuntime(config, () => faults, random, ports)
+    ports.zmq = portOf(current.publisher.endpoint)
+    ports.replay = portOf(current.publisher.replayEndpoint ?? '')
+  }
+  const stopRuntime = async (reason: string) => {
+    for (const cancel of [...context.inflight]) cancel(reason)
+    const runtime = current
+    current = null
+    await runtime?.close()
+  }
+
+  const pod: SimPod = {
+    config,
+    get url() {
+      return `http://${config.host}:${ports.http}`
+    },
+    get kvEventsEndpoint() {
+      return `tcp://127.0.0.1:${ports.zmq}`
+    },
+    get replayEndpoint() {
+      return `tcp://127.0.0.1:${ports.replay}`
+    },
+    topic: kvEventTopic(config),
+    get running() {
+      return current !== null
+    },
+    runtime: context.runtime,
+    faults: () => faults,
+    setFaults(patch) {
+      faults = { ...faults, ...patch }
+      current?.driver.setPaused(faults.paused)
+      return faults
+    },
+    async restart() {
+      await stopRuntime('the pod restarted')
+      await startRuntime()
+    },
+    async kill(downForMs) {
+      if (downTimer) clearTimeout(downTimer)
+      await stopRuntime('the pod was killed')
+      const closing = server
+      server = null
+      if (closing) {
+        closing.closeAllConnections()
+        await new Promise((resolve) => closing.close(resolve))
+      }
+      if (downForMs !== null) {
+        downTimer = setTimeout(() => void pod.start(), downForMs)
+        downTimer.unref()
+      }
+    },
+    async start() {
+      if (server) return
+      await startRuntime()
+      const http = createPodHttpServer(context, {
+        setFaults: (patch) => pod.setFaults(patch),
+        restart: () => pod.restart(),
+        kill: (downForMs) => void pod.kill(downForMs),
+      })
+      await new Promise<void>((resolve, reject) => {
+        http.once('error', reject)
+        http.listen(ports.http, config.host, () => resolve())
+      })
+      ports.http = (http.address() as AddressInfo).port
+      server = http
+    },
+    async close() {
+      await pod.kill(null)
+    },
+  }
+  await pod.start()
+  return pod
+}
+
+function portOf(endpoint: string): number {
+  const port = Number(endpoint.split(':').at(-1))
+  if (!Number.isInteger(port)) throw new Error(`no port in ${endpoint}`)
+  return port
+}
