@@ -74,6 +74,15 @@ export function createPodHttpServer(context: SimPodContext, admin: PodAdmin): Se
     'GET /version': (_ctx, _body, res, headers) =>
       json(res, 200, { version: '0.31.0+kinference-sim' }, headers),
     'GET /admin/faults': (ctx, _body, res, headers) => json(res, 200, ctx.faults(), headers),
+    // How far the real-time driver fell behind its own clock, and the engine's state.
+    'GET /admin/stats': (ctx, _body, res, headers) => {
+      const runtime = ctx.runtime()
+      json(res, 200, { lag: runtime.driver.lagStats(), engine: runtime.engine.stats }, headers)
+    },
+    'POST /admin/stats/reset': (ctx, _body, res) => {
+      ctx.runtime().driver.resetLagStats()
+      res.writeHead(204).end()
+    },
     'POST /admin/faults': (_ctx, body, res, headers) => {
       const parsed = SimFaultsPatch.safeParse(body)
       if (!parsed.success) throw badRequest(z.prettifyError(parsed.error))

@@ -65,13 +65,20 @@ export async function createPodRuntime(
   const trackers = new Map<string, Tracker>()
   let seen = { queries: 0, hits: 0, preemptions: 0 }
 
+  const delayed = new Set<NodeJS.Timeout>()
   const publish = (events: EngineKvEvent[]) => {
     const wire = events.map(toWireEvent)
     const { dropEventRate, eventDelayMs } = faults()
     const send = !(dropEventRate > 0 && random() < dropEventRate)
-    if (eventDelayMs > 0)
-      setTimeout(() => publisher.publish(wire, Date.now() / 1000, { send }), eventDelayMs)
-    else publisher.publish(wire, Date.now() / 1000, { send })
+    if (eventDelayMs <= 0) {
+      publisher.publish(wire, Date.now() / 1000, { send })
+      return
+    }
+    const timer = setTimeout(() => {
+      delayed.delete(timer)
+      publisher.publish(wire, Date.now() / 1000, { send })
+    }, eventDelayMs)
+    delayed.add(timer)
   }
 
   const account = (step: StepResult, endMs: number) => {
@@ -176,6 +183,8 @@ export async function createPodRuntime(
     },
     async close() {
       await driver.stop()
+      // A dead process sends nothing more, delayed batches included.
+      for (const timer of delayed) clearTimeout(timer)
       await publisher.close()
     },
   }

@@ -55,11 +55,3 @@ export const CompletionRequest = z.looseObject({
   echo: z.boolean().nullish(),
 })
 export type CompletionRequest = z.infer<typeof CompletionRequest>
-
-/** The text of a message's content: parts joined by newlines, as vLLM renders them. */
-export function messageText(message: ChatMessage): string {
-  const { content } = message
-  if (content === undefined || content === null) return ''
-  if (typeof content === 'string') return content
-  return content.map((part) => part.text ?? '').join('\n')
-}

@@ -169,7 +169,20 @@ export class VllmEngine {
     return this.events.splice(0)
   }
 
-  /** Schedules and runs one step starting at `nowMs`; null when there is nothing to do. */
+  /** When the earliest waiting request arrives (ms), or null when none waits. */
+  nextArrivalMs(): number | null {
+    let earliest: number | null = null
+    for (const request of this.waiting) {
+      if (earliest === null || request.input.arrivalMs < earliest)
+        earliest = request.input.arrivalMs
+    }
+    return earliest
+  }
+
+  /**
+   * Schedules and runs one step starting at `nowMs`, admitting only requests that have
+   * arrived by then; null when nothing can run at `nowMs`.
+   */
   step(nowMs: number): StepResult | null {
     if (!this.hasWork()) return null
     const { maxNumBatchedTokens, maxNumSeqs } = this.profile.scheduler
@@ -198,6 +211,8 @@ export class VllmEngine {
     while (preempted.length === 0 && budget > 0 && this.waiting.length > 0) {
       if (this.running.length >= maxNumSeqs) break
       const request = this.waiting[0] as RequestState
+      // A request that has not arrived yet (the caller runs behind real time) waits.
+      if (request.input.arrivalMs > nowMs) break
       const hits = this.findCachedBlocks(request)
       const numComputed = hits.length * this.profile.blockSize
       const count = Math.min(request.tokens.length - numComputed, budget)
@@ -220,6 +235,7 @@ export class VllmEngine {
       budget -= count
     }
 
+    if (scheduled.length === 0 && preempted.length === 0) return null
     const shape = emptyStepShape()
     for (const [request, count] of scheduled) {
       const before = request.numComputed

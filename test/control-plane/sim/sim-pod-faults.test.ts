@@ -124,6 +124,17 @@ describe('fault injection on a simulated pod', () => {
     const replayed = await requestReplay({ endpoint: target.replayEndpoint, startSeq: 0n })
     expect(replayed.filter((r) => r.seq < first).length).toBeGreaterThanOrEqual(2)
   })
+
+  it('delays event batches it is told to delay, keeping their order', async () => {
+    const target = await pod({ faults: { eventDelayMs: 150 } })
+    const events = await subscribe(target)
+    cleanups.push(() => events.close())
+    await ask(target, 8)
+    await ask(target, 9)
+    await until(() => events.stored().length >= 2)
+    const seqs = events.batches.map((b) => b.seq)
+    expect(seqs).toEqual([...seqs].sort((a, b) => (a < b ? -1 : 1)))
+  })
 })
 
 describe('kinfctl sim', () => {

@@ -123,6 +123,27 @@ describe('a simulated pod on the wire', () => {
     expect(await tokenize(target, { prompt: content })).toHaveLength(12)
   })
 
+  it('stops by itself with finish_reason stop when ignore_eos is not set', async () => {
+    const target = await pod()
+    const answer = await chat(target, {
+      messages: [{ role: 'user', content: 'Tell me.' }],
+      max_tokens: 5000,
+      seed: 3,
+    })
+    expect(answer.body.choices[0]?.finish_reason).toBe('stop')
+    const { completion_tokens: tokens } = answer.body.usage
+    expect(tokens).toBeLessThan(5000)
+    // The stop token counts as generated but is not part of the text.
+    const content = answer.body.choices[0]?.message.content ?? ''
+    expect(await tokenize(target, { prompt: content })).toHaveLength(tokens - 1)
+    const capped = await chat(target, {
+      messages: [{ role: 'user', content: 'Tell me.' }],
+      max_tokens: 3,
+      min_tokens: 3,
+    })
+    expect(capped.body.choices[0]?.finish_reason).toBe('length')
+  })
+
   it('serves completions, models and tokenize like vLLM', async () => {
     const target = await pod()
     const client = new OpenAI({ baseURL: `${target.url}/v1`, apiKey: 'unused' })

@@ -162,6 +162,14 @@ describe('VllmEngine', () => {
     expect(engine.step(0)?.started[0]?.numCachedTokens).toBe(0)
   })
 
+  it('admits a request only once it has arrived, so a late caller cannot run it early', () => {
+    const engine = new VllmEngine({ profile: smallProfile(50_000), random: seeded(9) })
+    engine.add(request('later', range(1, 100), 2, 1000))
+    expect(engine.step(0)).toBe(null)
+    expect(engine.nextArrivalMs()).toBe(1000)
+    expect(engine.step(1000)?.started).toEqual([{ requestId: 'later', numCachedTokens: 0 }])
+  })
+
   it('refuses a KV cache smaller than max_model_len, as vLLM refuses to start', () => {
     const profile = { ...l40s27bFp8, kvCacheBytes: 1000 * 131_072 }
     expect(() => new VllmEngine({ profile, random: seeded(1) })).toThrow(/less than max_model_len/)
