@@ -6,23 +6,13 @@ import {
   chat,
   modelledTtft,
   smallCache,
-  startPod,
   subscribe,
   text,
   until,
+  usePods,
 } from './sim-pod-harness.ts'
 
-const pods: SimPod[] = []
-const subscriptions: { close(): Promise<void> }[] = []
-afterEach(async () => {
-  await Promise.all(subscriptions.splice(0).map((subscription) => subscription.close()))
-  await Promise.all(pods.splice(0).map((pod) => pod.close()))
-})
-async function pod(...args: Parameters<typeof startPod>) {
-  const started = await startPod(...args)
-  pods.push(started)
-  return started
-}
+const { pod, cleanups } = usePods(afterEach)
 
 async function metric(target: SimPod, name: string): Promise<number> {
   const body = await (await fetch(`${target.url}/metrics`)).text()
@@ -53,7 +43,7 @@ describe('a simulated pod over HTTP (engine behaviour)', () => {
   it('evicts when the working set exceeds the KV cache, announcing BlockRemoved, and a repeat then misses', async () => {
     const target = await pod({ profile: smallCache(100) })
     const events = await subscribe(target)
-    subscriptions.push(events)
+    cleanups.push(() => events.close())
     const ask = (seed: number) =>
       chat(target, {
         messages: [{ role: 'user', content: text(seed, 150) }],

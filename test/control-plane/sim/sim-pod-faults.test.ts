@@ -2,17 +2,9 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { afterEach, describe, expect, it } from 'vitest'
 import { requestReplay } from '../../../control-plane/kv-events/request-replay.ts'
-import { cached, chat, startPod, subscribe, text, until } from './sim-pod-harness.ts'
+import { cached, chat, subscribe, text, until, usePods } from './sim-pod-harness.ts'
 
-const cleanups: (() => Promise<unknown>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-async function pod(...args: Parameters<typeof startPod>) {
-  const started = await startPod(...args)
-  cleanups.push(() => started.close())
-  return started
-}
+const { pod, cleanups } = usePods(afterEach)
 const ask = (target: Awaited<ReturnType<typeof pod>>, seed: number, maxTokens = 2) =>
   chat(target, {
     messages: [{ role: 'user', content: text(seed, 80) }],

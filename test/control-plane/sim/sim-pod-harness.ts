@@ -8,6 +8,25 @@ import type { SimPodConfigInput } from '../../../control-plane/sim/sim-pod-confi
 export const model = 'qwen3.8-27b-fp8'
 let assets: ReturnType<typeof loadSimModelAssets> | undefined
 
+/**
+ * Pods and other resources of one test file, closed after each test: call in the file,
+ * use `pod()` and `cleanups.push()` in tests.
+ */
+export function usePods(afterEach: (fn: () => Promise<void>) => void) {
+  const cleanups: (() => Promise<unknown>)[] = []
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+  })
+  return {
+    cleanups,
+    async pod(overrides: Partial<SimPodConfigInput> = {}): Promise<SimPod> {
+      const started = await startPod(overrides)
+      cleanups.push(() => started.close())
+      return started
+    },
+  }
+}
+
 /** A pod on free ports, fast (time scale 50), with the reference profile unless told otherwise. */
 export async function startPod(overrides: Partial<SimPodConfigInput> = {}): Promise<SimPod> {
   assets ??= loadSimModelAssets()

@@ -6,17 +6,9 @@ import type { BlockStored } from '../../../control-plane/kv-events/kv-cache-even
 import { requestReplay } from '../../../control-plane/kv-events/request-replay.ts'
 import { parsePrometheusText } from '../../../control-plane/metrics/parse-prometheus-text.ts'
 import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
-import { chat, model, startPod, text, until } from './sim-pod-harness.ts'
+import { chat, model, text, until, usePods } from './sim-pod-harness.ts'
 
-const cleanups: (() => Promise<unknown>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-async function pod(...args: Parameters<typeof startPod>) {
-  const started = await startPod(...args)
-  cleanups.push(() => started.close())
-  return started
-}
+const { pod, cleanups } = usePods(afterEach)
 
 /** Raw frames from the pod's PUB socket, with a reset as the slow-joiner probe. */
 async function rawFrames(target: SimPod) {

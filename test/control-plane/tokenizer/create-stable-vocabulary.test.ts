@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createStableVocabulary } from '../../../control-plane/tokenizer/create-stable-vocabulary.ts'
 import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
-import { seededRandom } from './seeded-random.ts'
+import { createSeededRandom as seededRandom } from '../../../shared/random/create-seeded-random.ts'
 
 const tokenizer = createTokenizer('qwen3')
 const vocabulary = createStableVocabulary(tokenizer)

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { formatToolArguments } from '../../../control-plane/tokenizer/format-tool-arguments.ts'
-import { seededRandom } from './seeded-random.ts'
+import { createSeededRandom as seededRandom } from '../../../shared/random/create-seeded-random.ts'
 
 /**
  * [arguments as the client sends them, what Python prints]: computed with CPython 3.11 as

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { ChatMessageInput } from '../../../control-plane/tokenizer/chat-message.ts'
 import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
-import { seededRandom } from './seeded-random.ts'
+import { createSeededRandom as seededRandom } from '../../../shared/random/create-seeded-random.ts'
 
 const pieces = [
   'You are a helpful assistant. ',
