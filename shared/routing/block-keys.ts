@@ -1,0 +1,138 @@
+/**
+ * The router's own block keys: a chain of 64-bit keys over full blocks of token ids,
+ * seeded with the model and LoRA adapter, the first block salted with cache_salt, as
+ * vLLM salts its hashes. They never depend on vLLM's hashes (which change with every
+ * pod incarnation and hash algorithm): a BlockStored event is mapped to these keys by
+ * its token ids, so router and pod agree exactly when they tokenize alike.
+ *
+ * A chain is a Uint32Array of (high, low) word pairs: no allocation per block, and the
+ * in-memory index compares keys as two integers.
+ */
+export type BlockKeyChain = Uint32Array
+
+export interface BlockKeySeed {
+  model: string
+  loraName?: string | null
+  cacheSalt?: string | null
+}
+
+/** The two 32-bit words a key starts from: the chain's root for (model, LoRA). */
+export interface KeyRoot {
+  high: number
+  low: number
+}
+
+function mix(h: number, value: number): number {
+  let k = Math.imul(value, 0xcc9e2d51)
+  k = (k << 15) | (k >>> 17)
+  k = Math.imul(k, 0x1b873593)
+  let x = h ^ k
+  x = (x << 13) | (x >>> 19)
+  return (Math.imul(x, 5) + 0xe6546b64) | 0
+}
+
+function avalanche(h: number): number {
+  let x = h
+  x ^= x >>> 16
+  x = Math.imul(x, 0x85ebca6b)
+  x ^= x >>> 13
+  x = Math.imul(x, 0xc2b2ae35)
+  x ^= x >>> 16
+  return x >>> 0
+}
+
+function mixText(h: number, text: string): number {
+  let x = h
+  for (let i = 0; i < text.length; i++) x = mix(x, text.charCodeAt(i))
+  return mix(x, text.length)
+}
+
+/** The root of a chain: model and LoRA adapter, so different models never share keys. */
+export function keyRoot(seed: Pick<BlockKeySeed, 'model' | 'loraName'>): KeyRoot {
+  const text = `${seed.model}\u0000${seed.loraName ?? ''}`
+  return { high: avalanche(mixText(0x4b494e46, text)), low: avalanche(mixText(0x2f6b6579, text)) }
+}
+
+/** One key as its two 32-bit words. */
+export interface KeyPair {
+  high: number
+  low: number
+}
+
+/**
+ * Writes `count` keys into `out` from word 0: block i covers tokens[i·bs, (i+1)·bs) and
+ * chains on block i − 1, block 0 on `previous`. cache_salt enters only the first block of
+ * a sequence, which is the block chained on the root.
+ */
+function chainKeys(
+  out: BlockKeyChain,
+  tokens: ArrayLike<number>,
+  blockSize: number,
+  previous: KeyPair,
+  salt: string | null,
+  count: number,
+): BlockKeyChain {
+  let high = previous.high
+  let low = previous.low
+  for (let block = 0; block < count; block++) {
+    high = mix(high, 0x9e3779b9)
+    low = mix(low ^ 0x7f4a7c15, high)
+    const start = block * blockSize
+    for (let i = start; i < start + blockSize; i++) {
+      const token = tokens[i] as number
+      high = mix(high, token)
+      low = mix(low, token ^ 0x5bd1e995)
+    }
+    if (block === 0 && salt !== null) {
+      high = mixText(high, salt)
+      low = mixText(low, salt)
+    }
+    high = avalanche(high ^ blockSize)
+    low = avalanche(low ^ high)
+    out[2 * block] = high
+    out[2 * block + 1] = low
+  }
+  return out
+}
+
+/** Keys of every full block of a prompt. */
+export function computeBlockKeys(
+  tokens: ArrayLike<number>,
+  blockSize: number,
+  seed: BlockKeySeed,
+): BlockKeyChain {
+  const count = Math.floor(tokens.length / blockSize)
+  return chainKeys(
+    new Uint32Array(2 * count),
+    tokens,
+    blockSize,
+    keyRoot(seed),
+    seed.cacheSalt ?? null,
+    count,
+  )
+}
+
+/**
+ * Keys of the blocks a BlockStored event announces: chained on the key of its parent
+ * block, or starting a sequence (salted) when it has none.
+ */
+export function extendBlockKeys(
+  parent: KeyPair | null,
+  tokens: ArrayLike<number>,
+  blockSize: number,
+  seed: BlockKeySeed,
+): BlockKeyChain {
+  const count = Math.floor(tokens.length / blockSize)
+  const out = new Uint32Array(2 * count)
+  if (parent === null)
+    return chainKeys(out, tokens, blockSize, keyRoot(seed), seed.cacheSalt ?? null, count)
+  return chainKeys(out, tokens, blockSize, parent, null, count)
+}
+
+/** A key as 16 hex digits (Redis field names, logs). */
+export function keyHex(chain: BlockKeyChain, block: number): string {
+  return (
+    (chain[2 * block] as number).toString(16).padStart(8, '0') +
+    (chain[2 * block + 1] as number).toString(16).padStart(8, '0')
+  )
+}

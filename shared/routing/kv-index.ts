@@ -1,0 +1,62 @@
+import type { BlockKeyChain } from './block-keys.ts'
+
+/** A pod as the index knows it: its name in the pool (e.g. the Kubernetes pod name). */
+export type PodId = string
+
+/**
+ * vLLM's KV events for one pod, as the index consumes them (decoded, validated, GPU tier
+ * only). Engine hashes are vLLM's, used only to link BlockStored chains and to resolve
+ * BlockRemoved; the index keys blocks by token ids (block-keys.ts).
+ */
+export type IndexEvent =
+  | {
+      type: 'stored'
+      engineHashes: readonly bigint[]
+      parentEngineHash: bigint | null
+      tokenIds: ArrayLike<number>
+      blockSize: number
+      loraName: string | null
+      /** cache_salt of the sequence, when the event carries it (first block's extra keys). */
+      cacheSalt: string | null
+    }
+  | { type: 'removed'; engineHashes: readonly bigint[] }
+  | { type: 'cleared' }
+
+export interface ApplyResult {
+  stored: number
+  removed: number
+  /** BlockStored events whose parent block was never seen: their blocks stay unindexed (cold). */
+  unknownParents: number
+  /** BlockRemoved hashes the index did not know. */
+  unknownRemovals: number
+}
+
+/**
+ * Which pod holds which blocks. One interface, two implementations that pass the same
+ * conformance suite: in memory (the embedded default) and Redis (shared by scorer
+ * replicas). Every method is safe to call with any pod name; unknown pods hold nothing.
+ */
+export interface KvIndex {
+  /** Applies one event batch of a pod, atomically (all of it or none). `model` seeds the keys. */
+  apply(pod: PodId, model: string, events: readonly IndexEvent[]): Promise<ApplyResult>
+  /**
+   * For each pod, the number of leading blocks of `chain` it holds (stored, or routed there
+   * and not yet expired), aligned with `pods`. One round trip whatever the pod count.
+   */
+  lookup(chain: BlockKeyChain, pods: readonly PodId[], nowMs: number): Promise<number[]>
+  /**
+   * Speculative entries: a request with these blocks was just sent to `pod`; count them as
+   * held until `expiresAtMs`, covering the time before the pod's own events arrive.
+   */
+  addSpeculative(
+    pod: PodId,
+    chain: BlockKeyChain,
+    blocks: number,
+    expiresAtMs: number,
+  ): Promise<void>
+  /** Forgets a pod entirely: gone, restarted, AllBlocksCleared, or its index not trustworthy. */
+  dropPod(pod: PodId): Promise<void>
+  /** (block, pod) entries held, and pods with at least one, for metrics and tests. */
+  size(): Promise<{ entries: number; pods: number }>
+  close(): Promise<void>
+}

@@ -1,0 +1,93 @@
+import type { RoutingStrategyName } from '../crd/routing-strategy.ts'
+
+/** How far a pod's index entries can be believed (verified against reported cached tokens). */
+export type IndexTrust = 'precise' | 'approximate' | 'load-only'
+
+/** What this scorer replica itself sent to a pod and has not seen finish. */
+export interface PodLoad {
+  /** Requests sent and not finished. */
+  inFlight: number
+  /** Uncached prompt tokens of requests sent and not yet answered by a first token. */
+  pendingPrefillTokens: number
+  /** Tokens (prompt + generated so far) of the requests in flight: their KV footprint. */
+  activeTokens: number
+}
+
+/** The pod's own view, scraped from /metrics; null when missing or stale. */
+export interface PodMetricsView {
+  running: number
+  waiting: number
+  kvCacheUsage: number
+  ageMs: number
+}
+
+/** Kinference's per-pod TTFT model: overhead plus time per token of queued prefill work. */
+export interface TtftModel {
+  overheadMs: number
+  msPerToken: number
+}
+
+export interface PodCandidate {
+  name: string
+  /** Leading blocks of this request the pod holds, per the index, already discounted by trust. */
+  cachedBlocks: number
+  trust: IndexTrust
+  load: PodLoad
+  metrics: PodMetricsView | null
+  ttft: TtftModel
+  /** Relative share of traffic for weighted choices (worker-set weight; 100 by default). */
+  weight: number
+}
+
+export interface RoutingRequest {
+  id: string
+  model: string
+  promptTokens: number
+  blockSize: number
+  /**
+   * What the character-based peers hash: the JSON of the messages for chat, the prompt for
+   * completions, as GIE's approximate prefix and SGLang's HTTP router see a request.
+   */
+  promptText: string
+  maxTokens: number
+}
+
+export interface PodScore {
+  pod: string
+  cachedTokens: number
+  /** Kinference's prediction, when the strategy makes one. */
+  predictedTtftMs: number | null
+  /** The strategy's own score or cost, for explanation. */
+  score: number | null
+}
+
+export interface RoutingDecision {
+  /** null when no candidate can take the request. */
+  pod: string | null
+  /** Why, in words a person reads in the decision header and the trace. */
+  reason: string
+  scores: PodScore[]
+}
+
+export interface RoutingContext {
+  nowMs: number
+  /** Uniform [0,1): tie-breaks and exploration, seeded in simulations. */
+  random: () => number
+}
+
+/**
+ * A routing algorithm: ours (kinference) or a peer's, implemented from its published
+ * description so all of them run on identical inputs. Pure apart from its own state
+ * (approximate prefix indexes, round-robin position), which the hooks update.
+ */
+export interface RoutingStrategy {
+  readonly name: RoutingStrategyName
+  choose(
+    request: RoutingRequest,
+    candidates: readonly PodCandidate[],
+    context: RoutingContext,
+  ): RoutingDecision
+  /** The request was sent to `pod` (strategies that learn prefixes from their own decisions). */
+  onRouted?(request: RoutingRequest, pod: string, context: RoutingContext): void
+  onPodRemoved?(pod: string): void
+}
