@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { z } from 'zod'
 import { ChatMessage } from '../../shared/openai/chat-completion-request.ts'
 import { handleGeneration } from './handle-generation.ts'
-import { prometheusTextContentType } from './metrics/create-prometheus-registry.ts'
+import { prometheusTextContentType } from '../metrics/create-prometheus-registry.ts'
 import { type SimFaults, SimFaultsPatch } from './sim-pod-config.ts'
 import type { SimPodContext } from './sim-pod-context.ts'
 import { badRequest, VllmError } from './vllm-error.ts'

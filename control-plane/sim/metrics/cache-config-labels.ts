@@ -1,5 +1,5 @@
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import { pythonFloatRepr } from './float-to-go-string.ts'
+import { pythonFloatRepr } from '../../metrics/float-to-go-string.ts'
 
 /**
  * The vLLM `CacheConfig` fields a simulated pod reports in `vllm:cache_config_info`. vLLM

@@ -4,7 +4,7 @@ import {
   type CounterChild,
   createPrometheusRegistry,
   type HistogramChild,
-} from './create-prometheus-registry.ts'
+} from '../../metrics/create-prometheus-registry.ts'
 import { build125Buckets, vllmHistogramBuckets } from './vllm-histogram-buckets.ts'
 import { type VllmMetricName, vllmMetricHelp } from './vllm-metric-help.ts'
 
