@@ -103,7 +103,11 @@ export const SglangCacheAwareParameters = z.strictObject({
   balanceAbsThreshold: z.int().min(0).default(32).describe('Absolute queue imbalance trigger.'),
   balanceRelThreshold: z.number().min(1).default(1.1).describe('Relative queue imbalance trigger.'),
   evictionIntervalSeconds: z.int().positive().default(30).describe('Tree eviction period.'),
-  maxTreeSize: z.int().positive().default(10_000).describe('Largest approximate tree, in nodes.'),
+  maxTreeSize: z
+    .int()
+    .positive()
+    .default(10_000)
+    .describe('Largest approximate tree per worker, in characters (as SGLang counts it).'),
 })
 
 /** Parameter blocks by strategy; a pool may set only the block of its own strategy. */

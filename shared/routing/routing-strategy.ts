@@ -7,6 +7,8 @@ export type IndexTrust = 'precise' | 'approximate' | 'load-only'
 export interface PodLoad {
   /** Requests sent and not finished. */
   inFlight: number
+  /** Of those, requests not yet answered by a first token (queued or prefilling). */
+  pendingRequests: number
   /** Uncached prompt tokens of requests sent and not yet answered by a first token. */
   pendingPrefillTokens: number
   /** Tokens (prompt + generated so far) of the requests in flight: their KV footprint. */

@@ -1,0 +1,76 @@
+/**
+ * GIE's approximate prefix index (GIE `P/requestcontrol/dataproducer/approximateprefix/
+ * indexer.go`): one LRU of block hashes per pod, learnt only from the router's own decisions,
+ * plus a reverse map hash → pods for lookups. Nothing tells it what a pod actually evicted.
+ */
+export interface ApproximatePrefixIndex {
+  /**
+   * GIE's `matchLongestPrefix`: walk the blocks in order, stop at the first block no pod
+   * holds, and count for every pod the blocks it holds up to there.
+   */
+  match(hashes: readonly number[]): Map<string, number>
+  /** The request with these blocks was sent to `pod`: they become its most recent entries. */
+  add(pod: string, hashes: readonly number[]): void
+  removePod(pod: string): void
+  /** Block hashes remembered for `pod`. */
+  size(pod: string): number
+}
+
+export function createApproximatePrefixIndex(capacityPerPod: number): ApproximatePrefixIndex {
+  // A Map iterates in insertion order: re-inserting a key makes it the most recent.
+  const lruByPod = new Map<string, Map<number, true>>()
+  const podsByHash = new Map<number, Set<string>>()
+
+  function forget(hash: number, pod: string): void {
+    const pods = podsByHash.get(hash)
+    if (pods === undefined) return
+    pods.delete(pod)
+    if (pods.size === 0) podsByHash.delete(hash)
+  }
+
+  return {
+    match(hashes) {
+      const matched = new Map<string, number>()
+      for (const hash of hashes) {
+        const pods = podsByHash.get(hash)
+        if (pods === undefined) break
+        for (const pod of pods) matched.set(pod, (matched.get(pod) ?? 0) + 1)
+      }
+      return matched
+    },
+    add(pod, hashes) {
+      let lru = lruByPod.get(pod)
+      if (lru === undefined) {
+        lru = new Map()
+        lruByPod.set(pod, lru)
+      }
+      for (const hash of hashes) {
+        if (lru.delete(hash)) {
+          lru.set(hash, true)
+          continue
+        }
+        lru.set(hash, true)
+        let pods = podsByHash.get(hash)
+        if (pods === undefined) {
+          pods = new Set()
+          podsByHash.set(hash, pods)
+        }
+        pods.add(pod)
+        if (lru.size > capacityPerPod) {
+          const oldest = lru.keys().next().value as number
+          lru.delete(oldest)
+          forget(oldest, pod)
+        }
+      }
+    },
+    removePod(pod) {
+      const lru = lruByPod.get(pod)
+      if (lru === undefined) return
+      for (const hash of lru.keys()) forget(hash, pod)
+      lruByPod.delete(pod)
+    },
+    size(pod) {
+      return lruByPod.get(pod)?.size ?? 0
+    },
+  }
+}

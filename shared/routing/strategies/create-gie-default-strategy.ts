@@ -1,0 +1,130 @@
+import type { z } from 'zod'
+import { GieDefaultParameters } from '../../crd/routing-strategy.ts'
+import type { PodMetricsView, RoutingRequest, RoutingStrategy } from '../routing-strategy.ts'
+import { createApproximatePrefixIndex } from './create-approximate-prefix-index.ts'
+import { formatRange } from './format-range.ts'
+import { hashPromptBlocks } from './hash-prompt-blocks.ts'
+import { noCandidateDecision } from './no-candidate-decision.ts'
+import { pickMaxScore } from './pick-max-score.ts'
+
+export type GieDefaultStrategyParameters = z.output<typeof GieDefaultParameters>
+
+/**
+ * What GIE's datastore holds for a pod it has never scraped: a zero-valued metrics struct,
+ * i.e. an empty queue and an empty cache.
+ */
+const neverScraped: PodMetricsView = { running: 0, waiting: 0, kvCacheUsage: 0, ageMs: Infinity }
+
+/** GIE forgets a request's block hashes once PreRequest has used them; this bounds a lost one. */
+const maxPendingRequests = 1024
+
+/** GIE clamps every scorer's output to [0, 1] before weighting it. */
+function clamp01(value: number): number {
+  return Math.min(1, Math.max(0, value))
+}
+
+/**
+ * The GIE endpoint picker's default profile (GIE `pkg/epp/config/loader/defaults.go`):
+ * `queue-scorer` ×2 + `kv-cache-utilization-scorer` ×2 + approximate `prefix-cache-scorer` ×3,
+ * summed without normalisation (0–7), then `max-score-picker` (shuffle, sort: random ties).
+ *
+ * - queue: `(maxQ − q)/(maxQ − minQ)` over the candidates' waiting requests, 1 when all equal
+ *   (GIE `P/scheduling/scorer/queuedepth/queue.go`).
+ * - kv-util: `1 − kvCacheUsage` (GIE `P/scheduling/scorer/kvcacheutilization`).
+ * - prefix: matched ÷ total of the prompt's character blocks (GIE `P/scheduling/scorer/prefix/
+ *   plugin.go`), so a one-block prompt scores 1.0 on a 64-byte match (GIE #2561).
+ *
+ * Metrics: the default profile has no staleness filter; GIE's `metrics-staleness-threshold`
+ * (2 s) feeds only flow control's saturation detector. Its scorers read whatever the datastore
+ * last scraped. A pod whose metrics are null here (missing or stale) is therefore scored on the
+ * last metrics this strategy saw for it, or on GIE's zero-valued metrics if it never saw any,
+ * which makes a never-scraped pod look idle, as it does in GIE.
+ */
+export function createGieDefaultStrategy(
+  parameters: GieDefaultStrategyParameters = GieDefaultParameters.parse({}),
+): RoutingStrategy {
+  const index = createApproximatePrefixIndex(parameters.lruCapacityPerServer)
+  const lastMetrics = new Map<string, PodMetricsView>()
+  // GIE's plugin state: the hashes computed for scoring, reused when the decision is recorded.
+  const pendingHashes = new Map<string, number[]>()
+
+  function hashesOf(request: RoutingRequest): number[] {
+    return hashPromptBlocks(
+      request.promptText,
+      request.model,
+      request.blockSize,
+      parameters.maxPrefixBlocksToMatch,
+    )
+  }
+
+  return {
+    name: 'gie-default',
+    choose(request, candidates, context) {
+      if (candidates.length === 0) return noCandidateDecision('gie-default')
+      const hashes = hashesOf(request)
+      if (pendingHashes.size >= maxPendingRequests) {
+        pendingHashes.delete(pendingHashes.keys().next().value as string)
+      }
+      pendingHashes.set(request.id, hashes)
+      const matched = index.match(hashes)
+
+      const metrics = candidates.map((pod) => {
+        if (pod.metrics === null) return lastMetrics.get(pod.name) ?? neverScraped
+        lastMetrics.set(pod.name, pod.metrics)
+        return pod.metrics
+      })
+      const waiting = metrics.map((m) => m.waiting)
+      const minQueue = Math.min(...waiting)
+      const maxQueue = Math.max(...waiting)
+      const parts = candidates.map((pod, i) => {
+        const m = metrics[i] as PodMetricsView
+        const queue =
+          maxQueue === minQueue ? 1 : clamp01((maxQueue - m.waiting) / (maxQueue - minQueue))
+        const kvUtil = clamp01(1 - m.kvCacheUsage)
+        const blocks = matched.get(pod.name) ?? 0
+        const prefix = hashes.length === 0 ? 0 : clamp01(blocks / hashes.length)
+        const total =
+          parameters.queueWeight * queue +
+          parameters.kvCacheUtilWeight * kvUtil +
+          parameters.prefixWeight * prefix
+        return { queue, kvUtil, prefix, blocks, total }
+      })
+
+      const best = pickMaxScore(
+        parts.map((part) => part.total),
+        context.random,
+      )
+      const chosen = candidates[best]
+      const part = parts[best]
+      if (chosen === undefined || part === undefined) return noCandidateDecision('gie-default')
+      const others = parts.filter((_, i) => i !== best).map((p) => p.total)
+      const stale = chosen.metrics === null ? ', metrics stale: last seen' : ''
+      const reason =
+        `gie-default: ${chosen.name} scored ${part.total.toFixed(2)} (queue ${part.queue.toFixed(2)}, ` +
+        `kv-util ${part.kvUtil.toFixed(2)}, prefix ${part.prefix.toFixed(2)} = ${part.blocks}/${hashes.length} ` +
+        `char blocks${stale})` +
+        (others.length === 0
+          ? ', the only candidate'
+          : ` vs ${formatRange(others, 2)} on the others`)
+      return {
+        pod: chosen.name,
+        reason,
+        scores: candidates.map((pod, i) => ({
+          pod: pod.name,
+          cachedTokens: pod.cachedBlocks * request.blockSize,
+          predictedTtftMs: null,
+          score: parts[i]?.total ?? null,
+        })),
+      }
+    },
+    onRouted(request, pod) {
+      const hashes = pendingHashes.get(request.id) ?? hashesOf(request)
+      pendingHashes.delete(request.id)
+      index.add(pod, hashes)
+    },
+    onPodRemoved(pod) {
+      index.removePod(pod)
+      lastMetrics.delete(pod)
+    },
+  }
+}

@@ -1,0 +1,7 @@
+import type { RoutingStrategyName } from '../../crd/routing-strategy.ts'
+import type { RoutingDecision } from '../routing-strategy.ts'
+
+/** What every strategy answers for an empty candidate list: no pod, and why. */
+export function noCandidateDecision(strategy: RoutingStrategyName): RoutingDecision {
+  return { pod: null, reason: `${strategy}: no candidate pod`, scores: [] }
+}

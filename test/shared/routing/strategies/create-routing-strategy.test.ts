@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest'
+import { RoutingSpec } from '../../../../shared/crd/routing-strategy.ts'
+import { KinfError } from '../../../../shared/errors/kinf-error.ts'
+import { createRoutingStrategy } from '../../../../shared/routing/strategies/create-routing-strategy.ts'
+import { context, pod, request } from './routing-fixtures.ts'
+
+const peers = [
+  'round-robin',
+  'least-request',
+  'gie-default',
+  'llmd-sticky',
+  'dynamo',
+  'sglang-cache-aware',
+] as const
+
+function thrown(run: () => unknown): unknown {
+  try {
+    run()
+  } catch (error) {
+    return error
+  }
+  return undefined
+}
+
+describe('createRoutingStrategy', () => {
+  it.each(peers)('creates %s with its published defaults', (name) => {
+    const strategy = createRoutingStrategy(name)
+    expect(strategy.name).toBe(name)
+    const decision = strategy.choose(request(), [pod('pod-a'), pod('pod-b')], context())
+    expect(decision.reason.startsWith(`${name}: `)).toBe(true)
+  })
+
+  it('returns a fresh instance, with its own state, on every call', () => {
+    const first = createRoutingStrategy('round-robin')
+    const second = createRoutingStrategy('round-robin')
+    const pods = [pod('pod-a'), pod('pod-b')]
+    first.choose(request(), pods, context())
+    expect(second.choose(request(), pods, context()).pod).toBe('pod-a')
+  })
+
+  it('takes a pool’s parsed routing spec as it is', () => {
+    const routing = RoutingSpec.parse({ strategy: 'dynamo', dynamo: { prefillLoadScale: 0 } })
+    const strategy = createRoutingStrategy(routing.strategy, routing)
+    const decision = strategy.choose(
+      request({ promptTokens: 320 }),
+      [
+        pod('pod-a', { load: { pendingPrefillTokens: 100_000, activeTokens: 16 } }),
+        pod('pod-b', { load: { activeTokens: 160 } }),
+      ],
+      context(),
+    )
+    // prefill is weighted 0: only the decode blocks (1 vs 10) count.
+    expect(decision.scores.map((score) => score.score)).toEqual([1, 10])
+  })
+
+  it('applies defaults to a partial block', () => {
+    const strategy = createRoutingStrategy('llmd-sticky', { llmdSticky: { maxTtftPenaltyMs: 0 } })
+    const decision = strategy.choose(
+      request({ promptTokens: 1000 }),
+      [
+        pod('pod-cold'),
+        pod('pod-warm', { cachedBlocks: 60, load: { pendingPrefillTokens: 10 ** 7 } }),
+      ],
+      context(),
+    )
+    expect(decision.pod).toBe('pod-warm')
+  })
+
+  it('refuses invalid parameters and another strategy’s block as invalid_config', () => {
+    const invalid = thrown(() => createRoutingStrategy('dynamo', { dynamo: { temperature: -1 } }))
+    expect(KinfError.isInstance(invalid) && invalid.code).toBe('invalid_config')
+    expect(String(invalid)).toContain('temperature')
+    const misplaced = thrown(() => createRoutingStrategy('gie-default', { dynamo: {} }))
+    expect(KinfError.isInstance(misplaced) && misplaced.code).toBe('invalid_config')
+    expect(thrown(() => createRoutingStrategy('round-robin', { gieDefault: {} }))).toBeDefined()
+  })
+
+  it('leaves kinference to the scorer, which builds it with its own dependencies', () => {
+    const error = thrown(() => createRoutingStrategy('kinference'))
+    expect(KinfError.isInstance(error) && error.code).toBe('invalid_config')
+    expect(String(error)).toContain('created by the scorer')
+  })
+})

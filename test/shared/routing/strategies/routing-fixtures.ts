@@ -1,0 +1,116 @@
+import { expect } from 'vitest'
+import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
+import type {
+  PodCandidate,
+  PodLoad,
+  RoutingContext,
+  RoutingRequest,
+  RoutingStrategy,
+} from '../../../../shared/routing/routing-strategy.ts'
+
+type PodOverrides = Partial<Omit<PodCandidate, 'load'>> & { load?: Partial<PodLoad> }
+
+/** An idle, cold pod with fresh, empty metrics, unless told otherwise. */
+export function pod(name: string, overrides: PodOverrides = {}): PodCandidate {
+  const { load, ...rest } = overrides
+  return {
+    name,
+    cachedBlocks: 0,
+    trust: 'precise',
+    metrics: { running: 0, waiting: 0, kvCacheUsage: 0, ageMs: 10 },
+    ttft: { overheadMs: 20, msPerToken: 0.25 },
+    weight: 100,
+    ...rest,
+    load: { inFlight: 0, pendingRequests: 0, pendingPrefillTokens: 0, activeTokens: 0, ...load },
+  }
+}
+
+let requests = 0
+
+export function request(overrides: Partial<RoutingRequest> = {}): RoutingRequest {
+  requests++
+  return {
+    id: `r${requests}`,
+    model: 'qwen3',
+    promptTokens: 1000,
+    blockSize: 16,
+    promptText: 'x'.repeat(4000),
+    maxTokens: 128,
+    ...overrides,
+  }
+}
+
+export function context(random: () => number = () => 0.5, nowMs = 0): RoutingContext {
+  return { nowMs, random }
+}
+
+/** choose, then tell the strategy where the request went, as the scorer does. */
+export function route(
+  strategy: RoutingStrategy,
+  routed: RoutingRequest,
+  candidates: readonly PodCandidate[],
+  ctx: RoutingContext = context(),
+): string | null {
+  const decision = strategy.choose(routed, candidates, ctx)
+  if (decision.pod !== null) strategy.onRouted?.(routed, decision.pod, ctx)
+  return decision.pod
+}
+
+const names = ['pod-a', 'pod-b', 'pod-c', 'pod-d', 'pod-e']
+const prefixes = ['system: you are a helpful assistant. ', 'context: '.repeat(40), 'q'.repeat(700)]
+
+/**
+ * A seeded sequence of decisions over random pools, prompts sharing a few prefixes, loads,
+ * stale metrics, empty candidate lists and removed pods; returns each decision's pod and reason.
+ */
+export function runRandomScenario(strategy: RoutingStrategy, seed: number, steps = 300): string[] {
+  const draw = createSeededRandom(seed)
+  const int = (n: number) => Math.floor(draw() * n)
+  const outcomes: string[] = []
+  for (let step = 0; step < steps; step++) {
+    const pool = names.filter(() => draw() < 0.8)
+    const promptTokens = 1 + int(3000)
+    const candidates = pool.map((name) =>
+      pod(name, {
+        cachedBlocks: int(Math.ceil(promptTokens / 16) + 2),
+        metrics:
+          draw() < 0.2
+            ? null
+            : { running: int(20), waiting: int(8), kvCacheUsage: draw(), ageMs: 5 },
+        ttft: { overheadMs: 20, msPerToken: 0.05 + draw() * 0.3 },
+        load: {
+          inFlight: int(60),
+          pendingPrefillTokens: int(40_000),
+          activeTokens: int(200_000),
+        },
+      }),
+    )
+    const routed = request({
+      id: `s${seed}-${step}`,
+      model: draw() < 0.9 ? 'qwen3' : 'llama',
+      promptTokens,
+      promptText: (prefixes[int(prefixes.length)] as string) + 'u'.repeat(int(200)) + step,
+    })
+    const ctx = context(draw, step * 997)
+    const decision = strategy.choose(routed, candidates, ctx)
+    expect(decision.scores.map((score) => score.pod)).toEqual(pool)
+    if (decision.pod === null) {
+      expect(candidates).toEqual([])
+    } else {
+      expect(pool).toContain(decision.pod)
+      strategy.onRouted?.(routed, decision.pod, ctx)
+    }
+    if (draw() < 0.02) strategy.onPodRemoved?.(names[int(names.length)] as string)
+    outcomes.push(`${decision.pod} ${decision.reason}`)
+  }
+  return outcomes
+}
+
+/** The properties every strategy has: candidates only, and the same seed gives the same run. */
+export function expectSeededProperties(create: () => RoutingStrategy): void {
+  for (const seed of [1, 2, 3]) {
+    const first = runRandomScenario(create(), seed)
+    expect(runRandomScenario(create(), seed)).toEqual(first)
+  }
+  expect(runRandomScenario(create(), 4)).not.toEqual(runRandomScenario(create(), 5))
+}
