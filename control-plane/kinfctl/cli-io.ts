@@ -5,6 +5,8 @@ export interface CliIo {
   readStdin: () => Promise<string>
   /** Resolves when the process is asked to stop (SIGINT, SIGTERM): long-running commands wait on it. */
   untilInterrupted: () => Promise<void>
+  /** The environment, read here and nowhere else. */
+  env: Readonly<Record<string, string | undefined>>
 }
 
 /** Exit codes, as kubeconform uses them. */

@@ -11,6 +11,7 @@ process.exitCode = await runKinfctl(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   readStdin,
+  env: process.env,
   untilInterrupted: () =>
     new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve())

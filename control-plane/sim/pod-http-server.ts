@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { z } from 'zod'
 import { ChatMessage } from '../../shared/openai/chat-completion-request.ts'
-import { handleGeneration } from './handle-generation.ts'
 import { prometheusTextContentType } from '../metrics/create-prometheus-registry.ts'
+import { handleGeneration } from './handle-generation.ts'
 import { type SimFaults, SimFaultsPatch } from './sim-pod-config.ts'
 import type { SimPodContext } from './sim-pod-context.ts'
 import { badRequest, VllmError } from './vllm-error.ts'
@@ -63,8 +63,13 @@ export function createPodHttpServer(context: SimPodContext, admin: PodAdmin): Se
     'GET /ping': (ctx, _body, res) => health(ctx, res),
     'POST /ping': (ctx, _body, res) => health(ctx, res),
     'GET /metrics': (ctx, _body, res) => {
+      const runtime = ctx.runtime()
       res.writeHead(200, { 'content-type': prometheusTextContentType })
-      res.end(ctx.runtime().metrics.render())
+      // vLLM's /metrics also carries prometheus_client's process collector; its start time is
+      // what tells a scraper that the process behind the same address was replaced.
+      res.end(
+        `${runtime.metrics.render()}# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds ${runtime.startedAtSeconds}\n`,
+      )
     },
     // vLLM answers 200 whether or not the reset happened (it refuses while blocks are in use).
     'POST /reset_prefix_cache': (ctx, _body, res) => {

@@ -30,6 +30,8 @@ export interface PodRuntime {
   readonly driver: RealTimeDriver
   readonly publisher: KvEventPublisher
   readonly metrics: VllmMetrics
+  /** Wall-clock start of this incarnation, as prometheus_client's process collector shows it. */
+  readonly startedAtSeconds: number
   /** Queues a request; returns its arrival in modelled ms. */
   submit(
     input: Omit<EngineRequestInput, 'arrivalMs'> & { maxTokens: number },
@@ -160,6 +162,7 @@ export async function createPodRuntime(
     driver,
     publisher,
     metrics,
+    startedAtSeconds: Date.now() / 1000,
     submit({ maxTokens, ...input }, listener) {
       const arrivalMs = driver.submit(input, listener)
       trackers.set(input.id, {

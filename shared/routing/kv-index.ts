@@ -29,6 +29,8 @@ export interface ApplyResult {
   unknownParents: number
   /** BlockRemoved hashes the index did not know. */
   unknownRemovals: number
+  /** The batch's seq was at or below the last one applied for the pod: nothing was done. */
+  duplicate: boolean
 }
 
 /**
@@ -37,8 +39,19 @@ export interface ApplyResult {
  * replicas). Every method is safe to call with any pod name; unknown pods hold nothing.
  */
 export interface KvIndex {
-  /** Applies one event batch of a pod, atomically (all of it or none). `model` seeds the keys. */
-  apply(pod: PodId, model: string, events: readonly IndexEvent[]): Promise<ApplyResult>
+  /**
+   * Applies one event batch of a pod, atomically (all of it or none). `model` seeds the
+   * keys. With `seq`, a batch at or below the last seq applied for the pod is skipped:
+   * scorer replicas sharing an index each apply every pod's stream, and only the first
+   * application of a batch counts. dropPod forgets the last seq (a restarted pod's
+   * stream starts again at 0).
+   */
+  apply(
+    pod: PodId,
+    model: string,
+    events: readonly IndexEvent[],
+    seq?: bigint,
+  ): Promise<ApplyResult>
   /**
    * For each pod, the number of leading blocks of `chain` it holds (stored, or routed there
    * and not yet expired), aligned with `pods`. One round trip whatever the pod count.

@@ -16,6 +16,7 @@ export async function runCli(
     },
     readStdin: async () => stdin,
     untilInterrupted: () => new Promise<void>(() => {}),
+    env: {},
   })
   return { code, stdout, stderr }
 }

@@ -1,10 +1,10 @@
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import { cacheConfigLabels, type VllmCacheConfig } from './cache-config-labels.ts'
 import {
   type CounterChild,
   createPrometheusRegistry,
   type HistogramChild,
 } from '../../metrics/create-prometheus-registry.ts'
+import { cacheConfigLabels, type VllmCacheConfig } from './cache-config-labels.ts'
 import { build125Buckets, vllmHistogramBuckets } from './vllm-histogram-buckets.ts'
 import { type VllmMetricName, vllmMetricHelp } from './vllm-metric-help.ts'
 

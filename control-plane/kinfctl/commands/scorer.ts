@@ -1,0 +1,140 @@
+import { readFile } from 'node:fs/promises'
+import { parseArgs } from 'node:util'
+import { verifySnapshot } from '../../../shared/config/compile-snapshot.ts'
+import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
+import { RoutingStrategyName } from '../../../shared/crd/routing-strategy.ts'
+import { ScorerConfig, type ScorerConfigInput, type ScorerPod } from '../../scorer/scorer-config.ts'
+import { startScorer } from '../../scorer/start-scorer.ts'
+import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
+
+export const scorerUsage = `Usage: kinfctl scorer --port P [options]
+
+Runs the scorer: receives OpenAI chat and completions requests signed by the edge,
+finds the pod whose KV cache holds most of the prompt, predicts each pod's time to
+first token, and proxies to the best one. Runs until interrupted.
+
+Options:
+      --port P             listen port (0 = a free port)
+      --host H             listen address (default 127.0.0.1)
+      --config FILE        config snapshot from kinfctl compile (pools, backends)
+      --pod SPEC           a pod: name=N,http=URL[,events=tcp://H:P][,replay=tcp://H:P][,pool=NAME]
+                           (repeatable; the controller feeds pods in a cluster)
+Without --config, one pool serves:
+      --model NAME         served model name (default qwen3.8-27b-fp8)
+      --tokenizer NAME     tokenizer of the model (default qwen3)
+      --profile NAME       GPU profile for the initial TTFT model (default l40s-27b-fp8)
+      --strategy NAME      routing strategy (default kinference)
+      --max-context N      model context length (default 32768)
+      --allow-unsigned     accept requests without the edge's signature (local trials only)
+Environment:
+  KINFERENCE_SIGNING_SECRETS  comma-separated HMAC secrets shared with the edge
+  KINFERENCE_ADMIN_TOKEN      bearer token of /admin (off without it)
+  REDIS_URL                   share the KV index through Redis (in memory without it)
+`
+
+export function parsePodSpec(text: string, defaultPool: string | null): ScorerPod {
+  const fields = Object.fromEntries(
+    text.split(',').map((part) => {
+      const at = part.indexOf('=')
+      if (at < 1) throw new UsageError(`--pod: "${part}" is not key=value`)
+      return [part.slice(0, at).trim(), part.slice(at + 1).trim()]
+    }),
+  )
+  const known = new Set(['name', 'http', 'events', 'replay', 'pool'])
+  for (const key of Object.keys(fields))
+    if (!known.has(key)) throw new UsageError(`--pod: unknown field "${key}"`)
+  const pool = fields.pool ?? defaultPool
+  if (!fields.name || !fields.http) throw new UsageError('--pod needs at least name= and http=')
+  if (!pool)
+    throw new UsageError(`--pod ${fields.name}: pool= is needed when the config has several pools`)
+  return {
+    name: fields.name,
+    http: fields.http,
+    events: fields.events ?? null,
+    replay: fields.replay ?? null,
+    pool,
+  }
+}
+
+export async function scorerCommand(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string', default: '127.0.0.1' },
+      config: { type: 'string' },
+      pod: { type: 'string', multiple: true, default: [] },
+      model: { type: 'string', default: 'qwen3.8-27b-fp8' },
+      tokenizer: { type: 'string', default: 'qwen3' },
+      profile: { type: 'string', default: 'l40s-27b-fp8' },
+      strategy: { type: 'string', default: 'kinference' },
+      'max-context': { type: 'string', default: '32768' },
+      'allow-unsigned': { type: 'boolean', default: false },
+    },
+  })
+  if (values.port === undefined) throw new UsageError('--port is required')
+  const strategy = RoutingStrategyName.safeParse(values.strategy)
+  if (!strategy.success) throw new UsageError(`unknown --strategy "${values.strategy}"`)
+  let pools: ScorerConfigInput['pools']
+  let backends: ScorerConfigInput['backends'] = {}
+  if (values.config !== undefined) {
+    const snapshot = await verifySnapshot(JSON.parse(await readFile(values.config, 'utf8')))
+    pools = Object.values(snapshot.pools).map((pool) => ({ name: pool.name, spec: pool.spec }))
+    backends = Object.fromEntries(
+      Object.values(snapshot.backends).flatMap((backend) =>
+        backend.spec.target.pool
+          ? [
+              [
+                backend.name,
+                { pool: backend.spec.target.pool.name, model: backend.spec.target.pool.model },
+              ],
+            ]
+          : [],
+      ),
+    )
+  } else {
+    const spec = InferencePoolSpec.parse({
+      selector: { matchLabels: {} },
+      targetPort: 8000,
+      models: [
+        {
+          name: values.model,
+          tokenizer: values.tokenizer,
+          maxContextTokens: Number(values['max-context']),
+        },
+      ],
+      gpuProfile: values.profile,
+      routing: { strategy: strategy.data },
+    })
+    pools = [{ name: 'default', spec }]
+  }
+  const defaultPool = pools.length === 1 ? (pools[0]?.name ?? null) : null
+  const secrets = (io.env.KINFERENCE_SIGNING_SECRETS ?? '').split(',').filter(Boolean)
+  const parsed = ScorerConfig.safeParse({
+    host: values.host,
+    port: Number(values.port),
+    signingSecrets: secrets,
+    allowUnsigned: values['allow-unsigned'],
+    adminToken: io.env.KINFERENCE_ADMIN_TOKEN ?? null,
+    redisUrl: io.env.REDIS_URL ?? null,
+    pools,
+    backends,
+    pods: values.pod.map((spec) => parsePodSpec(spec, defaultPool)),
+  })
+  if (!parsed.success)
+    throw new UsageError(
+      parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '),
+    )
+  if (parsed.data.signingSecrets.length === 0 && !parsed.data.allowUnsigned) {
+    throw new UsageError(
+      'set KINFERENCE_SIGNING_SECRETS (shared with the edge), or pass --allow-unsigned for a local trial',
+    )
+  }
+  const scorer = await startScorer(parsed.data, (message) => io.stderr(`${message}\n`))
+  io.stdout(
+    `scorer listening on ${scorer.url} (${parsed.data.pods.length} pods, index in ${parsed.data.redisUrl ? 'redis' : 'memory'})\n`,
+  )
+  await io.untilInterrupted()
+  await scorer.close()
+  return exitCode.ok
+}

@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto'
+import type { Agent, IncomingMessage, ServerResponse } from 'node:http'
+import { type EdgeClaims, verifyEdgeRequest } from '../../shared/auth/edge-signature.ts'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import type { KvIndex } from '../../shared/routing/kv-index.ts'
+import type { RouteResult } from '../../shared/routing/router-core.ts'
+import type { PoolRuntime } from './pool-runtime.ts'
+import { prepareRequest, type RequestKind } from './prepare-request.ts'
+import { proxyToPod } from './proxy-to-pod.ts'
+import { parseJson, readBody } from './read-body.ts'
+import type { ScorerConfig } from './scorer-config.ts'
+import type { ScorerMetrics } from './scorer-metrics.ts'
+
+export interface InferenceContext {
+  config: ScorerConfig
+  pools: readonly PoolRuntime[]
+  index: KvIndex
+  metrics: ScorerMetrics
+  agent: Agent
+  /** Pods seen reporting prompt_tokens_details: for them a missing cached_tokens means 0. */
+  podsReportingCache: Set<string>
+  random: () => number
+  log: (message: string) => void
+}
+
+const passThroughHeaders = ['x-request-id', 'traceparent', 'tracestate', 'accept']
+
+/**
+ * One chat or completions request: check the edge's signature, tokenize, look the prompt's
+ * blocks up in the index (one round trip), let the pool's strategy choose, and proxy. A
+ * pod that fails before the first byte is left out and the request tried once more; when
+ * every candidate is saturated and the edge allows bursting, answer "saturated" at once.
+ */
+export async function handleInference(
+  context: InferenceContext,
+  kind: RequestKind,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const started = performance.now()
+  const requestId = headerOf(req, 'x-request-id') ?? randomUUID()
+  const body = await readBody(req, context.config.maxBodyBytes)
+  const claims = await authenticate(context, req, body)
+  const pools = allowedPools(context, claims)
+  const prepared = prepareRequest(requestId, kind, parseJson(body), pools)
+  const { pool, routing } = prepared
+  const pods = pool.core.podNames()
+  if (pods.length === 0)
+    throw new KinfError('upstream_unavailable', `pool ${pool.name} has no pods`)
+  const held = await context.index.lookup(prepared.keys, pods, Date.now())
+  const headers = Object.fromEntries(
+    passThroughHeaders.flatMap((name) => {
+      const value = headerOf(req, name)
+      return value === undefined ? [] : [[name, value]]
+    }),
+  )
+  headers['x-request-id'] = requestId
+  const tried = new Set<string>()
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const route = pool.core.route(
+      routing,
+      held,
+      { nowMs: performance.now(), random: context.random },
+      tried,
+    )
+    const pod = route.decision.pod
+    if (pod === null) break
+    if (attempt === 0 && claims.allowBurst && allSaturated(pool, route)) {
+      context.metrics.saturated.labels({ pool: pool.name }).inc()
+      throw new KinfError(
+        'saturated',
+        `pool ${pool.name} is saturated: every pod's predicted TTFT is over its limit`,
+      )
+    }
+    const score = route.decision.scores.find((s) => s.pod === pod)
+    const predicted = route.predictedTtftMs.get(pod) ?? 0
+    context.metrics.decisionSeconds
+      .labels({ pool: pool.name })
+      .observe((performance.now() - started) / 1000)
+    context.metrics.predictedTtftSeconds.labels({ pool: pool.name }).observe(predicted / 1000)
+    pool.core.dispatched(routing, pod, route, performance.now())
+    const blocks = prepared.keys.length / 2
+    context.index
+      .addSpeculative(
+        pod,
+        prepared.keys,
+        blocks,
+        Date.now() + (pool.spec.routing.kinference?.speculativeTtlMs ?? 2_000),
+      )
+      .catch((error: unknown) =>
+        context.log(`speculative entry for ${pod} failed: ${(error as Error).message}`),
+      )
+    const endpoint = pool.endpoint(pod)
+    if (!endpoint) throw new KinfError('internal', `pod ${pod} has no endpoint`)
+    const outcome = await proxyToPod(
+      {
+        podUrl: endpoint.http,
+        path: kind === 'chat' ? '/v1/chat/completions' : '/v1/completions',
+        body,
+        headers,
+        agent: context.agent,
+        stream: prepared.stream,
+        connectTimeoutMs: 5_000,
+        extraHeaders: {
+          'x-kinference-decision': `pool=${pool.name}; pod=${pod}; strategy=${pool.core.strategy.name}; matched_tokens=${score?.cachedTokens ?? 0}; predicted_ttft_ms=${Math.round(predicted)}`,
+          'x-kinference-reason': asciiHeader(route.decision.reason),
+        },
+        onFirstToken: () => {
+          pool.core.firstToken(requestId, performance.now())
+          context.metrics.ttftSeconds.labels({ pod }).observe((performance.now() - started) / 1000)
+        },
+        onProgress: (generated) => pool.core.progress(requestId, generated),
+      },
+      res,
+    )
+    const outcomeLabel = { pool: pool.name, pod, outcome: outcome.kind }
+    context.metrics.requests.labels(outcomeLabel).inc()
+    if (outcome.kind === 'completed') {
+      if (outcome.cachedTokens !== null) context.podsReportingCache.add(pod)
+      const reported =
+        outcome.cachedTokens ??
+        (outcome.usageSeen && context.podsReportingCache.has(pod) ? 0 : null)
+      pool.core.finished(requestId, performance.now(), outcome.status === 200 ? reported : null)
+      context.metrics.matchedTokens.labels({ pod }).inc(score?.cachedTokens ?? 0)
+      context.metrics.promptTokens.labels({ pod }).inc(routing.promptTokens)
+      return
+    }
+    pool.core.failed(requestId, performance.now(), outcome.kind !== 'client-gone')
+    if (outcome.kind !== 'failed-before-bytes') return
+    context.log(
+      `${pod} failed before answering (${outcome.reason}); ${attempt === 0 ? 'retrying on the next best pod' : 'giving up'}`,
+    )
+    context.metrics.retries.labels({ pool: pool.name }).inc()
+    tried.add(pod)
+  }
+  throw new KinfError('upstream_unavailable', `no pod of pool ${pool.name} could take the request`)
+}
+
+async function authenticate(
+  context: InferenceContext,
+  req: IncomingMessage,
+  body: Buffer,
+): Promise<EdgeClaims> {
+  const { signingSecrets, allowUnsigned } = context.config
+  if (signingSecrets.length === 0 && allowUnsigned) {
+    return { tenant: '', labels: [], backends: [], allowBurst: false }
+  }
+  const verified = await verifyEdgeRequest(
+    signingSecrets,
+    {
+      method: req.method ?? 'POST',
+      path: (req.url ?? '/').split('?')[0] ?? '/',
+      body,
+      headers: (name) => headerOf(req, name),
+    },
+    Date.now() / 1000,
+  )
+  if (verified.ok) return verified.claims
+  if (allowUnsigned && headerOf(req, 'x-kinference-signature') === undefined) {
+    return { tenant: '', labels: [], backends: [], allowBurst: false }
+  }
+  throw new KinfError('unauthorized', `request not signed by the edge: ${verified.reason}`)
+}
+
+/** The pools the edge's allowed backends point at; all pools when it names none. */
+function allowedPools(context: InferenceContext, claims: EdgeClaims): readonly PoolRuntime[] {
+  if (claims.backends.length === 0) return context.pools
+  const names = new Set(
+    claims.backends.flatMap((backend) => context.config.backends[backend]?.pool ?? []),
+  )
+  const pools = context.pools.filter((pool) => names.has(pool.name))
+  if (pools.length === 0)
+    throw new KinfError('forbidden', 'none of the backends this request may use is served here')
+  return pools
+}
+
+/**
+ * Saturated: predicted over the TTFT SLO (or the pool's saturation TTFT), or the pod's
+ * own queue or KV usage at the pool's thresholds.
+ */
+function allSaturated(pool: PoolRuntime, route: RouteResult): boolean {
+  const { ttftSloMs, saturation } = pool.spec
+  const limit = saturation.predictedTtftMs ?? ttftSloMs
+  return route.candidates.every((pod) => {
+    const predicted = route.predictedTtftMs.get(pod.name) ?? 0
+    const overTtft = limit !== undefined && predicted > limit
+    const overLoad =
+      pod.metrics !== null &&
+      (pod.metrics.waiting >= saturation.queueDepthThreshold ||
+        pod.metrics.kvCacheUsage >= saturation.kvCacheUtilThreshold)
+    return overTtft || overLoad
+  })
+}
+
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name]
+  return Array.isArray(value) ? value[0] : value
+}
+
+function asciiHeader(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 512)
+}

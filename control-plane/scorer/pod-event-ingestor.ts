@@ -1,0 +1,175 @@
+import type { KvIndex } from '../../shared/routing/kv-index.ts'
+import type { EventBatch } from '../kv-events/kv-cache-event.ts'
+import { requestReplay } from '../kv-events/request-replay.ts'
+import { toIndexEvents } from './to-index-events.ts'
+
+export interface IngestorCounters {
+  batches: number
+  replays: number
+  gaps: number
+  restarts: number
+  unrepairable: number
+  applyErrors: number
+}
+
+export interface PodEventIngestorOptions {
+  pod: string
+  model: string
+  index: KvIndex
+  /** The pod's replay ROUTER socket; without one a gap can only be survived cold. */
+  replayEndpoint: string | null
+  replayTimeoutMs?: number
+  /** The index of this pod can (true) or cannot (false) be believed right now. */
+  onReady: (ready: boolean) => void
+  onError: (message: string) => void
+}
+
+/**
+ * Keeps one pod's index in step with its KV-event stream: batches are applied in seq
+ * order; a gap triggers a replay from the first missing seq; a seq that goes backwards is
+ * a new incarnation of the pod (vLLM restarts at 0 and sends no AllBlocksCleared), so its
+ * entries are dropped and its history replayed; at start the history is replayed too.
+ * While any of this is under way the pod is reported not ready (scored cache-cold), and
+ * what cannot be repaired is dropped rather than left half-true.
+ */
+export class PodEventIngestor {
+  readonly counters: IngestorCounters = {
+    batches: 0,
+    replays: 0,
+    gaps: 0,
+    restarts: 0,
+    unrepairable: 0,
+    applyErrors: 0,
+  }
+  private readonly options: PodEventIngestorOptions
+  private lastSeq: bigint | null = null
+  private syncing = false
+  private closed = false
+  private buffered: { seq: bigint; batch: EventBatch }[] = []
+  private queue: Promise<void> = Promise.resolve()
+
+  constructor(options: PodEventIngestorOptions) {
+    this.options = options
+  }
+
+  /** Replays the pod's history (whatever its ring still holds) before live batches. */
+  start(): Promise<void> {
+    return this.enqueue(() => this.resync(0n, true))
+  }
+
+  /** The pod restarted (seen elsewhere than in its events): its index starts over. */
+  restart(): Promise<void> {
+    this.counters.restarts++
+    return this.enqueue(() => this.resync(0n, true))
+  }
+
+  close(): void {
+    this.closed = true
+  }
+
+  /** A live batch from the SUB socket. */
+  receive(seq: bigint, batch: EventBatch): Promise<void> {
+    if (this.syncing) {
+      this.buffered.push({ seq, batch })
+      return this.queue
+    }
+    return this.enqueue(() => this.handle(seq, batch))
+  }
+
+  private enqueue(task: () => Promise<void>): Promise<void> {
+    this.queue = this.queue.then(task, task).catch((error: unknown) => {
+      this.options.onError(`${this.options.pod}: ${(error as Error).message}`)
+    })
+    return this.queue
+  }
+
+  private async handle(seq: bigint, batch: EventBatch): Promise<void> {
+    if (this.closed) return
+    const last = this.lastSeq
+    if (last !== null && seq === last) return
+    if (last !== null && seq < last) {
+      this.counters.restarts++
+      this.buffered.push({ seq, batch })
+      return this.resync(0n, true)
+    }
+    if (last !== null && seq > last + 1n) {
+      this.counters.gaps++
+      this.buffered.push({ seq, batch })
+      return this.resync(last + 1n, false)
+    }
+    await this.apply(seq, batch)
+  }
+
+  private async resync(from: bigint, dropFirst: boolean): Promise<void> {
+    this.syncing = true
+    this.options.onReady(false)
+    try {
+      if (dropFirst) {
+        await this.options.index.dropPod(this.options.pod)
+        this.lastSeq = null
+      }
+      const replayed = await this.replay(from)
+      // The ring no longer holds `from`: the gap cannot be filled, so start cold from here.
+      if (replayed === null || (replayed[0]?.seq ?? from) !== from) {
+        if (!(dropFirst && from === 0n)) this.counters.unrepairable++
+        await this.options.index.dropPod(this.options.pod)
+        this.lastSeq = null
+      } else if (this.lastSeq === null) {
+        // The replay answered: batches before `from` are accounted for, so the next one
+        // expected is `from` and a later first live batch reveals a gap.
+        this.lastSeq = from - 1n
+      }
+      const batches = [...(replayed ?? []), ...this.buffered.splice(0)].sort((a, b) =>
+        a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0,
+      )
+      for (const { seq, batch } of batches) {
+        if (this.lastSeq !== null && seq <= this.lastSeq) continue
+        await this.apply(seq, batch)
+      }
+    } finally {
+      this.syncing = false
+    }
+    // Batches that arrived while the last ones were applied.
+    const late = this.buffered.splice(0)
+    this.options.onReady(true)
+    for (const { seq, batch } of late) await this.handle(seq, batch)
+  }
+
+  private async replay(from: bigint): Promise<{ seq: bigint; batch: EventBatch }[] | null> {
+    if (!this.options.replayEndpoint) return null
+    this.counters.replays++
+    try {
+      return await requestReplay({
+        endpoint: this.options.replayEndpoint,
+        startSeq: from,
+        timeoutMs: this.options.replayTimeoutMs ?? 2_000,
+      })
+    } catch (error) {
+      this.options.onError(
+        `${this.options.pod}: replay from ${from} failed: ${(error as Error).message}`,
+      )
+      return null
+    }
+  }
+
+  private async apply(seq: bigint, batch: EventBatch): Promise<void> {
+    try {
+      await this.options.index.apply(
+        this.options.pod,
+        this.options.model,
+        toIndexEvents(batch.events),
+        seq,
+      )
+      this.lastSeq = seq
+      this.counters.batches++
+    } catch (error) {
+      // The index may now miss this batch: forget the pod and rebuild from the next one.
+      this.counters.applyErrors++
+      this.options.onError(
+        `${this.options.pod}: applying batch ${seq} failed: ${(error as Error).message}`,
+      )
+      await this.options.index.dropPod(this.options.pod).catch(() => {})
+      this.lastSeq = null
+    }
+  }
+}

@@ -1,0 +1,205 @@
+import {
+  type Agent,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type ServerResponse,
+} from 'node:http'
+
+export type ProxyOutcome =
+  /** The pod answered (any status below 500) and the answer reached the client. */
+  | {
+      kind: 'completed'
+      status: number
+      /** Usage seen: cachedTokens null when absent (see the caller for what absence means). */
+      usageSeen: boolean
+      cachedTokens: number | null
+      generatedTokens: number
+    }
+  /** Nothing reached the client: connection refused, reset, or a 5xx. Safe to retry elsewhere. */
+  | { kind: 'failed-before-bytes'; reason: string }
+  /** The stream broke after bytes were sent; the client got an error event. */
+  | { kind: 'failed-after-bytes'; reason: string; generatedTokens: number }
+  | { kind: 'client-gone' }
+
+export interface ProxyRequest {
+  podUrl: string
+  path: string
+  body: Buffer
+  /** Headers passed through to the pod (request id, trace context). */
+  headers: Record<string, string>
+  agent: Agent
+  stream: boolean
+  /** Added to the answer: which pod, why. */
+  extraHeaders: Record<string, string>
+  connectTimeoutMs: number
+  onFirstToken: () => void
+  onProgress: (generatedTokens: number) => void
+}
+
+const hopByHop = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'proxy-connection',
+  'upgrade',
+])
+const maxBufferedBody = 4 * 1024 * 1024
+const tailBytes = 4096
+
+/**
+ * Sends the client's body to a pod as is and streams the pod's answer back byte for byte,
+ * watching it go by for the first token, the number of tokens and the usage block. Before
+ * the first byte a failure is reported so the caller can retry on another pod; after it,
+ * the stream ends with an OpenAI-style error event, never silently.
+ */
+export function proxyToPod(request: ProxyRequest, res: ServerResponse): Promise<ProxyOutcome> {
+  return new Promise<ProxyOutcome>((resolve) => {
+    let settled = false
+    const settle = (outcome: ProxyOutcome) => {
+      if (settled) return
+      settled = true
+      resolve(outcome)
+    }
+    const target = new URL(request.path, request.podUrl)
+    const upstream = httpRequest(target, {
+      method: 'POST',
+      agent: request.agent,
+      headers: {
+        ...request.headers,
+        'content-type': 'application/json',
+        'content-length': String(request.body.length),
+      },
+    })
+    const connectTimer = setTimeout(
+      () => upstream.destroy(new Error('connect timeout')),
+      request.connectTimeoutMs,
+    )
+    const onClientGone = () => {
+      if (res.writableFinished) return
+      upstream.destroy()
+      settle({ kind: 'client-gone' })
+    }
+    res.once('close', onClientGone)
+
+    upstream.once('error', (error) => {
+      clearTimeout(connectTimer)
+      if (!res.headersSent) settle({ kind: 'failed-before-bytes', reason: error.message })
+    })
+    upstream.once('response', (answer) => {
+      clearTimeout(connectTimer)
+      const status = answer.statusCode ?? 502
+      if (status >= 500) {
+        answer.resume()
+        settle({ kind: 'failed-before-bytes', reason: `pod answered ${status}` })
+        return
+      }
+      res.writeHead(status, { ...passThrough(answer.headers), ...request.extraHeaders })
+      let first = true
+      let generated = 0
+      let tail = ''
+      const body: Buffer[] = []
+      let bodySize = 0
+      answer.on('data', (chunk: Buffer) => {
+        if (first && request.stream && status === 200) request.onFirstToken()
+        first = false
+        if (!res.write(chunk)) {
+          answer.pause()
+          res.once('drain', () => answer.resume())
+        }
+        const text = chunk.toString('latin1')
+        if (request.stream) {
+          generated += countTokenEvents(text)
+          request.onProgress(generated)
+          tail = (tail + text).slice(-tailBytes)
+        } else if (bodySize < maxBufferedBody) {
+          body.push(chunk)
+          bodySize += chunk.length
+        }
+      })
+      answer.once('end', () => {
+        res.end()
+        const usage = request.stream ? usageFromStream(tail) : usageFromJson(Buffer.concat(body))
+        settle({
+          kind: 'completed',
+          status,
+          usageSeen: usage !== null,
+          cachedTokens: usage?.cached ?? null,
+          generatedTokens: usage?.completion ?? generated,
+        })
+      })
+      answer.once('error', (error) => {
+        if (request.stream) {
+          const event = {
+            error: {
+              message: `the pod failed mid-stream: ${error.message}`,
+              type: 'server_error',
+              param: null,
+              code: 'upstream_error',
+            },
+          }
+          res.end(`data: ${JSON.stringify(event)}\n\ndata: [DONE]\n\n`)
+        } else res.destroy()
+        settle({ kind: 'failed-after-bytes', reason: error.message, generatedTokens: generated })
+      })
+    })
+    upstream.end(request.body)
+  })
+}
+
+function passThrough(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !hopByHop.has(name)) out[name] = value
+  }
+  return out
+}
+
+/** SSE events carrying generated text (the role chunk and the usage chunk carry none). */
+function countTokenEvents(text: string): number {
+  let count = 0
+  for (let at = text.indexOf('"content":"'); at >= 0; at = text.indexOf('"content":"', at + 1)) {
+    if (text[at + 11] !== '"') count++
+  }
+  for (let at = text.indexOf('"text":"'); at >= 0; at = text.indexOf('"text":"', at + 1)) count++
+  return count
+}
+
+interface UsageSeen {
+  /** null when the answer had no prompt_tokens_details (a pod without it, or vLLM omitting a 0). */
+  cached: number | null
+  completion: number
+}
+
+function readUsage(value: unknown): UsageSeen | null {
+  const usage = (
+    value as {
+      usage?: { completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } }
+    }
+  )?.usage
+  if (!usage || typeof usage.completion_tokens !== 'number') return null
+  const cached = usage.prompt_tokens_details?.cached_tokens
+  return { cached: typeof cached === 'number' ? cached : null, completion: usage.completion_tokens }
+}
+
+function usageFromStream(tail: string): UsageSeen | null {
+  const events = tail.split('\n\n')
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]?.trim() ?? ''
+    if (!event.startsWith('data: {') || !event.includes('"usage"')) continue
+    try {
+      return readUsage(JSON.parse(event.slice(6)))
+    } catch {
+      return null
+    }
+  }
+  return null
+}
+
+function usageFromJson(body: Buffer): UsageSeen | null {
+  try {
+    return readUsage(JSON.parse(body.toString('utf8')))
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,194 @@
+import { Redis } from 'ioredis'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { keyHex } from '../../shared/routing/block-keys.ts'
+import type { ApplyResult, KvIndex, PodId } from '../../shared/routing/kv-index.ts'
+import { hexOf, parentsToRead, planBatch } from './redis-kv-index-batch.ts'
+import { RedisKvIndexHints } from './redis-kv-index-hints.ts'
+import { loadRedisKvIndexScripts, toUpstreamError } from './redis-kv-index-scripts.ts'
+
+export interface RedisKvIndexOptions {
+  /** A connected client (close() leaves it open), or a URL to connect to (close() quits it). */
+  redis: Redis | string
+  /** Namespace of every key (default `kinf:`); one per pool, or per test. */
+  prefix?: string
+  /**
+   * Engine hashes per pod. A pod exceeding it is cleared (so many more than any GPU holds
+   * means lost BlockRemoved events); the memory index forgets the oldest instead, which in
+   * Redis would need a per-block order costing a quarter of apply. Default 262,144.
+   */
+  maxEngineHashesPerPod?: number
+  /** Speculative entries over all pods; beyond it the ones expiring first go. Default 262,144. */
+  maxSpeculative?: number
+  /** Expired speculative entries purged per lookup: bounded work per call. Default 32. */
+  purgePerLookup?: number
+  /** Parent-key hints this replica keeps per pod (oldest first out). Default 262,144. */
+  maxHintsPerPod?: number
+  /** Pods with hints (least recently used out). Default 1,024. */
+  maxHintPods?: number
+}
+
+/**
+ * The KvIndex shared by scorer replicas, in Redis (data layout in redis-kv-index-lua.ts).
+ * `apply` is one EVALSHA (plus one HMGET first when a parent is unknown to this replica's
+ * hints, e.g. indexed by another replica); `lookup` is one EVALSHA for all pods.
+ *
+ * Batches of one pod must be applied by one writer at a time, in order (within this
+ * replica, calls for a pod are queued): apply is not idempotent, so two replicas applying
+ * the same batch count its blocks twice. A rejected apply may or may not have run in
+ * Redis (a lost reply); the caller should treat the pod as untrustworthy and drop it.
+ */
+export async function createRedisKvIndex(options: RedisKvIndexOptions): Promise<KvIndex> {
+  const prefix = options.prefix ?? 'kinf:'
+  const maxHashes = String(positive(options.maxEngineHashesPerPod ?? 262_144))
+  const maxSpeculative = String(positive(options.maxSpeculative ?? 262_144))
+  const purgePerLookup = String(Math.max(0, Math.floor(options.purgePerLookup ?? 32)))
+  const hints = new RedisKvIndexHints(
+    positive(options.maxHintsPerPod ?? 262_144),
+    positive(options.maxHintPods ?? 1024),
+  )
+  const owned = typeof options.redis === 'string'
+  const redis = owned ? await connect(options.redis as string) : (options.redis as Redis)
+  const scripts = await loadRedisKvIndexScripts(redis).catch((error: unknown) => {
+    if (owned) redis.disconnect()
+    throw error
+  })
+  const tails = new Map<PodId, Promise<unknown>>()
+
+  /** Runs `work` after every earlier apply/dropPod call for the same pod. */
+  function inOrder<T>(pod: PodId, work: () => Promise<T>): Promise<T> {
+    const run = (tails.get(pod) ?? Promise.resolve()).then(work)
+    const tail = run.catch(() => undefined)
+    tails.set(pod, tail)
+    void tail.then(() => {
+      if (tails.get(pod) === tail) tails.delete(pod)
+    })
+    return run
+  }
+
+  async function readParents(pod: PodId, hashes: bigint[]): Promise<Map<bigint, string | null>> {
+    const read = new Map<bigint, string | null>()
+    if (hashes.length === 0) return read
+    let values: (string | null)[]
+    try {
+      values = await redis.hmget(`${prefix}e:${pod}`, ...hashes.map(hexOf))
+    } catch (error) {
+      throw toUpstreamError('reading parents', error)
+    }
+    hashes.forEach((hash, i) => {
+      const value = values[i]
+      read.set(hash, typeof value === 'string' ? value.slice(0, 16) : null)
+    })
+    return read
+  }
+
+  async function applyNow(
+    pod: PodId,
+    model: string,
+    events: Parameters<KvIndex['apply']>[2],
+    seq: bigint | undefined,
+  ): Promise<ApplyResult> {
+    const podHints = hints.forPod(pod)
+    const read = await readParents(pod, parentsToRead(events, podHints))
+    const plan = planBatch(model, events, read, podHints)
+    const reply = (await scripts.run('apply', [
+      prefix,
+      pod,
+      maxHashes,
+      seq === undefined ? '' : seq.toString(),
+      ...plan.args,
+    ])) as [number, number, number, number, number[], number, number]
+    if (reply[6] === 1) {
+      // Another replica applied this batch first; this one's plan (and hints) do not count.
+      return { stored: 0, removed: 0, unknownParents: 0, unknownRemovals: 0, duplicate: true }
+    }
+    const rejected = new Set(reply[4])
+    for (const [hash, key] of read) if (key !== null) hints.set(podHints, hash, key)
+    for (const update of plan.hintUpdates) {
+      if (update === 'clear') podHints.clear()
+      else if (update.stored !== undefined && rejected.has(update.stored)) continue
+      else if (update.key === null) podHints.delete(update.hash)
+      else hints.set(podHints, update.hash, update.key)
+    }
+    for (const ordinal of rejected) {
+      const parent = plan.parents[ordinal]
+      if (parent !== undefined && parent !== null) podHints.delete(parent)
+    }
+    if (reply[5] === 1) podHints.clear()
+    return {
+      stored: reply[0],
+      removed: reply[1],
+      unknownParents: plan.unknownParents + reply[2],
+      unknownRemovals: plan.unknownRemovals + reply[3],
+      duplicate: false,
+    }
+  }
+
+  return {
+    apply(pod, model, events, seq) {
+      return inOrder(pod, () => applyNow(pod, model, events, seq))
+    },
+
+    async lookup(chain, pods, nowMs) {
+      const blocks = chain.length >>> 1
+      const distinct = [...new Set(pods)]
+      if (blocks === 0 || distinct.length === 0) return pods.map(() => 0)
+      const args = [prefix, String(nowMs), purgePerLookup, String(distinct.length), ...distinct]
+      for (let i = 0; i < blocks; i++) args.push(keyHex(chain, i))
+      const depths = (await scripts.run('lookup', args)) as number[]
+      const byPod = new Map(distinct.map((pod, i) => [pod, depths[i] ?? 0]))
+      return pods.map((pod) => byPod.get(pod) ?? 0)
+    },
+
+    async addSpeculative(pod, chain, blocks, expiresAtMs) {
+      const count = Math.min(Math.floor(blocks), chain.length >>> 1)
+      if (!(count > 0) || Number.isNaN(expiresAtMs)) return
+      const args = [prefix, pod, String(expiresAtMs), maxSpeculative]
+      for (let i = 0; i < count; i++) args.push(keyHex(chain, i))
+      await scripts.run('speculate', args)
+    },
+
+    dropPod(pod) {
+      return inOrder(pod, async () => {
+        hints.dropPod(pod)
+        await scripts.run('dropPod', [prefix, pod])
+      })
+    },
+
+    async size() {
+      const [entries, pods] = (await scripts.run('size', [prefix])) as [number, number]
+      return { entries, pods }
+    },
+
+    async close() {
+      await Promise.all(tails.values())
+      hints.clear()
+      if (owned) await redis.quit().catch(() => redis.disconnect())
+    },
+  }
+}
+
+/** A client that fails fast: no offline queue, one retry, so a Redis outage is an error now. */
+async function connect(url: string): Promise<Redis> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 5_000,
+  })
+  // Failures reach callers as rejected commands; without a listener ioredis also logs each.
+  redis.on('error', () => undefined)
+  try {
+    await redis.connect()
+    return redis
+  } catch (error) {
+    redis.disconnect()
+    throw toUpstreamError('connecting', error)
+  }
+}
+
+function positive(value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new KinfError('invalid_config', `redis kv index: limits must be positive integers`)
+  }
+  return value
+}

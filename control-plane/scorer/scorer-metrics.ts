@@ -1,0 +1,59 @@
+import { createPrometheusRegistry } from '../metrics/create-prometheus-registry.ts'
+
+const latencyBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1]
+const ttftBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80]
+
+/** The scorer's own Prometheus metrics (GET /metrics). */
+export function createScorerMetrics(now: () => number) {
+  const registry = createPrometheusRegistry({ now })
+  return {
+    registry,
+    requests: registry.counter('kinference_scorer_requests', 'Requests by pool, pod and outcome.'),
+    decisionSeconds: registry.histogram(
+      'kinference_scorer_decision_seconds',
+      'Time to choose a pod: tokenize, index lookup, scoring.',
+      latencyBuckets,
+    ),
+    ttftSeconds: registry.histogram(
+      'kinference_scorer_ttft_seconds',
+      'Observed time to first token, by pod.',
+      ttftBuckets,
+    ),
+    predictedTtftSeconds: registry.histogram(
+      'kinference_scorer_predicted_ttft_seconds',
+      'Predicted time to first token of the chosen pod.',
+      ttftBuckets,
+    ),
+    matchedTokens: registry.counter(
+      'kinference_scorer_matched_tokens',
+      'Prompt tokens the chosen pod held, per the index.',
+    ),
+    promptTokens: registry.counter('kinference_scorer_prompt_tokens', 'Prompt tokens routed.'),
+    drift: registry.gauge(
+      'kinference_scorer_index_drift',
+      'Mean relative error of predicted vs reported cached tokens, by pod.',
+    ),
+    trust: registry.gauge(
+      'kinference_scorer_index_trust',
+      '1 for the index trust state a pod is in (precise, approximate, load-only).',
+    ),
+    eventBatches: registry.counter(
+      'kinference_scorer_event_batches',
+      'KV-event batches applied, by pod.',
+    ),
+    eventProblems: registry.counter(
+      'kinference_scorer_event_problems',
+      'KV-event gaps, restarts, replays, drops and errors, by pod and kind.',
+    ),
+    saturated: registry.counter(
+      'kinference_scorer_saturated',
+      'Requests answered "saturated" for the edge to burst, by pool.',
+    ),
+    retries: registry.counter(
+      'kinference_scorer_retries',
+      'Requests retried on another pod after a failure before the first byte.',
+    ),
+  }
+}
+
+export type ScorerMetrics = ReturnType<typeof createScorerMetrics>

@@ -1,0 +1,88 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { constantTimeEqual } from '../../shared/auth/edge-signature.ts'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { openAiErrorBody } from '../../shared/openai/openai-error-body.ts'
+import { prometheusTextContentType } from '../metrics/create-prometheus-registry.ts'
+import { lookupReport, podsReport } from './admin-api.ts'
+import { handleInference, type InferenceContext } from './handle-inference.ts'
+import { RequestError } from './prepare-request.ts'
+import { parseJson, readBody } from './read-body.ts'
+
+function json(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(JSON.stringify(value))
+}
+
+/** The scorer's HTTP face: OpenAI routes (signed by the edge), /health, /metrics, /admin. */
+export function createScorerServer(context: InferenceContext, refreshMetrics: () => void): Server {
+  const admin = (req: IncomingMessage) => {
+    const token = context.config.adminToken
+    if (token === null)
+      throw new KinfError('forbidden', 'the admin API is off: set KINFERENCE_ADMIN_TOKEN')
+    const given = req.headers.authorization ?? ''
+    if (!given.startsWith('Bearer ') || !constantTimeEqual(given.slice(7), token)) {
+      throw new KinfError('unauthorized', 'admin API: missing or wrong bearer token')
+    }
+  }
+  const routes: Record<
+    string,
+    (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
+  > = {
+    'POST /v1/chat/completions': (req, res) => handleInference(context, 'chat', req, res),
+    'POST /v1/completions': (req, res) => handleInference(context, 'completion', req, res),
+    'GET /health': (_req, res) => json(res, 200, { status: 'ok' }),
+    'GET /metrics': (_req, res) => {
+      refreshMetrics()
+      res.writeHead(200, { 'content-type': prometheusTextContentType })
+      res.end(context.metrics.registry.render())
+    },
+    'GET /admin/pods': (req, res) => {
+      admin(req)
+      json(res, 200, podsReport(context))
+    },
+    'POST /admin/lookup': async (req, res) => {
+      admin(req)
+      json(
+        res,
+        200,
+        await lookupReport(context, parseJson(await readBody(req, context.config.maxBodyBytes))),
+      )
+    },
+  }
+  const knownPaths = new Set(Object.keys(routes).map((key) => key.split(' ')[1]))
+  return createServer({ keepAliveTimeout: 65_000 }, async (req, res) => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/'
+    const handler = routes[`${req.method} ${path}`]
+    try {
+      if (!handler) {
+        const status = knownPaths.has(path) ? 405 : 404
+        throw new KinfError(
+          status === 405 ? 'invalid_request' : 'not_found',
+          `no route for ${req.method} ${path}`,
+          { status },
+        )
+      }
+      await handler(req, res)
+    } catch (error) {
+      const failure = KinfError.isInstance(error)
+        ? error
+        : new KinfError('internal', (error as Error).message)
+      if (failure.code === 'internal')
+        context.log(`internal error: ${(error as Error).stack ?? failure.message}`)
+      if (res.headersSent) {
+        res.end()
+        return
+      }
+      const detail =
+        error instanceof RequestError ? { param: error.param, code: error.openAiCode } : {}
+      const headers: Record<string, string> =
+        failure.code === 'saturated' ? { 'x-kinference-saturated': '1', 'retry-after': '1' } : {}
+      json(res, failure.status, openAiErrorBody(failure, detail), headers)
+    }
+  })
+}

@@ -1,0 +1,142 @@
+/**
+ * The edge signs what it decided about a request, and the scorer refuses anything else:
+ * HMAC-SHA256 over the body's hash, the tenant, its labels, the backends policy allows,
+ * whether it may burst, and a timestamp. Web Crypto only, so the edge (workerd) and the
+ * scorer (Node) share this file.
+ */
+export interface EdgeClaims {
+  tenant: string
+  labels: readonly string[]
+  /** GatewayBackends the policy allows for this request; empty = any local backend. */
+  backends: readonly string[]
+  /** Policy allows an external burst: the scorer may answer "saturated" instead of queueing. */
+  allowBurst: boolean
+}
+
+export const edgeHeaders = {
+  timestamp: 'x-kinference-timestamp',
+  tenant: 'x-kinference-tenant',
+  labels: 'x-kinference-labels',
+  backends: 'x-kinference-backends',
+  burst: 'x-kinference-burst',
+  signature: 'x-kinference-signature',
+} as const
+
+/** Signatures older or newer than this are refused (replay protection, clock skew). */
+export const maxSkewSeconds = 300
+
+const encoder = new TextEncoder()
+
+function hex(bytes: ArrayBuffer): string {
+  return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, '0')).join('')
+}
+
+function canonical(
+  method: string,
+  path: string,
+  bodyHash: string,
+  claims: EdgeClaims,
+  timestamp: number,
+): string {
+  return [
+    'v1',
+    String(timestamp),
+    method.toUpperCase(),
+    path,
+    bodyHash,
+    claims.tenant,
+    [...claims.labels].sort().join(','),
+    [...claims.backends].sort().join(','),
+    claims.allowBurst ? '1' : '0',
+  ].join('\n')
+}
+
+async function hmac(secret: string, text: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    'raw',
+    encoder.encode(secret),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  )
+  return hex(await crypto.subtle.sign('HMAC', key, encoder.encode(text)))
+}
+
+export async function sha256Hex(body: Uint8Array | string): Promise<string> {
+  const bytes = typeof body === 'string' ? encoder.encode(body) : body
+  return hex(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>))
+}
+
+/** The headers the edge adds to a request it forwards to the scorer. */
+export async function signEdgeRequest(
+  secret: string,
+  request: { method: string; path: string; body: Uint8Array | string },
+  claims: EdgeClaims,
+  nowSeconds: number,
+): Promise<Record<string, string>> {
+  const timestamp = Math.floor(nowSeconds)
+  const signature = await hmac(
+    secret,
+    canonical(request.method, request.path, await sha256Hex(request.body), claims, timestamp),
+  )
+  return {
+    [edgeHeaders.timestamp]: String(timestamp),
+    [edgeHeaders.tenant]: claims.tenant,
+    [edgeHeaders.labels]: claims.labels.join(','),
+    [edgeHeaders.backends]: claims.backends.join(','),
+    [edgeHeaders.burst]: claims.allowBurst ? '1' : '0',
+    [edgeHeaders.signature]: `v1=${signature}`,
+  }
+}
+
+export type EdgeVerification = { ok: true; claims: EdgeClaims } | { ok: false; reason: string }
+
+/**
+ * Checks a request's signature against any of `secrets` (several, so a secret can be
+ * rotated without downtime). Expected failures are values, not exceptions.
+ */
+export async function verifyEdgeRequest(
+  secrets: readonly string[],
+  request: {
+    method: string
+    path: string
+    body: Uint8Array
+    headers: (name: string) => string | undefined
+  },
+  nowSeconds: number,
+): Promise<EdgeVerification> {
+  const header = request.headers(edgeHeaders.signature)
+  if (!header) return { ok: false, reason: 'missing signature' }
+  if (!header.startsWith('v1=')) return { ok: false, reason: 'unknown signature version' }
+  const timestamp = Number(request.headers(edgeHeaders.timestamp))
+  if (!Number.isInteger(timestamp)) return { ok: false, reason: 'missing or bad timestamp' }
+  if (Math.abs(nowSeconds - timestamp) > maxSkewSeconds)
+    return { ok: false, reason: 'timestamp outside the allowed window' }
+  const list = (value: string | undefined) => (value ? value.split(',').filter(Boolean) : [])
+  const claims: EdgeClaims = {
+    tenant: request.headers(edgeHeaders.tenant) ?? '',
+    labels: list(request.headers(edgeHeaders.labels)),
+    backends: list(request.headers(edgeHeaders.backends)),
+    allowBurst: request.headers(edgeHeaders.burst) === '1',
+  }
+  const text = canonical(
+    request.method,
+    request.path,
+    await sha256Hex(request.body),
+    claims,
+    timestamp,
+  )
+  const given = header.slice(3)
+  for (const secret of secrets) {
+    if (constantTimeEqual(given, await hmac(secret, text))) return { ok: true, claims }
+  }
+  return { ok: false, reason: 'bad signature' }
+}
+
+/** Compares without an early exit, so timing does not reveal how much of a guess matched. */
+export function constantTimeEqual(a: string, b: string): boolean {
+  let difference = a.length ^ b.length
+  const length = Math.max(a.length, b.length)
+  for (let i = 0; i < length; i++) difference |= (a.charCodeAt(i) || 0) ^ (b.charCodeAt(i) || 0)
+  return difference === 0
+}

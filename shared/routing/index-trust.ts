@@ -1,0 +1,60 @@
+import type { IndexTrust } from './routing-strategy.ts'
+
+export interface IndexTrustOptions {
+  /** Mean relative error between predicted and reported cached tokens tolerated as precise. */
+  tolerance: number
+  /** Observations before a pod can be demoted, so one odd request does not. */
+  minObservations?: number
+  /** Weight of the newest observation in the moving average. */
+  alpha?: number
+}
+
+/**
+ * Verified index accuracy: after each request, the cached tokens the index predicted are
+ * compared with the cached_tokens the pod reported. The moving average of the relative
+ * error ("drift") demotes a pod precise → approximate (cache hits discounted) → load-only
+ * (index ignored), and promotes it back with hysteresis when it agrees again. This catches
+ * the stale-index family of bugs (missed removals, salt or LoRA mismatches, a restart the
+ * router did not see) as they happen instead of after an incident.
+ */
+export class IndexTrustTracker {
+  private readonly tolerance: number
+  private readonly minObservations: number
+  private readonly alpha: number
+  drift = 0
+  observations = 0
+  trust: IndexTrust = 'precise'
+
+  constructor(options: IndexTrustOptions) {
+    this.tolerance = options.tolerance
+    this.minObservations = options.minObservations ?? 5
+    this.alpha = options.alpha ?? 0.2
+  }
+
+  /** How much of the index's predicted hit to believe when scoring. */
+  get confidence(): number {
+    if (this.trust === 'precise') return 1
+    if (this.trust === 'load-only') return 0
+    return Math.max(0, 1 - this.drift)
+  }
+
+  observe(predictedCachedTokens: number, reportedCachedTokens: number, promptTokens: number): void {
+    const error = Math.abs(predictedCachedTokens - reportedCachedTokens) / Math.max(1, promptTokens)
+    this.drift =
+      this.observations === 0 ? error : this.alpha * error + (1 - this.alpha) * this.drift
+    this.observations++
+    if (this.observations < this.minObservations) return
+    const t = this.tolerance
+    if (this.trust === 'precise' && this.drift > t) this.trust = 'approximate'
+    else if (this.trust === 'approximate' && this.drift > 2 * t) this.trust = 'load-only'
+    else if (this.trust === 'load-only' && this.drift < t) this.trust = 'approximate'
+    else if (this.trust === 'approximate' && this.drift < t / 2) this.trust = 'precise'
+  }
+
+  /** A fresh start (the pod restarted, its index was rebuilt). */
+  reset(): void {
+    this.drift = 0
+    this.observations = 0
+    this.trust = 'precise'
+  }
+}

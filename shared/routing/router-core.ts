@@ -1,0 +1,266 @@
+import { IndexTrustTracker } from './index-trust.ts'
+import { cachedTokensOf, predictTtftMs, ttftFeatures } from './kinference-strategy.ts'
+import type {
+  PodCandidate,
+  PodLoad,
+  PodMetricsView,
+  RoutingContext,
+  RoutingDecision,
+  RoutingRequest,
+  RoutingStrategy,
+  TtftModel,
+} from './routing-strategy.ts'
+import { effectiveWork, OnlineTtftModel } from './ttft-model.ts'
+
+export interface RouterCoreOptions {
+  strategy: RoutingStrategy
+  stepBudget: number
+  /** Initial TTFT model of every pod (from the GPU profile or the pool's overrides). */
+  prior: TtftModel
+  onlineCalibration: boolean
+  forgettingFactor: number
+  driftTolerance: number
+  /** Scraped metrics older than this are ignored. */
+  metricsStalenessMs: number
+  /** How long a pod that failed a request is left out. */
+  unhealthyCooldownMs: number
+}
+
+interface PodState {
+  name: string
+  weight: number
+  load: PodLoad
+  metrics: (Omit<PodMetricsView, 'ageMs'> & { atMs: number }) | null
+  ttft: OnlineTtftModel
+  trust: IndexTrustTracker
+  indexReady: boolean
+  unhealthyUntilMs: number
+}
+
+interface Tracked {
+  pod: string
+  promptTokens: number
+  uncachedTokens: number
+  /** What the index said before trust discounting, for drift. */
+  indexedCachedTokens: number
+  work: number
+  dispatchedAtMs: number
+  firstTokenAtMs: number | null
+  generated: number
+}
+
+export interface RouteResult {
+  decision: RoutingDecision
+  /** Kinference's predicted TTFT for every candidate, whichever strategy chose. */
+  predictedTtftMs: Map<string, number>
+  /** The index's view per candidate (blocks, before trust discounting). */
+  indexedBlocks: Map<string, number>
+  candidates: PodCandidate[]
+}
+
+/**
+ * The routing core of one pool, pure: per-pod load as this replica sees it, scraped
+ * metrics, the online TTFT model, index trust and health, turned into candidates for the
+ * pool's strategy. The scorer drives it with real traffic, the discrete-event benchmark
+ * with simulated traffic; both call the same methods in the same order.
+ */
+export class RouterCore {
+  private readonly options: RouterCoreOptions
+  private readonly pods = new Map<string, PodState>()
+  private readonly tracked = new Map<string, Tracked>()
+
+  constructor(options: RouterCoreOptions) {
+    this.options = options
+  }
+
+  get strategy(): RoutingStrategy {
+    return this.options.strategy
+  }
+
+  podNames(): string[] {
+    return [...this.pods.keys()]
+  }
+
+  addPod(name: string, weight = 100): void {
+    if (this.pods.has(name)) return
+    this.pods.set(name, {
+      name,
+      weight,
+      load: { inFlight: 0, pendingRequests: 0, pendingPrefillTokens: 0, activeTokens: 0 },
+      metrics: null,
+      ttft: new OnlineTtftModel({
+        prior: this.options.prior,
+        forgettingFactor: this.options.forgettingFactor,
+      }),
+      trust: new IndexTrustTracker({ tolerance: this.options.driftTolerance }),
+      indexReady: false,
+      unhealthyUntilMs: 0,
+    })
+  }
+
+  removePod(name: string): void {
+    if (!this.pods.delete(name)) return
+    for (const [id, request] of this.tracked) if (request.pod === name) this.tracked.delete(id)
+    this.options.strategy.onPodRemoved?.(name)
+  }
+
+  updateMetrics(name: string, view: Omit<PodMetricsView, 'ageMs'>, nowMs: number): void {
+    const pod = this.pods.get(name)
+    if (pod) pod.metrics = { ...view, atMs: nowMs }
+  }
+
+  /** false while the pod's index cannot be believed (gap awaiting replay, new incarnation). */
+  setIndexReady(name: string, ready: boolean): void {
+    const pod = this.pods.get(name)
+    if (!pod) return
+    if (ready && !pod.indexReady) pod.trust.reset()
+    pod.indexReady = ready
+  }
+
+  markUnhealthy(name: string, nowMs: number): void {
+    const pod = this.pods.get(name)
+    if (pod) pod.unhealthyUntilMs = nowMs + this.options.unhealthyCooldownMs
+  }
+
+  /**
+   * Chooses a pod. `indexedBlocks` is aligned with podNames(): the leading blocks of this
+   * request each pod holds per the index. Unhealthy and excluded pods are left out, unless
+   * that leaves nobody (fail open: a possibly-recovered pod beats a certain error).
+   */
+  route(
+    request: RoutingRequest,
+    indexedBlocks: readonly number[],
+    context: RoutingContext,
+    exclude: ReadonlySet<string> = new Set(),
+  ): RouteResult {
+    const states = [...this.pods.values()]
+    const blocksByPod = new Map(states.map((pod, i) => [pod.name, indexedBlocks[i] ?? 0]))
+    const eligible = states.filter((pod) => !exclude.has(pod.name))
+    const healthy = eligible.filter((pod) => pod.unhealthyUntilMs <= context.nowMs)
+    const chosenStates = healthy.length > 0 ? healthy : eligible
+    const candidates = chosenStates.map((pod) =>
+      this.candidate(pod, blocksByPod.get(pod.name) ?? 0, context.nowMs),
+    )
+    const decision = this.options.strategy.choose(request, candidates, context)
+    const predictedTtftMs = new Map(
+      candidates.map((pod) => [pod.name, predictTtftMs(request, pod, this.options.stepBudget)]),
+    )
+    for (const score of decision.scores) {
+      score.predictedTtftMs ??= predictedTtftMs.get(score.pod) ?? null
+    }
+    return { decision, predictedTtftMs, indexedBlocks: blocksByPod, candidates }
+  }
+
+  /** The request went to `pod`: count its load until its first token and its end. */
+  dispatched(request: RoutingRequest, pod: string, result: RouteResult, nowMs: number): void {
+    const state = this.pods.get(pod)
+    const candidate = result.candidates.find((c) => c.name === pod)
+    if (!state || !candidate) return
+    const features = ttftFeatures(request, candidate, this.options.stepBudget)
+    this.tracked.set(request.id, {
+      pod,
+      promptTokens: request.promptTokens,
+      uncachedTokens: features.uncachedTokens,
+      indexedCachedTokens: cachedTokensOf(request, result.indexedBlocks.get(pod) ?? 0),
+      work: effectiveWork(features),
+      dispatchedAtMs: nowMs,
+      firstTokenAtMs: null,
+      generated: 0,
+    })
+    state.load.inFlight++
+    state.load.pendingRequests++
+    state.load.pendingPrefillTokens += features.uncachedTokens
+    state.load.activeTokens += request.promptTokens
+  }
+
+  /** The first token went by: the TTFT is observed and the prefill leaves the queue. */
+  firstToken(id: string, nowMs: number): void {
+    const request = this.tracked.get(id)
+    const state = request && this.pods.get(request.pod)
+    if (!request || !state || request.firstTokenAtMs !== null) return
+    request.firstTokenAtMs = nowMs
+    state.load.pendingRequests--
+    state.load.pendingPrefillTokens -= request.uncachedTokens
+    if (this.options.onlineCalibration)
+      state.ttft.observe(request.work, nowMs - request.dispatchedAtMs)
+  }
+
+  /** Tokens generated so far (the KV footprint grows with them). */
+  progress(id: string, generated: number): void {
+    const request = this.tracked.get(id)
+    const state = request && this.pods.get(request.pod)
+    if (!request || !state || generated <= request.generated) return
+    state.load.activeTokens += generated - request.generated
+    request.generated = generated
+  }
+
+  /**
+   * The request ended. `reportedCachedTokens` is the pod's usage.prompt_tokens_details
+   * .cached_tokens (0 when absent from a pod that reports it), or null when unknown.
+   */
+  finished(id: string, nowMs: number, reportedCachedTokens: number | null): void {
+    const request = this.tracked.get(id)
+    if (!request) return
+    const state = this.pods.get(request.pod)
+    if (state && reportedCachedTokens !== null) {
+      state.trust.observe(request.indexedCachedTokens, reportedCachedTokens, request.promptTokens)
+    }
+    this.release(id, request, nowMs)
+  }
+
+  /** The request failed; `podAtFault` leaves the pod out for the cool-down. */
+  failed(id: string, nowMs: number, podAtFault: boolean): void {
+    const request = this.tracked.get(id)
+    if (!request) return
+    if (podAtFault) this.markUnhealthy(request.pod, nowMs)
+    this.release(id, request, nowMs)
+  }
+
+  /** Everything the admin API shows about the pods. */
+  podReports(nowMs: number) {
+    return [...this.pods.values()].map((pod) => ({
+      name: pod.name,
+      healthy: pod.unhealthyUntilMs <= nowMs,
+      indexReady: pod.indexReady,
+      trust: pod.trust.trust,
+      drift: pod.trust.drift,
+      driftObservations: pod.trust.observations,
+      load: { ...pod.load },
+      metrics: this.metricsView(pod, nowMs),
+      ttft: { ...pod.ttft.model, observations: pod.ttft.observations },
+    }))
+  }
+
+  private release(id: string, request: Tracked, _nowMs: number): void {
+    this.tracked.delete(id)
+    const state = this.pods.get(request.pod)
+    if (!state) return
+    state.load.inFlight--
+    if (request.firstTokenAtMs === null) {
+      state.load.pendingRequests--
+      state.load.pendingPrefillTokens -= request.uncachedTokens
+    }
+    state.load.activeTokens -= request.promptTokens + request.generated
+  }
+
+  private metricsView(pod: PodState, nowMs: number): PodMetricsView | null {
+    if (!pod.metrics) return null
+    const ageMs = nowMs - pod.metrics.atMs
+    if (ageMs > this.options.metricsStalenessMs) return null
+    const { running, waiting, kvCacheUsage } = pod.metrics
+    return { running, waiting, kvCacheUsage, ageMs }
+  }
+
+  private candidate(pod: PodState, indexed: number, nowMs: number): PodCandidate {
+    const trusted = pod.indexReady ? Math.floor(indexed * pod.trust.confidence) : 0
+    return {
+      name: pod.name,
+      cachedBlocks: trusted,
+      trust: pod.indexReady ? pod.trust.trust : 'load-only',
+      load: { ...pod.load },
+      metrics: this.metricsView(pod, nowMs),
+      ttft: pod.ttft.model,
+      weight: pod.weight,
+    }
+  }
+}

@@ -1,0 +1,108 @@
+import type { TtftModel } from './routing-strategy.ts'
+
+/** What the TTFT of a request sent to a pod depends on, at the moment it is sent. */
+export interface TtftFeatures {
+  /** Uncached prefill tokens ahead of this request on the pod (its queue). */
+  queuedTokens: number
+  /** This request's own uncached tokens. */
+  uncachedTokens: number
+  /** Requests decoding on the pod: each takes one token of every step's budget. */
+  decoding: number
+  /** The pod's per-step token budget (max_num_batched_tokens). */
+  stepBudget: number
+}
+
+/**
+ * Prefill work in "full-budget tokens": vLLM V1 gives each step `stepBudget` tokens,
+ * running decodes first, so prefill proceeds at (budget − decodes) tokens a step and a
+ * busy pod takes proportionally longer for the same work. A floor keeps the model sane
+ * when decodes fill the budget (vLLM still admits a chunk).
+ */
+export function effectiveWork(features: TtftFeatures): number {
+  const share = Math.max(0.125, 1 - features.decoding / features.stepBudget)
+  return (features.queuedTokens + features.uncachedTokens) / share
+}
+
+export interface OnlineTtftModelOptions {
+  prior: TtftModel
+  /** Recursive-least-squares forgetting factor, (0.5, 1]. */
+  forgettingFactor: number
+  /** How much the prior is trusted, in equivalent observations. */
+  priorWeight?: number
+}
+
+/**
+ * TTFT ≈ overhead + msPerToken × effective work, per pod, re-fitted online from the TTFTs
+ * the scorer observes (recursive least squares with exponential forgetting). Starts from
+ * the GPU profile's prior so a new pod is predicted sensibly; a pod that is slower or
+ * faster than described (other GPU, other load) converges to its own constants. The
+ * parameters are kept within a factor of 50 of the prior so a burst of outliers cannot
+ * produce a negative or absurd model.
+ */
+export class OnlineTtftModel {
+  private overhead: number
+  private slope: number
+  // Inverse-information matrix P (symmetric 2×2) of the estimate.
+  private p00: number
+  private p01: number
+  private p11: number
+  private readonly lambda: number
+  private readonly prior: TtftModel
+  private readonly pMax: readonly [number, number]
+  observations = 0
+
+  constructor(options: OnlineTtftModelOptions) {
+    this.prior = options.prior
+    this.lambda = options.forgettingFactor
+    this.overhead = options.prior.overheadMs
+    this.slope = options.prior.msPerToken
+    const weight = options.priorWeight ?? 2
+    // Scale P to the features' magnitudes so both parameters move at a similar pace.
+    this.p00 = 1 / weight
+    this.p01 = 0
+    this.p11 = 1 / (weight * 4096 * 4096)
+    this.pMax = [this.p00, this.p11]
+  }
+
+  get model(): TtftModel {
+    return { overheadMs: this.overhead, msPerToken: this.slope }
+  }
+
+  predict(work: number): number {
+    return this.overhead + this.slope * work
+  }
+
+  /** One observed TTFT (ms) for a request whose effective work was `work`. */
+  observe(work: number, ttftMs: number): void {
+    if (!Number.isFinite(work) || !Number.isFinite(ttftMs) || work < 0 || ttftMs < 0) return
+    const x0 = 1
+    const x1 = work
+    const px0 = this.p00 * x0 + this.p01 * x1
+    const px1 = this.p01 * x0 + this.p11 * x1
+    const denominator = this.lambda + x0 * px0 + x1 * px1
+    const k0 = px0 / denominator
+    const k1 = px1 / denominator
+    const error = ttftMs - this.predict(work)
+    this.overhead = clamp(this.overhead + k0 * error, 0, Math.max(1, this.prior.overheadMs) * 50)
+    this.slope = clamp(
+      this.slope + k1 * error,
+      this.prior.msPerToken / 50,
+      this.prior.msPerToken * 50,
+    )
+    // P ← (P − k·xᵀP) / λ, kept symmetric.
+    const n00 = (this.p00 - k0 * px0) / this.lambda
+    const n01 = (this.p01 - k0 * px1) / this.lambda
+    const n11 = (this.p11 - k1 * px1) / this.lambda
+    // Forgetting inflates P along directions the data does not excite (a pod that always
+    // sees similar work); capping it at the prior's level bounds how fast the model can run.
+    const scale = Math.min(1, (this.pMax[0] as number) / n00, (this.pMax[1] as number) / n11)
+    this.p00 = n00 * scale
+    this.p01 = n01 * scale
+    this.p11 = n11 * scale
+    this.observations++
+  }
+}
+
+function clamp(value: number, low: number, high: number): number {
+  return Math.min(high, Math.max(low, value))
+}

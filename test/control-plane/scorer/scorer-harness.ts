@@ -1,0 +1,133 @@
+import { ScorerConfig } from '../../../control-plane/scorer/scorer-config.ts'
+import { type RunningScorer, startScorer } from '../../../control-plane/scorer/start-scorer.ts'
+import { l40s27bFp8 } from '../../../control-plane/sim/engine/gpu-profile.ts'
+import { loadSimModelAssets, startSimFleet } from '../../../control-plane/sim/sim-fleet.ts'
+import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
+import { type EdgeClaims, signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
+import {
+  InferencePoolSpec,
+  type InferencePoolSpec as PoolSpec,
+} from '../../../shared/crd/inference-pool.ts'
+
+export const model = 'qwen3.8-27b-fp8'
+export const secret = 'test-signing-secret-0123456789'
+export const adminToken = 'test-admin-token-0123456789'
+let assets: ReturnType<typeof loadSimModelAssets> | undefined
+
+export interface Stack {
+  pods: SimPod[]
+  scorer: RunningScorer
+  close(): Promise<void>
+}
+
+export function poolSpec(overrides: Partial<PoolSpec> = {}): PoolSpec {
+  return InferencePoolSpec.parse({
+    selector: { matchLabels: {} },
+    targetPort: 8000,
+    models: [{ name: model, tokenizer: 'qwen3', maxContextTokens: 32_768 }],
+    gpuProfile: 'l40s-27b-fp8',
+    ...overrides,
+  })
+}
+
+/** Simulated pods (time scale 50) behind a scorer with an in-memory index unless told otherwise. */
+export async function startStack(
+  options: { pods?: number; spec?: PoolSpec; redisUrl?: string | null; redisPrefix?: string } = {},
+): Promise<Stack> {
+  assets ??= loadSimModelAssets()
+  const pods = await startSimFleet({
+    pods: options.pods ?? 3,
+    profile: l40s27bFp8,
+    modelName: model,
+    port: 0,
+    zmqPort: 0,
+    timeScale: 50,
+    seed: 7,
+    eventEncoding: 'map',
+    assets,
+  })
+  const scorer = await startScorer(
+    ScorerConfig.parse({
+      port: 0,
+      signingSecrets: [secret],
+      adminToken,
+      redisUrl: options.redisUrl ?? null,
+      redisPrefix: options.redisPrefix ?? 'kinf:',
+      pools: [{ name: 'default', spec: options.spec ?? poolSpec() }],
+      pods: pods.map((pod) => ({
+        name: pod.config.podName,
+        pool: 'default',
+        http: pod.url,
+        events: pod.kvEventsEndpoint,
+        replay: pod.replayEndpoint,
+      })),
+    }),
+    (message) => {
+      if (process.env.KINFERENCE_TEST_LOG) console.log(message)
+    },
+  )
+  return {
+    pods,
+    scorer,
+    async close() {
+      await scorer.close()
+      await Promise.all(pods.map((pod) => pod.close()))
+    },
+  }
+}
+
+const claimsDefault: EdgeClaims = { tenant: 'test', labels: [], backends: [], allowBurst: false }
+
+/** A request as the edge sends it: signed. */
+export async function send(
+  stack: Stack,
+  path: string,
+  body: object,
+  claims: Partial<EdgeClaims> = {},
+): Promise<{ status: number; headers: Headers; text: string }> {
+  const text = JSON.stringify(body)
+  const signed = await signEdgeRequest(
+    secret,
+    { method: 'POST', path, body: text },
+    { ...claimsDefault, ...claims },
+    Date.now() / 1000,
+  )
+  const response = await fetch(`${stack.scorer.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...signed },
+    body: text,
+  })
+  return { status: response.status, headers: response.headers, text: await response.text() }
+}
+
+export function decisionOf(headers: Headers): Record<string, string> {
+  return Object.fromEntries(
+    (headers.get('x-kinference-decision') ?? '').split(';').map((part) => {
+      const [key, value] = part.trim().split('=')
+      return [key ?? '', value ?? '']
+    }),
+  )
+}
+
+export async function lookup(stack: Stack, body: object) {
+  const response = await fetch(`${stack.scorer.url}/admin/lookup`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminToken}` },
+    body: JSON.stringify(body),
+  })
+  return (await response.json()) as {
+    chosen: string
+    pods: { pod: string; matchedBlocks: number; matchedTokens: number; predictedTtftMs: number }[]
+  }
+}
+
+export async function until(ready: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {
+  const deadline = performance.now() + ms
+  while (!(await ready())) {
+    if (performance.now() > deadline) throw new Error('condition not reached')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+export const words = (seed: number, count: number) =>
+  Array.from({ length: count }, (_, i) => `s${seed}w${i}`).join(' ')
