@@ -32,7 +32,14 @@ export function poolSpec(overrides: Partial<PoolSpec> = {}): PoolSpec {
 
 /** Simulated pods (time scale 50) behind a scorer with an in-memory index unless told otherwise. */
 export async function startStack(
-  options: { pods?: number; spec?: PoolSpec; redisUrl?: string | null; redisPrefix?: string } = {},
+  options: {
+    pods?: number
+    spec?: PoolSpec
+    redisUrl?: string | null
+    redisPrefix?: string
+    maxBodyBytes?: number
+    extraPods?: { name: string; http: string; events: string | null; replay: string | null }[]
+  } = {},
 ): Promise<Stack> {
   assets ??= loadSimModelAssets()
   const pods = await startSimFleet({
@@ -54,13 +61,17 @@ export async function startStack(
       redisUrl: options.redisUrl ?? null,
       redisPrefix: options.redisPrefix ?? 'kinf:',
       pools: [{ name: 'default', spec: options.spec ?? poolSpec() }],
-      pods: pods.map((pod) => ({
-        name: pod.config.podName,
-        pool: 'default',
-        http: pod.url,
-        events: pod.kvEventsEndpoint,
-        replay: pod.replayEndpoint,
-      })),
+      pods: [
+        ...pods.map((pod) => ({
+          name: pod.config.podName,
+          pool: 'default',
+          http: pod.url,
+          events: pod.kvEventsEndpoint,
+          replay: pod.replayEndpoint,
+        })),
+        ...(options.extraPods ?? []).map((pod) => ({ ...pod, pool: 'default' })),
+      ],
+      ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
     }),
     (message) => {
       if (process.env.KINFERENCE_TEST_LOG) console.log(message)
@@ -82,10 +93,10 @@ const claimsDefault: EdgeClaims = { tenant: 'test', labels: [], backends: [], al
 export async function send(
   stack: Stack,
   path: string,
-  body: object,
+  body: object | string,
   claims: Partial<EdgeClaims> = {},
 ): Promise<{ status: number; headers: Headers; text: string }> {
-  const text = JSON.stringify(body)
+  const text = typeof body === 'string' ? body : JSON.stringify(body)
   const signed = await signEdgeRequest(
     secret,
     { method: 'POST', path, body: text },

@@ -1,0 +1,231 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { encode } from '@msgpack/msgpack'
+import { afterEach, describe, expect, it } from 'vitest'
+import { Publisher } from 'zeromq'
+import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
+import {
+  adminToken,
+  decisionOf,
+  lookup,
+  model,
+  type Stack,
+  send,
+  startStack,
+  until,
+} from './scorer-harness.ts'
+
+const cleanups: (() => Promise<unknown> | unknown)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+async function stackWith(options: Parameters<typeof startStack>[0] = {}): Promise<Stack> {
+  const stack = await startStack(options)
+  cleanups.push(() => stack.close())
+  return stack
+}
+
+/** A raw ZMQ publisher speaking vLLM's wire format, built from the doc, not from our encoder. */
+async function rawPublisher() {
+  const pub = new Publisher({ linger: 0 })
+  await pub.bind('tcp://127.0.0.1:*')
+  cleanups.push(() => pub.close())
+  let seq = 0n
+  const seqFrame = (value: bigint) => {
+    const frame = Buffer.alloc(8)
+    frame.writeBigUInt64BE(value)
+    return frame
+  }
+  return {
+    endpoint: pub.lastEndpoint as string,
+    async send(frames: (Buffer | Uint8Array | string)[]) {
+      await pub.send(frames)
+    },
+    async batch(events: unknown[]) {
+      const payload = encode([Date.now() / 1000, events, 0], { useBigInt64: true })
+      await pub.send(['kv@fake@m', seqFrame(seq++), payload])
+    },
+  }
+}
+
+const prompt = `${'The quick brown fox jumps over the lazy dog. '.repeat(40)}Tail.`
+const tokenIds = createTokenizer('qwen3').encode(prompt)
+const blocks = Math.floor(tokenIds.length / 16)
+const hashes = Array.from({ length: blocks }, (_, i) => 0xfedcba9876543210n - BigInt(i))
+
+function storedEvent(encoding: 'map' | 'array') {
+  const tokens = tokenIds.slice(0, blocks * 16)
+  if (encoding === 'array') return ['BlockStored', hashes, null, tokens, 16, null, 'GPU', null]
+  return {
+    type: 'BlockStored',
+    block_hashes: hashes,
+    parent_block_hash: null,
+    token_ids: tokens,
+    block_size: 16,
+    lora_id: null,
+    medium: 'GPU',
+    lora_name: null,
+  }
+}
+
+describe('the scorer on the wire', () => {
+  it.each(['map', 'array'] as const)(
+    'indexes a third-party vLLM publisher (%s encoding): /admin/lookup shows its blocks',
+    async (encoding) => {
+      const publisher = await rawPublisher()
+      const stack = await stackWith({
+        pods: 1,
+        extraPods: [
+          { name: 'fake', http: 'http://127.0.0.1:9', events: publisher.endpoint, replay: null },
+        ],
+      })
+      const matched = async () =>
+        (await lookup(stack, { model, prompt })).pods.find((p) => p.pod === 'fake')
+          ?.matchedBlocks ?? 0
+      // Slow joiner: publish until the scorer's SUB socket receives.
+      await until(async () => {
+        await publisher.batch([storedEvent(encoding)])
+        return (await matched()) === blocks
+      })
+      const byIds = await lookup(stack, { model, token_ids: tokenIds } as never)
+      expect(byIds.pods.find((p) => p.pod === 'fake')?.matchedTokens).toBe(
+        Math.floor((tokenIds.length - 1) / 16) * 16,
+      )
+    },
+  )
+
+  it('survives hostile event frames and keeps its index consistent', async () => {
+    const publisher = await rawPublisher()
+    const stack = await stackWith({
+      pods: 1,
+      extraPods: [
+        { name: 'fake', http: 'http://127.0.0.1:9', events: publisher.endpoint, replay: null },
+      ],
+    })
+    const matched = async () =>
+      (await lookup(stack, { model, prompt })).pods.find((p) => p.pod === 'fake')?.matchedBlocks ??
+      0
+    await until(async () => {
+      await publisher.batch([storedEvent('map')])
+      return (await matched()) === blocks
+    })
+    const seq = Buffer.alloc(8)
+    await publisher.send(['kv@fake@m'])
+    await publisher.send(['kv@fake@m', seq])
+    await publisher.send(['kv@fake@m', Buffer.alloc(3), Buffer.from([0x93])])
+    await publisher.send(['kv@fake@m', seq, Buffer.from([0x93, 0xcb, 1, 2])])
+    await publisher.send([
+      'kv@fake@m',
+      seq,
+      Buffer.from([0x93, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0, 0xdd, 0xff, 0xff, 0xff, 0xff]),
+    ])
+    // Nothing so far consumed a seq: the index is untouched.
+    expect(await matched()).toBe(blocks)
+    // A batch that cannot be decoded is lost; the next one shows the gap, and without a
+    // replay socket the pod's entries are dropped (cold), never left half-true.
+    await publisher.batch([{ type: 'FrobnicateBlocks', block_hashes: [1n] }, 'junk', 42])
+    await publisher.batch([{ type: 'BlockRemoved', block_hashes: [hashes[3]], medium: 'GPU' }])
+    await until(async () => (await matched()) === 0)
+    expect(stack.scorer.pools[0]?.ingestorCounters('fake')?.unrepairable).toBe(1)
+    // Well-formed batches index again.
+    await publisher.batch([storedEvent('array')])
+    await until(async () => (await matched()) === blocks)
+    expect((await fetch(`${stack.scorer.url}/health`)).status).toBe(200)
+  })
+
+  it('ends a stream that breaks after its first bytes with an OpenAI-style error event', async () => {
+    const pod = await brokenPod()
+    const stack = await stackWith({
+      pods: 0,
+      extraPods: [{ name: 'broken', http: pod.url, events: null, replay: null }],
+    })
+    const answer = await send(stack, '/v1/chat/completions', {
+      model,
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    })
+    expect(answer.status).toBe(200)
+    expect(decisionOf(answer.headers).pod).toBe('broken')
+    expect(answer.text).toContain('"content":"one"')
+    expect(answer.text).toMatch(/data: \{"error":\{"message":"the pod failed mid-stream/)
+    expect(answer.text.trimEnd().endsWith('data: [DONE]')).toBe(true)
+  })
+})
+
+describe('the scorer given bad input', () => {
+  it('answers OpenAI-shaped errors with the right status and keeps serving', async () => {
+    const stack = await stackWith({ pods: 1, maxBodyBytes: 64 * 1024 })
+    const url = `${stack.scorer.url}/v1/chat/completions`
+    const user = [{ role: 'user', content: 'hello' }]
+    const unsigned = await fetch(url, {
+      method: 'POST',
+      body: JSON.stringify({ model, messages: user }),
+    })
+    expect(unsigned.status).toBe(401)
+    expect(((await unsigned.json()) as { error: { type: string } }).error.type).toBe(
+      'authentication_error',
+    )
+    const forged = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'x-kinference-signature': 'v1=00',
+        'x-kinference-timestamp': String(Math.floor(Date.now() / 1000)),
+      },
+      body: '{}',
+    })
+    expect(forged.status).toBe(401)
+    const cases: [object | string, number, string][] = [
+      ['{"model": ', 400, 'invalid_request'],
+      [{ model: 'gpt-9', messages: user }, 404, 'model_not_found'],
+      [{ model, messages: 'hello' }, 400, 'invalid_request'],
+      [
+        { model, messages: [{ role: 'user', content: 'word '.repeat(40_000) }] },
+        413,
+        'payload_too_large',
+      ],
+      [
+        { model, messages: [{ role: 'user', content: 'word '.repeat(33_000) }] },
+        400,
+        'context_length_exceeded',
+      ],
+    ]
+    const big = await stackWith({ pods: 1 })
+    for (const [body, status, code] of cases) {
+      const target = code === 'context_length_exceeded' ? big : stack
+      const answer = await send(target, '/v1/chat/completions', body)
+      expect(answer.status, code).toBe(status)
+      expect(JSON.parse(answer.text).error.code, code).toBe(code)
+    }
+    const admin = await fetch(`${stack.scorer.url}/admin/pods`)
+    expect(admin.status).toBe(401)
+    const wrongToken = await fetch(`${stack.scorer.url}/admin/pods`, {
+      headers: { authorization: 'Bearer nope' },
+    })
+    expect(wrongToken.status).toBe(401)
+    const ok = await fetch(`${stack.scorer.url}/admin/pods`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    })
+    expect(ok.status).toBe(200)
+    expect(
+      (await send(stack, '/v1/chat/completions', { model, messages: user, max_tokens: 2 })).status,
+    ).toBe(200)
+  })
+})
+
+/** An upstream that sends two SSE chunks and then drops the connection. */
+async function brokenPod(): Promise<{ url: string }> {
+  const server: Server = createServer((req, res) => {
+    req.resume()
+    if (req.url === '/metrics') {
+      res.end('')
+      return
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    res.write('data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}\n\n')
+    res.write('data: {"choices":[{"index":0,"delta":{"content":"one"}}]}\n\n')
+    setTimeout(() => res.socket?.destroy(), 20)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+}

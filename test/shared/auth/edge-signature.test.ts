@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest'
+import {
+  constantTimeEqual,
+  type EdgeClaims,
+  signEdgeRequest,
+  verifyEdgeRequest,
+} from '../../../shared/auth/edge-signature.ts'
+
+const claims: EdgeClaims = {
+  tenant: 'acme',
+  labels: ['pii', 'batch'],
+  backends: ['qwen-local'],
+  allowBurst: true,
+}
+const now = 1_800_000_000
+const body = new TextEncoder().encode('{"model":"m","messages":[]}')
+
+async function signed(overrides: { secret?: string; at?: number; claims?: EdgeClaims } = {}) {
+  return signEdgeRequest(
+    overrides.secret ?? 'first-secret-0123456789',
+    { method: 'POST', path: '/v1/chat/completions', body },
+    overrides.claims ?? claims,
+    overrides.at ?? now,
+  )
+}
+function verify(
+  headers: Record<string, string>,
+  options: { secrets?: string[]; at?: number; path?: string; body?: Uint8Array } = {},
+) {
+  return verifyEdgeRequest(
+    options.secrets ?? ['first-secret-0123456789'],
+    {
+      method: 'POST',
+      path: options.path ?? '/v1/chat/completions',
+      body: options.body ?? body,
+      headers: (name) => headers[name],
+    },
+    options.at ?? now,
+  )
+}
+
+describe('edge request signatures', () => {
+  it('verifies what the edge signed and returns its claims', async () => {
+    const result = await verify(await signed())
+    expect(result).toEqual({ ok: true, claims: { ...claims, labels: ['pii', 'batch'] } })
+  })
+
+  it('accepts any of several secrets, for rotation', async () => {
+    const result = await verify(await signed({ secret: 'second-secret-0123456789' }), {
+      secrets: ['first-secret-0123456789', 'second-secret-0123456789'],
+    })
+    expect(result.ok).toBe(true)
+  })
+
+  it('refuses a changed body, path, claim, or a stale timestamp', async () => {
+    const headers = await signed()
+    expect(await verify(headers, { body: new TextEncoder().encode('{}') })).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    })
+    expect(await verify(headers, { path: '/v1/completions' })).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    })
+    expect(await verify({ ...headers, 'x-kinference-labels': 'batch' })).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    })
+    expect(await verify({ ...headers, 'x-kinference-burst': '0' })).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    })
+    expect(await verify(headers, { at: now + 301 })).toEqual({
+      ok: false,
+      reason: 'timestamp outside the allowed window',
+    })
+    expect(await verify(headers, { secrets: ['another-secret-0123456789'] })).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    })
+  })
+
+  it('refuses unsigned or malformed headers without throwing', async () => {
+    expect(await verify({})).toEqual({ ok: false, reason: 'missing signature' })
+    expect(await verify({ 'x-kinference-signature': 'v2=abc' })).toEqual({
+      ok: false,
+      reason: 'unknown signature version',
+    })
+    expect(
+      await verify({ 'x-kinference-signature': 'v1=abc', 'x-kinference-timestamp': 'soon' }),
+    ).toEqual({ ok: false, reason: 'missing or bad timestamp' })
+  })
+
+  it('compares in constant time and still tells equal from unequal', () => {
+    expect(constantTimeEqual('abc', 'abc')).toBe(true)
+    expect(constantTimeEqual('abc', 'abd')).toBe(false)
+    expect(constantTimeEqual('abc', 'abcd')).toBe(false)
+  })
+})

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest'
+import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
+import { effectiveWork, OnlineTtftModel } from '../../../shared/routing/ttft-model.ts'
+
+describe('OnlineTtftModel', () => {
+  it('converges from a wrong prior to the pod’s real constants', () => {
+    const random = createSeededRandom(1)
+    const model = new OnlineTtftModel({
+      prior: { overheadMs: 40, msPerToken: 0.15 },
+      forgettingFactor: 0.98,
+    })
+    // The pod is twice as slow per token as described, with a 90 ms overhead and noise.
+    for (let i = 0; i < 400; i++) {
+      const work = random() * 16_000
+      model.observe(work, 90 + 0.3 * work + (random() - 0.5) * 20)
+    }
+    expect(model.model.msPerToken).toBeCloseTo(0.3, 2)
+    expect(model.model.overheadMs).toBeGreaterThan(70)
+    expect(model.model.overheadMs).toBeLessThan(110)
+  })
+
+  it('follows a pod that changes (forgetting), and ignores garbage', () => {
+    const model = new OnlineTtftModel({
+      prior: { overheadMs: 40, msPerToken: 0.15 },
+      forgettingFactor: 0.95,
+    })
+    const random = createSeededRandom(2)
+    for (let i = 0; i < 200; i++) {
+      const work = 1000 + random() * 8000
+      model.observe(work, 40 + 0.15 * work)
+    }
+    for (let i = 0; i < 200; i++) {
+      const work = 1000 + random() * 8000
+      model.observe(work, 40 + 0.6 * work)
+    }
+    expect(model.model.msPerToken).toBeCloseTo(0.6, 1)
+    const before = model.model
+    model.observe(Number.NaN, 5)
+    model.observe(100, -3)
+    expect(model.model).toEqual(before)
+  })
+
+  it('keeps its parameters within a factor of 50 of the prior whatever it is told', () => {
+    const model = new OnlineTtftModel({
+      prior: { overheadMs: 40, msPerToken: 0.15 },
+      forgettingFactor: 0.9,
+    })
+    for (let i = 0; i < 100; i++) model.observe(10_000, 1e9)
+    expect(model.model.msPerToken).toBeLessThanOrEqual(0.15 * 50)
+    expect(model.model.overheadMs).toBeLessThanOrEqual(40 * 50)
+  })
+})
+
+describe('effectiveWork', () => {
+  it('grows as running decodes take the step budget', () => {
+    const base = { queuedTokens: 3000, uncachedTokens: 1000, stepBudget: 2048 }
+    expect(effectiveWork({ ...base, decoding: 0 })).toBe(4000)
+    expect(effectiveWork({ ...base, decoding: 1024 })).toBe(8000)
+    // Decodes never take the whole budget in the model (a chunk is always admitted).
+    expect(effectiveWork({ ...base, decoding: 5000 })).toBe(32_000)
+  })
+})
