@@ -97,9 +97,9 @@ export function proxyToPod(request: ProxyRequest, res: ServerResponse): Promise<
       res.writeHead(status, { ...passThrough(answer.headers), ...request.extraHeaders })
       let first = true
       let generated = 0
-      let tail = ''
-      const body: Buffer[] = []
-      let bodySize = 0
+      // The last chunks (streams: enough for the usage event) or the whole body (JSON).
+      const kept: Buffer[] = []
+      let keptSize = 0
       answer.on('data', (chunk: Buffer) => {
         if (first && request.stream && status === 200) request.onFirstToken()
         first = false
@@ -107,19 +107,24 @@ export function proxyToPod(request: ProxyRequest, res: ServerResponse): Promise<
           answer.pause()
           res.once('drain', () => answer.resume())
         }
-        const text = chunk.toString('latin1')
         if (request.stream) {
-          generated += countTokenEvents(text)
+          generated += countTokenEvents(chunk)
           request.onProgress(generated)
-          tail = (tail + text).slice(-tailBytes)
-        } else if (bodySize < maxBufferedBody) {
-          body.push(chunk)
-          bodySize += chunk.length
+          kept.push(chunk)
+          keptSize += chunk.length
+          while (kept.length > 1 && keptSize - (kept[0] as Buffer).length >= tailBytes)
+            keptSize -= (kept.shift() as Buffer).length
+        } else if (keptSize < maxBufferedBody) {
+          kept.push(chunk)
+          keptSize += chunk.length
         }
       })
       answer.once('end', () => {
         res.end()
-        const usage = request.stream ? usageFromStream(tail) : usageFromJson(Buffer.concat(body))
+        const all = Buffer.concat(kept)
+        const usage = request.stream
+          ? usageFromStream(all.toString('utf8').slice(-tailBytes))
+          : usageFromJson(all)
         settle({
           kind: 'completed',
           status,
@@ -155,13 +160,17 @@ function passThrough(headers: IncomingHttpHeaders): Record<string, string | stri
   return out
 }
 
+const contentMarker = Buffer.from('"content":"')
+const textMarker = Buffer.from('"text":"')
+const quote = 0x22
+
 /** SSE events carrying generated text (the role chunk and the usage chunk carry none). */
-function countTokenEvents(text: string): number {
+function countTokenEvents(chunk: Buffer): number {
   let count = 0
-  for (let at = text.indexOf('"content":"'); at >= 0; at = text.indexOf('"content":"', at + 1)) {
-    if (text[at + 11] !== '"') count++
+  for (let at = chunk.indexOf(contentMarker); at >= 0; at = chunk.indexOf(contentMarker, at + 1)) {
+    if (chunk[at + contentMarker.length] !== quote) count++
   }
-  for (let at = text.indexOf('"text":"'); at >= 0; at = text.indexOf('"text":"', at + 1)) count++
+  for (let at = chunk.indexOf(textMarker); at >= 0; at = chunk.indexOf(textMarker, at + 1)) count++
   return count
 }
 

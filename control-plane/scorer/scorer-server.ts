@@ -55,7 +55,7 @@ export function createScorerServer(context: InferenceContext, refreshMetrics: ()
     },
   }
   const knownPaths = new Set(Object.keys(routes).map((key) => key.split(' ')[1]))
-  return createServer({ keepAliveTimeout: 65_000 }, async (req, res) => {
+  return createServer({ keepAliveTimeout: 65_000, noDelay: true }, async (req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/'
     const handler = routes[`${req.method} ${path}`]
     try {

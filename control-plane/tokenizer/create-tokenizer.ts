@@ -5,6 +5,7 @@ import { createSegmentEncoder } from './create-segment-encoder.ts'
 import { loadQwen3Files, type TokenizerFiles } from './load-qwen3-files.ts'
 import { LruCache } from './lru-cache.ts'
 import { parseChatMessages } from './parse-chat-messages.ts'
+import { renderQwen3Chat } from './render-qwen3-chat.ts'
 import { fromByteLevel } from './to-byte-level.ts'
 import type { ChatTokenIds, DecodeOptions, Tokenizer, TokenizerName } from './tokenizer.ts'
 
@@ -71,10 +72,14 @@ export function createTokenizer(name: TokenizerName, options: TokenizerOptions =
 
   const encode = (text: string): number[] => {
     if (typeof text !== 'string') throw new KinfError('invalid_request', 'text must be a string')
-    const ids: number[] = []
+    // Segment ids are gathered first and copied once: a long cached system prompt is
+    // thousands of ids, and growing the result by push() dominated a warm encode.
+    const parts: (readonly number[] | number)[] = []
+    let total = 0
     for (const piece of split(text)) {
       if (piece.kind === 'added') {
-        ids.push(piece.id)
+        parts.push(piece.id)
+        total++
         continue
       }
       let segmentIds = cache.get(piece.text)
@@ -82,7 +87,14 @@ export function createTokenizer(name: TokenizerName, options: TokenizerOptions =
         segmentIds = encodeSegment(piece.text)
         cache.set(piece.text, segmentIds)
       }
-      for (const id of segmentIds) ids.push(id)
+      parts.push(segmentIds)
+      total += segmentIds.length
+    }
+    const ids = new Array<number>(total)
+    let at = 0
+    for (const part of parts) {
+      if (typeof part === 'number') ids[at++] = part
+      else for (let i = 0; i < part.length; i++) ids[at++] = part[i] as number
     }
     return ids
   }
@@ -106,7 +118,10 @@ export function createTokenizer(name: TokenizerName, options: TokenizerOptions =
     encode: (text) => encode(text),
     decode: createDecoder(files),
     applyChatTemplate: (messages, chatOptions) => {
-      const text = render(parseChatMessages(messages), chatOptions)
+      const parsed = parseChatMessages(messages)
+      const text =
+        (name === 'qwen3' ? renderQwen3Chat(parsed, chatOptions) : null) ??
+        render(parsed, chatOptions)
       return { text, tokenIds: encode(text) }
     },
     segmentCacheStats: () => cache.stats(),
