@@ -40,6 +40,8 @@ export async function measureProxyOverhead(options: {
   seed: number
   tokens: number
   itlMs: number
+  /** Writes a CPU profile of the scorer there. */
+  profileDir?: string
 }): Promise<ProxyOverhead> {
   const upstream = spawn(
     process.execPath,
@@ -63,7 +65,7 @@ export async function measureProxyOverhead(options: {
   const scorer = spawn(
     process.execPath,
     [
-      ...(process.env.KINF_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof3'] : []),
+      ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []),
       'control-plane/kinfctl/main.ts',
       'scorer',
       '--port',
