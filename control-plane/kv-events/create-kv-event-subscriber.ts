@@ -35,6 +35,41 @@ const topicDecoder = new TextDecoder()
  * reached the publisher ("slow joiner"), so the first seq seen need not be 0.
  */
 export function createKvEventSubscriber(options: KvEventSubscriberOptions): KvEventSubscriber {
+  return openSubscriber(options, (_sub, connect) => connect(options.endpoint))
+}
+
+/**
+ * A SUB socket that binds `endpoint` for pods to connect to (vLLM's PUB connects when its
+ * endpoint names a host, as llm-d deploys it): one socket for every pod, told apart by
+ * topic. Resolves once bound; `endpoint` then holds the real address (port 0 or `*`).
+ */
+export async function bindKvEventSubscriber(
+  options: KvEventSubscriberOptions,
+): Promise<KvEventSubscriber & { readonly endpoint: string }> {
+  let bound = options.endpoint
+  const subscriber = openSubscriber(options, async (sub) => {
+    try {
+      await sub.bind(options.endpoint)
+      bound = sub.lastEndpoint ?? options.endpoint
+    } catch (error) {
+      throw new KinfError('invalid_config', `kv-events: cannot bind ${options.endpoint}`, {
+        cause: error,
+      })
+    }
+  })
+  await subscriber.ready
+  return {
+    ...subscriber,
+    get endpoint() {
+      return bound
+    },
+  }
+}
+
+function openSubscriber(
+  options: KvEventSubscriberOptions,
+  attach: (sub: Subscriber, connect: (endpoint: string) => void) => void | Promise<void>,
+): KvEventSubscriber & { ready: Promise<void> } {
   const {
     topicPrefix = '',
     hwm = 100_000,
@@ -110,16 +145,22 @@ export function createKvEventSubscriber(options: KvEventSubscriberOptions): KvEv
     }
   }
 
+  let attached: void | Promise<void>
   try {
-    connect(options.endpoint)
+    attached = attach(sub, connect)
     sub.subscribe(topicPrefix)
   } catch (error) {
     sub.close()
     throw error
   }
-  const running = run()
+  const ready = Promise.resolve(attached).catch((error: unknown) => {
+    sub.close()
+    throw error
+  })
+  const running = ready.then(run, () => {})
 
   return {
+    ready,
     connect,
     disconnect(endpoint) {
       try {

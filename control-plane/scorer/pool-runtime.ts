@@ -8,6 +8,7 @@ import {
   createKvEventSubscriber,
   type KvEventSubscriber,
 } from '../kv-events/create-kv-event-subscriber.ts'
+import type { EventBatch } from '../kv-events/kv-cache-event.ts'
 import { gpuProfiles } from '../sim/engine/gpu-profile.ts'
 import { createStepCostModel } from '../sim/engine/step-cost-model.ts'
 import { createTokenizer } from '../tokenizer/create-tokenizer.ts'
@@ -27,6 +28,8 @@ export interface PoolRuntimeOptions {
   index: KvIndex
   tokenizers: (name: string) => Tokenizer
   onError: (message: string) => void
+  /** Pods without their own events endpoint get their batches from a shared bound socket. */
+  sharedEvents?: boolean
 }
 
 /**
@@ -79,11 +82,19 @@ export class PoolRuntime {
   readonly core: RouterCore
   private readonly options: PoolRuntimeOptions
   private readonly pods = new Map<string, PodRuntime>()
+  private readonly topicPattern: RegExp
 
   constructor(options: PoolRuntimeOptions) {
     this.options = options
     this.name = options.name
     this.spec = options.spec
+    const template = (options.spec.kvEvents?.topic ?? 'kv@{pod}@{model}').replace(
+      /[.*+?^$()|[\]\\]/g,
+      '\\$&',
+    )
+    this.topicPattern = new RegExp(
+      `^${template.replace('{pod}', '(?<pod>.+?)').replace('{model}', '.*')}$`,
+    )
     const kinference = options.spec.routing.kinference
     this.core = new RouterCore({
       strategy: strategyFor(options.spec),
@@ -130,7 +141,7 @@ export class PoolRuntime {
     this.core.addPod(endpoint.name)
     const runtime: PodRuntime = { endpoint, ingestor: null, subscriber: null }
     this.pods.set(endpoint.name, runtime)
-    if (endpoint.events === null) {
+    if (endpoint.events === null && !this.options.sharedEvents) {
       // No KV events: the pod is routed on load alone (its index stays empty).
       this.core.setIndexReady(endpoint.name, false)
       return
@@ -145,12 +156,27 @@ export class PoolRuntime {
       onError: this.options.onError,
     })
     runtime.ingestor = ingestor
-    runtime.subscriber = createKvEventSubscriber({
-      endpoint: endpoint.events,
-      onBatch: (_topic, seq, batch) => void ingestor.receive(seq, batch),
-      onError: (error) => this.options.onError(`${endpoint.name}: ${error.message}`),
-    })
+    if (endpoint.events !== null) {
+      runtime.subscriber = createKvEventSubscriber({
+        endpoint: endpoint.events,
+        onBatch: (_topic, seq, batch) => void ingestor.receive(seq, batch),
+        onError: (error) => this.options.onError(`${endpoint.name}: ${error.message}`),
+      })
+    }
     await ingestor.start()
+  }
+
+  /** A batch from the shared bound socket whose topic names this pod; false if unknown. */
+  deliver(pod: string, seq: bigint, batch: EventBatch): boolean {
+    const ingestor = this.pods.get(pod)?.ingestor
+    if (!ingestor) return false
+    void ingestor.receive(seq, batch)
+    return true
+  }
+
+  /** The pod a topic names, by the pool's topic template ({pod} and {model}). */
+  podOfTopic(topic: string): string | null {
+    return this.topicPattern.exec(topic)?.groups?.pod ?? null
   }
 
   /** The pod's process restarted (seen in its metrics): forget its blocks and replay. */

@@ -36,6 +36,15 @@ export const ScorerConfig = z.strictObject({
   redisPrefix: z.string().default('kinf:'),
   pools: z.array(ScorerPool).min(1),
   pods: z.array(ScorerPod),
+  /**
+   * Bind one SUB socket here for pods whose PUB connects to the scorer (vLLM connects when
+   * its endpoint names a host); their batches are told apart by topic (kv@<pod>@<model>).
+   */
+  eventsBind: z
+    .string()
+    .regex(/^tcp:\/\/.+:(\d+|\*)$/)
+    .nullable()
+    .default(null),
   /** GatewayBackend name → pool, from the snapshot, for the edge's allowed-backends claim. */
   backends: z
     .record(z.string(), z.strictObject({ pool: z.string(), model: z.string() }))

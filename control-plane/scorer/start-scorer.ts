@@ -2,6 +2,7 @@ import { Agent } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { KvIndex } from '../../shared/routing/kv-index.ts'
 import { createMemoryKvIndex } from '../../shared/routing/memory-kv-index.ts'
+import { bindKvEventSubscriber } from '../kv-events/create-kv-event-subscriber.ts'
 import type { InferenceContext } from './handle-inference.ts'
 import { startMetricsScraper } from './metrics-scraper.ts'
 import { createTokenizerCache, PoolRuntime } from './pool-runtime.ts'
@@ -12,6 +13,8 @@ import { createScorerServer } from './scorer-server.ts'
 
 export interface RunningScorer {
   readonly url: string
+  /** The bound SUB socket pods connect to, when eventsBind is set. */
+  readonly eventsEndpoint: string | null
   readonly pools: readonly PoolRuntime[]
   readonly index: KvIndex
   addPod(pod: ScorerPod): Promise<void>
@@ -33,8 +36,28 @@ export async function startScorer(
   const tokenizers = createTokenizerCache()
   const pools = config.pools.map(
     (pool) =>
-      new PoolRuntime({ name: pool.name, spec: pool.spec, index, tokenizers, onError: log }),
+      new PoolRuntime({
+        name: pool.name,
+        spec: pool.spec,
+        index,
+        tokenizers,
+        onError: log,
+        sharedEvents: config.eventsBind !== null,
+      }),
   )
+  const shared = config.eventsBind
+    ? await bindKvEventSubscriber({
+        endpoint: config.eventsBind,
+        onBatch: (topic, seq, batch) => {
+          for (const pool of pools) {
+            const pod = pool.podOfTopic(topic)
+            if (pod !== null && pool.deliver(pod, seq, batch)) return
+          }
+          log(`KV events on topic ${topic} name no known pod; dropped`)
+        },
+        onError: (error) => log(error.message),
+      })
+    : null
   const poolOf = (name: string) => {
     const pool = pools.find((p) => p.name === name)
     if (!pool) throw new Error(`pod refers to unknown pool "${name}"`)
@@ -114,6 +137,7 @@ export async function startScorer(
   const { port } = server.address() as AddressInfo
   return {
     url: `http://${config.host}:${port}`,
+    eventsEndpoint: shared?.endpoint ?? null,
     pools,
     index,
     addPod: (pod) => poolOf(pod.pool).addPod(pod),
@@ -125,6 +149,7 @@ export async function startScorer(
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
       for (const pool of pools) await pool.close()
+      await shared?.close()
       context.agent.destroy()
       await index.close()
     },

@@ -19,6 +19,8 @@ Options:
       --config FILE        config snapshot from kinfctl compile (pools, backends)
       --pod SPEC           a pod: name=N,http=URL[,events=tcp://H:P][,replay=tcp://H:P][,pool=NAME]
                            (repeatable; the controller feeds pods in a cluster)
+      --events-bind EP     also bind one SUB socket (e.g. tcp://*:5557) for pods whose
+                           PUB connects to the scorer; topics kv@<pod>@<model> name them
 Without --config, one pool serves:
       --model NAME         served model name (default qwen3.8-27b-fp8)
       --tokenizer NAME     tokenizer of the model (default qwen3)
@@ -64,6 +66,7 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
       host: { type: 'string', default: '127.0.0.1' },
       config: { type: 'string' },
       pod: { type: 'string', multiple: true, default: [] },
+      'events-bind': { type: 'string' },
       model: { type: 'string', default: 'qwen3.8-27b-fp8' },
       tokenizer: { type: 'string', default: 'qwen3' },
       profile: { type: 'string', default: 'l40s-27b-fp8' },
@@ -120,6 +123,7 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
     pools,
     backends,
     pods: values.pod.map((spec) => parsePodSpec(spec, defaultPool)),
+    eventsBind: values['events-bind'] ?? null,
   })
   if (!parsed.success)
     throw new UsageError(

@@ -38,6 +38,7 @@ export async function startStack(
     redisUrl?: string | null
     redisPrefix?: string
     maxBodyBytes?: number
+    eventsBind?: string
     extraPods?: { name: string; http: string; events: string | null; replay: string | null }[]
   } = {},
 ): Promise<Stack> {
@@ -72,6 +73,7 @@ export async function startStack(
         ...(options.extraPods ?? []).map((pod) => ({ ...pod, pool: 'default' })),
       ],
       ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
+      ...(options.eventsBind === undefined ? {} : { eventsBind: options.eventsBind }),
     }),
     (message) => {
       if (process.env.KINFERENCE_TEST_LOG) console.log(message)

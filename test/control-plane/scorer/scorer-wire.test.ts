@@ -94,6 +94,53 @@ describe('the scorer on the wire', () => {
     },
   )
 
+  it('takes events from pods that connect to its own bound SUB socket, told apart by topic', async () => {
+    const stack = await stackWith({
+      pods: 0,
+      eventsBind: 'tcp://127.0.0.1:*',
+      extraPods: [
+        { name: 'connecting-pod', http: 'http://127.0.0.1:9', events: null, replay: null },
+      ],
+    })
+    const pub = new Publisher({ linger: 0 })
+    cleanups.push(() => pub.close())
+    pub.connect(stack.scorer.eventsEndpoint as string)
+    const frame = (value: bigint) => {
+      const bytes = Buffer.alloc(8)
+      bytes.writeBigUInt64BE(value)
+      return bytes
+    }
+    let seq = 0n
+    const matched = async () =>
+      (await lookup(stack, { model, prompt })).pods.find((p) => p.pod === 'connecting-pod')
+        ?.matchedBlocks ?? 0
+    await until(async () => {
+      const payload = encode([Date.now() / 1000, [storedEvent('map')], 0], { useBigInt64: true })
+      await pub.send([`kv@connecting-pod@${model}`, frame(seq++), payload])
+      return (await matched()) === blocks
+    })
+  })
+
+  it('forgets a pod that goes away', async () => {
+    const publisher = await rawPublisher()
+    const stack = await stackWith({
+      pods: 1,
+      extraPods: [
+        { name: 'fake', http: 'http://127.0.0.1:9', events: publisher.endpoint, replay: null },
+      ],
+    })
+    const matched = async () =>
+      (await lookup(stack, { model, prompt })).pods.find((p) => p.pod === 'fake')?.matchedBlocks
+    await until(async () => {
+      await publisher.batch([storedEvent('map')])
+      return (await matched()) === blocks
+    })
+    const before = await stack.scorer.index.size()
+    await stack.scorer.removePod('fake')
+    expect(await matched()).toBe(undefined)
+    expect((await stack.scorer.index.size()).entries).toBe(before.entries - blocks)
+  })
+
   it('survives hostile event frames and keeps its index consistent', async () => {
     const publisher = await rawPublisher()
     const stack = await stackWith({

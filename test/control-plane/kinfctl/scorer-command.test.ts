@@ -1,0 +1,85 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { afterEach, describe, expect, it } from 'vitest'
+import { l40s27bFp8 } from '../../../control-plane/sim/engine/gpu-profile.ts'
+import { startSimFleet } from '../../../control-plane/sim/sim-fleet.ts'
+import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
+import { runCli } from '../../support/run-cli.ts'
+
+const cleanups: (() => Promise<unknown> | unknown)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+describe('kinfctl scorer', () => {
+  it('routes to the pods it is given, and stops on SIGINT', async () => {
+    const pods: SimPod[] = await startSimFleet({
+      pods: 2,
+      profile: l40s27bFp8,
+      modelName: 'qwen3.8-27b-fp8',
+      port: 0,
+      zmqPort: 0,
+      timeScale: 50,
+      seed: 1,
+      eventEncoding: 'array',
+    })
+    cleanups.push(() => Promise.all(pods.map((pod) => pod.close())))
+    const podFlags = pods.flatMap((pod) => [
+      '--pod',
+      `name=${pod.config.podName},http=${pod.url},events=${pod.kvEventsEndpoint},replay=${pod.replayEndpoint}`,
+    ])
+    const child = spawn(process.execPath, [
+      'control-plane/kinfctl/main.ts',
+      'scorer',
+      '--port',
+      '0',
+      '--allow-unsigned',
+      ...podFlags,
+    ])
+    cleanups.push(() => child.kill('SIGKILL'))
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+    })
+    const deadline = performance.now() + 30_000
+    while (!/listening on (\S+)/.test(out) && performance.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    const url = /listening on (\S+)/.exec(out)?.[1]
+    expect(url).toBeDefined()
+    const answer = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ messages: [{ role: 'user', content: 'hello' }], max_tokens: 3 }),
+    })
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('x-kinference-decision')).toMatch(
+      /^pool=default; pod=sim-pod-[01]; strategy=kinference; /,
+    )
+    child.kill('SIGINT')
+    const [code] = await once(child, 'exit')
+    expect(code).toBe(0)
+  })
+
+  it('refuses to start unsigned without --allow-unsigned, and bad pod specs, with exit 2', async () => {
+    const unsigned = await runCli([
+      'scorer',
+      '--port',
+      '0',
+      '--pod',
+      'name=a,http=http://127.0.0.1:1',
+    ])
+    expect(unsigned.code).toBe(2)
+    expect(unsigned.stderr).toMatch(/KINFERENCE_SIGNING_SECRETS/)
+    const badPod = await runCli([
+      'scorer',
+      '--port',
+      '0',
+      '--allow-unsigned',
+      '--pod',
+      'name=a,url=x',
+    ])
+    expect(badPod.code).toBe(2)
+    expect(badPod.stderr).toMatch(/unknown field "url"/)
+    const noPort = await runCli(['scorer'])
+    expect(noPort.code).toBe(2)
+  })
+})
