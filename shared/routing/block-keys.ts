@@ -1,3 +1,5 @@
+import { avalanche32, mix32, mixText32 } from '../hashing/murmur-mix.ts'
+
 /**
  * The router's own block keys: a chain of 64-bit keys over full blocks of token ids,
  * seeded with the model and LoRA adapter, the first block salted with cache_salt, as
@@ -22,35 +24,13 @@ export interface KeyRoot {
   low: number
 }
 
-function mix(h: number, value: number): number {
-  let k = Math.imul(value, 0xcc9e2d51)
-  k = (k << 15) | (k >>> 17)
-  k = Math.imul(k, 0x1b873593)
-  let x = h ^ k
-  x = (x << 13) | (x >>> 19)
-  return (Math.imul(x, 5) + 0xe6546b64) | 0
-}
-
-function avalanche(h: number): number {
-  let x = h
-  x ^= x >>> 16
-  x = Math.imul(x, 0x85ebca6b)
-  x ^= x >>> 13
-  x = Math.imul(x, 0xc2b2ae35)
-  x ^= x >>> 16
-  return x >>> 0
-}
-
-function mixText(h: number, text: string): number {
-  let x = h
-  for (let i = 0; i < text.length; i++) x = mix(x, text.charCodeAt(i))
-  return mix(x, text.length)
-}
-
 /** The root of a chain: model and LoRA adapter, so different models never share keys. */
 export function keyRoot(seed: Pick<BlockKeySeed, 'model' | 'loraName'>): KeyRoot {
   const text = `${seed.model}\u0000${seed.loraName ?? ''}`
-  return { high: avalanche(mixText(0x4b494e46, text)), low: avalanche(mixText(0x2f6b6579, text)) }
+  return {
+    high: avalanche32(mixText32(0x4b494e46, text)),
+    low: avalanche32(mixText32(0x2f6b6579, text)),
+  }
 }
 
 /** One key as its two 32-bit words. */
@@ -75,20 +55,20 @@ function chainKeys(
   let high = previous.high
   let low = previous.low
   for (let block = 0; block < count; block++) {
-    high = mix(high, 0x9e3779b9)
-    low = mix(low ^ 0x7f4a7c15, high)
+    high = mix32(high, 0x9e3779b9)
+    low = mix32(low ^ 0x7f4a7c15, high)
     const start = block * blockSize
     for (let i = start; i < start + blockSize; i++) {
       const token = tokens[i] as number
-      high = mix(high, token)
-      low = mix(low, token ^ 0x5bd1e995)
+      high = mix32(high, token)
+      low = mix32(low, token ^ 0x5bd1e995)
     }
     if (block === 0 && salt !== null) {
-      high = mixText(high, salt)
-      low = mixText(low, salt)
+      high = mixText32(high, salt)
+      low = mixText32(low, salt)
     }
-    high = avalanche(high ^ blockSize)
-    low = avalanche(low ^ high)
+    high = avalanche32(high ^ blockSize)
+    low = avalanche32(low ^ high)
     out[2 * block] = high
     out[2 * block + 1] = low
   }

@@ -1,3 +1,5 @@
+import { avalanche32, mix32 } from '../../hashing/murmur-mix.ts'
+
 /**
  * GIE's approximate prefix hashing (GIE `P/requestcontrol/dataproducer/approximateprefix/
  * hashing.go`): no tokenizer, so a block is `blockSizeTokens × 4` bytes of the prompt's UTF-8
@@ -12,29 +14,10 @@ export const CHARACTERS_PER_TOKEN = 4
 
 const encoder = new TextEncoder()
 
-function mix(h: number, value: number): number {
-  let k = Math.imul(value, 0xcc9e2d51)
-  k = (k << 15) | (k >>> 17)
-  k = Math.imul(k, 0x1b873593)
-  let x = h ^ k
-  x = (x << 13) | (x >>> 19)
-  return (Math.imul(x, 5) + 0xe6546b64) | 0
-}
-
-function avalanche(h: number): number {
-  let x = h
-  x ^= x >>> 16
-  x = Math.imul(x, 0x85ebca6b)
-  x ^= x >>> 13
-  x = Math.imul(x, 0xc2b2ae35)
-  x ^= x >>> 16
-  return x >>> 0
-}
-
 function seedOf(model: string, lane: number): number {
   let h = lane
-  for (let i = 0; i < model.length; i++) h = mix(h, model.charCodeAt(i))
-  return avalanche(mix(h, model.length))
+  for (let i = 0; i < model.length; i++) h = mix32(h, model.charCodeAt(i))
+  return avalanche32(mix32(h, model.length))
 }
 
 /** The chained block hashes of `text`, in prompt order. */
@@ -63,11 +46,11 @@ export function hashPromptBlocks(
         ((bytes[i + 1] as number) << 8) |
         ((bytes[i + 2] as number) << 16) |
         ((bytes[i + 3] as number) << 24)
-      h1 = mix(h1, word)
-      h2 = mix(h2, word ^ 0x7f4a7c15)
+      h1 = mix32(h1, word)
+      h2 = mix32(h2, word ^ 0x7f4a7c15)
     }
-    high = avalanche(h1 ^ blockBytes)
-    low = avalanche(h2 ^ high)
+    high = avalanche32(h1 ^ blockBytes)
+    low = avalanche32(h2 ^ high)
     hashes[block] = (high & 0x1fffff) * 4_294_967_296 + low
   }
   return hashes
