@@ -1,0 +1,154 @@
+import { z } from 'zod'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+
+/**
+ * A token-length distribution as GuideLLM samples it: with a stdev, a clipped rounded
+ * Gaussian (min defaults to max(1, avg − 5σ), max to avg + 5σ); without one but with
+ * min/max, a uniform integer; otherwise the constant `avg`.
+ */
+export const LengthSpec = z.strictObject({
+  avg: z.int().min(0),
+  stdev: z.number().min(0).optional(),
+  min: z.int().min(0).optional(),
+  max: z.int().min(0).optional(),
+})
+export type LengthSpec = z.infer<typeof LengthSpec>
+
+export const PrefixBucket = z.strictObject({
+  weight: z.number().positive().default(100),
+  count: z.int().min(1).default(1),
+  tokens: z.int().min(0).default(0),
+})
+export type PrefixBucket = z.infer<typeof PrefixBucket>
+
+/** GuideLLM's synthetic data, as the benchmark generates it. */
+export const DataSpec = z.strictObject({
+  promptTokens: LengthSpec,
+  outputTokens: LengthSpec,
+  /** Multi-turn: the first turn's lengths, when they differ. */
+  firstPromptTokens: LengthSpec.optional(),
+  firstOutputTokens: LengthSpec.optional(),
+  turns: z.int().min(1).max(1_000).default(1),
+  /** Shared prefixes (a system message under chat): drawn per conversation, by weight. */
+  prefixBuckets: z.array(PrefixBucket).max(64).default([]),
+})
+export type DataSpec = z.infer<typeof DataSpec>
+
+const lengthKeys = [
+  'prompt_tokens',
+  'output_tokens',
+  'first_prompt_tokens',
+  'first_output_tokens',
+] as const
+const lengthField = {
+  prompt_tokens: 'promptTokens',
+  output_tokens: 'outputTokens',
+  first_prompt_tokens: 'firstPromptTokens',
+  first_output_tokens: 'firstOutputTokens',
+} as const
+
+/**
+ * Parses GuideLLM's data argument: `key=value,key=value` (prompt_tokens, output_tokens,
+ * first_prompt_tokens, first_output_tokens, each with _stdev/_min/_max; prefix_count,
+ * prefix_tokens; turns) or the same keys as a JSON object, which can also hold
+ * `prefix_buckets: [{bucket_weight, prefix_count, prefix_tokens}]`.
+ */
+export function parseDataSpec(text: string): DataSpec {
+  const raw = text.trim().startsWith('{') ? parseJson(text) : parsePairs(text)
+  const out: Record<string, unknown> = {}
+  for (const key of lengthKeys) {
+    if (raw[key] === undefined) continue
+    out[lengthField[key]] = {
+      avg: raw[key],
+      ...(raw[`${key}_stdev`] !== undefined && { stdev: raw[`${key}_stdev`] }),
+      ...(raw[`${key}_min`] !== undefined && { min: raw[`${key}_min`] }),
+      ...(raw[`${key}_max`] !== undefined && { max: raw[`${key}_max`] }),
+    }
+  }
+  if (raw.turns !== undefined) out.turns = raw.turns
+  if (Array.isArray(raw.prefix_buckets)) {
+    out.prefixBuckets = raw.prefix_buckets.map((bucket: Record<string, unknown>) => ({
+      ...(bucket.bucket_weight !== undefined && { weight: bucket.bucket_weight }),
+      ...(bucket.prefix_count !== undefined && { count: bucket.prefix_count }),
+      ...(bucket.prefix_tokens !== undefined && { tokens: bucket.prefix_tokens }),
+    }))
+  } else if (raw.prefix_tokens !== undefined || raw.prefix_count !== undefined) {
+    out.prefixBuckets = [{ count: raw.prefix_count ?? 1, tokens: raw.prefix_tokens ?? 0 }]
+  }
+  const known = new Set([
+    ...lengthKeys.flatMap((key) => [key, `${key}_stdev`, `${key}_min`, `${key}_max`]),
+    'turns',
+    'prefix_count',
+    'prefix_tokens',
+    'prefix_buckets',
+  ])
+  const unknown = Object.keys(raw).filter((key) => !known.has(key))
+  if (unknown.length > 0)
+    throw new KinfError('invalid_request', `data spec: unknown key ${unknown.join(', ')}`)
+  if (out.promptTokens === undefined || out.outputTokens === undefined) {
+    throw new KinfError(
+      'invalid_request',
+      'data spec: prompt_tokens and output_tokens are required',
+    )
+  }
+  const parsed = DataSpec.safeParse(out)
+  if (!parsed.success)
+    throw new KinfError('invalid_request', `data spec: ${z.prettifyError(parsed.error)}`)
+  return parsed.data
+}
+
+function parseJson(text: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(text) as unknown
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      throw new Error('not an object')
+    return value as Record<string, unknown>
+  } catch (error) {
+    throw new KinfError(
+      'invalid_request',
+      `data spec: not valid JSON (${(error as Error).message})`,
+    )
+  }
+}
+
+function parsePairs(text: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [key, value, extra] = part.split('=')
+    const number = Number(value)
+    if (
+      !key ||
+      value === undefined ||
+      extra !== undefined ||
+      value.trim() === '' ||
+      !Number.isFinite(number)
+    ) {
+      throw new KinfError('invalid_request', `data spec: "${part}" is not key=number`)
+    }
+    out[key.trim()] = number
+  }
+  return out
+}
+
+/** A sampler of one length distribution, GuideLLM's IntegerRangeSampler. */
+export function lengthSampler(spec: LengthSpec, random: () => number): () => number {
+  const stdev = spec.stdev ?? 0
+  if (stdev > 0) {
+    const low = spec.min ?? Math.max(1, spec.avg - 5 * stdev)
+    const high = spec.max ?? spec.avg + 5 * stdev
+    return () => {
+      const u = Math.max(random(), Number.MIN_VALUE)
+      const gaussian = Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random())
+      return Math.round(Math.min(high, Math.max(low, spec.avg + stdev * gaussian)))
+    }
+  }
+  if (spec.min !== undefined || spec.max !== undefined) {
+    const low = spec.min ?? spec.avg
+    const high = spec.max ?? spec.avg
+    return () => low + Math.floor(random() * (high - low + 1))
+  }
+  return () => spec.avg
+}

@@ -1,0 +1,46 @@
+/** One request as a benchmark client saw it; times in ms on the benchmark's clock. */
+export interface RequestRecord {
+  id: string
+  /** Conversation and turn (multi-turn workloads; 0 otherwise). */
+  conversation: number
+  turn: number
+  /** When the client sent it (GuideLLM's request_start: just before the POST). */
+  startMs: number
+  /** First chunk carrying at least one token; null when none arrived. */
+  firstTokenMs: number | null
+  /** Every token's arrival (for ITL); the first equals firstTokenMs. */
+  tokenTimesMs: number[]
+  endMs: number
+  promptTokens: number
+  outputTokens: number
+  /** usage.prompt_tokens_details.cached_tokens as the pod reported it (0 when absent). */
+  cachedTokens: number
+  /** Which pod served it, when the router said (decision header or the DES). */
+  pod: string | null
+  /** null on success. */
+  error: string | null
+}
+
+/** What one benchmark (one router, one workload, one rate) produced. */
+export interface BenchmarkRun {
+  config: {
+    mode: 'des' | 'live'
+    router: string
+    workload: string
+    profile: string
+    /** Requests/s for constant and poisson, streams for concurrent, null otherwise. */
+    rate: number | null
+    pods: number
+    gpuProfile: string
+    seed: number
+    dataSpec: string
+  }
+  /** Measured window: first request sent to last request finished. */
+  startMs: number
+  endMs: number
+  records: RequestRecord[]
+  /** The pods' own prefix-cache counters over the run (tokens). */
+  prefixCache: { queries: number; hits: number } | null
+  /** Wall-clock seconds the run took to compute (DES) or execute (live). */
+  elapsedSeconds: number
+}
