@@ -78,7 +78,7 @@ export async function handleInference(
       .labels({ pool: pool.name })
       .observe((performance.now() - started) / 1000)
     context.metrics.predictedTtftSeconds.labels({ pool: pool.name }).observe(predicted / 1000)
-    pool.core.dispatched(routing, pod, route, performance.now())
+    pool.core.dispatched(routing, pod, route, { nowMs: performance.now(), random: context.random })
     const blocks = prepared.keys.length / 2
     context.index
       .addSpeculative(

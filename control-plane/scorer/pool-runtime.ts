@@ -65,7 +65,8 @@ export function ttftPrior(spec: InferencePoolSpec): TtftModel {
   return prior
 }
 
-function strategyFor(spec: InferencePoolSpec): RoutingStrategy {
+/** The routing strategy a pool names, with its parameters. */
+export function createPoolStrategy(spec: InferencePoolSpec): RoutingStrategy {
   if (spec.routing.strategy === 'kinference') {
     return createKinferenceStrategy({ stepBudget: spec.scheduler.maxNumBatchedTokens })
   }
@@ -97,7 +98,7 @@ export class PoolRuntime {
     )
     const kinference = options.spec.routing.kinference
     this.core = new RouterCore({
-      strategy: strategyFor(options.spec),
+      strategy: createPoolStrategy(options.spec),
       stepBudget: options.spec.scheduler.maxNumBatchedTokens,
       prior: ttftPrior(options.spec),
       onlineCalibration: kinference?.onlineCalibration ?? true,

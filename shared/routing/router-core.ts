@@ -151,11 +151,21 @@ export class RouterCore {
     return { decision, predictedTtftMs, indexedBlocks: blocksByPod, candidates }
   }
 
-  /** The request went to `pod`: count its load until its first token and its end. */
-  dispatched(request: RoutingRequest, pod: string, result: RouteResult, nowMs: number): void {
+  /**
+   * The request went to `pod`: count its load until its first token and its end, and let
+   * strategies that learn from their own decisions (GIE's and SGLang's prefixes) learn.
+   */
+  dispatched(
+    request: RoutingRequest,
+    pod: string,
+    result: RouteResult,
+    context: RoutingContext,
+  ): void {
     const state = this.pods.get(pod)
     const candidate = result.candidates.find((c) => c.name === pod)
     if (!state || !candidate) return
+    const nowMs = context.nowMs
+    this.options.strategy.onRouted?.(request, pod, context)
     const features = ttftFeatures(request, candidate, this.options.stepBudget)
     this.tracked.set(request.id, {
       pod,

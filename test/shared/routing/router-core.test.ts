@@ -36,7 +36,7 @@ describe('RouterCore', () => {
     const router = core()
     const route = router.route(request('r1'), [256, 0], context(0))
     expect(route.decision.pod).toBe('a')
-    router.dispatched(request('r1'), 'a', route, 0)
+    router.dispatched(request('r1'), 'a', route, context(0))
     let [a] = router.podReports(0)
     expect(a?.load).toEqual({
       inFlight: 1,
@@ -76,7 +76,7 @@ describe('RouterCore', () => {
   it('leaves an unhealthy pod out for the cool-down, but fails open when it is the only one left', () => {
     const router = core()
     const first = router.route(request('r1'), [256, 0], context(0))
-    router.dispatched(request('r1'), 'a', first, 0)
+    router.dispatched(request('r1'), 'a', first, context(0))
     router.failed('r1', 0, true)
     expect(router.route(request('r2'), [256, 0], context(10)).decision.pod).toBe('b')
     expect(router.route(request('r3'), [256, 0], context(10), new Set(['b'])).decision.pod).toBe(
@@ -98,7 +98,7 @@ describe('RouterCore', () => {
     const router = core()
     for (let i = 0; i < 12; i++) {
       const route = router.route(request(`r${i}`), [256, 0], context(i))
-      router.dispatched(request(`r${i}`), 'a', route, i)
+      router.dispatched(request(`r${i}`), 'a', route, context(i))
       router.finished(`r${i}`, i + 1, 0)
     }
     const a = router.podReports(20).find((p) => p.name === 'a')

@@ -1,0 +1,347 @@
+import type { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
+import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
+import { computeBlockKeys } from '../../../shared/routing/block-keys.ts'
+import type { IndexEvent } from '../../../shared/routing/kv-index.ts'
+import { createMemoryKvIndex } from '../../../shared/routing/memory-kv-index.ts'
+import { RouterCore } from '../../../shared/routing/router-core.ts'
+import type { RoutingRequest } from '../../../shared/routing/routing-strategy.ts'
+import { createPoolStrategy, ttftPrior } from '../../scorer/pool-runtime.ts'
+import type { EngineKvEvent } from '../../sim/engine/block-pool.ts'
+import type { GpuProfile } from '../../sim/engine/gpu-profile.ts'
+import { type StepResult, VllmEngine } from '../../sim/engine/vllm-engine.ts'
+import type { StableVocabulary } from '../../tokenizer/create-stable-vocabulary.ts'
+import { type ChatFrame, type ChatTurnIds, chatPromptIds } from '../chat-prompt-ids.ts'
+import { arrivalTimes, describeProfile, type LoadProfile, streamsOf } from '../load-profile.ts'
+import type { BenchmarkRun, RequestRecord } from '../request-record.ts'
+import { randomWords, type Workload } from '../workload.ts'
+import { EventQueue } from './event-queue.ts'
+
+export interface DesOptions {
+  pods: number
+  gpuProfile: GpuProfile
+  /** The pool as the scorer would run it: strategy and parameters, block size, SLO. */
+  pool: InferencePoolSpec
+  workload: Workload
+  workloadName: string
+  dataSpec: string
+  load: LoadProfile
+  maxRequests: number
+  seed: number
+  frame: ChatFrame
+  vocabulary: StableVocabulary
+  /** KV events reach the router this long after the step that produced them. */
+  eventDelayMs?: number
+  /** Metrics are scraped this often, and are this old when the router reads them. */
+  metricsIntervalMs?: number
+  metricsDelayMs?: number
+  /** One-way client–router–pod latency. */
+  networkDelayMs?: number
+  onProgress?: (done: number) => void
+}
+
+type SimEvent =
+  | { kind: 'send'; request: number }
+  | { kind: 'step'; pod: number }
+  | { kind: 'step-end'; pod: number; step: StepResult }
+  | { kind: 'events'; pod: number; events: EngineKvEvent[]; seq: bigint }
+  | { kind: 'scrape' }
+
+interface InFlight {
+  record: RequestRecord
+  conversation: number
+  turn: number
+  history: ChatTurnIds[]
+}
+
+interface Pod {
+  name: string
+  engine: VllmEngine
+  stepping: boolean
+  seq: bigint
+}
+
+const model = 'bench-model'
+
+/**
+ * The benchmark in virtual time: each pod is the simulator's engine, the router is the
+ * scorer's routing core (same strategy, TTFT model, index trust and accounting) over the
+ * in-memory index, fed by the engines' KV events after `eventDelayMs` and by their
+ * metrics every `metricsIntervalMs`. Requests are the workload's conversations under the
+ * load profile. Deterministic for a seed; nothing here reads a clock.
+ */
+export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun> {
+  const started = performance.now()
+  const eventDelay = options.eventDelayMs ?? 5
+  const scrapeEvery = options.metricsIntervalMs ?? 100
+  const scrapeDelay = options.metricsDelayMs ?? 20
+  const network = options.networkDelayMs ?? 0.5
+  const blockSize = options.pool.blockSize
+  const queue = new EventQueue<SimEvent>()
+  const routerRandom = createSeededRandom(options.seed ^ 0x5bd1e995)
+  const outputRandom = createSeededRandom(options.seed ^ 0x27d4eb2d)
+  const index = createMemoryKvIndex()
+  const core = new RouterCore({
+    strategy: createPoolStrategy(options.pool),
+    stepBudget: options.pool.scheduler.maxNumBatchedTokens,
+    prior: ttftPrior(options.pool),
+    onlineCalibration: options.pool.routing.kinference?.onlineCalibration ?? true,
+    forgettingFactor: options.pool.routing.kinference?.forgettingFactor ?? 0.98,
+    driftTolerance: options.pool.routing.kinference?.driftTolerance ?? 0.25,
+    metricsStalenessMs: options.pool.metrics.stalenessMs,
+    unhealthyCooldownMs: 5_000,
+  })
+  const pods: Pod[] = Array.from({ length: options.pods }, (_, i) => ({
+    name: `pod-${i}`,
+    engine: new VllmEngine({
+      profile: options.gpuProfile,
+      random: createSeededRandom(options.seed * 7919 + i),
+    }),
+    stepping: false,
+    seq: 0n,
+  }))
+  const names = pods.map((pod) => pod.name)
+  for (const name of names) {
+    core.addPod(name)
+    core.setIndexReady(name, true)
+  }
+  const needsText = ['gie-default', 'sglang-cache-aware'].includes(options.pool.routing.strategy)
+  const speculativeTtl = options.pool.routing.kinference?.speculativeTtlMs ?? 2_000
+
+  const records: RequestRecord[] = []
+  const inFlight = new Map<string, InFlight>()
+  let sent = 0
+  let done = 0
+  let nextConversation = 0
+  let lastEnd = 0
+
+  /** Queue the request for conversation `conversation`, turn `turn` at `time`. */
+  const pending: { conversation: number; turn: number; history: ChatTurnIds[] }[] = []
+  const send = (time: number, conversation: number, turn: number, history: ChatTurnIds[]) => {
+    if (sent >= options.maxRequests) return
+    sent++
+    pending.push({ conversation, turn, history })
+    queue.push(time, { kind: 'send', request: pending.length - 1 })
+  }
+  const startConversation = (time: number) => {
+    if (sent >= options.maxRequests) return
+    send(time, nextConversation++, 0, [])
+  }
+
+  const streams = streamsOf(options.load)
+  if (streams === null) {
+    const times = arrivalTimes(
+      options.load,
+      options.maxRequests,
+      createSeededRandom(options.seed + 11),
+    )
+    // Open loop: conversations start on the schedule; their later turns follow answers.
+    for (const time of times) queue.push(time, { kind: 'send', request: -1 })
+  } else {
+    for (let s = 0; s < streams; s++) startConversation(0)
+  }
+  queue.push(0, { kind: 'scrape' })
+
+  const kick = (podIndex: number, time: number) => {
+    const pod = pods[podIndex] as Pod
+    if (pod.stepping) return
+    pod.stepping = true
+    queue.push(time, { kind: 'step', pod: podIndex })
+  }
+
+  const dispatch = async (
+    time: number,
+    entry: { conversation: number; turn: number; history: ChatTurnIds[] },
+  ) => {
+    const plan = options.workload.conversation(entry.conversation)
+    const turn = plan.turns[entry.turn]
+    if (!turn) return
+    const prompt = chatPromptIds(options.frame, plan.prefix?.ids ?? null, [
+      ...entry.history,
+      { userIds: turn.userIds },
+    ])
+    const id = `c${entry.conversation}t${entry.turn}`
+    const keys = computeBlockKeys(prompt, blockSize, { model })
+    const routing: RoutingRequest = {
+      id,
+      model,
+      promptTokens: prompt.length,
+      blockSize,
+      promptText: needsText ? asText(prompt) : '',
+      maxTokens: turn.outputTokens,
+    }
+    const held = await index.lookup(keys, names, time)
+    const route = core.route(routing, held, { nowMs: time, random: routerRandom })
+    const podName = route.decision.pod as string
+    const podIndex = names.indexOf(podName)
+    core.dispatched(routing, podName, route, { nowMs: time, random: routerRandom })
+    await index.addSpeculative(podName, keys, keys.length / 2, time + speculativeTtl)
+    const outputIds = randomWords(options.vocabulary, turn.outputTokens, outputRandom)
+    const record: RequestRecord = {
+      id,
+      conversation: entry.conversation,
+      turn: entry.turn,
+      startMs: time,
+      firstTokenMs: null,
+      tokenTimesMs: [],
+      endMs: time,
+      promptTokens: prompt.length,
+      outputTokens: 0,
+      cachedTokens: 0,
+      pod: podName,
+      error: null,
+    }
+    inFlight.set(id, {
+      record,
+      conversation: entry.conversation,
+      turn: entry.turn,
+      history: [...entry.history, { userIds: turn.userIds, assistantIds: outputIds }],
+    })
+    ;(pods[podIndex] as Pod).engine.add({
+      id,
+      promptTokenIds: prompt,
+      outputTokenIds: outputIds,
+      finishReason: 'length',
+      arrivalMs: time + network,
+    })
+    kick(podIndex, time + network)
+  }
+
+  const finish = (time: number, flight: InFlight) => {
+    records.push(flight.record)
+    done++
+    options.onProgress?.(done)
+    lastEnd = Math.max(lastEnd, time)
+    const plan = options.workload.conversation(flight.conversation)
+    if (flight.turn + 1 < plan.turns.length)
+      send(time, flight.conversation, flight.turn + 1, flight.history)
+    else if (streams !== null) startConversation(time)
+  }
+
+  for (let item = queue.pop(); item; item = queue.pop()) {
+    const { time, event } = item
+    if (event.kind === 'send') {
+      if (event.request === -1) {
+        if (sent < options.maxRequests) {
+          sent++
+          await dispatch(time, { conversation: nextConversation++, turn: 0, history: [] })
+        }
+      } else await dispatch(time, pending[event.request] as (typeof pending)[number])
+    } else if (event.kind === 'step') {
+      const pod = pods[event.pod] as Pod
+      const step = pod.engine.step(time)
+      if (step) queue.push(time + step.durationMs, { kind: 'step-end', pod: event.pod, step })
+      else {
+        const next = pod.engine.nextArrivalMs()
+        if (next !== null && next > time) queue.push(next, { kind: 'step', pod: event.pod })
+        else pod.stepping = false
+      }
+    } else if (event.kind === 'step-end') {
+      const pod = pods[event.pod] as Pod
+      const { step } = event
+      if (step.events.length > 0)
+        queue.push(time + eventDelay, {
+          kind: 'events',
+          pod: event.pod,
+          events: step.events,
+          seq: pod.seq++,
+        })
+      for (const started of step.started) {
+        const flight = inFlight.get(started.requestId)
+        if (flight) flight.record.cachedTokens = started.numCachedTokens
+      }
+      const at = time + network
+      for (const output of step.outputs) {
+        const flight = inFlight.get(output.requestId)
+        if (!flight) continue
+        const record = flight.record
+        record.tokenTimesMs.push(at)
+        record.outputTokens++
+        if (output.index === 0) {
+          record.firstTokenMs = at
+          core.firstToken(record.id, at)
+        } else core.progress(record.id, record.outputTokens)
+        if (output.finished) {
+          record.endMs = at
+          inFlight.delete(output.requestId)
+          core.finished(record.id, at, record.cachedTokens)
+          finish(at, flight)
+        }
+      }
+      if (pod.engine.hasWork()) queue.push(time, { kind: 'step', pod: event.pod })
+      else pod.stepping = false
+    } else if (event.kind === 'events') {
+      await index.apply(
+        pods[event.pod]?.name as string,
+        model,
+        event.events.map(toIndexEvent),
+        event.seq,
+      )
+    } else if (event.kind === 'scrape') {
+      for (const pod of pods) {
+        const stats = pod.engine.stats
+        core.updateMetrics(
+          pod.name,
+          { running: stats.running, waiting: stats.waiting, kvCacheUsage: stats.kvCacheUsage },
+          time + scrapeDelay,
+        )
+      }
+      if (done < options.maxRequests && (queue.size > 0 || inFlight.size > 0))
+        queue.push(time + scrapeEvery, { kind: 'scrape' })
+    }
+  }
+
+  const prefixCache = pods.reduce(
+    (sum, pod) => ({
+      queries: sum.queries + pod.engine.stats.prefixCacheQueries,
+      hits: sum.hits + pod.engine.stats.prefixCacheHits,
+    }),
+    { queries: 0, hits: 0 },
+  )
+  return {
+    config: {
+      mode: 'des',
+      router: options.pool.routing.strategy,
+      workload: options.workloadName,
+      profile: describeProfile(options.load),
+      rate:
+        options.load.kind === 'constant' || options.load.kind === 'poisson'
+          ? options.load.rate
+          : streams,
+      pods: options.pods,
+      gpuProfile: options.gpuProfile.name,
+      seed: options.seed,
+      dataSpec: options.dataSpec,
+    },
+    startMs: 0,
+    endMs: lastEnd,
+    records: records.sort((a, b) => a.startMs - b.startMs),
+    prefixCache,
+    elapsedSeconds: (performance.now() - started) / 1000,
+  }
+}
+
+/** What GIE and SGLang hash: characters; four per token, as GIE assumes. */
+function asText(ids: readonly number[]): string {
+  let text = ''
+  for (const id of ids) text += (id % 1_679_616).toString(36).padStart(4, '0')
+  return text
+}
+
+function toIndexEvent(event: EngineKvEvent): IndexEvent {
+  switch (event.type) {
+    case 'BlockStored':
+      return {
+        type: 'stored',
+        engineHashes: event.blockHashes,
+        parentEngineHash: event.parentBlockHash,
+        tokenIds: event.tokenIds,
+        blockSize: event.blockSize,
+        loraName: event.loraName,
+        cacheSalt: null,
+      }
+    case 'BlockRemoved':
+      return { type: 'removed', engineHashes: event.blockHashes }
+    case 'AllBlocksCleared':
+      return { type: 'cleared' }
+  }
+}
