@@ -1,15 +1,15 @@
 import type { InferencePoolSpec } from '../../shared/crd/inference-pool.ts'
 import { createKinferenceStrategy } from '../../shared/routing/kinference-strategy.ts'
 import type { KvIndex } from '../../shared/routing/kv-index.ts'
-import { RouterCore } from '../../shared/routing/router-core.ts'
-import type { RoutingStrategy, TtftModel } from '../../shared/routing/routing-strategy.ts'
+import { RouterCore, type RouterCoreOptions } from '../../shared/routing/router-core.ts'
+import type { RoutingStrategy, StepCost, TtftModel } from '../../shared/routing/routing-strategy.ts'
 import { createRoutingStrategy } from '../../shared/routing/strategies/create-routing-strategy.ts'
 import {
   createKvEventSubscriber,
   type KvEventSubscriber,
 } from '../kv-events/create-kv-event-subscriber.ts'
 import type { EventBatch } from '../kv-events/kv-cache-event.ts'
-import { gpuProfiles } from '../sim/engine/gpu-profile.ts'
+import { gpuProfiles, numGpuBlocks } from '../sim/engine/gpu-profile.ts'
 import { createStepCostModel } from '../sim/engine/step-cost-model.ts'
 import { createTokenizer } from '../tokenizer/create-tokenizer.ts'
 import type { Tokenizer } from '../tokenizer/tokenizer.ts'
@@ -65,6 +65,43 @@ export function ttftPrior(spec: InferencePoolSpec): TtftModel {
   return prior
 }
 
+/** What a pod's decode step costs, from the pool's GPU profile (a generic GPU without one). */
+export function stepCostOf(spec: InferencePoolSpec): StepCost {
+  const profile = gpuProfiles[spec.gpuProfile]
+  if (!profile) return { decodeStepMs: 30, msPerContextToken: 2e-4 }
+  const cost = createStepCostModel(profile)
+  const empty = { tokens: 1, prefillContext: 0, prefillAttention: 0 }
+  const base = cost.stepMs({ ...empty, decodeContext: 0 })
+  return {
+    decodeStepMs: base,
+    msPerContextToken: (cost.stepMs({ ...empty, decodeContext: 100_000 }) - base) / 100_000,
+  }
+}
+
+/** KV-cache tokens per pod before its metrics say: the pool's numGpuBlocks, or the profile's. */
+export function kvCapacityOf(spec: InferencePoolSpec): number | null {
+  const profile = gpuProfiles[spec.gpuProfile]
+  const blocks = spec.scheduler.numGpuBlocks ?? (profile ? numGpuBlocks(profile) : null)
+  return blocks === null ? null : blocks * spec.blockSize
+}
+
+/** The routing core of a pool: its strategy, TTFT prior, memory and step cost. */
+export function routerCoreOptions(spec: InferencePoolSpec): RouterCoreOptions {
+  const kinference = spec.routing.kinference
+  return {
+    strategy: createPoolStrategy(spec),
+    stepBudget: spec.scheduler.maxNumBatchedTokens,
+    prior: ttftPrior(spec),
+    onlineCalibration: kinference?.onlineCalibration ?? true,
+    forgettingFactor: kinference?.forgettingFactor ?? 0.98,
+    driftTolerance: kinference?.driftTolerance ?? 0.25,
+    metricsStalenessMs: spec.metrics.stalenessMs,
+    unhealthyCooldownMs: 5_000,
+    kvCapacityTokens: kvCapacityOf(spec),
+    stepCost: stepCostOf(spec),
+  }
+}
+
 /** The routing strategy a pool names, with its parameters. */
 export function createPoolStrategy(spec: InferencePoolSpec): RoutingStrategy {
   if (spec.routing.strategy === 'kinference') {
@@ -96,17 +133,7 @@ export class PoolRuntime {
     this.topicPattern = new RegExp(
       `^${template.replace('{pod}', '(?<pod>.+?)').replace('{model}', '.*')}$`,
     )
-    const kinference = options.spec.routing.kinference
-    this.core = new RouterCore({
-      strategy: createPoolStrategy(options.spec),
-      stepBudget: options.spec.scheduler.maxNumBatchedTokens,
-      prior: ttftPrior(options.spec),
-      onlineCalibration: kinference?.onlineCalibration ?? true,
-      forgettingFactor: kinference?.forgettingFactor ?? 0.98,
-      driftTolerance: kinference?.driftTolerance ?? 0.25,
-      metricsStalenessMs: options.spec.metrics.stalenessMs,
-      unhealthyCooldownMs: 5_000,
-    })
+    this.core = new RouterCore(routerCoreOptions(options.spec))
   }
 
   /** The served model (or LoRA adapter) `model`, and the base model whose tokenizer applies. */

@@ -102,6 +102,9 @@ export async function startScorer(
           kvCacheUsage: signals.kvCacheUsage ?? 0,
         },
         performance.now(),
+        signals.numGpuBlocks !== null && signals.blockSize !== null
+          ? signals.numGpuBlocks * signals.blockSize
+          : null,
       )
       // A new process start time, or a counter that went down, means a new process: its
       // cache is empty whatever the index says.

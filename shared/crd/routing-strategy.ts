@@ -49,6 +49,18 @@ export const KinferenceParameters = z.strictObject({
     .max(1)
     .default(0.98)
     .describe('Recursive-least-squares forgetting factor: closer to 1 remembers longer.'),
+  lateBinding: z
+    .boolean()
+    .default(true)
+    .describe(
+      'Hold a request in the scorer while its best pod cannot start it (KV memory full, prefill queued), and route it again when pods report progress, instead of queueing it inside one pod.',
+    ),
+  maxHoldMs: z
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(30_000)
+    .describe('Longest a request is held by late binding before it goes to its best pod anyway.'),
   driftTolerance: fraction
     .default(0.25)
     .describe(

@@ -1,3 +1,4 @@
+import { admissionWaitMs } from './pod-memory.ts'
 import type {
   PodCandidate,
   PodScore,
@@ -10,6 +11,8 @@ import { effectiveWork, type TtftFeatures } from './ttft-model.ts'
 export interface KinferenceStrategyOptions {
   /** Per-step token budget of the pool's pods (max_num_batched_tokens). */
   stepBudget: number
+  /** How far back the pool's arrival rate is averaged; default 10 s. */
+  rateWindowMs?: number
 }
 
 /** Tokens of a prompt a pod would serve from cache: vLLM never hits the last token. */
@@ -47,36 +50,50 @@ export function predictTtftMs(
   pod: PodCandidate,
   stepBudget: number,
 ): number {
+  const features = ttftFeatures(request, pod, stepBudget)
   return (
     pod.ttft.overheadMs +
-    pod.ttft.msPerToken * effectiveWork(ttftFeatures(request, pod, stepBudget))
+    pod.ttft.msPerToken * effectiveWork(features) +
+    (pod.memory ? admissionWaitMs(pod.memory, features.uncachedTokens) : 0)
   )
 }
 
 /**
- * Kinference: send each request to the pod with the lowest predicted time to first token.
- * Cache overlap lowers a pod's uncached work, its queue raises it, so a warm pod wins
- * until its queue makes it slower than a cold one; then the cold one wins and becomes
- * warm (no hot spot). Near-ties (within 2% or 2 ms) go to the pod with the least KV
- * footprint in flight, then at random, so idle pods share cold traffic.
+ * Kinference: send each request where it costs the pool least in time to first token:
+ * its own predicted TTFT, plus the delay its prefill work imposes on the requests that
+ * will arrive at that pod while the work is ahead of them (about arrival rate × backlog
+ * × its work, as in an M/G/1 queue). A warm pod does little work for a request; a cold
+ * one recomputes the prefix, and while the pool is busy that recomputation is paid by
+ * everyone queued behind it, so replication happens only when a warm pod's queue costs
+ * more than that. Near-ties (within 2% or 2 ms) go to the pod with the least KV footprint
+ * in flight, then at random, so idle pods share cold traffic.
  */
 export function createKinferenceStrategy(options: KinferenceStrategyOptions): RoutingStrategy {
+  const arrivals = createArrivalRate(options.rateWindowMs ?? 10_000)
   return {
     name: 'kinference',
     choose(request, candidates, context): RoutingDecision {
       if (candidates.length === 0)
         return { pod: null, reason: 'kinference: no candidate pod', scores: [] }
-      const scores: PodScore[] = candidates.map((pod) => ({
-        pod: pod.name,
-        cachedTokens: cachedTokensOf(request, pod.cachedBlocks),
-        predictedTtftMs: predictTtftMs(request, pod, options.stepBudget),
-        score: null,
-      }))
-      const best = Math.min(...scores.map((s) => s.predictedTtftMs as number))
+      const perPodRate = arrivals.observe(context.nowMs) / candidates.length
+      const costs: number[] = []
+      const scores: PodScore[] = candidates.map((pod) => {
+        const features = ttftFeatures(request, pod, options.stepBudget)
+        const predicted = predictTtftMs(request, pod, options.stepBudget)
+        const ownWork = pod.ttft.msPerToken * effectiveWork({ ...features, queuedTokens: 0 })
+        const backlog = predicted - pod.ttft.overheadMs
+        const cost = predicted + perPodRate * backlog * ownWork
+        costs.push(cost)
+        return {
+          pod: pod.name,
+          cachedTokens: cachedTokensOf(request, pod.cachedBlocks),
+          predictedTtftMs: predicted,
+          score: cost,
+        }
+      })
+      const best = Math.min(...costs)
       const slack = Math.max(2, best * 0.02)
-      const near = candidates.filter(
-        (_, i) => (scores[i]?.predictedTtftMs as number) <= best + slack,
-      )
+      const near = candidates.filter((_, i) => (costs[i] as number) <= best + slack)
       const lightest = Math.min(...near.map((pod) => pod.load.activeTokens))
       const finalists = near.filter((pod) => pod.load.activeTokens === lightest)
       const chosen = finalists[Math.floor(context.random() * finalists.length)] as PodCandidate
@@ -92,6 +109,20 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
           (runnerUp === null ? '' : `, next best ${Math.round(runnerUp)} ms`),
         scores,
       }
+    },
+  }
+}
+
+/** Requests per ms, as an exponentially decaying count over `windowMs`. */
+function createArrivalRate(windowMs: number) {
+  let rate = 0
+  let last: number | null = null
+  return {
+    observe(nowMs: number): number {
+      if (last !== null && nowMs > last) rate *= Math.exp(-(nowMs - last) / windowMs)
+      last = last === null ? nowMs : Math.max(last, nowMs)
+      rate += 1 / windowMs
+      return rate
     },
   }
 }

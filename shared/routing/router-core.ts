@@ -1,5 +1,6 @@
 import { IndexTrustTracker } from './index-trust.ts'
 import { cachedTokensOf, predictTtftMs, ttftFeatures } from './kinference-strategy.ts'
+import { admissionWaitMs, type PodMemory } from './pod-memory.ts'
 import type {
   PodCandidate,
   PodLoad,
@@ -8,6 +9,7 @@ import type {
   RoutingDecision,
   RoutingRequest,
   RoutingStrategy,
+  StepCost,
   TtftModel,
 } from './routing-strategy.ts'
 import { effectiveWork, OnlineTtftModel } from './ttft-model.ts'
@@ -24,14 +26,23 @@ export interface RouterCoreOptions {
   metricsStalenessMs: number
   /** How long a pod that failed a request is left out. */
   unhealthyCooldownMs: number
+  /** KV-cache tokens per pod until its metrics say (pool spec or GPU profile); null: unknown. */
+  kvCapacityTokens: number | null
+  /** Decode step time, for admission waits (GPU profile). */
+  stepCost: StepCost
 }
 
 interface PodState {
   name: string
   weight: number
+  kvCapacityTokens: number | null
   load: PodLoad
   metrics: (Omit<PodMetricsView, 'ageMs'> & { atMs: number }) | null
-  ttft: OnlineTtftModel
+  /** Requests in flight on the pod (for its memory outlook). */
+  requests: Set<Tracked>
+  /** KV tokens written (+) and freed (−) by those requests since the pod's last metrics. */
+  tokensSinceMetrics: number
+
   trust: IndexTrustTracker
   indexReady: boolean
   unhealthyUntilMs: number
@@ -41,6 +52,9 @@ interface Tracked {
   pod: string
   promptTokens: number
   uncachedTokens: number
+  maxTokens: number
+  /** Predicted wait for KV memory at dispatch (kept out of the TTFT fit). */
+  admissionWaitMs: number
   /** What the index said before trust discounting, for drift. */
   indexedCachedTokens: number
   work: number
@@ -68,9 +82,19 @@ export class RouterCore {
   private readonly options: RouterCoreOptions
   private readonly pods = new Map<string, PodState>()
   private readonly tracked = new Map<string, Tracked>()
+  /**
+   * One TTFT model for the pool, fitted from every pod's answers: the pods share a GPU
+   * profile, and a per-pod fit drifts where traffic is thin; a pod that looked slow once
+   * would get no traffic to show otherwise.
+   */
+  private readonly ttft: OnlineTtftModel
 
   constructor(options: RouterCoreOptions) {
     this.options = options
+    this.ttft = new OnlineTtftModel({
+      prior: options.prior,
+      forgettingFactor: options.forgettingFactor,
+    })
   }
 
   get strategy(): RoutingStrategy {
@@ -86,12 +110,12 @@ export class RouterCore {
     this.pods.set(name, {
       name,
       weight,
+      kvCapacityTokens: this.options.kvCapacityTokens,
+      requests: new Set(),
+      tokensSinceMetrics: 0,
+
       load: { inFlight: 0, pendingRequests: 0, pendingPrefillTokens: 0, activeTokens: 0 },
       metrics: null,
-      ttft: new OnlineTtftModel({
-        prior: this.options.prior,
-        forgettingFactor: this.options.forgettingFactor,
-      }),
       trust: new IndexTrustTracker({ tolerance: this.options.driftTolerance }),
       indexReady: false,
       unhealthyUntilMs: 0,
@@ -104,9 +128,18 @@ export class RouterCore {
     this.options.strategy.onPodRemoved?.(name)
   }
 
-  updateMetrics(name: string, view: Omit<PodMetricsView, 'ageMs'>, nowMs: number): void {
+  /** The pod's scraped metrics; `kvCapacityTokens` from vllm:cache_config_info when known. */
+  updateMetrics(
+    name: string,
+    view: Omit<PodMetricsView, 'ageMs'>,
+    nowMs: number,
+    kvCapacityTokens: number | null = null,
+  ): void {
     const pod = this.pods.get(name)
-    if (pod) pod.metrics = { ...view, atMs: nowMs }
+    if (!pod) return
+    pod.metrics = { ...view, atMs: nowMs }
+    pod.tokensSinceMetrics = 0
+    if (kvCapacityTokens !== null && kvCapacityTokens > 0) pod.kvCapacityTokens = kvCapacityTokens
   }
 
   /** false while the pod's index cannot be believed (gap awaiting replay, new incarnation). */
@@ -167,20 +200,40 @@ export class RouterCore {
     const nowMs = context.nowMs
     this.options.strategy.onRouted?.(request, pod, context)
     const features = ttftFeatures(request, candidate, this.options.stepBudget)
-    this.tracked.set(request.id, {
+    const tracked: Tracked = {
       pod,
       promptTokens: request.promptTokens,
       uncachedTokens: features.uncachedTokens,
+      maxTokens: request.maxTokens,
+      admissionWaitMs: candidate.memory
+        ? admissionWaitMs(candidate.memory, features.uncachedTokens)
+        : 0,
       indexedCachedTokens: cachedTokensOf(request, result.indexedBlocks.get(pod) ?? 0),
       work: effectiveWork(features),
       dispatchedAtMs: nowMs,
       firstTokenAtMs: null,
       generated: 0,
-    })
+    }
+    this.tracked.set(request.id, tracked)
+    state.requests.add(tracked)
+    state.tokensSinceMetrics += tracked.uncachedTokens
+
     state.load.inFlight++
     state.load.pendingRequests++
     state.load.pendingPrefillTokens += features.uncachedTokens
     state.load.activeTokens += request.promptTokens
+  }
+
+  /**
+   * Whether `pod` would start `request` about now: KV room for its uncached tokens after
+   * the requests ahead of it, and under two steps of prefill queued there.
+   */
+  canStart(request: RoutingRequest, result: RouteResult, pod: string): boolean {
+    const candidate = result.candidates.find((c) => c.name === pod)
+    if (!candidate) return true
+    const features = ttftFeatures(request, candidate, this.options.stepBudget)
+    if (candidate.load.pendingPrefillTokens >= 2 * this.options.stepBudget) return false
+    return !candidate.memory || admissionWaitMs(candidate.memory, features.uncachedTokens) === 0
   }
 
   /** The first token went by: the TTFT is observed and the prefill leaves the queue. */
@@ -192,7 +245,7 @@ export class RouterCore {
     state.load.pendingRequests--
     state.load.pendingPrefillTokens -= request.uncachedTokens
     if (this.options.onlineCalibration)
-      state.ttft.observe(request.work, nowMs - request.dispatchedAtMs)
+      this.ttft.observe(request.work, nowMs - request.dispatchedAtMs - request.admissionWaitMs)
   }
 
   /** Tokens generated so far (the KV footprint grows with them). */
@@ -200,7 +253,10 @@ export class RouterCore {
     const request = this.tracked.get(id)
     const state = request && this.pods.get(request.pod)
     if (!request || !state || generated <= request.generated) return
-    state.load.activeTokens += generated - request.generated
+    const delta = generated - request.generated
+    state.load.activeTokens += delta
+    state.tokensSinceMetrics += delta
+
     request.generated = generated
   }
 
@@ -237,7 +293,7 @@ export class RouterCore {
       driftObservations: pod.trust.observations,
       load: { ...pod.load },
       metrics: this.metricsView(pod, nowMs),
-      ttft: { ...pod.ttft.model, observations: pod.ttft.observations },
+      ttft: { ...this.ttft.model, observations: this.ttft.observations },
     }))
   }
 
@@ -245,6 +301,9 @@ export class RouterCore {
     this.tracked.delete(id)
     const state = this.pods.get(request.pod)
     if (!state) return
+    state.requests.delete(request)
+    state.tokensSinceMetrics -= request.uncachedTokens + request.generated
+
     state.load.inFlight--
     if (request.firstTokenAtMs === null) {
       state.load.pendingRequests--
@@ -269,8 +328,45 @@ export class RouterCore {
       trust: pod.indexReady ? pod.trust.trust : 'load-only',
       load: { ...pod.load },
       metrics: this.metricsView(pod, nowMs),
-      ttft: pod.ttft.model,
+      ttft: this.ttft.model,
+      memory: this.memory(pod, nowMs),
       weight: pod.weight,
+    }
+  }
+
+  /**
+   * The pod's memory: used tokens from its last kv_cache_usage plus what was sent since,
+   * or, without metrics, what this replica has in flight there; requests past their first
+   * token free their blocks after their remaining steps.
+   */
+  private memory(pod: PodState, nowMs: number): PodMemory | null {
+    const capacity = pod.kvCapacityTokens
+    if (capacity === null) return null
+    const metrics = this.metricsView(pod, nowMs)
+    // With metrics: what the pod said plus what changed since. Without: what this
+    // replica has in flight there.
+    let used = metrics ? metrics.kvCacheUsage * capacity + pod.tokensSinceMetrics : 0
+    if (!metrics)
+      for (const request of pod.requests) used += request.uncachedTokens + request.generated
+    let releases: [number, number][] | null = null
+    const requests = pod.requests
+    const { decodeStepMs, msPerContextToken } = this.options.stepCost
+    return {
+      capacityTokens: capacity,
+      usedTokens: Math.max(0, used),
+      pendingTokens: pod.load.pendingPrefillTokens,
+
+      stepMs: decodeStepMs + msPerContextToken * pod.load.activeTokens,
+      releases: () => {
+        if (releases) return releases
+        releases = []
+        for (const request of requests) {
+          if (request.firstTokenAtMs === null) continue
+          const held = request.uncachedTokens + request.generated
+          releases.push([Math.max(1, request.maxTokens - request.generated), held])
+        }
+        return releases.sort((a, b) => a[0] - b[0])
+      },
     }
   }
 }

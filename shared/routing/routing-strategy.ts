@@ -1,4 +1,5 @@
 import type { RoutingStrategyName } from '../crd/routing-strategy.ts'
+import type { PodMemory } from './pod-memory.ts'
 
 /** How far a pod's index entries can be believed (verified against reported cached tokens). */
 export type IndexTrust = 'precise' | 'approximate' | 'load-only'
@@ -23,6 +24,12 @@ export interface PodMetricsView {
   ageMs: number
 }
 
+/** What one decode step of a pod costs: a base, plus KV reads per token of the batch's context. */
+export interface StepCost {
+  decodeStepMs: number
+  msPerContextToken: number
+}
+
 /** Kinference's per-pod TTFT model: overhead plus time per token of queued prefill work. */
 export interface TtftModel {
   overheadMs: number
@@ -37,6 +44,8 @@ export interface PodCandidate {
   load: PodLoad
   metrics: PodMetricsView | null
   ttft: TtftModel
+  /** Its KV memory and when it frees up; null when the pod's capacity is unknown. */
+  memory: PodMemory | null
   /** Relative share of traffic for weighted choices (worker-set weight; 100 by default). */
   weight: number
 }

@@ -82,7 +82,11 @@ export class OnlineTtftModel {
     const denominator = this.lambda + x0 * px0 + x1 * px1
     const k0 = px0 / denominator
     const k1 = px1 / denominator
-    const error = ttftMs - this.predict(work)
+    // Huber-style: an outlier (a preemption, a stall the features cannot see) moves the
+    // fit as much as a large ordinary error, no more.
+    const predicted = this.predict(work)
+    const limit = Math.max(this.prior.overheadMs, predicted * 0.5)
+    const error = clamp(ttftMs - predicted, -limit, limit)
     this.overhead = clamp(this.overhead + k0 * error, 0, Math.max(1, this.prior.overheadMs) * 50)
     this.slope = clamp(
       this.slope + k1 * error,

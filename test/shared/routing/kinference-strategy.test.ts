@@ -33,6 +33,7 @@ function pod(
       activeTokens: pendingPrefillTokens,
     },
     metrics: null,
+    memory: null,
     ttft,
     weight: 100,
   }

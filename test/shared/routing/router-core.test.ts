@@ -14,6 +14,8 @@ function core() {
     driftTolerance: 0.25,
     metricsStalenessMs: 2000,
     unhealthyCooldownMs: 5000,
+    kvCapacityTokens: null,
+    stepCost: { decodeStepMs: 43, msPerContextToken: 2e-4 },
   })
   for (const name of ['a', 'b']) {
     router.addPod(name)

@@ -19,6 +19,7 @@ export function pod(name: string, overrides: PodOverrides = {}): PodCandidate {
     trust: 'precise',
     metrics: { running: 0, waiting: 0, kvCacheUsage: 0, ageMs: 10 },
     ttft: { overheadMs: 20, msPerToken: 0.25 },
+    memory: null,
     weight: 100,
     ...rest,
     load: { inFlight: 0, pendingRequests: 0, pendingPrefillTokens: 0, activeTokens: 0, ...load },

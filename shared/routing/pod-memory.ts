@@ -1,0 +1,46 @@
+/**
+ * A pod's KV memory as the router sees it. vLLM admits a waiting request only when the
+ * blocks for its uncached tokens are free (cached blocks nobody references count as
+ * free); when they are not, the request waits for running ones to finish, however little
+ * prefill it needs. That wait, not prefill, is what a loaded pod's queue is made of.
+ */
+export interface PodMemory {
+  /** KV-cache tokens of the pod (num_gpu_blocks × block_size). */
+  capacityTokens: number
+  /** Tokens referenced by running requests, plus those sent since the pod last said. */
+  usedTokens: number
+  /** Uncached tokens of requests sent and not yet answered, which come first (FCFS). */
+  pendingTokens: number
+  /** Time of one decode step on the pod now (its batch's KV reads included). */
+  stepMs: number
+  /**
+   * Requests decoding on the pod, as [steps left, tokens they free], soonest first; steps
+   * left assume they run to max_tokens (an upper bound: a stop ends them sooner). A
+   * function: only a pod short of memory needs it.
+   */
+  releases(): readonly (readonly [steps: number, tokens: number])[]
+}
+
+/**
+ * How long a request needing `needTokens` new blocks waits for memory on the pod: zero
+ * when they are free after the requests ahead; otherwise the time until enough running
+ * requests finish, soonest first. Past everything tracked, the shortfall is assumed to
+ * free at the pace of the last release (other replicas' traffic, longer answers).
+ */
+export function admissionWaitMs(memory: PodMemory, needTokens: number): number {
+  const deficit = memory.usedTokens + memory.pendingTokens + needTokens - memory.capacityTokens
+  if (deficit <= 0) return 0
+  const releases = memory.releases()
+  let freed = 0
+  let steps = 0
+  for (const [after, tokens] of releases) {
+    freed += tokens
+    steps = after
+    if (freed >= deficit) return steps * memory.stepMs
+  }
+  // Not enough tracked: extrapolate at the average rate seen so far (or one answer's
+  // worth per deficit when nothing is tracked).
+  const perStep = steps > 0 && freed > 0 ? freed / steps : 0
+  const more = perStep > 0 ? (deficit - freed) / perStep : 256
+  return (steps + more) * memory.stepMs
+}
