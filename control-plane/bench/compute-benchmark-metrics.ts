@@ -143,6 +143,17 @@ function values(
  * any token) is left out of the TTFT distribution, where GuideLLM counts it as 0 ms.
  */
 export function computeBenchmarkMetrics(run: BenchmarkRun): BenchmarkMetrics {
+  // A run is not changed once made; the suite's summary and the report both ask.
+  const known = computed.get(run)
+  if (known) return known
+  const metrics = compute(run)
+  computed.set(run, metrics)
+  return metrics
+}
+
+const computed = new WeakMap<BenchmarkRun, BenchmarkMetrics>()
+
+function compute(run: BenchmarkRun): BenchmarkMetrics {
   const groups: Record<Status, RequestRecord[]> = { successful: [], incomplete: [], errored: [] }
   for (const record of run.records) groups[statusOf(record)].push(record)
   const start = run.startMs / 1000

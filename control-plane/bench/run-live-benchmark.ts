@@ -28,6 +28,14 @@ export interface LiveBenchmarkOptions {
   headers?: Record<string, string>
   /** Per request, from sending to the end of the stream; default 300 s. */
   timeoutMs?: number
+  /**
+   * The target runs this many times faster than the modelled GPU (simulated pods with
+   * --time-scale): the schedule is compressed by it and every recorded time stretched
+   * by it, so the run reads in modelled milliseconds, like the discrete-event one.
+   */
+  timeScale?: number
+  /** The pods' prefix-cache counters (tokens) once the run is over, when the caller can read them. */
+  readPrefixCache?: () => Promise<{ queries: number; hits: number } | null>
   /** Called with the number of finished requests after each one finishes. */
   onProgress?: (done: number) => void
 }
@@ -58,7 +66,10 @@ export function rateOfProfile(profile: LoadProfile): number | null {
  */
 export async function runLiveBenchmark(options: LiveBenchmarkOptions): Promise<BenchmarkRun> {
   const wallStart = performance.now()
-  const now = () => performance.timeOrigin + performance.now()
+  const scale = options.timeScale ?? 1
+  if (!(scale > 0)) throw new RangeError('timeScale must be positive')
+  // Milliseconds since the start, in the target's modelled time.
+  const now = () => (performance.now() - wallStart) * scale
   const base = options.target.replace(/\/+$/, '').replace(/\/v1$/, '')
   const url = new URL(`${base}/v1/chat/completions`)
   const agentOptions = { keepAlive: true, maxSockets: Number.POSITIVE_INFINITY }
@@ -134,7 +145,7 @@ export async function runLiveBenchmark(options: LiveBenchmarkOptions): Promise<B
       const running: Promise<void>[] = []
       for (const at of schedule) {
         if (sent >= options.maxRequests) break
-        const wait = origin + at - now()
+        const wait = (origin + at - now()) / scale
         if (wait >= 1) await sleep(wait)
         if (sent >= options.maxRequests) break
         running.push(runConversation(nextConversation++))
@@ -170,7 +181,7 @@ export async function runLiveBenchmark(options: LiveBenchmarkOptions): Promise<B
     startMs,
     endMs,
     records,
-    prefixCache: null,
+    prefixCache: (await options.readPrefixCache?.()) ?? null,
     elapsedSeconds: (performance.now() - wallStart) / 1000,
   }
 }

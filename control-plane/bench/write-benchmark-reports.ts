@@ -48,6 +48,8 @@ export interface BenchmarkReportOptions {
   args?: Record<string, unknown>
   /** Default: the version in the project's package.json. */
   kinferenceVersion?: string
+  /** Put before the tables of benchmarks.md (a suite's summary). */
+  summaryMarkdown?: string
 }
 
 /** The report's format version (GuideLLM's metadata.version). */
@@ -147,7 +149,11 @@ export async function writeBenchmarkReports(
   }
   await write('benchmarks.json', `${JSON.stringify(report, null, 2)}\n`)
   const groups = groupByWorkload(report.benchmarks)
-  await write('benchmarks.md', renderBenchmarkMarkdown(groups))
+  const tables = renderBenchmarkMarkdown(groups)
+  await write(
+    'benchmarks.md',
+    options.summaryMarkdown ? `${options.summaryMarkdown}\n${tables}` : tables,
+  )
   const stems = new Set<string>()
   for (const [workload, entries] of groups) {
     let stem = toFileStem(workload)

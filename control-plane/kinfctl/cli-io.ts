@@ -5,6 +5,8 @@ export interface CliIo {
   readStdin: () => Promise<string>
   /** Resolves when the process is asked to stop (SIGINT, SIGTERM): long-running commands wait on it. */
   untilInterrupted: () => Promise<void>
+  /** Whether stderr is a terminal (progress bars redraw in place there). */
+  stderrIsTty?: boolean
   /** The environment, read here and nowhere else. */
   env: Readonly<Record<string, string | undefined>>
 }

@@ -12,6 +12,7 @@ process.exitCode = await runKinfctl(process.argv.slice(2), {
   stderr: (text) => process.stderr.write(text),
   readStdin,
   env: process.env,
+  stderrIsTty: process.stderr.isTTY === true,
   untilInterrupted: () =>
     new Promise<void>((resolve) => {
       process.once('SIGINT', () => resolve())

@@ -1,4 +1,5 @@
 import { type CliIo, exitCode, UsageError } from './cli-io.ts'
+import { benchCommand, benchUsage } from './commands/bench.ts'
 import { compileCommand, compileUsage } from './commands/compile.ts'
 import { crdsCommand, crdsUsage } from './commands/crds.ts'
 import { scorerCommand, scorerUsage } from './commands/scorer.ts'
@@ -21,6 +22,11 @@ const commands: Record<string, Command> = {
   crds: { run: crdsCommand, usage: crdsUsage, summary: 'generate the CustomResourceDefinitions' },
   sim: { run: simCommand, usage: simUsage, summary: 'run simulated vLLM pods' },
   scorer: { run: scorerCommand, usage: scorerUsage, summary: 'run the KV-cache-aware scorer' },
+  bench: {
+    run: benchCommand,
+    usage: benchUsage,
+    summary: 'benchmark routing strategies side by side',
+  },
 }
 
 const usage = `Usage: kinfctl <command> [options]

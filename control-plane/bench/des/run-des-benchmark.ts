@@ -1,19 +1,20 @@
 import type { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import { computeBlockKeys } from '../../../shared/routing/block-keys.ts'
+import { AdmissionQueue } from '../../../shared/routing/admission-queue.ts'
+import { type BlockKeyChain, computeBlockKeys } from '../../../shared/routing/block-keys.ts'
 import type { IndexEvent } from '../../../shared/routing/kv-index.ts'
 import { createMemoryKvIndex } from '../../../shared/routing/memory-kv-index.ts'
-import { RouterCore } from '../../../shared/routing/router-core.ts'
-import type { RoutingRequest } from '../../../shared/routing/routing-strategy.ts'
-import { createPoolStrategy, ttftPrior } from '../../scorer/pool-runtime.ts'
+import { type RouteResult, RouterCore } from '../../../shared/routing/router-core.ts'
+import type { RoutingRequest, RoutingStrategy } from '../../../shared/routing/routing-strategy.ts'
+import { routerCoreOptions } from '../../scorer/pool-runtime.ts'
 import type { EngineKvEvent } from '../../sim/engine/block-pool.ts'
-import type { GpuProfile } from '../../sim/engine/gpu-profile.ts'
+import { type GpuProfile, numGpuBlocks } from '../../sim/engine/gpu-profile.ts'
 import { type StepResult, VllmEngine } from '../../sim/engine/vllm-engine.ts'
 import type { StableVocabulary } from '../../tokenizer/create-stable-vocabulary.ts'
 import { type ChatFrame, type ChatTurnIds, chatPromptIds } from '../chat-prompt-ids.ts'
 import { arrivalTimes, describeProfile, type LoadProfile, streamsOf } from '../load-profile.ts'
 import type { BenchmarkRun, RequestRecord } from '../request-record.ts'
-import { randomWords, type Workload } from '../workload.ts'
+import { type PlannedConversation, randomWords, type Workload } from '../workload.ts'
 import { EventQueue } from './event-queue.ts'
 
 export interface DesOptions {
@@ -36,6 +37,8 @@ export interface DesOptions {
   metricsDelayMs?: number
   /** One-way client–router–pod latency. */
   networkDelayMs?: number
+  /** Routes with this instead of the pool's strategy (oracles, experiments). */
+  strategy?: RoutingStrategy
   onProgress?: (done: number) => void
 }
 
@@ -45,6 +48,7 @@ type SimEvent =
   | { kind: 'step-end'; pod: number; step: StepResult }
   | { kind: 'events'; pod: number; events: EngineKvEvent[]; seq: bigint }
   | { kind: 'scrape' }
+  | { kind: 'metrics'; snapshot: { running: number; waiting: number; kvCacheUsage: number }[] }
 
 interface InFlight {
   record: RequestRecord
@@ -81,14 +85,8 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
   const outputRandom = createSeededRandom(options.seed ^ 0x27d4eb2d)
   const index = createMemoryKvIndex()
   const core = new RouterCore({
-    strategy: createPoolStrategy(options.pool),
-    stepBudget: options.pool.scheduler.maxNumBatchedTokens,
-    prior: ttftPrior(options.pool),
-    onlineCalibration: options.pool.routing.kinference?.onlineCalibration ?? true,
-    forgettingFactor: options.pool.routing.kinference?.forgettingFactor ?? 0.98,
-    driftTolerance: options.pool.routing.kinference?.driftTolerance ?? 0.25,
-    metricsStalenessMs: options.pool.metrics.stalenessMs,
-    unhealthyCooldownMs: 5_000,
+    ...routerCoreOptions(options.pool),
+    ...(options.strategy ? { strategy: options.strategy } : {}),
   })
   const pods: Pod[] = Array.from({ length: options.pods }, (_, i) => ({
     name: `pod-${i}`,
@@ -100,6 +98,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     seq: 0n,
   }))
   const names = pods.map((pod) => pod.name)
+  const capacity = numGpuBlocks(options.gpuProfile) * options.gpuProfile.blockSize
   for (const name of names) {
     core.addPod(name)
     core.setIndexReady(name, true)
@@ -107,6 +106,16 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
   const needsText = ['gie-default', 'sglang-cache-aware'].includes(options.pool.routing.strategy)
   const speculativeTtl = options.pool.routing.kinference?.speculativeTtlMs ?? 2_000
 
+  // Plans are regenerated from the seed on demand; keep the ones in progress.
+  const plans = new Map<number, PlannedConversation>()
+  const planOf = (index: number) => {
+    let plan = plans.get(index)
+    if (!plan) {
+      plan = options.workload.conversation(index)
+      plans.set(index, plan)
+    }
+    return plan
+  }
   const records: RequestRecord[] = []
   const inFlight = new Map<string, InFlight>()
   let sent = 0
@@ -148,11 +157,30 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     queue.push(time, { kind: 'step', pod: podIndex })
   }
 
+  interface Arrival {
+    entry: { conversation: number; turn: number; history: ChatTurnIds[] }
+    prompt: number[]
+    keys: BlockKeyChain
+    routing: RoutingRequest
+    outputTokens: number
+    userIds: number[]
+    startMs: number
+  }
+  const admission = new AdmissionQueue<Arrival>(core, {
+    enabled:
+      options.pool.routing.strategy === 'kinference' &&
+      (options.pool.routing.kinference?.lateBinding ?? true),
+    maxHoldMs: options.pool.routing.kinference?.maxHoldMs ?? 30_000,
+    maxHeld: 10_000,
+    scanLimit: 16,
+  })
+  const routeContext = (time: number) => ({ nowMs: time, random: routerRandom })
+
   const dispatch = async (
     time: number,
     entry: { conversation: number; turn: number; history: ChatTurnIds[] },
   ) => {
-    const plan = options.workload.conversation(entry.conversation)
+    const plan = planOf(entry.conversation)
     const turn = plan.turns[entry.turn]
     if (!turn) return
     const prompt = chatPromptIds(options.frame, plan.prefix?.ids ?? null, [
@@ -170,17 +198,41 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       maxTokens: turn.outputTokens,
     }
     const held = await index.lookup(keys, names, time)
-    const route = core.route(routing, held, { nowMs: time, random: routerRandom })
+    const arrival: Arrival = {
+      entry,
+      prompt,
+      keys,
+      routing,
+      outputTokens: turn.outputTokens,
+      userIds: turn.userIds,
+      startMs: time,
+    }
+    const route = admission.offer(
+      {
+        request: routing,
+        indexedBlocks: held,
+        exclude: new Set(),
+        sinceMs: time,
+        payload: arrival,
+      },
+      routeContext(time),
+    )
+    if (route) commit(time, arrival, route)
+  }
+
+  const commit = (time: number, arrival: Arrival, route: RouteResult) => {
+    const { entry, prompt, keys, routing } = arrival
+    const id = routing.id
     const podName = route.decision.pod as string
     const podIndex = names.indexOf(podName)
-    core.dispatched(routing, podName, route, { nowMs: time, random: routerRandom })
-    await index.addSpeculative(podName, keys, keys.length / 2, time + speculativeTtl)
-    const outputIds = randomWords(options.vocabulary, turn.outputTokens, outputRandom)
+    core.dispatched(routing, podName, route, routeContext(time))
+    void index.addSpeculative(podName, keys, keys.length / 2, time + speculativeTtl)
+    const outputIds = randomWords(options.vocabulary, arrival.outputTokens, outputRandom)
     const record: RequestRecord = {
       id,
       conversation: entry.conversation,
       turn: entry.turn,
-      startMs: time,
+      startMs: arrival.startMs,
       firstTokenMs: null,
       tokenTimesMs: [],
       endMs: time,
@@ -194,7 +246,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       record,
       conversation: entry.conversation,
       turn: entry.turn,
-      history: [...entry.history, { userIds: turn.userIds, assistantIds: outputIds }],
+      history: [...entry.history, { userIds: arrival.userIds, assistantIds: outputIds }],
     })
     ;(pods[podIndex] as Pod).engine.add({
       id,
@@ -211,7 +263,8 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     done++
     options.onProgress?.(done)
     lastEnd = Math.max(lastEnd, time)
-    const plan = options.workload.conversation(flight.conversation)
+    const plan = planOf(flight.conversation)
+    if (flight.turn + 1 >= plan.turns.length) plans.delete(flight.conversation)
     if (flight.turn + 1 < plan.turns.length)
       send(time, flight.conversation, flight.turn + 1, flight.history)
     else if (streams !== null) startConversation(time)
@@ -269,6 +322,8 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       }
       if (pod.engine.hasWork()) queue.push(time, { kind: 'step', pod: event.pod })
       else pod.stepping = false
+      if (step.outputs.some((output) => output.finished || output.index === 0))
+        admission.release(routeContext(time), (held, route) => commit(time, held.payload, route))
     } else if (event.kind === 'events') {
       await index.apply(
         pods[event.pod]?.name as string,
@@ -276,15 +331,19 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
         event.events.map(toIndexEvent),
         event.seq,
       )
+    } else if (event.kind === 'metrics') {
+      event.snapshot.forEach((view, i) => {
+        core.updateMetrics(names[i] as string, view, time, capacity)
+      })
+      admission.release(routeContext(time), (held, route) => commit(time, held.payload, route))
     } else if (event.kind === 'scrape') {
-      for (const pod of pods) {
-        const stats = pod.engine.stats
-        core.updateMetrics(
-          pod.name,
-          { running: stats.running, waiting: stats.waiting, kvCacheUsage: stats.kvCacheUsage },
-          time + scrapeDelay,
-        )
-      }
+      // Sampled now, read by the router `scrapeDelay` later.
+      const snapshot = pods.map(({ engine: { stats } }) => ({
+        running: stats.running,
+        waiting: stats.waiting,
+        kvCacheUsage: stats.kvCacheUsage,
+      }))
+      queue.push(time + scrapeDelay, { kind: 'metrics', snapshot })
       if (done < options.maxRequests && (queue.size > 0 || inFlight.size > 0))
         queue.push(time + scrapeEvery, { kind: 'scrape' })
     }

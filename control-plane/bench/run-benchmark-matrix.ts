@@ -1,0 +1,137 @@
+import type { GpuProfile } from '../sim/engine/gpu-profile.ts'
+import type { SimModelAssets } from '../sim/sim-pod.ts'
+import { benchModel, benchPoolSpec } from './bench-pool-spec.ts'
+import { createChatFrame } from './chat-prompt-ids.ts'
+import { createProgress } from './create-progress.ts'
+import { parseDataSpec } from './data-spec.ts'
+import { runDesBenchmark } from './des/run-des-benchmark.ts'
+import { describeProfile, profileFor } from './load-profile.ts'
+import type { BenchmarkRun } from './request-record.ts'
+import { runLiveBenchmark } from './run-live-benchmark.ts'
+import { startLoopbackStack } from './start-loopback-stack.ts'
+import { createWorkload } from './workload.ts'
+
+/** One workload to run at each of its rates. */
+export interface MatrixWorkload {
+  name: string
+  data: string
+  profile: string
+  /** Rates in the profile's unit; [null] for profiles without one (synchronous). */
+  rates: readonly (number | null)[]
+  maxRequests: number
+}
+
+export interface MatrixOptions {
+  mode: 'des' | 'live'
+  workloads: readonly MatrixWorkload[]
+  routers: readonly string[]
+  pods: number
+  profile: GpuProfile
+  seed: number
+  assets: SimModelAssets
+  /** Live: an OpenAI-compatible server; without one, a loopback stack per benchmark. */
+  target?: string | null
+  /** Live: how many times faster than modelled the loopback pods run (or the target's pods). */
+  timeScale?: number
+  headers?: Record<string, string>
+  /** Where progress goes, and whether it is a terminal. */
+  progress?: { write: (text: string) => void; isTTY: boolean }
+  log?: (message: string) => void
+}
+
+/**
+ * Every workload × rate × router, one benchmark each, in that order (so a table compares
+ * routers at the same load). DES: the engine and routing core in virtual time. Live:
+ * the generator over HTTP against `target`, or a fresh loopback stack (simulated pods
+ * and the scorer running the router) per benchmark, so each starts with cold caches.
+ */
+export async function runBenchmarkMatrix(options: MatrixOptions): Promise<BenchmarkRun[]> {
+  const frame = createChatFrame(options.assets.tokenizer)
+  const runs: BenchmarkRun[] = []
+  for (const workloadSpec of options.workloads) {
+    const spec = parseDataSpec(workloadSpec.data)
+    const workload = createWorkload(spec, options.seed, options.assets.vocabulary)
+    for (const rate of workloadSpec.rates) {
+      const load = profileFor(workloadSpec.profile, rate)
+      for (const router of options.routers) {
+        const progress = options.progress
+          ? createProgress({
+              workload: workloadSpec.name,
+              router,
+              rate: describeProfile(load),
+              total: workloadSpec.maxRequests,
+              isTTY: options.progress.isTTY,
+              write: options.progress.write,
+              now: () => performance.now(),
+              everyPercent: options.progress.isTTY ? 1 : 100,
+            })
+          : null
+        const common = {
+          workload,
+          workloadName: workloadSpec.name,
+          dataSpec: workloadSpec.data,
+          maxRequests: workloadSpec.maxRequests,
+          seed: options.seed,
+          onProgress: (done: number) => progress?.update(done),
+        }
+        let run: BenchmarkRun
+        if (options.mode === 'des') {
+          run = await runDesBenchmark({
+            ...common,
+            pods: options.pods,
+            gpuProfile: options.profile,
+            pool: benchPoolSpec(router, options.profile.name),
+            load,
+            frame,
+            vocabulary: options.assets.vocabulary,
+          })
+        } else {
+          run = await runLive(options, router, { ...common, profile: load })
+        }
+        progress?.finish()
+        runs.push(run)
+      }
+    }
+  }
+  return runs
+}
+
+async function runLive(
+  options: MatrixOptions,
+  router: string,
+  common: Omit<
+    Parameters<typeof runLiveBenchmark>[0],
+    'target' | 'model' | 'decode' | 'routerLabel' | 'pods' | 'gpuProfile'
+  >,
+): Promise<BenchmarkRun> {
+  const decode = (ids: readonly number[]) => options.assets.tokenizer.decode(ids)
+  const base = {
+    ...common,
+    decode,
+    routerLabel: router,
+    pods: options.pods,
+    gpuProfile: options.profile.name,
+    timeScale: options.timeScale ?? 1,
+    ...(options.headers ? { headers: options.headers } : {}),
+  }
+  if (options.target) return runLiveBenchmark({ ...base, target: options.target, model: null })
+  const stack = await startLoopbackStack({
+    router,
+    pods: options.pods,
+    profile: options.profile,
+    timeScale: options.timeScale ?? 1,
+    seed: options.seed,
+    assets: options.assets,
+    ...(options.log ? { log: options.log } : {}),
+  })
+  try {
+    return await runLiveBenchmark({
+      ...base,
+      target: stack.url,
+      model: benchModel,
+      readPrefixCache: async () => stack.prefixCache(),
+    })
+  } finally {
+    await stack.close()
+  }
+}

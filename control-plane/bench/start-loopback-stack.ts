@@ -1,0 +1,87 @@
+import { ScorerConfig } from '../scorer/scorer-config.ts'
+import { type RunningScorer, startScorer } from '../scorer/start-scorer.ts'
+import type { GpuProfile } from '../sim/engine/gpu-profile.ts'
+import { startSimFleet } from '../sim/sim-fleet.ts'
+import type { SimModelAssets, SimPod } from '../sim/sim-pod.ts'
+import { benchModel, benchPoolSpec } from './bench-pool-spec.ts'
+
+export interface LoopbackStack {
+  /** The scorer's base URL: the benchmark's target. */
+  url: string
+  pods: SimPod[]
+  scorer: RunningScorer
+  /** The pods' prefix-cache counters summed (tokens). */
+  prefixCache(): { queries: number; hits: number }
+  close(): Promise<void>
+}
+
+export interface LoopbackStackOptions {
+  router: string
+  pods: number
+  profile: GpuProfile
+  timeScale: number
+  seed: number
+  assets: SimModelAssets
+  log?: (message: string) => void
+}
+
+/**
+ * The whole local path on loopback, fresh for one benchmark: N simulated pods (empty
+ * caches) publishing KV events over ZMQ, and the scorer in front of them running
+ * `router`, unsigned (nothing but this process can reach it).
+ */
+export async function startLoopbackStack(options: LoopbackStackOptions): Promise<LoopbackStack> {
+  const pods = await startSimFleet({
+    pods: options.pods,
+    profile: options.profile,
+    modelName: benchModel,
+    port: 0,
+    zmqPort: 0,
+    timeScale: options.timeScale,
+    seed: options.seed,
+    eventEncoding: 'map',
+    assets: options.assets,
+  })
+  let scorer: RunningScorer
+  try {
+    scorer = await startScorer(
+      ScorerConfig.parse({
+        port: 0,
+        signingSecrets: [],
+        allowUnsigned: true,
+        pools: [{ name: 'bench', spec: benchPoolSpec(options.router, options.profile.name) }],
+        pods: pods.map((pod) => ({
+          name: pod.config.podName,
+          pool: 'bench',
+          http: pod.url,
+          events: pod.kvEventsEndpoint,
+          replay: pod.replayEndpoint,
+        })),
+      }),
+      options.log ?? (() => {}),
+    )
+  } catch (error) {
+    await Promise.all(pods.map((pod) => pod.close()))
+    throw error
+  }
+  return {
+    url: scorer.url,
+    pods,
+    scorer,
+    prefixCache: () =>
+      pods.reduce(
+        (sum, pod) => {
+          const stats = pod.runtime().engine.stats
+          return {
+            queries: sum.queries + stats.prefixCacheQueries,
+            hits: sum.hits + stats.prefixCacheHits,
+          }
+        },
+        { queries: 0, hits: 0 },
+      ),
+    async close() {
+      await scorer.close()
+      await Promise.all(pods.map((pod) => pod.close()))
+    },
+  }
+}

@@ -1,0 +1,203 @@
+import { parseArgs } from 'node:util'
+import {
+  allRouters,
+  type BenchPreset,
+  benchPresets,
+  briefSuite,
+  peakTtftSloMs,
+} from '../../bench/bench-presets.ts'
+import { createChatFrame } from '../../bench/chat-prompt-ids.ts'
+import { parseDataSpec } from '../../bench/data-spec.ts'
+import { profileFor } from '../../bench/load-profile.ts'
+import { renderBenchmarkMarkdown } from '../../bench/render-benchmark-markdown.ts'
+import { type MatrixWorkload, runBenchmarkMatrix } from '../../bench/run-benchmark-matrix.ts'
+import { summarizeSuite } from '../../bench/summarize-suite.ts'
+import { createWorkload } from '../../bench/workload.ts'
+import {
+  createBenchmarkReport,
+  groupByWorkload,
+  writeBenchmarkReports,
+} from '../../bench/write-benchmark-reports.ts'
+import { type ZeroQueueFloor, zeroQueueFloor } from '../../bench/zero-queue-floor.ts'
+import { gpuProfiles } from '../../sim/engine/gpu-profile.ts'
+import { loadSimModelAssets } from '../../sim/sim-fleet.ts'
+import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
+
+export const benchUsage = `Usage: kinfctl bench [--suite brief | --preset NAMES | --data SPEC] [options]
+
+Benchmarks routing strategies on one simulated pool, side by side at fixed loads, with
+GuideLLM's synthetic data, profiles and metrics. Writes benchmarks.json (GuideLLM's
+report shape), benchmarks.md and one SVG chart per workload under --out.
+
+What to run:
+      --suite brief         the brief's table: shared-prefix, multi-turn, no-prefix, every
+                            router, beside the brief's numbers, with the targets checked
+      --preset NAMES        named workloads (${Object.keys(benchPresets).join(', ')}), comma-separated
+      --data SPEC           GuideLLM synthetic data: key=value,... (prompt_tokens,
+                            output_tokens, first_prompt_tokens, first_output_tokens, each
+                            with _stdev/_min/_max; prefix_count, prefix_tokens; turns) or
+                            the same as JSON, which also takes prefix_buckets
+      --name NAME           what reports call a --data workload (default custom)
+      --profile P           synchronous, concurrent, throughput, constant, poisson
+                            (default poisson; a preset brings its own)
+      --rate LIST           comma-separated: requests/s (constant, poisson) or streams
+                            (concurrent, throughput); overrides a preset's rates
+      --max-requests N      requests per benchmark, every turn counting (default 600)
+How:
+      --mode des|live       discrete-event simulation in virtual time (default), or HTTP
+      --target URL          live: an OpenAI-compatible server (its router is what runs;
+                            --routers then only labels it). Without it, live starts the
+                            scorer in front of simulated pods on loopback per benchmark
+      --time-scale X        live: pods run X times faster than the GPU they model; times
+                            are reported in modelled time (default 20)
+      --routers LIST        strategies (default all: ${allRouters.join(', ')})
+      --pods N              pods in the pool (default 3)
+      --gpu-profile NAME    pod profile (default l40s-27b-fp8; known: ${Object.keys(gpuProfiles).join(', ')})
+      --seed S              seed of the data, arrivals and simulation (default 42)
+      --slo-ms MS           median TTFT limit for peak throughput (default ${peakTtftSloMs})
+      --out DIR             report folder (default results/bench)
+`
+
+function positive(name: string, text: string, integer: boolean): number {
+  const value = Number(text)
+  if (
+    text.trim() === '' ||
+    !Number.isFinite(value) ||
+    value <= 0 ||
+    (integer && !Number.isInteger(value))
+  )
+    throw new UsageError(
+      `--${name} must be a positive ${integer ? 'integer' : 'number'}, not "${text}"`,
+    )
+  return value
+}
+
+export async function benchCommand(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      suite: { type: 'string' },
+      preset: { type: 'string' },
+      data: { type: 'string' },
+      name: { type: 'string', default: 'custom' },
+      profile: { type: 'string' },
+      rate: { type: 'string' },
+      'max-requests': { type: 'string' },
+      mode: { type: 'string', default: 'des' },
+      target: { type: 'string' },
+      'time-scale': { type: 'string', default: '20' },
+      routers: { type: 'string' },
+      pods: { type: 'string', default: '3' },
+      'gpu-profile': { type: 'string', default: 'l40s-27b-fp8' },
+      seed: { type: 'string', default: '42' },
+      'slo-ms': { type: 'string', default: String(peakTtftSloMs) },
+      out: { type: 'string', default: 'results/bench' },
+    },
+  })
+  const sources = [values.suite, values.preset, values.data].filter((v) => v !== undefined)
+  if (sources.length !== 1) throw new UsageError('give exactly one of --suite, --preset, --data')
+  if (values.suite !== undefined && values.suite !== 'brief')
+    throw new UsageError(`unknown suite "${values.suite}" (known: brief)`)
+  const mode = values.mode
+  if (mode !== 'des' && mode !== 'live') throw new UsageError('--mode must be des or live')
+  if (values.target !== undefined && mode !== 'live')
+    throw new UsageError('--target needs --mode live')
+  const profile = gpuProfiles[values['gpu-profile']]
+  if (!profile) throw new UsageError(`unknown GPU profile "${values['gpu-profile']}"`)
+  const pods = positive('pods', values.pods, true)
+  if (pods > 1024) throw new UsageError('--pods must be at most 1024')
+  const seed = Number(values.seed)
+  if (!Number.isInteger(seed))
+    throw new UsageError(`--seed must be an integer, not "${values.seed}"`)
+  const routers = (values.routers ?? allRouters.join(','))
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean)
+  if (routers.length === 0) throw new UsageError('--routers names no router')
+  const rates = values.rate?.split(',').map((r) => positive('rate', r, false))
+  const maxRequests =
+    values['max-requests'] === undefined
+      ? undefined
+      : positive('max-requests', values['max-requests'], true)
+
+  const presets: BenchPreset[] = []
+  const workloads: MatrixWorkload[] = []
+  if (values.data !== undefined) {
+    parseDataSpec(values.data)
+    const kind = values.profile ?? 'poisson'
+    const list = rates ?? (kind === 'synchronous' ? [null] : [])
+    if (list.length === 0) throw new UsageError(`profile ${kind} needs --rate`)
+    for (const rate of list) profileFor(kind, rate)
+    workloads.push({
+      name: values.name,
+      data: values.data,
+      profile: kind,
+      rates: list,
+      maxRequests: maxRequests ?? 600,
+    })
+  } else {
+    const names =
+      values.suite === 'brief'
+        ? [...briefSuite]
+        : (values.preset ?? '').split(',').map((n) => n.trim())
+    for (const name of names) {
+      const preset = benchPresets[name]
+      if (!preset)
+        throw new UsageError(
+          `unknown preset "${name}" (known: ${Object.keys(benchPresets).join(', ')})`,
+        )
+      presets.push(preset)
+      workloads.push({
+        name: preset.name,
+        data: preset.data,
+        profile: values.profile ?? preset.profile,
+        rates: rates ?? preset.rates,
+        maxRequests: maxRequests ?? preset.maxRequests,
+      })
+    }
+  }
+
+  const assets = loadSimModelAssets()
+  const started = performance.now()
+  const runs = await runBenchmarkMatrix({
+    mode,
+    workloads,
+    routers,
+    pods,
+    profile,
+    seed,
+    assets,
+    target: values.target ?? null,
+    timeScale: positive('time-scale', values['time-scale'], false),
+    progress: { write: io.stderr, isTTY: io.stderrIsTty ?? false },
+  })
+  const seconds = (performance.now() - started) / 1000
+  const sloMs = positive('slo-ms', values['slo-ms'], false)
+  const floors = new Map<string, ZeroQueueFloor>()
+  const frame = createChatFrame(assets.tokenizer)
+  for (const workload of workloads) {
+    const plan = createWorkload(parseDataSpec(workload.data), seed, assets.vocabulary)
+    floors.set(workload.name, zeroQueueFloor(plan, frame, profile, workload.maxRequests))
+  }
+  const summary = presets.length > 0 ? summarizeSuite(runs, presets, floors, sloMs) : null
+  const timing = `${runs.length} benchmarks, ${runs.reduce((n, r) => n + r.records.length, 0)} requests, ${seconds.toFixed(1)} s (${mode})`
+  const written = await writeBenchmarkReports(runs, values.out, {
+    args: { ...values, routers },
+    ...(summary ? { summaryMarkdown: `${summary.markdown}\n${timing}\n` } : {}),
+  })
+  if (summary) io.stdout(`${summary.markdown}\n`)
+  else {
+    const report = createBenchmarkReport(runs, {
+      kinferenceVersion: '',
+      nodeVersion: '',
+      platform: '',
+    })
+    io.stdout(renderBenchmarkMarkdown(groupByWorkload(report.benchmarks)))
+    for (const [name, floor] of floors)
+      io.stdout(
+        `${name}: zero-queue floor median TTFT ${floor.medianMs.toFixed(0)} ms, p90 ${floor.p90Ms.toFixed(0)} ms\n`,
+      )
+  }
+  io.stdout(`${timing}\nwrote ${written.join(', ')}\n`)
+  return exitCode.ok
+}
