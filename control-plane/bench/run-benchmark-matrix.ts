@@ -1,10 +1,10 @@
 import type { GpuProfile } from '../sim/engine/gpu-profile.ts'
 import type { SimModelAssets } from '../sim/sim-pod.ts'
-import { benchModel, benchPoolSpec } from './bench-pool-spec.ts'
-import { createChatFrame } from './chat-prompt-ids.ts'
+import { benchModel } from './bench-pool-spec.ts'
 import { createProgress } from './create-progress.ts'
 import { parseDataSpec } from './data-spec.ts'
-import { runDesBenchmark } from './des/run-des-benchmark.ts'
+import type { DesJob } from './des/des-job.ts'
+import { runDesJobs } from './des/run-des-jobs.ts'
 import { describeProfile, profileFor } from './load-profile.ts'
 import type { BenchmarkRun } from './request-record.ts'
 import { runLiveBenchmark } from './run-live-benchmark.ts'
@@ -36,6 +36,8 @@ export interface MatrixOptions {
   headers?: Record<string, string>
   /** Where progress goes, and whether it is a terminal. */
   progress?: { write: (text: string) => void; isTTY: boolean }
+  /** DES: worker threads running benchmarks side by side (results do not depend on it). */
+  threads?: number
   log?: (message: string) => void
 }
 
@@ -46,7 +48,7 @@ export interface MatrixOptions {
  * and the scorer running the router) per benchmark, so each starts with cold caches.
  */
 export async function runBenchmarkMatrix(options: MatrixOptions): Promise<BenchmarkRun[]> {
-  const frame = createChatFrame(options.assets.tokenizer)
+  if (options.mode === 'des') return runDesMatrix(options)
   const runs: BenchmarkRun[] = []
   for (const workloadSpec of options.workloads) {
     const spec = parseDataSpec(workloadSpec.data)
@@ -63,36 +65,70 @@ export async function runBenchmarkMatrix(options: MatrixOptions): Promise<Benchm
               isTTY: options.progress.isTTY,
               write: options.progress.write,
               now: () => performance.now(),
-              everyPercent: options.progress.isTTY ? 1 : 100,
             })
           : null
-        const common = {
+        const run = await runLive(options, router, {
           workload,
           workloadName: workloadSpec.name,
           dataSpec: workloadSpec.data,
           maxRequests: workloadSpec.maxRequests,
           seed: options.seed,
+          profile: load,
           onProgress: (done: number) => progress?.update(done),
-        }
-        let run: BenchmarkRun
-        if (options.mode === 'des') {
-          run = await runDesBenchmark({
-            ...common,
-            pods: options.pods,
-            gpuProfile: options.profile,
-            pool: benchPoolSpec(router, options.profile.name),
-            load,
-            frame,
-            vocabulary: options.assets.vocabulary,
-          })
-        } else {
-          run = await runLive(options, router, { ...common, profile: load })
-        }
+        })
         progress?.finish()
         runs.push(run)
       }
     }
   }
+  return runs
+}
+
+/** The jobs of a matrix, workload × rate × router, in report order. */
+export function desJobsOf(options: MatrixOptions): DesJob[] {
+  return options.workloads.flatMap((workload) =>
+    workload.rates.flatMap((rate) =>
+      options.routers.map((router) => ({
+        workloadName: workload.name,
+        data: workload.data,
+        profile: workload.profile,
+        rate,
+        router,
+        maxRequests: workload.maxRequests,
+        pods: options.pods,
+        gpuProfile: options.profile.name,
+        seed: options.seed,
+      })),
+    ),
+  )
+}
+
+async function runDesMatrix(options: MatrixOptions): Promise<BenchmarkRun[]> {
+  const jobs = desJobsOf(options)
+  for (const job of jobs) profileFor(job.profile, job.rate)
+  const total = jobs.reduce((sum, job) => sum + job.maxRequests, 0)
+  const progress = options.progress
+    ? createProgress({
+        workload: `${jobs.length} benchmarks`,
+        router: `${options.threads ?? 1} threads`,
+        rate: 'des',
+        total,
+        isTTY: options.progress.isTTY,
+        write: options.progress.write,
+        now: () => performance.now(),
+      })
+    : null
+  const done = new Array<number>(jobs.length).fill(0)
+  let sum = 0
+  const runs = await runDesJobs(jobs, {
+    threads: options.threads ?? 1,
+    onProgress: (index, count) => {
+      sum += count - (done[index] ?? 0)
+      done[index] = count
+      progress?.update(sum)
+    },
+  })
+  progress?.finish()
   return runs
 }
 

@@ -16,13 +16,21 @@ const LookupRequest = z
     message: 'give exactly one of prompt, messages, token_ids',
   })
 
-/** GET /admin/pods: each pod's health, load, index state and trust, drift, fitted TTFT model. */
+/**
+ * GET /admin/pods: each pod's health, load, index state and trust, drift, fitted TTFT
+ * model; per pool, the requests late binding holds now and has held so far.
+ */
 export function podsReport(context: InferenceContext) {
   const now = performance.now()
   return {
     pools: context.pools.map((pool) => ({
       name: pool.name,
       strategy: pool.core.strategy.name,
+      lateBinding: {
+        enabled: pool.admission.enabled,
+        held: pool.admission.held,
+        heldTotal: pool.admission.heldTotal,
+      },
       pods: pool.core.podReports(now).map((report) => ({
         ...report,
         endpoint: pool.endpoint(report.name),

@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import type { Agent, IncomingMessage, ServerResponse } from 'node:http'
+import { finished } from 'node:stream'
 import { type EdgeClaims, verifyEdgeRequest } from '../../shared/auth/edge-signature.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { KvIndex } from '../../shared/routing/kv-index.ts'
 import type { RouteResult } from '../../shared/routing/router-core.ts'
+import type { RoutingRequest } from '../../shared/routing/routing-strategy.ts'
+import type { Admitted } from './pool-admission.ts'
 import type { PoolRuntime } from './pool-runtime.ts'
 import { prepareRequest, type RequestKind } from './prepare-request.ts'
 import { proxyToPod } from './proxy-to-pod.ts'
@@ -27,9 +30,11 @@ const passThroughHeaders = ['x-request-id', 'traceparent', 'tracestate', 'accept
 
 /**
  * One chat or completions request: check the edge's signature, tokenize, look the prompt's
- * blocks up in the index (one round trip), let the pool's strategy choose, and proxy. A
- * pod that fails before the first byte is left out and the request tried once more; when
- * every candidate is saturated and the edge allows bursting, answer "saturated" at once.
+ * blocks up in the index (one round trip), let the pool's strategy choose, and proxy. When
+ * every candidate is saturated and the edge allows bursting, answer "saturated" at once;
+ * otherwise, with late binding, a request its best pod cannot start now is held until it
+ * can (see PoolAdmission). A pod that fails before the first byte is left out and the
+ * request tried once more, at once.
  */
 export async function handleInference(
   context: InferenceContext,
@@ -47,7 +52,7 @@ export async function handleInference(
   const pods = pool.core.podNames()
   if (pods.length === 0)
     throw new KinfError('upstream_unavailable', `pool ${pool.name} has no pods`)
-  const held = await context.index.lookup(prepared.keys, pods, Date.now())
+  const indexed = await context.index.lookup(prepared.keys, pods, Date.now())
   const headers = Object.fromEntries(
     passThroughHeaders.flatMap((name) => {
       const value = headerOf(req, name)
@@ -56,29 +61,28 @@ export async function handleInference(
   )
   headers['x-request-id'] = requestId
   const tried = new Set<string>()
+  let heldMs = 0
   for (let attempt = 0; attempt < 2; attempt++) {
-    const route = pool.core.route(
-      routing,
-      held,
-      { nowMs: performance.now(), random: context.random },
-      tried,
-    )
+    let route: RouteResult
+    if (attempt === 0) {
+      const admitted = await admit(context, pool, routing, indexed, claims.allowBurst, res)
+      if (admitted === null) return // the client left while held: nothing was sent
+      route = admitted.route
+      heldMs = admitted.heldMs
+    } else {
+      const routingContext = { nowMs: performance.now(), random: context.random }
+      route = pool.core.route(routing, indexed, routingContext, tried)
+      const pod = route.decision.pod
+      if (pod !== null) pool.core.dispatched(routing, pod, route, routingContext)
+    }
     const pod = route.decision.pod
     if (pod === null) break
-    if (attempt === 0 && claims.allowBurst && allSaturated(pool, route)) {
-      context.metrics.saturated.labels({ pool: pool.name }).inc()
-      throw new KinfError(
-        'saturated',
-        `pool ${pool.name} is saturated: every pod's predicted TTFT is over its limit`,
-      )
-    }
     const score = route.decision.scores.find((s) => s.pod === pod)
     const predicted = route.predictedTtftMs.get(pod) ?? 0
     context.metrics.decisionSeconds
       .labels({ pool: pool.name })
-      .observe((performance.now() - started) / 1000)
+      .observe((performance.now() - started - heldMs) / 1000)
     context.metrics.predictedTtftSeconds.labels({ pool: pool.name }).observe(predicted / 1000)
-    pool.core.dispatched(routing, pod, route, { nowMs: performance.now(), random: context.random })
     const blocks = prepared.keys.length / 2
     context.index
       .addSpeculative(
@@ -102,11 +106,12 @@ export async function handleInference(
         stream: prepared.stream,
         connectTimeoutMs: 5_000,
         extraHeaders: {
-          'x-kinference-decision': `pool=${pool.name}; pod=${pod}; strategy=${pool.core.strategy.name}; matched_tokens=${score?.cachedTokens ?? 0}; predicted_ttft_ms=${Math.round(predicted)}`,
+          'x-kinference-decision': `pool=${pool.name}; pod=${pod}; strategy=${pool.core.strategy.name}; matched_tokens=${score?.cachedTokens ?? 0}; predicted_ttft_ms=${Math.round(predicted)}; held_ms=${Math.round(heldMs)}`,
           'x-kinference-reason': asciiHeader(route.decision.reason),
         },
         onFirstToken: () => {
           pool.core.firstToken(requestId, performance.now())
+          pool.admission.release()
           context.metrics.ttftSeconds.labels({ pod }).observe((performance.now() - started) / 1000)
         },
         onProgress: (generated) => pool.core.progress(requestId, generated),
@@ -121,11 +126,13 @@ export async function handleInference(
         outcome.cachedTokens ??
         (outcome.usageSeen && context.podsReportingCache.has(pod) ? 0 : null)
       pool.core.finished(requestId, performance.now(), outcome.status === 200 ? reported : null)
+      pool.admission.release()
       context.metrics.matchedTokens.labels({ pod }).inc(score?.cachedTokens ?? 0)
       context.metrics.promptTokens.labels({ pod }).inc(routing.promptTokens)
       return
     }
     pool.core.failed(requestId, performance.now(), outcome.kind !== 'client-gone')
+    pool.admission.release()
     if (outcome.kind !== 'failed-before-bytes') return
     context.log(
       `${pod} failed before answering (${outcome.reason}); ${attempt === 0 ? 'retrying on the next best pod' : 'giving up'}`,
@@ -134,6 +141,47 @@ export async function handleInference(
     tried.add(pod)
   }
   throw new KinfError('upstream_unavailable', `no pod of pool ${pool.name} could take the request`)
+}
+
+/**
+ * The first attempt: "saturated" at once when the edge may burst and every pod is over
+ * its limits (bursting beats waiting); otherwise through the pool's admission, which
+ * dispatches now or holds the request until its best pod can start it. null: the client
+ * left while held.
+ */
+async function admit(
+  context: InferenceContext,
+  pool: PoolRuntime,
+  routing: RoutingRequest,
+  indexed: readonly number[],
+  allowBurst: boolean,
+  res: ServerResponse,
+): Promise<Admitted | null> {
+  let route: RouteResult | undefined
+  if (allowBurst) {
+    const routingContext = { nowMs: performance.now(), random: context.random }
+    route = pool.core.route(routing, indexed, routingContext)
+    if (route.decision.pod !== null && allSaturated(pool, route)) {
+      context.metrics.saturated.labels({ pool: pool.name }).inc()
+      throw new KinfError(
+        'saturated',
+        `pool ${pool.name} is saturated: every pod's predicted TTFT is over its limit`,
+      )
+    }
+  }
+  const left = new AbortController()
+  const onClose = () => left.abort()
+  if (res.destroyed) left.abort()
+  else res.once('close', onClose)
+  try {
+    return await pool.admission.admit(routing, indexed, {
+      signal: left.signal,
+      answered: () => new Promise((resolve) => finished(res, () => resolve(undefined))),
+      ...(route ? { route } : {}),
+    })
+  } finally {
+    res.off('close', onClose)
+  }
 }
 
 async function authenticate(

@@ -14,6 +14,7 @@ import { createStepCostModel } from '../sim/engine/step-cost-model.ts'
 import { createTokenizer } from '../tokenizer/create-tokenizer.ts'
 import type { Tokenizer } from '../tokenizer/tokenizer.ts'
 import { PodEventIngestor } from './pod-event-ingestor.ts'
+import { type HoldOutcome, PoolAdmission } from './pool-admission.ts'
 import type { ScorerPod } from './scorer-config.ts'
 
 interface PodRuntime {
@@ -30,6 +31,10 @@ export interface PoolRuntimeOptions {
   onError: (message: string) => void
   /** Pods without their own events endpoint get their batches from a shared bound socket. */
   sharedEvents?: boolean
+  /** Randomness of the strategy's choices (Math.random unless told). */
+  random?: () => number
+  /** A request held by late binding left the queue. */
+  onHoldEnd?: (heldMs: number, outcome: HoldOutcome) => void
 }
 
 /**
@@ -105,19 +110,24 @@ export function routerCoreOptions(spec: InferencePoolSpec): RouterCoreOptions {
 /** The routing strategy a pool names, with its parameters. */
 export function createPoolStrategy(spec: InferencePoolSpec): RoutingStrategy {
   if (spec.routing.strategy === 'kinference') {
-    return createKinferenceStrategy({ stepBudget: spec.scheduler.maxNumBatchedTokens })
+    return createKinferenceStrategy({
+      stepBudget: spec.scheduler.maxNumBatchedTokens,
+      copyHeadroom: spec.routing.kinference?.copyHeadroom ?? 0.85,
+    })
   }
   return createRoutingStrategy(spec.routing.strategy, spec.routing)
 }
 
 /**
- * One pool as the scorer runs it: the routing core, the pods with their KV-event
- * subscriptions and index ingestion, and the tokenizer of each served model.
+ * One pool as the scorer runs it: the routing core and its late-binding admission queue,
+ * the pods with their KV-event subscriptions and index ingestion, and the tokenizer of
+ * each served model.
  */
 export class PoolRuntime {
   readonly name: string
   readonly spec: InferencePoolSpec
   readonly core: RouterCore
+  readonly admission: PoolAdmission
   private readonly options: PoolRuntimeOptions
   private readonly pods = new Map<string, PodRuntime>()
   private readonly topicPattern: RegExp
@@ -134,6 +144,12 @@ export class PoolRuntime {
       `^${template.replace('{pod}', '(?<pod>.+?)').replace('{model}', '.*')}$`,
     )
     this.core = new RouterCore(routerCoreOptions(options.spec))
+    this.admission = new PoolAdmission({
+      core: this.core,
+      spec: options.spec,
+      random: options.random ?? Math.random,
+      onHoldEnd: options.onHoldEnd,
+    })
   }
 
   /** The served model (or LoRA adapter) `model`, and the base model whose tokenizer applies. */
@@ -169,6 +185,8 @@ export class PoolRuntime {
     this.core.addPod(endpoint.name)
     const runtime: PodRuntime = { endpoint, ingestor: null, subscriber: null }
     this.pods.set(endpoint.name, runtime)
+    // A new pod may start what is held.
+    this.admission.release()
     if (endpoint.events === null && !this.options.sharedEvents) {
       // No KV events: the pod is routed on load alone (its index stays empty).
       this.core.setIndexReady(endpoint.name, false)
@@ -223,7 +241,9 @@ export class PoolRuntime {
     await this.options.index.dropPod(name)
   }
 
+  /** Held requests are answered with an error first (see PoolAdmission.close). */
   async close(): Promise<void> {
+    await this.admission.close()
     for (const name of [...this.pods.keys()]) await this.removePod(name)
   }
 }

@@ -1,6 +1,7 @@
 import { createPrometheusRegistry } from '../metrics/create-prometheus-registry.ts'
 
 const latencyBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1]
+const holdBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
 const ttftBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80]
 
 /** The scorer's own Prometheus metrics (GET /metrics). */
@@ -48,6 +49,15 @@ export function createScorerMetrics(now: () => number) {
     saturated: registry.counter(
       'kinference_scorer_saturated',
       'Requests answered "saturated" for the edge to burst, by pool.',
+    ),
+    heldRequests: registry.gauge(
+      'kinference_scorer_held_requests',
+      'Requests held by late binding until their best pod can start them, by pool.',
+    ),
+    holdSeconds: registry.histogram(
+      'kinference_scorer_hold_seconds',
+      'Time requests were held by late binding, by pool and how the hold ended (dispatched, client-gone, shutdown).',
+      holdBuckets,
     ),
     retries: registry.counter(
       'kinference_scorer_retries',

@@ -34,6 +34,7 @@ export async function startScorer(
     ? await createRedisKvIndex({ redis: config.redisUrl, prefix: config.redisPrefix })
     : createMemoryKvIndex()
   const tokenizers = createTokenizerCache()
+  const metrics = createScorerMetrics(() => Date.now() / 1000)
   const pools = config.pools.map(
     (pool) =>
       new PoolRuntime({
@@ -43,6 +44,9 @@ export async function startScorer(
         tokenizers,
         onError: log,
         sharedEvents: config.eventsBind !== null,
+        random: Math.random,
+        onHoldEnd: (heldMs, outcome) =>
+          metrics.holdSeconds.labels({ pool: pool.name, outcome }).observe(heldMs / 1000),
       }),
   )
   const shared = config.eventsBind
@@ -63,7 +67,6 @@ export async function startScorer(
     if (!pool) throw new Error(`pod refers to unknown pool "${name}"`)
     return pool
   }
-  const metrics = createScorerMetrics(() => Date.now() / 1000)
   const context: InferenceContext = {
     config,
     pools,
@@ -106,6 +109,8 @@ export async function startScorer(
           ? signals.numGpuBlocks * signals.blockSize
           : null,
       )
+      // Fresh metrics may show room for what late binding holds.
+      pool.admission.release()
       // A new process start time, or a counter that went down, means a new process: its
       // cache is empty whatever the index says.
       const queries = signals.prefixCacheQueries
@@ -124,6 +129,7 @@ export async function startScorer(
   const refreshMetrics = () => {
     const now = performance.now()
     for (const pool of pools) {
+      metrics.heldRequests.labels({ pool: pool.name }).set(pool.admission.held)
       for (const report of pool.core.podReports(now)) {
         metrics.drift.labels({ pod: report.name }).set(report.drift)
         for (const state of ['precise', 'approximate', 'load-only']) {
@@ -149,6 +155,8 @@ export async function startScorer(
     },
     async close() {
       scraper.stop()
+      // Requests held by late binding get an error answer before connections are cut.
+      await Promise.all(pools.map((pool) => pool.admission.close()))
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
       for (const pool of pools) await pool.close()

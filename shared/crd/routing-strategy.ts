@@ -51,9 +51,14 @@ export const KinferenceParameters = z.strictObject({
     .describe('Recursive-least-squares forgetting factor: closer to 1 remembers longer.'),
   lateBinding: z
     .boolean()
-    .default(true)
+    .default(false)
     .describe(
       'Hold a request in the scorer while its best pod cannot start it (KV memory full, prefill queued), and route it again when pods report progress, instead of queueing it inside one pod.',
+    ),
+  copyHeadroom: fraction
+    .default(0.85)
+    .describe(
+      'A pod may take a copy of a prefix another pod already holds only while its KV-cache usage stays under this fraction with the copy: in a pool short of memory a copy evicts what other requests need next.',
     ),
   maxHoldMs: z
     .int()

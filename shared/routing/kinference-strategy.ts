@@ -13,6 +13,11 @@ export interface KinferenceStrategyOptions {
   stepBudget: number
   /** How far back the pool's arrival rate is averaged; default 10 s. */
   rateWindowMs?: number
+  /**
+   * A pod may take a copy of a prefix another pod holds only while its KV memory stays
+   * under this fraction with the copy; default 0.85.
+   */
+  copyHeadroom?: number
 }
 
 /** Tokens of a prompt a pod would serve from cache: vLLM never hits the last token. */
@@ -72,17 +77,31 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
   const arrivals = createArrivalRate(options.rateWindowMs ?? 10_000)
   return {
     name: 'kinference',
+    onRouted(_request, _pod, context) {
+      arrivals.count(context.nowMs)
+    },
     choose(request, candidates, context): RoutingDecision {
       if (candidates.length === 0)
         return { pod: null, reason: 'kinference: no candidate pod', scores: [] }
-      const perPodRate = arrivals.observe(context.nowMs) / candidates.length
+      const perPodRate = arrivals.rate(context.nowMs) / candidates.length
       const costs: number[] = []
+      const bestCached = Math.max(
+        ...candidates.map((pod) => cachedTokensOf(request, pod.cachedBlocks)),
+      )
+      const headroom = options.copyHeadroom ?? 0.85
       const scores: PodScore[] = candidates.map((pod) => {
         const features = ttftFeatures(request, pod, options.stepBudget)
         const predicted = predictTtftMs(request, pod, options.stepBudget)
         const ownWork = pod.ttft.msPerToken * effectiveWork({ ...features, queuedTokens: 0 })
         const backlog = predicted - pod.ttft.overheadMs
-        const cost = predicted + perPodRate * backlog * ownWork
+        let cost = predicted + perPodRate * backlog * ownWork
+        // Recomputing a prefix another pod holds only where the copy fits with room to
+        // spare: in a pool short of memory a copy evicts what others need next.
+        const recompute = bestCached - cachedTokensOf(request, pod.cachedBlocks)
+        if (recompute > 2 * request.blockSize && pod.memory) {
+          const after = pod.memory.usedTokens + pod.memory.pendingTokens + features.uncachedTokens
+          if (after > headroom * pod.memory.capacityTokens) cost += outOfRoomMs
+        }
         costs.push(cost)
         return {
           pod: pod.name,
@@ -113,16 +132,37 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
   }
 }
 
-/** Requests per ms, as an exponentially decaying count over `windowMs`. */
+/** Added to the cost of a copy that does not fit: chosen only when nothing else can be. */
+const outOfRoomMs = 1e9
+
+/**
+ * Requests per ms, as an exponentially decaying count over `windowMs`, corrected for the
+ * time observed so far: a burst in the first second reads as the burst it is, not as a
+ * trickle averaged over a whole window that has not happened yet.
+ */
 function createArrivalRate(windowMs: number) {
-  let rate = 0
-  let last: number | null = null
+  let decayed = 0
+  let first: number | null = null
+  let last = 0
+  const decayTo = (nowMs: number) => {
+    if (nowMs > last) {
+      decayed *= Math.exp(-(nowMs - last) / windowMs)
+      last = nowMs
+    }
+  }
   return {
-    observe(nowMs: number): number {
-      if (last !== null && nowMs > last) rate *= Math.exp(-(nowMs - last) / windowMs)
-      last = last === null ? nowMs : Math.max(last, nowMs)
-      rate += 1 / windowMs
-      return rate
+    /** A request was sent (routing again a held one is not an arrival). */
+    count(nowMs: number): void {
+      first ??= nowMs
+      decayTo(nowMs)
+      decayed += 1
+    },
+    rate(nowMs: number): number {
+      if (first === null) return 0
+      decayTo(nowMs)
+      // The weight the window has had time to accumulate; at least one ms of history.
+      const seen = Math.max(1, last - first)
+      return decayed / (windowMs * (1 - Math.exp(-seen / windowMs)))
     },
   }
 }

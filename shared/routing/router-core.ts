@@ -42,6 +42,8 @@ interface PodState {
   requests: Set<Tracked>
   /** KV tokens written (+) and freed (−) by those requests since the pod's last metrics. */
   tokensSinceMetrics: number
+  /** Tokens those requests may still write (to max_tokens). */
+  growthTokens: number
 
   trust: IndexTrustTracker
   indexReady: boolean
@@ -113,6 +115,7 @@ export class RouterCore {
       kvCapacityTokens: this.options.kvCapacityTokens,
       requests: new Set(),
       tokensSinceMetrics: 0,
+      growthTokens: 0,
 
       load: { inFlight: 0, pendingRequests: 0, pendingPrefillTokens: 0, activeTokens: 0 },
       metrics: null,
@@ -217,6 +220,7 @@ export class RouterCore {
     this.tracked.set(request.id, tracked)
     state.requests.add(tracked)
     state.tokensSinceMetrics += tracked.uncachedTokens
+    state.growthTokens += tracked.maxTokens
 
     state.load.inFlight++
     state.load.pendingRequests++
@@ -256,6 +260,7 @@ export class RouterCore {
     const delta = generated - request.generated
     state.load.activeTokens += delta
     state.tokensSinceMetrics += delta
+    state.growthTokens -= Math.min(delta, Math.max(0, request.maxTokens - request.generated))
 
     request.generated = generated
   }
@@ -303,6 +308,7 @@ export class RouterCore {
     if (!state) return
     state.requests.delete(request)
     state.tokensSinceMetrics -= request.uncachedTokens + request.generated
+    state.growthTokens -= Math.max(0, request.maxTokens - request.generated)
 
     state.load.inFlight--
     if (request.firstTokenAtMs === null) {
@@ -355,6 +361,7 @@ export class RouterCore {
       capacityTokens: capacity,
       usedTokens: Math.max(0, used),
       pendingTokens: pod.load.pendingPrefillTokens,
+      growthTokens: Math.max(0, pod.growthTokens),
 
       stepMs: decodeStepMs + msPerContextToken * pod.load.activeTokens,
       releases: () => {

@@ -37,6 +37,11 @@ export interface DesOptions {
   metricsDelayMs?: number
   /** One-way client–router–pod latency. */
   networkDelayMs?: number
+  /** Sees every metrics scrape (per pod, in pod order): for traces and diagnosis. */
+  onScrape?: (
+    timeMs: number,
+    pods: readonly { running: number; waiting: number; kvCacheUsage: number }[],
+  ) => void
   /** Routes with this instead of the pool's strategy (oracles, experiments). */
   strategy?: RoutingStrategy
   onProgress?: (done: number) => void
@@ -116,6 +121,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     }
     return plan
   }
+  const multiTurn = options.workload.spec.turns > 1
   const records: RequestRecord[] = []
   const inFlight = new Map<string, InFlight>()
   let sent = 0
@@ -169,7 +175,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
   const admission = new AdmissionQueue<Arrival>(core, {
     enabled:
       options.pool.routing.strategy === 'kinference' &&
-      (options.pool.routing.kinference?.lateBinding ?? true),
+      (options.pool.routing.kinference?.lateBinding ?? false),
     maxHoldMs: options.pool.routing.kinference?.maxHoldMs ?? 30_000,
     maxHeld: 10_000,
     scanLimit: 16,
@@ -227,7 +233,11 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     const podIndex = names.indexOf(podName)
     core.dispatched(routing, podName, route, routeContext(time))
     void index.addSpeculative(podName, keys, keys.length / 2, time + speculativeTtl)
-    const outputIds = randomWords(options.vocabulary, arrival.outputTokens, outputRandom)
+    // A later turn sends the answer back, so its words matter; a single-turn answer is
+    // never seen again (its blocks hash under a unique prompt either way).
+    const outputIds = multiTurn
+      ? randomWords(options.vocabulary, arrival.outputTokens, outputRandom)
+      : silentAnswer(arrival.outputTokens)
     const record: RequestRecord = {
       id,
       conversation: entry.conversation,
@@ -343,6 +353,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
         waiting: stats.waiting,
         kvCacheUsage: stats.kvCacheUsage,
       }))
+      options.onScrape?.(time, snapshot)
       queue.push(time + scrapeDelay, { kind: 'metrics', snapshot })
       if (done < options.maxRequests && (queue.size > 0 || inFlight.size > 0))
         queue.push(time + scrapeEvery, { kind: 'scrape' })
@@ -375,15 +386,37 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     endMs: lastEnd,
     records: records.sort((a, b) => a.startMs - b.startMs),
     prefixCache,
+    preemptions: pods.reduce((sum, pod) => sum + pod.engine.stats.preemptions, 0),
     elapsedSeconds: (performance.now() - started) / 1000,
   }
 }
 
 /** What GIE and SGLang hash: characters; four per token, as GIE assumes. */
 function asText(ids: readonly number[]): string {
-  let text = ''
-  for (const id of ids) text += (id % 1_679_616).toString(36).padStart(4, '0')
-  return text
+  const parts = new Array<string>(ids.length)
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i] as number
+    let word = spellings.get(id)
+    if (word === undefined) {
+      word = (id % 1_679_616).toString(36).padStart(4, '0')
+      spellings.set(id, word)
+    }
+    parts[i] = word
+  }
+  return parts.join('')
+}
+
+const spellings = new Map<number, string>()
+
+const silent = new Map<number, number[]>()
+/** One answer of `length` tokens shared by every single-turn request (the engine only reads it). */
+function silentAnswer(length: number): number[] {
+  let ids = silent.get(length)
+  if (!ids) {
+    ids = new Array<number>(length).fill(13)
+    silent.set(length, ids)
+  }
+  return ids
 }
 
 function toIndexEvent(event: EngineKvEvent): IndexEvent {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
 import {
   allRouters,
@@ -55,6 +56,8 @@ How:
       --gpu-profile NAME    pod profile (default l40s-27b-fp8; known: ${Object.keys(gpuProfiles).join(', ')})
       --seed S              seed of the data, arrivals and simulation (default 42)
       --slo-ms MS           median TTFT limit for peak throughput (default ${peakTtftSloMs})
+      --threads N           des: benchmarks run side by side on N threads (default: the
+                            cores); the results do not depend on it
       --out DIR             report folder (default results/bench)
 `
 
@@ -92,6 +95,7 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
       seed: { type: 'string', default: '42' },
       'slo-ms': { type: 'string', default: String(peakTtftSloMs) },
       out: { type: 'string', default: 'results/bench' },
+      threads: { type: 'string' },
     },
   })
   const sources = [values.suite, values.preset, values.data].filter((v) => v !== undefined)
@@ -170,6 +174,10 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
     target: values.target ?? null,
     timeScale: positive('time-scale', values['time-scale'], false),
     progress: { write: io.stderr, isTTY: io.stderrIsTty ?? false },
+    threads:
+      values.threads === undefined
+        ? availableParallelism()
+        : positive('threads', values.threads, true),
   })
   const seconds = (performance.now() - started) / 1000
   const sloMs = positive('slo-ms', values['slo-ms'], false)

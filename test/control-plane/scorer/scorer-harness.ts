@@ -1,6 +1,6 @@
 import { ScorerConfig } from '../../../control-plane/scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../../../control-plane/scorer/start-scorer.ts'
-import { l40s27bFp8 } from '../../../control-plane/sim/engine/gpu-profile.ts'
+import { type GpuProfile, l40s27bFp8 } from '../../../control-plane/sim/engine/gpu-profile.ts'
 import { loadSimModelAssets, startSimFleet } from '../../../control-plane/sim/sim-fleet.ts'
 import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
 import { type EdgeClaims, signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
@@ -40,12 +40,14 @@ export async function startStack(
     maxBodyBytes?: number
     eventsBind?: string
     extraPods?: { name: string; http: string; events: string | null; replay: string | null }[]
+    /** The simulated pods' GPU profile (l40s-27b-fp8 unless told). */
+    profile?: GpuProfile
   } = {},
 ): Promise<Stack> {
   assets ??= loadSimModelAssets()
   const pods = await startSimFleet({
     pods: options.pods ?? 3,
-    profile: l40s27bFp8,
+    profile: options.profile ?? l40s27bFp8,
     modelName: model,
     port: 0,
     zmqPort: 0,
@@ -97,6 +99,7 @@ export async function send(
   path: string,
   body: object | string,
   claims: Partial<EdgeClaims> = {},
+  init: { signal?: AbortSignal; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; headers: Headers; text: string }> {
   const text = typeof body === 'string' ? body : JSON.stringify(body)
   const signed = await signEdgeRequest(
@@ -107,8 +110,9 @@ export async function send(
   )
   const response = await fetch(`${stack.scorer.url}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...signed },
+    headers: { 'content-type': 'application/json', ...init.headers, ...signed },
     body: text,
+    ...(init.signal ? { signal: init.signal } : {}),
   })
   return { status: response.status, headers: response.headers, text: await response.text() }
 }

@@ -69,7 +69,14 @@ describe.each(['memory', 'redis'] as const)(
     })
 
     it('spills a hot prefix to a second pod when the first is busy', async () => {
-      stack = await startStack()
+      // Without late binding: holding would keep the warm pod's own queue short, so it
+      // stays the best choice and the burst waits for it in the scorer instead of spilling
+      // (see scorer-late-binding.test.ts for holding).
+      stack = await startStack({
+        spec: poolSpec({
+          routing: { strategy: 'kinference', kinference: { lateBinding: false } },
+        } as never),
+      })
       const system = words(2, 1000)
       await send(stack, '/v1/chat/completions', chat(system, 'warm up'))
       // Each request brings ~3,000 new tokens: the warm pod's queue grows until a cold pod
