@@ -46,9 +46,10 @@ export const benchPresets: Record<string, BenchPreset> = {
       '5-turn conversations: one of 8 system prompts (1024 tokens), a 2048-token first question, 256-token follow-ups carrying the real history; 256 out per turn. Closed loop.',
     data: 'turns=5,prefix_count=8,prefix_tokens=1024,first_prompt_tokens=2048,prompt_tokens=256,output_tokens=256',
     profile: 'concurrent',
-    // Round robin: 0.5 s at 64 streams, ~1 s at 80 (the brief's 1.70 s lies between
-    // 80 and 96), several seconds at 96, where the histories no longer fit the pool.
-    rates: [16, 32, 48, 64, 80, 96],
+    // The workloads doc's recipe: up to the concurrency where round robin's median TTFT
+    // is the brief's 1.70 s: 0.66 s at 64 streams, 1.76 s at 80. (At 96 the histories no
+    // longer fit the pool's KV cache and every router is at several seconds.)
+    rates: [16, 32, 48, 64, 80],
     maxRequests: 600,
     brief: {
       roundRobin: { ttftS: 1.7, e2eS: 13.4 },
@@ -93,7 +94,8 @@ export const benchPresets: Record<string, BenchPreset> = {
       ],
     }),
     profile: 'poisson',
-    rates: [1, 2, 3, 4, 6, 8],
+    // Round robin: 0.17 s at 6/s, 1.1 s at 8, ~6 s at 10.
+    rates: [2, 4, 6, 8, 10],
     maxRequests: 600,
     brief: null,
   },

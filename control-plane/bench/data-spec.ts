@@ -6,12 +6,16 @@ import { KinfError } from '../../shared/errors/kinf-error.ts'
  * Gaussian (min defaults to max(1, avg − 5σ), max to avg + 5σ); without one but with
  * min/max, a uniform integer; otherwise the constant `avg`.
  */
-export const LengthSpec = z.strictObject({
-  avg: z.int().min(0),
-  stdev: z.number().min(0).optional(),
-  min: z.int().min(0).optional(),
-  max: z.int().min(0).optional(),
-})
+export const LengthSpec = z
+  .strictObject({
+    avg: z.int().min(0),
+    stdev: z.number().min(0).optional(),
+    min: z.int().min(0).optional(),
+    max: z.int().min(0).optional(),
+  })
+  .refine((spec) => spec.min === undefined || spec.max === undefined || spec.min <= spec.max, {
+    message: '_min is above _max',
+  })
 export type LengthSpec = z.infer<typeof LengthSpec>
 
 export const PrefixBucket = z.strictObject({
@@ -65,13 +69,19 @@ export function parseDataSpec(text: string): DataSpec {
       ...(raw[`${key}_max`] !== undefined && { max: raw[`${key}_max`] }),
     }
   }
+  for (const key of lengthKeys) {
+    const orphans = ['_stdev', '_min', '_max'].filter(
+      (suffix) => raw[`${key}${suffix}`] !== undefined && raw[key] === undefined,
+    )
+    if (orphans.length > 0)
+      throw new KinfError(
+        'invalid_request',
+        `data spec: ${orphans.map((suffix) => `${key}${suffix}`).join(', ')} without ${key}`,
+      )
+  }
   if (raw.turns !== undefined) out.turns = raw.turns
-  if (Array.isArray(raw.prefix_buckets)) {
-    out.prefixBuckets = raw.prefix_buckets.map((bucket: Record<string, unknown>) => ({
-      ...(bucket.bucket_weight !== undefined && { weight: bucket.bucket_weight }),
-      ...(bucket.prefix_count !== undefined && { count: bucket.prefix_count }),
-      ...(bucket.prefix_tokens !== undefined && { tokens: bucket.prefix_tokens }),
-    }))
+  if (raw.prefix_buckets !== undefined) {
+    out.prefixBuckets = parseBuckets(raw.prefix_buckets)
   } else if (raw.prefix_tokens !== undefined || raw.prefix_count !== undefined) {
     out.prefixBuckets = [{ count: raw.prefix_count ?? 1, tokens: raw.prefix_tokens ?? 0 }]
   }
@@ -93,8 +103,54 @@ export function parseDataSpec(text: string): DataSpec {
   }
   const parsed = DataSpec.safeParse(out)
   if (!parsed.success)
-    throw new KinfError('invalid_request', `data spec: ${z.prettifyError(parsed.error)}`)
+    throw new KinfError(
+      'invalid_request',
+      `data spec: ${parsed.error.issues.map((issue) => `${userKey(issue.path)}: ${issue.message}`).join('; ')}`,
+    )
   return parsed.data
+}
+
+const userLengthKeys: Record<string, string> = Object.fromEntries(
+  Object.entries(lengthField).map(([key, field]) => [field, key]),
+)
+const bucketFieldKeys: Record<string, string> = {
+  weight: 'bucket_weight',
+  count: 'prefix_count',
+  tokens: 'prefix_tokens',
+}
+
+/** A schema path as the key the user wrote: promptTokens.min → prompt_tokens_min. */
+function userKey(path: readonly PropertyKey[]): string {
+  const [head, second, third] = path.map(String)
+  if (head === undefined) return 'data spec'
+  const length = userLengthKeys[head]
+  if (length) return second === undefined || second === 'avg' ? length : `${length}_${second}`
+  if (head === 'prefixBuckets')
+    return `prefix_buckets[${second ?? ''}]${third ? `.${bucketFieldKeys[third] ?? third}` : ''}`
+  return head
+}
+
+const bucketKeys = new Set(['bucket_weight', 'prefix_count', 'prefix_tokens'])
+
+function parseBuckets(value: unknown): Record<string, unknown>[] {
+  if (!Array.isArray(value))
+    throw new KinfError('invalid_request', 'data spec: prefix_buckets must be a list of buckets')
+  return value.map((bucket: unknown, i) => {
+    if (typeof bucket !== 'object' || bucket === null || Array.isArray(bucket))
+      throw new KinfError('invalid_request', `data spec: prefix_buckets[${i}] is not an object`)
+    const fields = bucket as Record<string, unknown>
+    const unknown = Object.keys(fields).filter((key) => !bucketKeys.has(key))
+    if (unknown.length > 0)
+      throw new KinfError(
+        'invalid_request',
+        `data spec: prefix_buckets[${i}] has unknown key ${unknown.join(', ')} (bucket_weight, prefix_count, prefix_tokens)`,
+      )
+    return {
+      ...(fields.bucket_weight !== undefined && { weight: fields.bucket_weight }),
+      ...(fields.prefix_count !== undefined && { count: fields.prefix_count }),
+      ...(fields.prefix_tokens !== undefined && { tokens: fields.prefix_tokens }),
+    }
+  })
 }
 
 function parseJson(text: string): Record<string, unknown> {

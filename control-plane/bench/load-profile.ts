@@ -30,7 +30,7 @@ export function profileFor(kind: string, rate: number | null): LoadProfile {
     default:
       throw new KinfError(
         'invalid_request',
-        `unknown profile "${kind}": synchronous, concurrent, throughput, constant, poisson, sweep`,
+        `unknown profile "${kind}": synchronous, concurrent, throughput, constant, poisson`,
       )
   }
 }

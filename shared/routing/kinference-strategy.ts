@@ -111,10 +111,19 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
         }
       })
       const best = Math.min(...costs)
-      const slack = Math.max(2, best * 0.02)
+      // A request no pod holds much of places its prefix for the requests that follow:
+      // among pods within 10% of the best, the one with the most free memory takes it
+      // (it will hold the prefix and its traffic); otherwise near-ties (2% or 2 ms) go to
+      // the pod with the least KV footprint in flight.
+      const placing = bestCached * 4 < request.promptTokens
+      const slack = Math.max(2, best * (placing ? 0.1 : 0.02))
       const near = candidates.filter((_, i) => (costs[i] as number) <= best + slack)
-      const lightest = Math.min(...near.map((pod) => pod.load.activeTokens))
-      const finalists = near.filter((pod) => pod.load.activeTokens === lightest)
+      const load = (pod: PodCandidate) =>
+        placing && pod.memory
+          ? Math.round(pod.memory.usedTokens + pod.memory.pendingTokens)
+          : pod.load.activeTokens
+      const lightest = Math.min(...near.map(load))
+      const finalists = near.filter((pod) => load(pod) === lightest)
       const chosen = finalists[Math.floor(context.random() * finalists.length)] as PodCandidate
       const mine = scores.find((s) => s.pod === chosen.name) as PodScore
       const others = scores

@@ -1,7 +1,8 @@
 import { Worker } from 'node:worker_threads'
+import { loadSimModelAssets } from '../../sim/sim-fleet.ts'
 import { type BenchmarkMetrics, rememberBenchmarkMetrics } from '../compute-benchmark-metrics.ts'
 import type { BenchmarkRun } from '../request-record.ts'
-import type { DesJob } from './des-job.ts'
+import { type DesJob, runDesJob } from './des-job.ts'
 
 export interface DesJobsOptions {
   /** Worker threads; 1 runs in this thread's stead in one worker. */
@@ -26,9 +27,11 @@ export async function runDesJobs(
   jobs: readonly DesJob[],
   options: DesJobsOptions,
 ): Promise<BenchmarkRun[]> {
+  const threads = Math.max(1, Math.min(options.threads, jobs.length))
+  // One at a time gains nothing from a worker, and a big run's records would be copied.
+  if (threads === 1) return runHere(jobs, options)
   const runs: (BenchmarkRun | undefined)[] = new Array(jobs.length)
   let next = 0
-  const threads = Math.max(1, Math.min(options.threads, jobs.length))
   const workers: Worker[] = []
   try {
     await Promise.all(
@@ -66,4 +69,16 @@ export async function runDesJobs(
     if (!run) throw new Error(`benchmark ${i + 1} produced nothing`)
     return run
   })
+}
+
+async function runHere(jobs: readonly DesJob[], options: DesJobsOptions): Promise<BenchmarkRun[]> {
+  const assets = loadSimModelAssets()
+  const runs: BenchmarkRun[] = []
+  for (const [index, job] of jobs.entries()) {
+    options.onStart?.(index)
+    const run = await runDesJob(job, assets, (done) => options.onProgress?.(index, done))
+    options.onDone?.(index, run)
+    runs.push(run)
+  }
+  return runs
 }

@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
+import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { benchPoolSpec } from '../../bench/bench-pool-spec.ts'
 import {
   allRouters,
   type BenchPreset,
@@ -61,6 +63,16 @@ How:
       --out DIR             report folder (default results/bench)
 `
 
+/** A KinfError from checking an argument is a usage mistake (exit 2), not a failed run. */
+function asUsage<T>(check: () => T): T {
+  try {
+    return check()
+  } catch (error) {
+    if (error instanceof KinfError) throw new UsageError(error.message)
+    throw error
+  }
+}
+
 function positive(name: string, text: string, integer: boolean): number {
   const value = Number(text)
   if (
@@ -119,6 +131,13 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
     .filter(Boolean)
   if (routers.length === 0) throw new UsageError('--routers names no router')
   const rates = values.rate?.split(',').map((r) => positive('rate', r, false))
+  const sloMs = positive('slo-ms', values['slo-ms'], false)
+  const timeScale = positive('time-scale', values['time-scale'], false)
+  const threads =
+    values.threads === undefined
+      ? availableParallelism()
+      : positive('threads', values.threads, true)
+  for (const router of routers) asUsage(() => benchPoolSpec(router, profile.name))
   const maxRequests =
     values['max-requests'] === undefined
       ? undefined
@@ -127,11 +146,12 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
   const presets: BenchPreset[] = []
   const workloads: MatrixWorkload[] = []
   if (values.data !== undefined) {
-    parseDataSpec(values.data)
+    const data = values.data
+    asUsage(() => parseDataSpec(data))
     const kind = values.profile ?? 'poisson'
     const list = rates ?? (kind === 'synchronous' ? [null] : [])
     if (list.length === 0) throw new UsageError(`profile ${kind} needs --rate`)
-    for (const rate of list) profileFor(kind, rate)
+    for (const rate of list) asUsage(() => profileFor(kind, rate))
     workloads.push({
       name: values.name,
       data: values.data,
@@ -151,6 +171,8 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
           `unknown preset "${name}" (known: ${Object.keys(benchPresets).join(', ')})`,
         )
       presets.push(preset)
+      const kind = values.profile ?? preset.profile
+      for (const rate of rates ?? preset.rates) asUsage(() => profileFor(kind, rate))
       workloads.push({
         name: preset.name,
         data: preset.data,
@@ -172,15 +194,11 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
     seed,
     assets,
     target: values.target ?? null,
-    timeScale: positive('time-scale', values['time-scale'], false),
+    timeScale,
     progress: { write: io.stderr, isTTY: io.stderrIsTty ?? false },
-    threads:
-      values.threads === undefined
-        ? availableParallelism()
-        : positive('threads', values.threads, true),
+    threads,
   })
   const seconds = (performance.now() - started) / 1000
-  const sloMs = positive('slo-ms', values['slo-ms'], false)
   const floors = new Map<string, ZeroQueueFloor>()
   const frame = createChatFrame(assets.tokenizer)
   for (const workload of workloads) {

@@ -229,7 +229,7 @@ describe('kinfctl bench: bad input exits 2 with a message and writes nothing', (
     },
   )
 
-  it.fails.each(refusedAsInvalid)('%s: exits 2 as a usage error', async (_, args) => {
+  it.each(refusedAsInvalid)('%s: exits 2 as a usage error', async (_, args) => {
     const { code } = await benchOnce(args)
     expect(code).toBe(2)
   })
