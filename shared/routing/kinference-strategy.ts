@@ -111,11 +111,11 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
         }
       })
       const best = Math.min(...costs)
-      // A request no pod holds much of places its prefix for the requests that follow:
+      // A request no pod holds half of places its prefix for the requests that follow:
       // among pods within 10% of the best, the one with the most free memory takes it
       // (it will hold the prefix and its traffic); otherwise near-ties (2% or 2 ms) go to
       // the pod with the least KV footprint in flight.
-      const placing = bestCached * 4 < request.promptTokens
+      const placing = bestCached * 2 < request.promptTokens
       const slack = Math.max(2, best * (placing ? 0.1 : 0.02))
       const near = candidates.filter((_, i) => (costs[i] as number) <= best + slack)
       const load = (pod: PodCandidate) =>
