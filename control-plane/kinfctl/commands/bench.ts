@@ -137,7 +137,9 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
     values.threads === undefined
       ? availableParallelism()
       : positive('threads', values.threads, true)
-  for (const router of routers) asUsage(() => benchPoolSpec(router, profile.name))
+  // Against a --target the server routes; the names only label the runs.
+  if (values.target === undefined)
+    for (const router of routers) asUsage(() => benchPoolSpec(router, profile.name))
   const maxRequests =
     values['max-requests'] === undefined
       ? undefined
