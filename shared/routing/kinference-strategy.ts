@@ -28,9 +28,10 @@ export function cachedTokensOf(request: RoutingRequest, cachedBlocks: number): n
 
 /**
  * What the pod would have to do before this request's first token. The queue is the
- * uncached prefill this replica sent and has not seen answered, plus, when the pod's
- * own metrics show more waiting requests than that, the difference (traffic through
- * other replicas) at this request's size. Decodes are running requests past prefill.
+ * uncached prefill this replica sent and has not seen answered, plus the waiting
+ * requests the pod reported that this replica had not sent (other replicas' traffic,
+ * preempted requests to recompute), each the size of an average request in flight
+ * there. Decodes are running requests past prefill.
  */
 export function ttftFeatures(
   request: RoutingRequest,
@@ -38,12 +39,17 @@ export function ttftFeatures(
   stepBudget: number,
 ): TtftFeatures {
   const { load, metrics } = pod
-  const unseen = metrics ? Math.max(0, metrics.waiting - load.pendingRequests) : 0
+  // Counted against what was pending when the metrics were read, not now: a request
+  // answered since would otherwise look like somebody else's.
+  const unseen = metrics
+    ? (metrics.unseenWaiting ?? Math.max(0, metrics.waiting - load.pendingRequests))
+    : 0
+  const typical = load.inFlight > 0 ? load.activeTokens / load.inFlight : request.promptTokens
   const decoding = metrics
     ? Math.max(0, metrics.running - load.pendingRequests)
     : Math.max(0, load.inFlight - load.pendingRequests)
   return {
-    queuedTokens: load.pendingPrefillTokens + unseen * request.promptTokens,
+    queuedTokens: load.pendingPrefillTokens + unseen * typical,
     uncachedTokens: request.promptTokens - cachedTokensOf(request, pod.cachedBlocks),
     decoding,
     stepBudget,

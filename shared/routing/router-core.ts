@@ -37,7 +37,13 @@ interface PodState {
   weight: number
   kvCapacityTokens: number | null
   load: PodLoad
-  metrics: (Omit<PodMetricsView, 'ageMs'> & { atMs: number }) | null
+  metrics:
+    | (Omit<PodMetricsView, 'ageMs' | 'unseenWaiting'> & {
+        atMs: number
+        /** This replica's pending requests when the metrics arrived. */
+        pendingThen: number
+      })
+    | null
   /** Requests in flight on the pod (for its memory outlook). */
   requests: Set<Tracked>
   /** KV tokens written (+) and freed (−) by those requests since the pod's last metrics. */
@@ -140,7 +146,13 @@ export class RouterCore {
   ): void {
     const pod = this.pods.get(name)
     if (!pod) return
-    pod.metrics = { ...view, atMs: nowMs }
+    pod.metrics = {
+      running: view.running,
+      waiting: view.waiting,
+      kvCacheUsage: view.kvCacheUsage,
+      atMs: nowMs,
+      pendingThen: pod.load.pendingRequests,
+    }
     pod.tokensSinceMetrics = 0
     if (kvCapacityTokens !== null && kvCapacityTokens > 0) pod.kvCapacityTokens = kvCapacityTokens
   }
@@ -322,8 +334,14 @@ export class RouterCore {
     if (!pod.metrics) return null
     const ageMs = nowMs - pod.metrics.atMs
     if (ageMs > this.options.metricsStalenessMs) return null
-    const { running, waiting, kvCacheUsage } = pod.metrics
-    return { running, waiting, kvCacheUsage, ageMs }
+    const { running, waiting, kvCacheUsage, pendingThen } = pod.metrics
+    return {
+      running,
+      waiting,
+      kvCacheUsage,
+      ageMs,
+      unseenWaiting: Math.max(0, waiting - pendingThen),
+    }
   }
 
   private candidate(pod: PodState, indexed: number, nowMs: number): PodCandidate {

@@ -22,6 +22,12 @@ export interface PodMetricsView {
   waiting: number
   kvCacheUsage: number
   ageMs: number
+  /**
+   * Waiting requests this replica did not have pending when the metrics were read:
+   * other replicas' traffic, or requests the pod preempted. Null before the router
+   * could tell (a view built without its bookkeeping).
+   */
+  unseenWaiting?: number
 }
 
 /** What one decode step of a pod costs: a base, plus KV reads per token of the batch's context. */

@@ -67,6 +67,24 @@ describe('RouterCore', () => {
     expect(a?.driftObservations).toBe(1)
   })
 
+  it("counts as unseen only the waiting requests that were not this replica's when the metrics were read", () => {
+    const router = core()
+    for (const id of ['r1', 'r2']) {
+      const route = router.route(request(id), [256, 0], context(0))
+      router.dispatched(request(id), 'a', route, context(0))
+    }
+    // Read while both were queued: the two waiting are ours.
+    router.updateMetrics('a', { running: 0, waiting: 2, kvCacheUsage: 0.1 }, 10)
+    router.firstToken('r1', 20)
+    router.firstToken('r2', 20)
+    const after = router.route(request('r3'), [0, 0], context(30))
+    expect(after.candidates.find((c) => c.name === 'a')?.metrics?.unseenWaiting).toBe(0)
+    // Three waiting with none of ours pending: three someone else's (or preempted).
+    router.updateMetrics('a', { running: 2, waiting: 3, kvCacheUsage: 0.1 }, 40)
+    const later = router.route(request('r4'), [0, 0], context(50))
+    expect(later.candidates.find((c) => c.name === 'a')?.metrics?.unseenWaiting).toBe(3)
+  })
+
   it('scores a pod whose index is not ready as cold', () => {
     const router = core()
     router.setIndexReady('a', false)
