@@ -1,3 +1,5 @@
+import { RoutingStrategyName } from '../../shared/crd/routing-strategy.ts'
+
 /** The brief's published numbers (architecture.md), for the side-by-side table. */
 export interface BriefNumbers {
   roundRobin: { ttftS: number; e2eS: number | null }
@@ -104,16 +106,11 @@ export const benchPresets: Record<string, BenchPreset> = {
 /** The brief's table: these three, in this order. */
 export const briefSuite = ['shared-prefix', 'multi-turn', 'no-prefix'] as const
 
-/** Every strategy the scorer can run, baselines after ours. */
-export const allRouters = [
-  'round-robin',
-  'least-request',
-  'gie-default',
-  'llmd-sticky',
-  'dynamo',
-  'sglang-cache-aware',
+/** Every strategy the scorer can run: the baselines, then ours. */
+export const allRouters: readonly RoutingStrategyName[] = [
+  ...RoutingStrategyName.options.filter((name) => name !== 'kinference'),
   'kinference',
-] as const
+]
 
 /** Median TTFT a rate must stay under to count toward peak throughput. */
 export const peakTtftSloMs = 1_000

@@ -41,8 +41,6 @@ export interface BenchmarkRun {
   records: RequestRecord[]
   /** The pods' own prefix-cache counters over the run (tokens). */
   prefixCache: { queries: number; hits: number } | null
-  /** Requests the pods preempted (KV memory ran out mid-decode), summed; null when unknown. */
-  preemptions?: number | null
   /** Wall-clock seconds the run took to compute (DES) or execute (live). */
   elapsedSeconds: number
 }

@@ -169,6 +169,8 @@ async function admit(
       )
     }
   }
+  // Nothing is ever held without late binding: no need to watch the client.
+  if (!pool.admission.enabled) return pool.admission.admitNow(routing, indexed, route)
   const left = new AbortController()
   const onClose = () => left.abort()
   if (res.destroyed) left.abort()

@@ -1,6 +1,10 @@
 import type { InferencePoolSpec } from '../../shared/crd/inference-pool.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { AdmissionQueue, type HeldRequest } from '../../shared/routing/admission-queue.ts'
+import {
+  AdmissionQueue,
+  type AdmissionQueueOptions,
+  type HeldRequest,
+} from '../../shared/routing/admission-queue.ts'
 import type { RouteResult, RouterCore } from '../../shared/routing/router-core.ts'
 import type { RoutingContext, RoutingRequest } from '../../shared/routing/routing-strategy.ts'
 
@@ -36,7 +40,7 @@ interface Waiter {
   resolve: (admitted: Admitted | null) => void
   reject: (error: KinfError) => void
   answered: () => Promise<unknown>
-  /** Answered, or its client left (the entry then stays queued until released, and is skipped). */
+  /** Answered, or its client left. */
   settled: boolean
 }
 
@@ -47,6 +51,16 @@ const shutdownGraceMs = 1_000
 /** Late binding on for this pool: the Kinference strategy with routing.kinference.lateBinding. */
 export function lateBindingEnabled(spec: InferencePoolSpec): boolean {
   return spec.routing.strategy === 'kinference' && (spec.routing.kinference?.lateBinding ?? false)
+}
+
+/** The admission queue of a pool, the same in the scorer and the discrete-event benchmark. */
+export function admissionQueueOptions(spec: InferencePoolSpec): AdmissionQueueOptions {
+  return {
+    enabled: lateBindingEnabled(spec),
+    maxHoldMs: spec.routing.kinference?.maxHoldMs ?? 30_000,
+    maxHeld,
+    scanLimit,
+  }
 }
 
 /**
@@ -67,12 +81,7 @@ export class PoolAdmission {
   constructor(options: PoolAdmissionOptions) {
     this.options = options
     this.enabled = lateBindingEnabled(options.spec)
-    this.queue = new AdmissionQueue<Waiter>(options.core, {
-      enabled: this.enabled,
-      maxHoldMs: options.spec.routing.kinference?.maxHoldMs ?? 30_000,
-      maxHeld,
-      scanLimit,
-    })
+    this.queue = new AdmissionQueue<Waiter>(options.core, admissionQueueOptions(options.spec))
     this.timer = this.enabled
       ? setInterval(() => this.release(), options.releaseEveryMs ?? 50).unref()
       : null
@@ -100,6 +109,7 @@ export class PoolAdmission {
   ): Promise<Admitted | null> {
     if (this.closed) throw shuttingDown()
     if (options.signal.aborted) return null
+    if (!this.enabled) return this.admitNow(request, indexedBlocks, options.route)
     const context = this.context()
     // A fresh route whose pod can start the request now is what offer() would answer.
     const given = options.route
@@ -108,6 +118,18 @@ export class PoolAdmission {
     if ('held' in outcome) return outcome.held
     this.dispatch(request, outcome.route, context)
     return { route: outcome.route, heldMs: 0 }
+  }
+
+  /** Without late binding: routes (unless `route` is given) and records the dispatch. */
+  admitNow(
+    request: RoutingRequest,
+    indexedBlocks: readonly number[],
+    route?: RouteResult,
+  ): Admitted {
+    const context = this.context()
+    const chosen = route ?? this.options.core.route(request, indexedBlocks, context)
+    this.dispatch(request, chosen, context)
+    return { route: chosen, heldMs: 0 }
   }
 
   /** Routes the held requests again; those that can start now are dispatched, oldest first. */
@@ -178,13 +200,12 @@ export class PoolAdmission {
       payload.reject = reject
     })
     this.live++
-    // AdmissionQueue cannot remove an entry: a client that leaves settles it here, and
-    // the release that would have dispatched it skips it.
     options.signal.addEventListener(
       'abort',
       () => {
         if (payload.settled) return
         payload.settled = true
+        this.queue.remove(entry)
         this.live--
         this.options.onHoldEnd?.(performance.now() - entry.sinceMs, 'client-gone')
         payload.resolve(null)

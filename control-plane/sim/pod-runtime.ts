@@ -2,13 +2,13 @@ import {
   createKvEventPublisher,
   type KvEventPublisher,
 } from '../kv-events/create-kv-event-publisher.ts'
-import type { KvCacheEvent } from '../kv-events/kv-cache-event.ts'
 import type { EngineKvEvent } from './engine/block-pool.ts'
 import { numGpuBlocks } from './engine/gpu-profile.ts'
 import { type EngineRequestInput, type StepResult, VllmEngine } from './engine/vllm-engine.ts'
 import { createVllmMetrics, type VllmMetrics } from './metrics/create-vllm-metrics.ts'
 import { RealTimeDriver, type RequestListener } from './real-time-driver.ts'
 import { kvEventTopic, type SimFaults, type SimPodConfig } from './sim-pod-config.ts'
+import { toWireEvent } from './to-wire-event.ts'
 
 interface Tracker {
   arrivalMs: number
@@ -190,16 +190,5 @@ export async function createPodRuntime(
       for (const timer of delayed) clearTimeout(timer)
       await publisher.close()
     },
-  }
-}
-
-function toWireEvent(event: EngineKvEvent): KvCacheEvent {
-  switch (event.type) {
-    case 'BlockStored':
-      return { ...event, loraId: null, medium: 'GPU' }
-    case 'BlockRemoved':
-      return { ...event, medium: 'GPU' }
-    case 'AllBlocksCleared':
-      return event
   }
 }

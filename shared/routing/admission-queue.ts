@@ -86,6 +86,14 @@ export class AdmissionQueue<T> {
     }
   }
 
+  /** Takes `entry` out (its client left); false when it is no longer held. */
+  remove(entry: HeldRequest<T>): boolean {
+    const at = this.held.indexOf(entry)
+    if (at < 0) return false
+    this.held.splice(at, 1)
+    return true
+  }
+
   /** Everything held, removed (shutdown): the caller answers them. */
   drain(): HeldRequest<T>[] {
     const all = this.held

@@ -11,8 +11,6 @@ export interface PodMemory {
   usedTokens: number
   /** Uncached tokens of requests sent and not yet answered, which come first (FCFS). */
   pendingTokens: number
-  /** Tokens the requests in flight may still write before they end (to max_tokens). */
-  growthTokens: number
   /** Time of one decode step on the pod now (its batch's KV reads included). */
   stepMs: number
   /**

@@ -48,8 +48,6 @@ interface PodState {
   requests: Set<Tracked>
   /** KV tokens written (+) and freed (−) by those requests since the pod's last metrics. */
   tokensSinceMetrics: number
-  /** Tokens those requests may still write (to max_tokens). */
-  growthTokens: number
 
   trust: IndexTrustTracker
   indexReady: boolean
@@ -121,7 +119,6 @@ export class RouterCore {
       kvCapacityTokens: this.options.kvCapacityTokens,
       requests: new Set(),
       tokensSinceMetrics: 0,
-      growthTokens: 0,
 
       load: { inFlight: 0, pendingRequests: 0, pendingPrefillTokens: 0, activeTokens: 0 },
       metrics: null,
@@ -232,7 +229,6 @@ export class RouterCore {
     this.tracked.set(request.id, tracked)
     state.requests.add(tracked)
     state.tokensSinceMetrics += tracked.uncachedTokens
-    state.growthTokens += tracked.maxTokens
 
     state.load.inFlight++
     state.load.pendingRequests++
@@ -272,7 +268,6 @@ export class RouterCore {
     const delta = generated - request.generated
     state.load.activeTokens += delta
     state.tokensSinceMetrics += delta
-    state.growthTokens -= Math.min(delta, Math.max(0, request.maxTokens - request.generated))
 
     request.generated = generated
   }
@@ -320,7 +315,6 @@ export class RouterCore {
     if (!state) return
     state.requests.delete(request)
     state.tokensSinceMetrics -= request.uncachedTokens + request.generated
-    state.growthTokens -= Math.max(0, request.maxTokens - request.generated)
 
     state.load.inFlight--
     if (request.firstTokenAtMs === null) {
@@ -379,7 +373,6 @@ export class RouterCore {
       capacityTokens: capacity,
       usedTokens: Math.max(0, used),
       pendingTokens: pod.load.pendingPrefillTokens,
-      growthTokens: Math.max(0, pod.growthTokens),
 
       stepMs: decodeStepMs + msPerContextToken * pod.load.activeTokens,
       releases: () => {

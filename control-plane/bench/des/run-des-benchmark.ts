@@ -2,20 +2,23 @@ import type { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
 import { AdmissionQueue } from '../../../shared/routing/admission-queue.ts'
 import { type BlockKeyChain, computeBlockKeys } from '../../../shared/routing/block-keys.ts'
-import type { IndexEvent } from '../../../shared/routing/kv-index.ts'
 import { createMemoryKvIndex } from '../../../shared/routing/memory-kv-index.ts'
 import { type RouteResult, RouterCore } from '../../../shared/routing/router-core.ts'
-import type { RoutingRequest, RoutingStrategy } from '../../../shared/routing/routing-strategy.ts'
+import type { RoutingRequest } from '../../../shared/routing/routing-strategy.ts'
+import { admissionQueueOptions } from '../../scorer/pool-admission.ts'
 import { routerCoreOptions } from '../../scorer/pool-runtime.ts'
+import { toIndexEvents } from '../../scorer/to-index-events.ts'
 import type { EngineKvEvent } from '../../sim/engine/block-pool.ts'
 import { type GpuProfile, numGpuBlocks } from '../../sim/engine/gpu-profile.ts'
 import { type StepResult, VllmEngine } from '../../sim/engine/vllm-engine.ts'
+import { toWireEvent } from '../../sim/to-wire-event.ts'
 import type { StableVocabulary } from '../../tokenizer/create-stable-vocabulary.ts'
 import { type ChatFrame, type ChatTurnIds, chatPromptIds } from '../chat-prompt-ids.ts'
 import { arrivalTimes, describeProfile, type LoadProfile, streamsOf } from '../load-profile.ts'
 import type { BenchmarkRun, RequestRecord } from '../request-record.ts'
 import { type PlannedConversation, randomWords, type Workload } from '../workload.ts'
 import { EventQueue } from './event-queue.ts'
+import { asText, silentAnswer } from './synthetic-text.ts'
 
 export interface DesOptions {
   pods: number
@@ -37,23 +40,24 @@ export interface DesOptions {
   metricsDelayMs?: number
   /** One-way client–router–pod latency. */
   networkDelayMs?: number
-  /** Sees every metrics scrape (per pod, in pod order): for traces and diagnosis. */
-  onScrape?: (
-    timeMs: number,
-    pods: readonly { running: number; waiting: number; kvCacheUsage: number }[],
-  ) => void
-  /** Routes with this instead of the pool's strategy (oracles, experiments). */
-  strategy?: RoutingStrategy
   onProgress?: (done: number) => void
 }
 
 type SimEvent =
-  | { kind: 'send'; request: number }
+  | { kind: 'arrival' }
+  | { kind: 'send'; turn: PendingTurn }
   | { kind: 'step'; pod: number }
   | { kind: 'step-end'; pod: number; step: StepResult }
   | { kind: 'events'; pod: number; events: EngineKvEvent[]; seq: bigint }
   | { kind: 'scrape' }
   | { kind: 'metrics'; snapshot: { running: number; waiting: number; kvCacheUsage: number }[] }
+
+/** A turn to send: its conversation, its index, and the conversation so far. */
+interface PendingTurn {
+  conversation: number
+  turn: number
+  history: ChatTurnIds[]
+}
 
 interface InFlight {
   record: RequestRecord
@@ -89,10 +93,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
   const routerRandom = createSeededRandom(options.seed ^ 0x5bd1e995)
   const outputRandom = createSeededRandom(options.seed ^ 0x27d4eb2d)
   const index = createMemoryKvIndex()
-  const core = new RouterCore({
-    ...routerCoreOptions(options.pool),
-    ...(options.strategy ? { strategy: options.strategy } : {}),
-  })
+  const core = new RouterCore(routerCoreOptions(options.pool))
   const pods: Pod[] = Array.from({ length: options.pods }, (_, i) => ({
     name: `pod-${i}`,
     engine: new VllmEngine({
@@ -130,12 +131,10 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
   let lastEnd = 0
 
   /** Queue the request for conversation `conversation`, turn `turn` at `time`. */
-  const pending: { conversation: number; turn: number; history: ChatTurnIds[] }[] = []
   const send = (time: number, conversation: number, turn: number, history: ChatTurnIds[]) => {
     if (sent >= options.maxRequests) return
     sent++
-    pending.push({ conversation, turn, history })
-    queue.push(time, { kind: 'send', request: pending.length - 1 })
+    queue.push(time, { kind: 'send', turn: { conversation, turn, history } })
   }
   const startConversation = (time: number) => {
     if (sent >= options.maxRequests) return
@@ -150,7 +149,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       createSeededRandom(options.seed + 11),
     )
     // Open loop: conversations start on the schedule; their later turns follow answers.
-    for (const time of times) queue.push(time, { kind: 'send', request: -1 })
+    for (const time of times) queue.push(time, { kind: 'arrival' })
   } else {
     for (let s = 0; s < streams; s++) startConversation(0)
   }
@@ -164,7 +163,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
   }
 
   interface Arrival {
-    entry: { conversation: number; turn: number; history: ChatTurnIds[] }
+    entry: PendingTurn
     prompt: number[]
     keys: BlockKeyChain
     routing: RoutingRequest
@@ -172,20 +171,10 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     userIds: number[]
     startMs: number
   }
-  const admission = new AdmissionQueue<Arrival>(core, {
-    enabled:
-      options.pool.routing.strategy === 'kinference' &&
-      (options.pool.routing.kinference?.lateBinding ?? false),
-    maxHoldMs: options.pool.routing.kinference?.maxHoldMs ?? 30_000,
-    maxHeld: 10_000,
-    scanLimit: 16,
-  })
+  const admission = new AdmissionQueue<Arrival>(core, admissionQueueOptions(options.pool))
   const routeContext = (time: number) => ({ nowMs: time, random: routerRandom })
 
-  const dispatch = async (
-    time: number,
-    entry: { conversation: number; turn: number; history: ChatTurnIds[] },
-  ) => {
+  const dispatch = async (time: number, entry: PendingTurn) => {
     const plan = planOf(entry.conversation)
     const turn = plan.turns[entry.turn]
     if (!turn) return
@@ -282,14 +271,13 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
 
   for (let item = queue.pop(); item; item = queue.pop()) {
     const { time, event } = item
-    if (event.kind === 'send') {
-      if (event.request === -1) {
-        if (sent < options.maxRequests) {
-          sent++
-          await dispatch(time, { conversation: nextConversation++, turn: 0, history: [] })
-        }
-      } else await dispatch(time, pending[event.request] as (typeof pending)[number])
-    } else if (event.kind === 'step') {
+    if (event.kind === 'arrival') {
+      if (sent < options.maxRequests) {
+        sent++
+        await dispatch(time, { conversation: nextConversation++, turn: 0, history: [] })
+      }
+    } else if (event.kind === 'send') await dispatch(time, event.turn)
+    else if (event.kind === 'step') {
       const pod = pods[event.pod] as Pod
       const step = pod.engine.step(time)
       if (step) queue.push(time + step.durationMs, { kind: 'step-end', pod: event.pod, step })
@@ -338,7 +326,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       await index.apply(
         pods[event.pod]?.name as string,
         model,
-        event.events.map(toIndexEvent),
+        toIndexEvents(event.events.map(toWireEvent)),
         event.seq,
       )
     } else if (event.kind === 'metrics') {
@@ -353,7 +341,6 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
         waiting: stats.waiting,
         kvCacheUsage: stats.kvCacheUsage,
       }))
-      options.onScrape?.(time, snapshot)
       queue.push(time + scrapeDelay, { kind: 'metrics', snapshot })
       if (done < options.maxRequests && (queue.size > 0 || inFlight.size > 0))
         queue.push(time + scrapeEvery, { kind: 'scrape' })
@@ -386,54 +373,6 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     endMs: lastEnd,
     records: records.sort((a, b) => a.startMs - b.startMs),
     prefixCache,
-    preemptions: pods.reduce((sum, pod) => sum + pod.engine.stats.preemptions, 0),
     elapsedSeconds: (performance.now() - started) / 1000,
-  }
-}
-
-/** What GIE and SGLang hash: characters; four per token, as GIE assumes. */
-function asText(ids: readonly number[]): string {
-  const parts = new Array<string>(ids.length)
-  for (let i = 0; i < ids.length; i++) {
-    const id = ids[i] as number
-    let word = spellings.get(id)
-    if (word === undefined) {
-      word = (id % 1_679_616).toString(36).padStart(4, '0')
-      spellings.set(id, word)
-    }
-    parts[i] = word
-  }
-  return parts.join('')
-}
-
-const spellings = new Map<number, string>()
-
-const silent = new Map<number, number[]>()
-/** One answer of `length` tokens shared by every single-turn request (the engine only reads it). */
-function silentAnswer(length: number): number[] {
-  let ids = silent.get(length)
-  if (!ids) {
-    ids = new Array<number>(length).fill(13)
-    silent.set(length, ids)
-  }
-  return ids
-}
-
-function toIndexEvent(event: EngineKvEvent): IndexEvent {
-  switch (event.type) {
-    case 'BlockStored':
-      return {
-        type: 'stored',
-        engineHashes: event.blockHashes,
-        parentEngineHash: event.parentBlockHash,
-        tokenIds: event.tokenIds,
-        blockSize: event.blockSize,
-        loraName: event.loraName,
-        cacheSalt: null,
-      }
-    case 'BlockRemoved':
-      return { type: 'removed', engineHashes: event.blockHashes }
-    case 'AllBlocksCleared':
-      return { type: 'cleared' }
   }
 }
