@@ -9,6 +9,8 @@ export interface RatePoint {
   ttftMedianS: number
   ttftP90S: number
   e2eMedianS: number
+  /** Successful requests per second actually served: below the rate once the pool saturates. */
+  achievedRps: number
 }
 
 export interface TargetCheck {
@@ -39,6 +41,7 @@ export function ratePoints(runs: readonly BenchmarkRun[]): Map<string, Map<strin
       ttftMedianS: metrics.time_to_first_token_ms.successful.median / 1000,
       ttftP90S: metrics.time_to_first_token_ms.successful.percentiles.p90 / 1000,
       e2eMedianS: metrics.request_latency.successful.median,
+      achievedRps: metrics.requests_per_second.successful.mean,
     })
     points.sort((a, b) => a.rate - b.rate)
   }
@@ -121,15 +124,17 @@ function strategyTable(
       ? `Zero-queue floor (an idle pod holding everything cacheable): median TTFT ${s(floor.medianMs / 1000)} s, p90 ${s(floor.p90Ms / 1000)} s.`
       : '',
     '',
-    `| router | median TTFT (s) | p90 TTFT (s) | median e2e (s) | TTFT vs round robin | peak (≤ ${sloMs} ms) |`,
-    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    // Served req/s shows saturation that TTFT alone hides: vLLM keeps admitting new
+    // requests into an ever larger batch, so TTFT stays low while e2e grows.
+    `| router | median TTFT (s) | p90 TTFT (s) | median e2e (s) | served req/s | TTFT vs round robin | peak (≤ ${sloMs} ms) |`,
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   ]
   const rr = byRouter.get(baselineOf)?.at(-1)
   for (const [router, points] of byRouter) {
     const top = points.at(-1)
     if (!top) continue
     rows.push(
-      `| ${router} | ${s(top.ttftMedianS)} | ${s(top.ttftP90S)} | ${s(top.e2eMedianS)} | ${rr ? x(rr.ttftMedianS / top.ttftMedianS) : '–'} | ${peakRate(points, sloMs)} |`,
+      `| ${router} | ${s(top.ttftMedianS)} | ${s(top.ttftP90S)} | ${s(top.e2eMedianS)} | ${top.achievedRps.toFixed(2)} | ${rr ? x(rr.ttftMedianS / top.ttftMedianS) : '–'} | ${peakRate(points, sloMs)} |`,
     )
   }
   rows.push('')
@@ -167,11 +172,15 @@ function targetsFor(
       },
     )
     if (ratios.peak !== null) {
-      const peak = kinPeak / rrPeak
+      // Round robin over the SLO at every rate leaves the ratio unmeasured, not infinite.
+      const peak = rrPeak > 0 ? kinPeak / rrPeak : 0
       checks.push({
         name: `${workload}: peak throughput ≥ ${ratios.peak}x round robin`,
         met: peak >= ratios.peak,
-        detail: `${kinPeak} vs ${rrPeak}`,
+        detail:
+          rrPeak > 0
+            ? `${kinPeak} vs ${rrPeak}`
+            : `unmeasured: round robin is over the SLO at every rate (${kinPeak} vs none)`,
       })
     }
   }

@@ -71,6 +71,7 @@ const point = (rate: number, ttftMedianS: number): RatePoint => ({
   ttftMedianS,
   ttftP90S: ttftMedianS,
   e2eMedianS: 1,
+  achievedRps: rate,
 })
 
 describe('ratePoints', () => {
@@ -85,14 +86,14 @@ describe('ratePoints', () => {
     expect([...points.keys()]).toEqual(['shared-prefix', 'no-prefix'])
     expect([...(points.get('shared-prefix')?.keys() ?? [])]).toEqual(['round-robin', 'kinference'])
     expect(points.get('shared-prefix')?.get('round-robin')).toEqual([
-      { rate: 1, ttftMedianS: 0.4, ttftP90S: 0.8, e2eMedianS: 12 },
-      { rate: 4, ttftMedianS: 8, ttftP90S: 16, e2eMedianS: 20 },
+      { rate: 1, ttftMedianS: 0.4, ttftP90S: 0.8, e2eMedianS: 12, achievedRps: 5 / 16 },
+      { rate: 4, ttftMedianS: 8, ttftP90S: 16, e2eMedianS: 20, achievedRps: 5 / 24 },
     ])
     expect(points.get('shared-prefix')?.get('kinference')).toEqual([
-      { rate: 4, ttftMedianS: 0.3, ttftP90S: 0.6, e2eMedianS: 10 },
+      { rate: 4, ttftMedianS: 0.3, ttftP90S: 0.6, e2eMedianS: 10, achievedRps: 5 / 14 },
     ])
     expect(points.get('no-prefix')?.get('round-robin')).toEqual([
-      { rate: 2, ttftMedianS: 0.9, ttftP90S: 1.8, e2eMedianS: 15 },
+      { rate: 2, ttftMedianS: 0.9, ttftP90S: 1.8, e2eMedianS: 15, achievedRps: 5 / 19 },
     ])
   })
 
@@ -177,11 +178,13 @@ describe('summarizeSuite', () => {
       1000,
     )
     const lines = markdown.split('\n')
-    expect(lines).toContain('| round-robin | 8.00 | 16.0 | 20.0 | 1.0x | 1 |')
-    expect(lines).toContain('| kinference | 0.250 | 0.500 | 10.0 | 32x | 2 |')
-    expect(lines).toContain('| least-request | 6.00 | 12.0 | 18.0 | 1.3x | 1 |')
+    expect(lines).toContain('| round-robin | 8.00 | 16.0 | 20.0 | 0.21 | 1.0x | 1 |')
+    expect(lines).toContain('| kinference | 0.250 | 0.500 | 10.0 | 0.36 | 32x | 2 |')
+    expect(lines).toContain('| least-request | 6.00 | 12.0 | 18.0 | 0.23 | 1.3x | 1 |')
     expect(markdown).toContain('median TTFT 0.054 s, p90 0.061 s')
-    expect(markdown).toContain('| router | median TTFT (s) | p90 TTFT (s) | median e2e (s) |')
+    expect(markdown).toContain(
+      '| router | median TTFT (s) | p90 TTFT (s) | median e2e (s) | served req/s |',
+    )
   })
 
   it('marks every target met when kinference beats every baseline at every rate by enough', () => {
@@ -234,6 +237,20 @@ describe('summarizeSuite', () => {
     expect(markdown).toContain(
       '- met: shared-prefix: median TTFT below every baseline at the top rate (0.04x of the best baseline; worst over all rates 1.25x)',
     )
+  })
+
+  it('calls the peak ratio unmeasured, not met, when round robin is over the SLO at every rate', () => {
+    // Round robin at 0.5 s and 8 s against an SLO of 400 ms: never within it.
+    const { targets } = summarizeSuite(
+      sharedPrefixRuns([250, 250], [6000, 6000], [10, 15]),
+      [preset('shared-prefix')],
+      new Map(),
+      400,
+    )
+    expect(targetMap(targets)['shared-prefix: peak throughput ≥ 5x round robin']).toEqual({
+      met: false,
+      detail: 'unmeasured: round robin is over the SLO at every rate (15 vs none)',
+    })
   })
 
   it('marks a tie with the best baseline as missed: below means strictly below', () => {
@@ -331,6 +348,6 @@ describe('summarizeSuite', () => {
     expect(markdown).toContain('## shared-prefix')
     expect(markdown).not.toContain('## multi-turn')
     expect(markdown).not.toContain('| shared-prefix | median TTFT')
-    expect(markdown).toContain('| round-robin | 0.700 | 1.40 | 13.0 | 1.0x | 1 |')
+    expect(markdown).toContain('| round-robin | 0.700 | 1.40 | 13.0 | 0.29 | 1.0x | 1 |')
   })
 })
