@@ -37,6 +37,8 @@ const marker = Symbol.for('kinference.error')
 export interface KinfErrorOptions {
   status?: number
   cause?: unknown
+  /** For rate_limited and the like: when the caller may try again (HTTP Retry-After). */
+  retryAfterSeconds?: number
 }
 
 /**
@@ -48,6 +50,7 @@ export class KinfError extends Error {
   readonly code: KinfErrorCode
   readonly status: number
   readonly isRetryable: boolean
+  readonly retryAfterSeconds: number | undefined
 
   constructor(code: KinfErrorCode, message: string, options: KinfErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
@@ -55,6 +58,7 @@ export class KinfError extends Error {
     this.code = code
     this.status = options.status ?? defaultStatus[code]
     this.isRetryable = this.status === 408 || this.status === 429 || this.status >= 500
+    this.retryAfterSeconds = options.retryAfterSeconds
   }
 
   /** Works across realms and duplicated bundles, unlike instanceof. */
