@@ -8,6 +8,7 @@ import type { RouteResult } from '../../shared/routing/router-core.ts'
 import type { RoutingRequest } from '../../shared/routing/routing-strategy.ts'
 import type { Admitted } from './pool-admission.ts'
 import type { PoolRuntime } from './pool-runtime.ts'
+import { poolSaturation } from './pool-saturation.ts'
 import { prepareRequest, type RequestKind } from './prepare-request.ts'
 import { proxyToPod } from './proxy-to-pod.ts'
 import { parseJson, readBody } from './read-body.ts'
@@ -161,7 +162,7 @@ async function admit(
   if (allowBurst) {
     const routingContext = { nowMs: performance.now(), random: context.random }
     route = pool.core.route(routing, indexed, routingContext)
-    if (route.decision.pod !== null && allSaturated(pool, route)) {
+    if (route.decision.pod !== null && poolSaturation(pool, route).saturated) {
       context.metrics.saturated.labels({ pool: pool.name }).inc()
       throw new KinfError(
         'saturated',
@@ -186,7 +187,7 @@ async function admit(
   }
 }
 
-async function authenticate(
+export async function authenticate(
   context: InferenceContext,
   req: IncomingMessage,
   body: Buffer,
@@ -222,24 +223,6 @@ function allowedPools(context: InferenceContext, claims: EdgeClaims): readonly P
   if (pools.length === 0)
     throw new KinfError('forbidden', 'none of the backends this request may use is served here')
   return pools
-}
-
-/**
- * Saturated: predicted over the TTFT SLO (or the pool's saturation TTFT), or the pod's
- * own queue or KV usage at the pool's thresholds.
- */
-function allSaturated(pool: PoolRuntime, route: RouteResult): boolean {
-  const { ttftSloMs, saturation } = pool.spec
-  const limit = saturation.predictedTtftMs ?? ttftSloMs
-  return route.candidates.every((pod) => {
-    const predicted = route.predictedTtftMs.get(pod.name) ?? 0
-    const overTtft = limit !== undefined && predicted > limit
-    const overLoad =
-      pod.metrics !== null &&
-      (pod.metrics.waiting >= saturation.queueDepthThreshold ||
-        pod.metrics.kvCacheUsage >= saturation.kvCacheUtilThreshold)
-    return overTtft || overLoad
-  })
 }
 
 function headerOf(req: IncomingMessage, name: string): string | undefined {

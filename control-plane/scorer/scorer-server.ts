@@ -2,8 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { constantTimeEqual } from '../../shared/auth/edge-signature.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../../shared/openai/openai-error-body.ts'
+import { poolEstimatePath } from '../../shared/scorer-api/pool-estimate.ts'
 import { prometheusTextContentType } from '../metrics/create-prometheus-registry.ts'
 import { lookupReport, podsReport } from './admin-api.ts'
+import { estimatePools } from './estimate-api.ts'
 import { handleInference, type InferenceContext } from './handle-inference.ts'
 import { RequestError } from './prepare-request.ts'
 import { parseJson, readBody } from './read-body.ts'
@@ -35,6 +37,8 @@ export function createScorerServer(context: InferenceContext, refreshMetrics: ()
   > = {
     'POST /v1/chat/completions': (req, res) => handleInference(context, 'chat', req, res),
     'POST /v1/completions': (req, res) => handleInference(context, 'completion', req, res),
+    [`POST ${poolEstimatePath}`]: async (req, res) =>
+      json(res, 200, await estimatePools(context, req)),
     'GET /health': (_req, res) => json(res, 200, { status: 'ok' }),
     'GET /metrics': (_req, res) => {
       refreshMetrics()

@@ -1,0 +1,61 @@
+import type { IncomingMessage } from 'node:http'
+import { z } from 'zod'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { cachedTokensOf } from '../../shared/routing/kinference-strategy.ts'
+import {
+  type PoolEstimate,
+  PoolEstimateRequest,
+  type PoolEstimateResponse,
+  type PoolEstimateResult,
+} from '../../shared/scorer-api/pool-estimate.ts'
+import { authenticate, type InferenceContext } from './handle-inference.ts'
+import { poolSaturation } from './pool-saturation.ts'
+import { prepareRequest } from './prepare-request.ts'
+import { parseJson, readBody } from './read-body.ts'
+
+/**
+ * POST /v1/kinference/estimate, signed by the edge: for each target pool, the saturation,
+ * the best pod's predicted TTFT for this very prompt, and its exact token count, so policy
+ * can choose between backends (simple-to-cheaper, burst, batch on idle) before sending.
+ * Nothing is dispatched and no pod's load changes.
+ */
+export async function estimatePools(
+  context: InferenceContext,
+  req: IncomingMessage,
+): Promise<PoolEstimateResponse> {
+  const body = await readBody(req, context.config.maxBodyBytes)
+  await authenticate(context, req, body)
+  const parsed = PoolEstimateRequest.safeParse(parseJson(body))
+  if (!parsed.success) throw new KinfError('invalid_request', z.prettifyError(parsed.error))
+  const { kind, body: request, targets } = parsed.data
+  const results: PoolEstimateResult[] = []
+  for (const target of targets) {
+    const pool = context.pools.find((p) => p.name === target.pool)
+    if (!pool) {
+      results.push({ ...target, estimate: null, error: `pool ${target.pool} is not served here` })
+      continue
+    }
+    try {
+      const prepared = prepareRequest('estimate', kind, { ...request, model: target.model }, [pool])
+      const pods = pool.core.podNames()
+      const held = await context.index.lookup(prepared.keys, pods, Date.now())
+      const route = pool.core.route(prepared.routing, held, {
+        nowMs: performance.now(),
+        random: context.random,
+      })
+      const pod = route.decision.pod
+      const chosen = pod === null ? -1 : pods.indexOf(pod)
+      const estimate: PoolEstimate = {
+        ...(pods.length === 0 ? { saturation: 1, saturated: true } : poolSaturation(pool, route)),
+        predictedTtftMs: pod === null ? null : (route.predictedTtftMs.get(pod) ?? null),
+        promptTokens: prepared.routing.promptTokens,
+        matchedTokens: chosen < 0 ? 0 : cachedTokensOf(prepared.routing, held[chosen] ?? 0),
+        pod,
+      }
+      results.push({ ...target, estimate, error: null })
+    } catch (error) {
+      results.push({ ...target, estimate: null, error: (error as Error).message })
+    }
+  }
+  return { results }
+}
