@@ -1,0 +1,101 @@
+import { KinfError } from '../errors/kinf-error.ts'
+import { admitBuckets, msUntilFull, type QuotaBuckets, settleBuckets } from './quota-ledger.ts'
+import type { QuotaAdmission, QuotaLimits, QuotaStore } from './quota-store.ts'
+
+export interface MemoryQuotaStoreOptions {
+  /** How long an unsettled reservation can still be settled (default 10 minutes). */
+  reservationTtlMs?: number
+  /** Open reservations kept per tenant; beyond it the oldest is forgotten (default 10,000). */
+  maxOpenReservations?: number
+  /** Operations between sweeps that forget idle tenants (default 1,024). */
+  sweepEvery?: number
+}
+
+interface TenantLedger {
+  buckets: QuotaBuckets
+  limits: QuotaLimits
+  /** Reservation -> estimate and expiry, in the order made (so nearly in expiry order). */
+  reservations: Map<string, { estimatedTokens: number; expiresMs: number }>
+}
+
+/**
+ * The quota ledger of one Node process (the embedded default). Memory stays bounded:
+ * reservations expire, their number per tenant is capped, and a tenant whose buckets are
+ * full again with nothing open is forgotten (a fresh state is the same thing).
+ */
+export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): QuotaStore {
+  const ttlMs = positive('reservationTtlMs', options.reservationTtlMs ?? 600_000)
+  const maxOpen = positive('maxOpenReservations', options.maxOpenReservations ?? 10_000)
+  const sweepEvery = positive('sweepEvery', options.sweepEvery ?? 1_024)
+  const tenants = new Map<string, TenantLedger>()
+  let counter = 0
+  let operations = 0
+
+  function ledgerOf(tenant: string, limits: QuotaLimits, nowMs: number): TenantLedger {
+    if (++operations % sweepEvery === 0) sweep(nowMs)
+    let ledger = tenants.get(tenant)
+    if (ledger === undefined) {
+      ledger = { buckets: {}, limits, reservations: new Map() }
+      tenants.set(tenant, ledger)
+    }
+    ledger.limits = limits
+    expire(ledger, nowMs)
+    return ledger
+  }
+
+  function expire(ledger: TenantLedger, nowMs: number): void {
+    for (const [id, reservation] of ledger.reservations) {
+      if (reservation.expiresMs > nowMs) break
+      ledger.reservations.delete(id)
+    }
+  }
+
+  function sweep(nowMs: number): void {
+    for (const [tenant, ledger] of tenants) {
+      expire(ledger, nowMs)
+      if (ledger.reservations.size === 0 && msUntilFull(ledger.buckets, ledger.limits, nowMs) === 0)
+        tenants.delete(tenant)
+    }
+  }
+
+  return {
+    async admit(tenant, limits, estimatedTokens, nowMs): Promise<QuotaAdmission> {
+      const ledger = ledgerOf(tenant, limits, nowMs)
+      const result = admitBuckets(ledger.buckets, limits, estimatedTokens, nowMs)
+      if (!result.admitted) return result
+      ledger.buckets = result.buckets
+      const reservation = `m${++counter}`
+      // Without a tokens limit there is nothing to correct, so nothing to remember.
+      if (limits.tokensPerMinute !== undefined) {
+        if (ledger.reservations.size >= maxOpen) {
+          const oldest = ledger.reservations.keys().next().value
+          if (oldest !== undefined) ledger.reservations.delete(oldest)
+        }
+        ledger.reservations.set(reservation, { estimatedTokens, expiresMs: nowMs + ttlMs })
+      }
+      return { admitted: true, reservation }
+    },
+
+    async settle(tenant, limits, reservation, _estimatedTokens, actualTokens, nowMs) {
+      const ledger = ledgerOf(tenant, limits, nowMs)
+      const open = ledger.reservations.get(reservation)
+      if (open === undefined) return
+      // The estimate recorded at admission is what was taken from the bucket.
+      ledger.buckets = settleBuckets(
+        ledger.buckets,
+        limits,
+        open.estimatedTokens,
+        actualTokens,
+        nowMs,
+      )
+      ledger.reservations.delete(reservation)
+    },
+  }
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new KinfError('invalid_config', `memory quota store: ${name} must be a positive integer`)
+  }
+  return value
+}
