@@ -22,18 +22,13 @@ export interface PreparedRequest {
 
 /** An error with the `param` and `code` of OpenAI's error body. */
 export class RequestError extends KinfError {
-  readonly param: string | null
-  readonly openAiCode: string
-
   constructor(
     code: 'invalid_request' | 'not_found',
     message: string,
     param: string | null,
     openAiCode: string,
   ) {
-    super(code, message)
-    this.param = param
-    this.openAiCode = openAiCode
+    super(code, message, { param, openAiCode })
   }
 }
 

@@ -15,11 +15,8 @@ const typeByStatus: Record<number, string> = {
 
 /** An error a simulated pod answers with, in vLLM's shape. */
 export class VllmError extends KinfError {
-  readonly param: string | null
-
   constructor(status: number, message: string, param: string | null = null) {
-    super(status >= 500 ? 'upstream_error' : 'invalid_request', message, { status })
-    this.param = param
+    super(status >= 500 ? 'upstream_error' : 'invalid_request', message, { status, param })
   }
 
   toBody(): VllmErrorBody {

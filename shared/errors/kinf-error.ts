@@ -39,6 +39,10 @@ export interface KinfErrorOptions {
   cause?: unknown
   /** For rate_limited and the like: when the caller may try again (HTTP Retry-After). */
   retryAfterSeconds?: number
+  /** OpenAI's error.param: the request field at fault. */
+  param?: string | null
+  /** OpenAI's error.code when it is more specific than `code` (model_not_found, invalid_api_key). */
+  openAiCode?: string
 }
 
 /**
@@ -51,6 +55,8 @@ export class KinfError extends Error {
   readonly status: number
   readonly isRetryable: boolean
   readonly retryAfterSeconds: number | undefined
+  readonly param: string | null
+  readonly openAiCode: string | undefined
 
   constructor(code: KinfErrorCode, message: string, options: KinfErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
@@ -59,6 +65,8 @@ export class KinfError extends Error {
     this.status = options.status ?? defaultStatus[code]
     this.isRetryable = this.status === 408 || this.status === 429 || this.status >= 500
     this.retryAfterSeconds = options.retryAfterSeconds
+    this.param = options.param ?? null
+    this.openAiCode = options.openAiCode
   }
 
   /** Works across realms and duplicated bundles, unlike instanceof. */

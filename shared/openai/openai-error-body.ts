@@ -29,8 +29,8 @@ export function openAiErrorBody(
     error: {
       message: error.message,
       type: typeByCode[error.code],
-      param: detail.param ?? null,
-      code: detail.code ?? error.code,
+      param: detail.param ?? error.param,
+      code: detail.code ?? error.openAiCode ?? error.code,
     },
   }
 }
