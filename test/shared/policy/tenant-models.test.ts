@@ -23,7 +23,12 @@ describe('tenantModels', () => {
     const starred = await exampleSnapshot((documents) => {
       const policy = documents.find(
         (d) => (d as { metadata?: { name?: string } }).metadata?.name === 'model-alias',
-      ) as { spec: { tenants: { models: string[] }[]; rules: unknown[] } }
+      ) as {
+        spec: {
+          tenants: { name?: string; apiKeys?: unknown[]; models: string[] }[]
+          rules: unknown[]
+        }
+      }
       const [hooli] = policy.spec.tenants
       if (hooli) hooli.models = ['*']
       policy.spec.rules.push({
