@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { customPatternProblem, maxCustomPatterns } from '../pii/custom-pii-patterns.ts'
 import { CommonStatus } from './condition.ts'
 import { ModelPattern } from './inference-pool.ts'
 import { namedList } from './named-list.ts'
@@ -70,6 +71,26 @@ export const LocalityConstraint = z.strictObject({
 })
 export type LocalityConstraint = z.infer<typeof LocalityConstraint>
 
+/** A policy's own structured-PII pattern, scanned beside the built-in detectors. */
+export const CustomPiiPattern = z.strictObject({
+  name: ResourceName.describe('Pattern name, shown in kinfctl pii output and errors.'),
+  regex: z
+    .string()
+    .min(1)
+    .max(512)
+    .superRefine((source, ctx) => {
+      const problem = customPatternProblem(source)
+      if (problem !== null) ctx.addIssue({ code: 'custom', message: `regex ${problem}` })
+    })
+    .describe(
+      'JavaScript regular expression (compiled with the u flag, matched anywhere in the prompt). Nested repetition such as (a+)+ is refused: it can backtrack without end.',
+    ),
+  label: RequestLabel.describe(
+    'Label a match adds, e.g. pii:employee-id; a label in the pii group also adds pii.',
+  ),
+})
+export type CustomPiiPattern = z.infer<typeof CustomPiiPattern>
+
 export const InferencePolicySpec = z.strictObject({
   tenants: namedList(Tenant, { max: 256 }).describe('Tenants governed by this policy.'),
   rules: namedList(PolicyRule, { min: 1, max: 64 }).describe(
@@ -79,6 +100,16 @@ export const InferencePolicySpec = z.strictObject({
     .optional()
     .describe(
       'Checked after whichever rule fired, and fail closed: a labelled request is never sent outside its locality, not on saturation, not on error. Detector failures count as the label.',
+    ),
+  pii: z
+    .strictObject({
+      patterns: namedList(CustomPiiPattern, { max: maxCustomPatterns }).describe(
+        'Patterns for PII the built-in detectors do not know (employee ids, record numbers).',
+      ),
+    })
+    .optional()
+    .describe(
+      'PII detection beyond the built-in detectors (e-mail, phone, card, IBAN, SSN, IP, secrets).',
     ),
 })
 export type InferencePolicySpec = z.infer<typeof InferencePolicySpec>

@@ -1,0 +1,184 @@
+import type { PiiSpan } from './pii-span.ts'
+
+/**
+ * Phone numbers, international (+CC or 00CC) and national, as people write them:
+ * digit groups joined by single spaces, dashes, dots or slashes, an area code possibly
+ * in parentheses, a trunk "(0)" after a country code, an extension ("x123", "ext. 123").
+ *
+ * The candidate regex only collects a run of digits and separators (it always succeeds
+ * from where it starts, so the scan is linear); `parsePhone` then decides:
+ * - international: a country code 1-9.., 8 to 15 digits in all (E.164);
+ * - national, grouped: 7 to 13 digits in two or more groups of 2+ digits (a leading trunk
+ *   "1" or "0" may stand alone), one kind of separator after any parenthesised area code;
+ * - an ungrouped run of 7 to 13 digits only next to a word that says phone (tel, mobile,
+ *   fax, call, ...): alone it is as likely an order number or an amount.
+ * Never claimed: dates (2024-05-12, 12.05.2024, 12/05/2024), year ranges (1990-2000),
+ * dotted quads (IP addresses), SSN-shaped 3-2-4 groups, amounts after a currency sign
+ * or with decimals, thousands separated by commas, and runs glued to letters.
+ */
+const candidate = /(?<![\w+./-])(?:\+ ?)?\(?\d[\d ()./-]*/g
+const extension = /^(?: ?(?:x|ext\.?|extension) ?)(\d{1,6})(?![\w])/i
+/** Words that say the number next to them is a phone number; "office" and the like only as a field name ("Office: ..."). */
+const phoneWordsBefore =
+  /\b(?:phone|tel|telephone|mobile|mob|cell|cellphone|fax|call|sms|text|whatsapp|dial|landline|hotline|ph|(?:office|home|work|desk)\s*:)\W{0,3}[^\n\d]{0,16}$/i
+const phoneWordsAfter =
+  /^[\s,;(\\-]{0,3}(?:phone|tel|mobile|cell|fax|office|home|work|desk|landline)\b/i
+const contextBefore = 32
+const contextAfter = 16
+
+export function detectPhones(text: string): PiiSpan[] {
+  const spans: PiiSpan[] = []
+  candidate.lastIndex = 0
+  for (let match = candidate.exec(text); match !== null; match = candidate.exec(text)) {
+    const raw = trimCandidate(match[0])
+    const start = match.index
+    let end = start + raw.length
+    if (isGluedToWordOrAmount(text, start, end)) continue
+    const shape = parsePhone(raw)
+    if (shape === 'no') continue
+    const ext = extension.exec(text.slice(end, end + 20))
+    if (ext !== null) end += ext[0].length
+    if (shape === 'needs-context' && !hasPhoneContext(text, start, end)) continue
+    spans.push({ type: 'phone', start, end })
+  }
+  return spans
+}
+
+/** Drops trailing separators and an unmatched trailing "(" the candidate ran into. */
+function trimCandidate(raw: string): string {
+  let end = raw.length
+  while (end > 0 && !/[\d)]/.test(raw.charAt(end - 1))) end--
+  let trimmed = raw.slice(0, end)
+  // Two separators in a row end the number ("555 1234  (home)" is not one number).
+  const doubled = /[ ./-]{2,}|[ ./-]\(?$|\(\)/.exec(trimmed)
+  if (doubled !== null) trimmed = trimmed.slice(0, doubled.index)
+  if (trimmed.endsWith('(')) trimmed = trimmed.slice(0, -1)
+  return trimmed
+}
+
+/** Letters, a currency sign or a decimal fraction right next to it: not a phone number. */
+function isGluedToWordOrAmount(text: string, start: number, end: number): boolean {
+  const before = text.slice(Math.max(0, start - 2), start)
+  const after = text.slice(end, end + 2)
+  if (/[$€£¥₹]\s?$/.test(before)) return true
+  if (/^[A-Za-z%€$£]/.test(after) && !/^(?:x|e)/i.test(after)) return true
+  return /^[.,]\d/.test(after) || /^[:]\d/.test(after)
+}
+
+type PhoneShape = 'yes' | 'needs-context' | 'no'
+
+interface Group {
+  digits: string
+  parenthesised: boolean
+}
+
+/** Splits a candidate into digit groups and the separators between them; null if malformed. */
+function splitGroups(raw: string): { groups: Group[]; separators: string[] } | null {
+  const groups: Group[] = []
+  const separators: string[] = []
+  let i = 0
+  for (;;) {
+    const parenthesised = raw.charAt(i) === '('
+    if (parenthesised) i++
+    const from = i
+    while (i < raw.length && isAsciiDigit(raw.charCodeAt(i))) i++
+    if (i === from) return null
+    groups.push({ digits: raw.slice(from, i), parenthesised })
+    if (parenthesised) {
+      if (raw.charAt(i) !== ')') return null
+      i++
+    }
+    if (i >= raw.length) return { groups, separators }
+    const next = raw.charAt(i)
+    if (next === ')') return null
+    if (next === '(' || isAsciiDigit(raw.charCodeAt(i))) {
+      // "(579)888-3058", "+46(0)8": no separator, only around parentheses.
+      if (next !== '(' && !parenthesised) return null
+      separators.push('')
+    } else {
+      separators.push(next)
+      i++
+    }
+  }
+}
+
+function isAsciiDigit(code: number): boolean {
+  return code >= 48 && code <= 57
+}
+
+export function parsePhone(raw: string): PhoneShape {
+  const international = raw.startsWith('+')
+  const body = international ? raw.slice(1).trimStart() : raw
+  const parts = splitGroups(body)
+  if (parts === null) return 'no'
+  const { groups, separators } = parts
+  if (groups.filter((g) => g.parenthesised).length > 1) return 'no'
+  const digits = groups.map((g) => g.digits).join('')
+  if (
+    international ||
+    (/^00[1-9]/.test(digits) && groups.length > 1 && (groups[0]?.digits.length ?? 0) <= 5)
+  ) {
+    const significant = international ? digits : digits.slice(2)
+    if (significant.startsWith('0') || significant.length < 8 || significant.length > 15)
+      return 'no'
+    return consistentSeparators(groups, separators) ? 'yes' : 'no'
+  }
+  if (digits.length < 7 || digits.length > 13) return 'no'
+  if (groups.length === 1) return 'needs-context'
+  if (groups.length === 2 && !isTrunkDialled(groups)) return 'needs-context'
+  if (!consistentSeparators(groups, separators)) return 'no'
+  const lengths = groups.map((g) => g.digits.length)
+  const trunk = /^[01]$/.test(groups[0]?.digits ?? '') && digits.length >= 10
+  if (lengths.some((length, i) => length < 2 && !(i === 0 && trunk))) return 'no'
+  const separator = separators.find((s) => s !== '' && s !== ' ') ?? ' '
+  if (looksLikeDate(lengths, groups, separator)) return 'no'
+  if (
+    lengths.length === 4 &&
+    separator === '.' &&
+    groups.every((g) => Number(g.digits) <= 255 && g.digits.length <= 3)
+  )
+    return 'no'
+  if (lengths.join() === '3,2,4' && separators.every((s) => s === separators[0])) return 'no'
+  // "12 500 000": a round amount with thousands separated by spaces.
+  if (lengths.slice(1).every((length) => length === 3) && digits.endsWith('000')) return 'no'
+  return 'yes'
+}
+
+/**
+ * Two groups ("370 3911") are as often a house and street number or a postcode as a
+ * phone number, unless dialled nationally with the trunk 0 and a full subscriber number
+ * ("0341 8387176") or with the area code in parentheses.
+ */
+function isTrunkDialled(groups: Group[]): boolean {
+  const digits = groups.map((g) => g.digits).join('')
+  return (digits.startsWith('0') && digits.length >= 10) || groups[0]?.parenthesised === true
+}
+
+/** One kind of separator between the groups, not counting those around parentheses. */
+function consistentSeparators(groups: Group[], separators: string[]): boolean {
+  const kinds = new Set(
+    separators.filter(
+      (s, i) => s !== '' && !groups[i]?.parenthesised && !groups[i + 1]?.parenthesised,
+    ),
+  )
+  return kinds.size <= 1
+}
+
+function looksLikeDate(lengths: number[], groups: Group[], separator: string): boolean {
+  const values = groups.map((g) => Number(g.digits))
+  const [a = 0, b = 0, c = 0] = values
+  const shape = lengths.join()
+  if (shape === '4,4') return a >= 1800 && a <= 2100 && b >= 1800 && b <= 2100
+  if (separator === ' ' || lengths.length !== 3) return false
+  const isDay = (n: number) => n >= 1 && n <= 31
+  const isMonth = (n: number) => n >= 1 && n <= 12
+  if (shape === '4,2,2') return isMonth(b) && isDay(c)
+  if (shape === '2,2,4') return (isDay(a) && isMonth(b)) || (isMonth(a) && isDay(b))
+  return false
+}
+
+function hasPhoneContext(text: string, start: number, end: number): boolean {
+  const before = text.slice(Math.max(0, start - contextBefore), start)
+  const after = text.slice(end, end + contextAfter)
+  return phoneWordsBefore.test(before) || phoneWordsAfter.test(after)
+}
