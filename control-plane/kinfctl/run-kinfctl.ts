@@ -2,6 +2,7 @@ import { type CliIo, exitCode, UsageError } from './cli-io.ts'
 import { benchCommand, benchUsage } from './commands/bench.ts'
 import { compileCommand, compileUsage } from './commands/compile.ts'
 import { crdsCommand, crdsUsage } from './commands/crds.ts'
+import { explainCommand, explainUsage } from './commands/explain.ts'
 import { scorerCommand, scorerUsage } from './commands/scorer.ts'
 import { simCommand, simUsage } from './commands/sim.ts'
 import { validateCommand, validateUsage } from './commands/validate.ts'
@@ -19,6 +20,7 @@ const commands: Record<string, Command> = {
     usage: compileUsage,
     summary: 'write the runtime config snapshot',
   },
+  explain: { run: explainCommand, usage: explainUsage, summary: 'show a policy decision offline' },
   crds: { run: crdsCommand, usage: crdsUsage, summary: 'generate the CustomResourceDefinitions' },
   sim: { run: simCommand, usage: simUsage, summary: 'run simulated vLLM pods' },
   scorer: { run: scorerCommand, usage: scorerUsage, summary: 'run the KV-cache-aware scorer' },
