@@ -1,6 +1,6 @@
 import { readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import { z } from 'zod'
+import type { z } from 'zod'
 import { verifySnapshot } from '../../../shared/config/compile-snapshot.ts'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { RequestLabel } from '../../../shared/crd/policy-match.ts'
@@ -265,7 +265,10 @@ function readPrompt(text: string): PromptFacts {
 
 function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
   const parsed = schema.safeParse(body)
-  if (!parsed.success) throw new Error(z.prettifyError(parsed.error))
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`)
+    throw new Error(issues.join('; '))
+  }
   return parsed.data
 }
 
