@@ -1,18 +1,72 @@
 /**
  * A tokenizer-free estimate of a prompt's length, for quotas and policy at the edge, where
- * the model's real tokenizer (megabytes of vocabulary) does not fit. It counts the pieces
- * a GPT/Qwen-style pre-tokenizer would split the text into (words with their leading
- * space or symbol, single digits, runs of punctuation, whitespace) and adds one token per 4
- * characters beyond the first 5 of a long piece, as BPE splits rare long words. Against
- * Qwen3's tokenizer: 0.95 of the count over the PII corpus (0.78 to 1.08 per sample, p10
- * to p90), 1.00 on TypeScript, 0.97 on Markdown. The scorer's exact count replaces it
- * whenever the scorer is asked.
+ * the model's real tokenizer (megabytes of vocabulary) does not fit. One pass over the
+ * characters, counting the pieces a Qwen/GPT-style pre-tokenizer splits text into: a run
+ * of letters with the one space or symbol before it, each digit, a run of symbols, a run of
+ * whitespace not absorbed by the word after it; a long piece adds a token per 4 characters
+ * beyond its first 5, as BPE splits rare long words; CJK and other wide scripts count a
+ * token per character. Against Qwen3's tokenizer: 0.94 of the count over the PII corpus,
+ * 0.99 on TypeScript, 0.92 on Markdown (test/shared/openai). The scorer's exact count
+ * replaces it whenever the scorer is asked. A loop, not a regex: this runs on every request.
  */
 export function estimatePromptTokens(text: string): number {
   let tokens = 0
-  const pieces = text.matchAll(
-    /[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+/gu,
-  )
-  for (const [piece] of pieces) tokens += 1 + Math.floor(Math.max(0, piece.length - 5) / 4)
+  let i = 0
+  const n = text.length
+  while (i < n) {
+    const start = i
+    const kind = classOf(text.charCodeAt(i))
+    if (kind === digit || kind === wide) {
+      tokens++
+      i++
+      continue
+    }
+    if (kind === space) {
+      while (i < n && classOf(text.charCodeAt(i)) === space) i++
+      // One plain space before a word or symbol belongs to it; anything more is a piece.
+      const single = i - start === 1 && text.charCodeAt(start) === 32
+      if (!(single && i < n)) tokens++
+      else if (classOf(text.charCodeAt(i)) === digit) tokens++
+      continue
+    }
+    if (kind === symbol) {
+      while (i < n && classOf(text.charCodeAt(i)) === symbol) i++
+      // A single symbol right before letters is their prefix ("(word", "_name").
+      if (i - start === 1 && i < n && classOf(text.charCodeAt(i)) === letter) {
+        i = skipLetters(text, i)
+      }
+      tokens += pieceTokens(i - start)
+      continue
+    }
+    i = skipLetters(text, i)
+    tokens += pieceTokens(i - start + (start > 0 && text.charCodeAt(start - 1) === 32 ? 1 : 0))
+  }
   return tokens
+}
+
+const letter = 0
+const digit = 1
+const space = 2
+const symbol = 3
+const wide = 4
+
+function classOf(code: number): number {
+  if (code >= 97 && code <= 122) return letter
+  if (code >= 65 && code <= 90) return letter
+  if (code >= 48 && code <= 57) return digit
+  if (code === 32 || code === 10 || code === 13 || code === 9) return space
+  if (code < 128) return symbol
+  // CJK, kana, hangul and beyond: about a token per character in Qwen's vocabulary.
+  if (code >= 0x2e80) return wide
+  return letter
+}
+
+function skipLetters(text: string, from: number): number {
+  let i = from
+  while (i < text.length && classOf(text.charCodeAt(i)) === letter) i++
+  return i
+}
+
+function pieceTokens(length: number): number {
+  return 1 + Math.floor(Math.max(0, length - 5) / 4)
 }
