@@ -24,3 +24,4 @@ app.notFound((c) =>
 )
 
 export default app
+export { QuotaLedgerObject } from './quota-ledger-object.ts'

@@ -44,13 +44,14 @@ function waitMs(bucket: TokenBucket, capacity: number, need: number): number {
   return ((target - bucket.level) * 60_000) / capacity
 }
 
-function checkCount(name: string, value: number): void {
+/** Token counts are non-negative integers; anything else is a caller's bug, reported clearly. */
+export function checkQuotaCount(name: string, value: number): void {
   if (!Number.isSafeInteger(value) || value < 0) {
     throw new KinfError('invalid_request', `quota: ${name} must be a non-negative integer`)
   }
 }
 
-function checkTime(nowMs: number): void {
+export function checkQuotaClock(nowMs: number): void {
   if (!Number.isFinite(nowMs)) throw new KinfError('invalid_request', 'quota: bad clock reading')
 }
 
@@ -64,8 +65,8 @@ export function admitBuckets(
   estimatedTokens: number,
   nowMs: number,
 ): BucketAdmission {
-  checkCount('estimatedTokens', estimatedTokens)
-  checkTime(nowMs)
+  checkQuotaCount('estimatedTokens', estimatedTokens)
+  checkQuotaClock(nowMs)
   const next: QuotaBuckets = {}
   let worst: { name: LimitName; wait: number; need: number; capacity: number } | undefined
   for (const name of ['requests', 'tokens'] as const) {
@@ -110,9 +111,9 @@ export function settleBuckets(
   actualTokens: number,
   nowMs: number,
 ): QuotaBuckets {
-  checkCount('estimatedTokens', estimatedTokens)
-  checkCount('actualTokens', actualTokens)
-  checkTime(nowMs)
+  checkQuotaCount('estimatedTokens', estimatedTokens)
+  checkQuotaCount('actualTokens', actualTokens)
+  checkQuotaClock(nowMs)
   const next: QuotaBuckets = { ...buckets }
   const capacity = limits.tokensPerMinute
   if (capacity === undefined) {

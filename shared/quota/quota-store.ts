@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { KinfError } from '../errors/kinf-error.ts'
 
 /** A tenant's limits (InferencePolicy tenant quotas); an absent limit is unlimited. */
 export const QuotaLimits = z.strictObject({
@@ -6,6 +7,13 @@ export const QuotaLimits = z.strictObject({
   tokensPerMinute: z.int().positive().optional(),
 })
 export type QuotaLimits = z.infer<typeof QuotaLimits>
+
+/** Limits from across a boundary (RPC, a script's caller), or a clear invalid_request error. */
+export function parseQuotaLimits(limits: unknown): QuotaLimits {
+  const parsed = QuotaLimits.safeParse(limits)
+  if (parsed.success) return parsed.data
+  throw new KinfError('invalid_request', `quota limits: ${z.prettifyError(parsed.error)}`)
+}
 
 export type QuotaAdmission =
   | { admitted: true; reservation: string }
