@@ -10,7 +10,8 @@ export const importRules: Record<string, { folders: string[]; packages: RegExp }
   shared: { folders: ['shared'], packages: /^zod(\/|$)/ },
   workers: {
     folders: ['shared', 'workers'],
-    packages: /^(zod|hono|@aws-sdk\/client-bedrock-runtime)(\/|$)/,
+    // cloudflare:workers: workerd's own module (the Durable Object base class, needed for RPC).
+    packages: /^(zod|hono|@aws-sdk\/client-bedrock-runtime|cloudflare:workers)(\/|$)/,
   },
 }
 
