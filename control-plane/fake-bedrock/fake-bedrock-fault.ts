@@ -9,7 +9,9 @@
  *   <error>-first:N    the first N requests for this model id get it
  *   stream-error-after:N  converse-stream: N events, then a modelStreamErrorException
  *   stop:<reason>      end with this stopReason (content_filtered, guardrail_intervened, ...)
- *   delay:<ms>         wait this long before each stream event (client-abort tests)
+ *   delay:<ms>         wait this long before the answer and before each stream event
+ *   cache-read:N       report N of the input tokens as read from the prompt cache
+ *   cache-write:N      report N of the input tokens as written to it
  *
  * <error> is one of the keys of `fakeBedrockErrors`. `stream-throttle` is a
  * throttlingException sent inside a 200 event stream, before any event.
@@ -74,6 +76,8 @@ export interface FakeBedrockFaults {
   streamErrorAfter?: number
   stopReason?: string
   delayMs?: number
+  cacheRead?: number
+  cacheWrite?: number
 }
 
 /** How many requests each (model id, spec) has seen, for -once and -first:N. */
@@ -103,6 +107,8 @@ export function parseFakeBedrockFaults(
     if (head === 'stream-error-after') faults.streamErrorAfter = count(arg, spec)
     else if (head === 'stop') faults.stopReason = arg
     else if (head === 'delay') faults.delayMs = count(arg, spec)
+    else if (head === 'cache-read') faults.cacheRead = count(arg, spec)
+    else if (head === 'cache-write') faults.cacheWrite = count(arg, spec)
     else {
       const limited = /^(.+?)-(once|first:(\d+))$/.exec(spec)
       const kind = limited ? (limited[1] ?? '') : spec

@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type IncomingMessage } from 'node:htt
 import { createServer as createH2Server, type Http2ServerRequest } from 'node:http2'
 import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
+import type { ConverseUsage } from '../../shared/bedrock/converse-response.ts'
 import { eventStreamFrame } from './event-stream-frame.ts'
 import {
   type FaultCounters,
@@ -42,6 +43,8 @@ interface Response {
   end(chunk?: Uint8Array | string): unknown
   on(event: 'close', listener: () => void): unknown
   destroy(): unknown
+  /** HTTP/2 only. */
+  readonly stream?: { readonly rstCode: number }
 }
 
 const route = /^\/model\/([^/]+)\/(converse|converse-stream)$/
@@ -51,6 +54,18 @@ const sigV4 =
 const maxBodyBytes = 8 * 1024 * 1024
 /** The time the fake reports the model took; fixed, so answers are reproducible. */
 const latencyMs = 42
+
+/** Count `tokens` of the input as cached (as Bedrock does, they leave inputTokens). */
+function moveToCache(
+  usage: ConverseUsage,
+  tokens: number | undefined,
+  field: 'cacheReadInputTokens' | 'cacheWriteInputTokens',
+): void {
+  if (tokens === undefined) return
+  const moved = Math.min(tokens, usage.inputTokens)
+  usage.inputTokens -= moved
+  usage[field] = (usage[field] ?? 0) + moved
+}
 
 async function readJson(req: Request): Promise<unknown> {
   const chunks: Buffer[] = []
@@ -110,7 +125,9 @@ export async function startFakeBedrock(
     }
     requests.push(record)
     res.on('close', () => {
-      if (!res.writableFinished) record.aborted = true
+      // HTTP/2 reports a stream the client reset (RST_STREAM CANCEL) as finished.
+      const reset = res.stream !== undefined && res.stream.rstCode !== 0
+      if (!res.writableFinished || reset) record.aborted = true
     })
     const authorization = req.headers.authorization
     if (typeof authorization !== 'string') {
@@ -163,7 +180,11 @@ export async function startFakeBedrock(
     }
     const reply = planFakeReply(request, requests.length, cachedPrefixes)
     if (faults.stopReason) reply.stopReason = faults.stopReason
+    moveToCache(reply.usage, faults.cacheRead, 'cacheReadInputTokens')
+    moveToCache(reply.usage, faults.cacheWrite, 'cacheWriteInputTokens')
     if (operation === 'converse') {
+      if (faults.delayMs) await sleep(faults.delayMs)
+      if (record.aborted) return
       record.status = send(200, fakeConverseResponse(reply, latencyMs))
       return
     }

@@ -4,7 +4,7 @@ import type { PiiSpan } from './pii-span.ts'
  * IPv4 in dotted quads with octets 0-255 and no leading zeros (01.02.03.04 is more likely
  * a date or a version than an address), not inside a longer dotted run (1.2.3.4.5).
  */
-const ipv4 = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]|\.\d)/g
+const ipv4 = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\d)/g
 /**
  * IPv6 candidates: hex groups joined by colons, optionally ending in a dotted quad
  * (::ffff:192.0.2.1). Each repetition starts with a colon, so the scan stays linear; the
@@ -13,19 +13,26 @@ const ipv4 = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.]|\.\d)/g
 const ipv6 = /(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:\.\d{1,3}){0,3}(?![\w:])/g
 
 export function detectIps(text: string): PiiSpan[] {
-  const spans: PiiSpan[] = []
-  ipv4.lastIndex = 0
-  for (let match = ipv4.exec(text); match !== null; match = ipv4.exec(text)) {
-    if (isIpv4(match[0])) {
-      spans.push({ type: 'ip', start: match.index, end: match.index + match[0].length })
-    }
-  }
+  const v6: PiiSpan[] = []
   ipv6.lastIndex = 0
   for (let match = ipv6.exec(text); match !== null; match = ipv6.exec(text)) {
     if (isIpv6(match[0])) {
+      v6.push({ type: 'ip', start: match.index, end: match.index + match[0].length })
+    }
+  }
+  const spans: PiiSpan[] = []
+  let next = 0 // the first IPv6 span that may still contain a later IPv4 match
+  ipv4.lastIndex = 0
+  for (let match = ipv4.exec(text); match !== null; match = ipv4.exec(text)) {
+    while (next < v6.length && (v6[next] as PiiSpan).end <= match.index)
+      spans.push(v6[next++] as PiiSpan)
+    // The dotted tail of ::ffff:192.0.2.1 is part of the IPv6 address, not a second one.
+    const inside = next < v6.length && (v6[next] as PiiSpan).start <= match.index
+    if (!inside && isIpv4(match[0])) {
       spans.push({ type: 'ip', start: match.index, end: match.index + match[0].length })
     }
   }
+  while (next < v6.length) spans.push(v6[next++] as PiiSpan)
   return spans
 }
 

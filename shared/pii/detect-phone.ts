@@ -119,9 +119,9 @@ export function parsePhone(raw: string): PhoneShape {
     (/^00[1-9]/.test(digits) && groups.length > 1 && (groups[0]?.digits.length ?? 0) <= 5)
   ) {
     const significant = international ? digits : digits.slice(2)
-    if (significant.startsWith('0') || significant.length < 8 || significant.length > 15)
-      return 'no'
-    return consistentSeparators(groups, separators) ? 'yes' : 'no'
+    // Separators may mix after a country code: "+55 11 91234-5678" is how Brazil writes it.
+    const valid = !significant.startsWith('0') && significant.length >= 8
+    return valid && significant.length <= 15 ? 'yes' : 'no'
   }
   if (digits.length < 7 || digits.length > 13) return 'no'
   if (groups.length === 1) return 'needs-context'
