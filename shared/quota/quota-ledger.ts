@@ -81,23 +81,30 @@ export function admitBuckets(
     next[name] = { level: bucket.level - need, updatedMs: bucket.updatedMs }
   }
   if (worst === undefined) return { admitted: true, buckets: next }
-  const retryAfterSeconds = Math.max(1, Math.ceil(worst.wait / 1_000))
-  return {
-    admitted: false,
-    retryAfterSeconds,
-    limit: worst.name,
-    message: refusalMessage(worst.name, worst.need, worst.capacity, retryAfterSeconds),
-  }
+  return quotaRefusal(worst.name, worst.wait, worst.need, worst.capacity)
 }
 
-function refusalMessage(name: LimitName, need: number, capacity: number, retry: number): string {
-  if (name === 'requests') {
-    return `quota exceeded: ${capacity} requests per minute; retry in ${retry} s`
+/**
+ * The refusal for a request that must wait `waitMs` for the `limit` bucket (of `capacity`)
+ * to give `need`: Retry-After rounded up, at least 1 s. Stores that compute the wait
+ * elsewhere (Redis Lua) build their answer here too.
+ */
+export function quotaRefusal(
+  limit: LimitName,
+  waitMs: number,
+  need: number,
+  capacity: number,
+): Extract<QuotaAdmission, { admitted: false }> {
+  const retry = Math.max(1, Math.ceil(waitMs / 1_000))
+  let message: string
+  if (limit === 'requests') {
+    message = `quota exceeded: ${capacity} requests per minute; retry in ${retry} s`
+  } else if (need > capacity) {
+    message = `this request's ${need} tokens exceed the quota of ${capacity} tokens per minute: it is admitted only when the quota is unused; retry in ${retry} s`
+  } else {
+    message = `quota exceeded: ${capacity} tokens per minute (this request needs ${need}); retry in ${retry} s`
   }
-  if (need > capacity) {
-    return `this request's ${need} tokens exceed the quota of ${capacity} tokens per minute: it is admitted only when the quota is unused; retry in ${retry} s`
-  }
-  return `quota exceeded: ${capacity} tokens per minute (this request needs ${need}); retry in ${retry} s`
+  return { admitted: false, retryAfterSeconds: retry, limit, message }
 }
 
 /**

@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { checkQuotaClock, checkQuotaCount, quotaRefusal } from '../../shared/quota/quota-ledger.ts'
+import {
+  parseQuotaLimits,
+  type QuotaLimits,
+  type QuotaStore,
+} from '../../shared/quota/quota-store.ts'
+
+/**
+ * The ledger of shared/quota/quota-ledger.ts in Lua, so that each admit and each settle is
+ * one atomic EVALSHA. KEYS[1] is the tenant's buckets (hash: rl/ru requests level/updated,
+ * tl/tu tokens), KEYS[2] one reservation (its estimate, expiring on its own). Limits come
+ * as ARGV[1..2], '' meaning none. The buckets key expires a minute after the buckets would
+ * be full again, when it equals a fresh state.
+ */
+const prelude = `
+local rpm = tonumber(ARGV[1])
+local tpm = tonumber(ARGV[2])
+local now = tonumber(ARGV[4])
+local state = redis.call('HMGET', KEYS[1], 'rl', 'ru', 'tl', 'tu')
+local function refill(level, updated, capacity)
+  level = tonumber(level)
+  if level == nil then return capacity, now end
+  local elapsed = math.max(0, now - tonumber(updated))
+  return math.min(capacity, level + elapsed * capacity / 60000), math.max(now, tonumber(updated))
+end
+local function wait(level, capacity, need)
+  local target = math.min(need, capacity)
+  if level >= target then return 0 end
+  return (target - level) * 60000 / capacity
+end
+local function num(x) return string.format('%.17g', x) end
+local function save(rl, ru, tl, tu)
+  local untilFull = 0
+  if rpm then
+    redis.call('HSET', KEYS[1], 'rl', num(rl), 'ru', num(ru))
+    untilFull = math.max(untilFull, wait(rl, rpm, rpm))
+  else
+    redis.call('HDEL', KEYS[1], 'rl', 'ru')
+  end
+  if tpm then
+    redis.call('HSET', KEYS[1], 'tl', num(tl), 'tu', num(tu))
+    untilFull = math.max(untilFull, wait(tl, tpm, tpm))
+  else
+    redis.call('HDEL', KEYS[1], 'tl', 'tu')
+  end
+  if rpm or tpm then redis.call('PEXPIRE', KEYS[1], math.ceil(untilFull) + 60000) end
+end
+local rl, ru, tl, tu
+if rpm then rl, ru = refill(state[1], state[2], rpm) end
+if tpm then tl, tu = refill(state[3], state[4], tpm) end
+`
+
+/** ARGV[3] estimate, ARGV[5] reservation TTL ms. Returns {1} or {0, limit, waitMs, need, capacity}. */
+const admitLua = `${prelude}
+local need = tonumber(ARGV[3])
+local worst = nil
+if rpm then
+  local w = wait(rl, rpm, 1)
+  if w > 0 then worst = {'requests', w, 1, rpm} end
+end
+if tpm then
+  local w = wait(tl, tpm, need)
+  if w > 0 and (worst == nil or w > worst[2]) then worst = {'tokens', w, need, tpm} end
+end
+if worst then return {0, worst[1], num(worst[2]), worst[3], worst[4]} end
+if rpm then rl = rl - 1 end
+if tpm then
+  tl = tl - need
+  redis.call('SET', KEYS[2], need, 'PX', ARGV[5])
+end
+save(rl, ru, tl, tu)
+return {1}
+`
+
+/** ARGV[3] actual tokens. A reservation unknown, expired or already settled changes nothing. */
+const settleLua = `${prelude}
+local estimate = tonumber(redis.call('GET', KEYS[2]))
+if estimate == nil then return 0 end
+redis.call('DEL', KEYS[2])
+if tpm then tl = math.min(tpm, tl - (tonumber(ARGV[3]) - estimate)) end
+save(rl, ru, tl, tu)
+return 1
+`
+
+const scripts = { admit: admitLua, settle: settleLua } as const
+type ScriptName = keyof typeof scripts
+
+export interface RedisQuotaStoreOptions {
+  /** A connected client (close() leaves it open), or a URL to connect to (close() quits it). */
+  redis: Redis | string
+  /** Namespace of every key (default `kinf:`). */
+  prefix?: string
+  /** How long an unsettled reservation can still be settled (default 10 minutes). */
+  reservationTtlMs?: number
+}
+
+export interface RedisQuotaStore extends QuotaStore {
+  close(): Promise<void>
+}
+
+/**
+ * Quotas shared by every edge replica on Node, in Redis. Keys carry the tenant in a hash
+ * tag, so one tenant's keys sit in one Redis Cluster slot.
+ */
+export async function createRedisQuotaStore(
+  options: RedisQuotaStoreOptions,
+): Promise<RedisQuotaStore> {
+  const prefix = options.prefix ?? 'kinf:'
+  const ttlMs = options.reservationTtlMs ?? 600_000
+  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) {
+    throw new KinfError('invalid_config', 'redis quota store: reservationTtlMs must be positive')
+  }
+  const owned = typeof options.redis === 'string'
+  const redis = owned ? await connect(options.redis as string) : (options.redis as Redis)
+  const shas = new Map<ScriptName, string>()
+  async function load(name: ScriptName): Promise<string> {
+    const sha = (await redis.script('LOAD', scripts[name])) as string
+    shas.set(name, sha)
+    return sha
+  }
+  try {
+    for (const name of Object.keys(scripts) as ScriptName[]) await load(name)
+  } catch (error) {
+    if (owned) redis.disconnect()
+    throw unavailable('loading scripts', error)
+  }
+
+  /** EVALSHA; after a NOSCRIPT (Redis lost its script cache) loads it again, once. */
+  async function run(name: ScriptName, keys: string[], args: string[]): Promise<unknown> {
+    const call = (sha: string) => redis.call('EVALSHA', [sha, keys.length, ...keys, ...args])
+    try {
+      try {
+        return await call(shas.get(name) as string)
+      } catch (error) {
+        if (!(error instanceof Error && error.message.startsWith('NOSCRIPT'))) throw error
+        return await call(await load(name))
+      }
+    } catch (error) {
+      throw unavailable(name, error)
+    }
+  }
+
+  const keysOf = (tenant: string, reservation: string) => {
+    const base = `${prefix}quota:{${tenant}}`
+    return [base, `${base}:r:${reservation}`]
+  }
+  const limitArgs = (limits: QuotaLimits) => [
+    String(limits.requestsPerMinute ?? ''),
+    String(limits.tokensPerMinute ?? ''),
+  ]
+
+  return {
+    async admit(tenant, limits, estimatedTokens, nowMs) {
+      const checked = parseQuotaLimits(limits)
+      checkQuotaCount('estimatedTokens', estimatedTokens)
+      checkQuotaClock(nowMs)
+      const reservation = randomUUID()
+      const reply = (await run('admit', keysOf(tenant, reservation), [
+        ...limitArgs(checked),
+        String(estimatedTokens),
+        String(nowMs),
+        String(ttlMs),
+      ])) as [number, string?, string?, number?, number?]
+      if (reply[0] === 1) return { admitted: true, reservation }
+      const [, limit, waitMs, need, capacity] = reply
+      return quotaRefusal(
+        limit === 'requests' ? 'requests' : 'tokens',
+        Number(waitMs),
+        Number(need),
+        Number(capacity),
+      )
+    },
+
+    async settle(tenant, limits, reservation, _estimatedTokens, actualTokens, nowMs) {
+      const checked = parseQuotaLimits(limits)
+      checkQuotaCount('actualTokens', actualTokens)
+      checkQuotaClock(nowMs)
+      if (typeof reservation !== 'string' || reservation.length === 0) return
+      await run('settle', keysOf(tenant, reservation), [
+        ...limitArgs(checked),
+        String(actualTokens),
+        String(nowMs),
+      ])
+    },
+
+    async close() {
+      if (owned) await redis.quit().catch(() => redis.disconnect())
+    },
+  }
+}
+
+function unavailable(operation: string, error: unknown): KinfError {
+  if (KinfError.isInstance(error)) return error
+  const message = error instanceof Error ? error.message : String(error)
+  return new KinfError('upstream_unavailable', `redis quota store: ${operation}: ${message}`, {
+    cause: error,
+  })
+}
+
+async function connect(url: string): Promise<Redis> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 5_000,
+  })
+  // Failures reach callers as rejected commands; without a listener ioredis also logs each.
+  redis.on('error', () => undefined)
+  try {
+    await redis.connect()
+    return redis
+  } catch (error) {
+    redis.disconnect()
+    throw unavailable('connecting', error)
+  }
+}
