@@ -3,6 +3,7 @@ import { benchCommand, benchUsage } from './commands/bench.ts'
 import { compileCommand, compileUsage } from './commands/compile.ts'
 import { crdsCommand, crdsUsage } from './commands/crds.ts'
 import { explainCommand, explainUsage } from './commands/explain.ts'
+import { keyCommand, keyUsage } from './commands/key.ts'
 import { piiCommand, piiUsage } from './commands/pii.ts'
 import { scorerCommand, scorerUsage } from './commands/scorer.ts'
 import { simCommand, simUsage } from './commands/sim.ts'
@@ -23,6 +24,7 @@ const commands: Record<string, Command> = {
   },
   explain: { run: explainCommand, usage: explainUsage, summary: 'show a policy decision offline' },
   crds: { run: crdsCommand, usage: crdsUsage, summary: 'generate the CustomResourceDefinitions' },
+  key: { run: keyCommand, usage: keyUsage, summary: 'mint an API key and print its hash' },
   sim: { run: simCommand, usage: simUsage, summary: 'run simulated vLLM pods' },
   scorer: { run: scorerCommand, usage: scorerUsage, summary: 'run the KV-cache-aware scorer' },
   pii: { run: piiCommand, usage: piiUsage, summary: 'print the PII labels of each input line' },

@@ -1,0 +1,164 @@
+import { EventStreamCodec } from '@smithy/eventstream-codec'
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  type FakeBedrock,
+  startFakeBedrock,
+} from '../../../control-plane/fake-bedrock/start-fake-bedrock.ts'
+
+let fake: FakeBedrock
+beforeAll(async () => {
+  fake = await startFakeBedrock()
+})
+afterAll(async () => {
+  await fake.close()
+})
+
+const sigV4 =
+  'AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=' +
+  '0'.repeat(64)
+
+/** Plain fetch: HTTP/1.1, as workerd and curl speak to the fake. */
+function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = { authorization: sigV4 },
+) {
+  return fetch(`${fake.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  })
+}
+
+const hello = { messages: [{ role: 'user', content: [{ text: 'hello fake world' }] }] }
+
+/** Splits an event-stream body into messages by their prelude's total length; decode checks CRCs. */
+function decodeMessages(bytes: Uint8Array) {
+  const codec = new EventStreamCodec(toUtf8, fromUtf8)
+  const messages = []
+  for (let at = 0; at < bytes.length; ) {
+    const length = new DataView(bytes.buffer, bytes.byteOffset + at).getUint32(0)
+    const message = codec.decode(bytes.subarray(at, at + length))
+    const headers = Object.fromEntries(
+      Object.entries(message.headers).map(([k, v]) => [k, v.value]),
+    )
+    messages.push({ headers, payload: JSON.parse(toUtf8(message.body)) })
+    at += length
+  }
+  return messages
+}
+
+describe('fake Bedrock over HTTP/1.1', () => {
+  it('requires a SigV4-shaped Authorization header', async () => {
+    const missing = await post('/model/fake.echo/converse', hello, {})
+    expect(missing.status).toBe(403)
+    expect(missing.headers.get('x-amzn-errortype')).toMatch(/^MissingAuthenticationTokenException:/)
+    const bearer = await post('/model/fake.echo/converse', hello, { authorization: 'Bearer abc' })
+    expect(bearer.status).toBe(400)
+    expect(bearer.headers.get('x-amzn-errortype')).toMatch(/^IncompleteSignatureException:/)
+  })
+
+  it('answers Converse deterministically with a request id', async () => {
+    const response = await post('/model/fake.echo/converse', hello)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('x-amzn-requestid')).toMatch(/^[0-9a-f-]{36}$/)
+    expect(await response.json()).toEqual({
+      output: { message: { role: 'assistant', content: [{ text: 'Echo: hello fake world' }] } },
+      stopReason: 'end_turn',
+      usage: { inputTokens: 3, outputTokens: 4, totalTokens: 7 },
+      metrics: { latencyMs: 42 },
+    })
+  })
+
+  it('streams real event-stream frames in Bedrock order, metadata after messageStop', async () => {
+    const response = await post('/model/fake.echo/converse-stream', hello)
+    expect(response.headers.get('content-type')).toBe('application/vnd.amazon.eventstream')
+    const messages = decodeMessages(new Uint8Array(await response.arrayBuffer()))
+    expect(messages.every((m) => m.headers[':message-type'] === 'event')).toBe(true)
+    expect(messages.every((m) => m.headers[':content-type'] === 'application/json')).toBe(true)
+    expect(messages.map((m) => m.headers[':event-type'])).toEqual([
+      'messageStart',
+      'contentBlockDelta',
+      'contentBlockDelta',
+      'contentBlockDelta',
+      'contentBlockDelta',
+      'contentBlockStop',
+      'messageStop',
+      'metadata',
+    ])
+    expect(messages.map((m) => m.payload.delta?.text ?? '').join('')).toBe('Echo: hello fake world')
+  })
+
+  it('sends an in-stream exception after N events', async () => {
+    const response = await post('/model/fake.echo/converse-stream', hello, {
+      authorization: sigV4,
+      'x-fake-bedrock-fault': 'stream-error-after:2',
+    })
+    const messages = decodeMessages(new Uint8Array(await response.arrayBuffer()))
+    expect(messages).toHaveLength(3)
+    expect(messages[2]?.headers).toMatchObject({
+      ':message-type': 'exception',
+      ':exception-type': 'modelStreamErrorException',
+    })
+  })
+
+  it('answers injected faults, once-only faults and unknown faults', async () => {
+    const throttled = await post('/model/fake.once+throttle-once/converse', hello)
+    expect(throttled.status).toBe(429)
+    expect(throttled.headers.get('x-amzn-errortype')).toMatch(/^ThrottlingException:/)
+    expect(await throttled.json()).toEqual({ message: expect.stringMatching(/Too many requests/) })
+    expect((await post('/model/fake.once+throttle-once/converse', hello)).status).toBe(200)
+    const unknown = await post('/model/fake.echo/converse', hello, {
+      authorization: sigV4,
+      'x-fake-bedrock-fault': 'explode',
+    })
+    expect(unknown.status).toBe(400)
+    expect(await unknown.json()).toEqual({ message: 'unknown fault explode' })
+  })
+
+  it('refuses what Bedrock refuses: roles that do not alternate, tool blocks without toolConfig', async () => {
+    const twice = await post('/model/fake.echo/converse', {
+      messages: [
+        { role: 'user', content: [{ text: 'a' }] },
+        { role: 'user', content: [{ text: 'b' }] },
+      ],
+    })
+    expect(twice.status).toBe(400)
+    expect(await twice.json()).toEqual({ message: expect.stringMatching(/must alternate/) })
+    const tools = await post('/model/fake.echo/converse', {
+      messages: [
+        { role: 'user', content: [{ toolResult: { toolUseId: 't', content: [{ text: 'r' }] } }] },
+      ],
+    })
+    expect(tools.status).toBe(400)
+    expect(await tools.json()).toEqual({
+      message: expect.stringMatching(/toolConfig field must be defined/),
+    })
+  })
+
+  it('writes a cached system prefix first, then reads it', async () => {
+    const body = {
+      system: [{ text: 'a long shared system prompt' }, { cachePoint: { type: 'default' } }],
+      ...hello,
+    }
+    const first = (await (await post('/model/fake.echo/converse', body)).json()) as {
+      usage: unknown
+    }
+    const second = (await (await post('/model/fake.echo/converse', body)).json()) as {
+      usage: unknown
+    }
+    expect(first.usage).toEqual({
+      inputTokens: 3,
+      outputTokens: 4,
+      totalTokens: 12,
+      cacheWriteInputTokens: 5,
+    })
+    expect(second.usage).toEqual({
+      inputTokens: 3,
+      outputTokens: 4,
+      totalTokens: 12,
+      cacheReadInputTokens: 5,
+    })
+  })
+})
