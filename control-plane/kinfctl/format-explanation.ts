@@ -40,7 +40,7 @@ export function formatExplanation(e: Explanation): string {
       Object.entries(e.poolStatus)
         .map(
           ([id, s]) =>
-            `${id} saturation ${s.saturation}${s.predictedTtftMs === null ? '' : `, TTFT ${s.predictedTtftMs} ms`}`,
+            `${id} saturation ${s.saturation}${s.saturated ? ' (saturated)' : ''}${s.predictedTtftMs === null ? '' : `, TTFT ${s.predictedTtftMs} ms`}`,
         )
         .join('; ') || 'no status given (unknown)'
     }`,
