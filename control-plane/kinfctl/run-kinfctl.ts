@@ -7,6 +7,7 @@ import { keyCommand, keyUsage } from './commands/key.ts'
 import { piiCommand, piiUsage } from './commands/pii.ts'
 import { scorerCommand, scorerUsage } from './commands/scorer.ts'
 import { simCommand, simUsage } from './commands/sim.ts'
+import { upCommand, upUsage } from './commands/up.ts'
 import { validateCommand, validateUsage } from './commands/validate.ts'
 
 interface Command {
@@ -27,6 +28,7 @@ const commands: Record<string, Command> = {
   key: { run: keyCommand, usage: keyUsage, summary: 'mint an API key and print its hash' },
   sim: { run: simCommand, usage: simUsage, summary: 'run simulated vLLM pods' },
   scorer: { run: scorerCommand, usage: scorerUsage, summary: 'run the KV-cache-aware scorer' },
+  up: { run: upCommand, usage: upUsage, summary: 'run the embedded default (pods, scorer, edge)' },
   pii: { run: piiCommand, usage: piiUsage, summary: 'print the PII labels of each input line' },
   bench: {
     run: benchCommand,

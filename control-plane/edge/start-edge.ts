@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto'
+import type { AddressInfo } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { serve } from '@hono/node-server'
+import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import type { QuotaStore } from '../../shared/quota/quota-store.ts'
+import { createEdgeApp } from '../../workers/edge-app.ts'
+import type { EdgeDeps } from '../../workers/edge-deps.ts'
+import { createEdgeMetrics, type EdgeMetrics } from '../../workers/edge-metrics.ts'
+import { type AwsCredentials, createExternalProviders } from '../../workers/external-providers.ts'
+import { createScorerClient } from '../../workers/scorer-client.ts'
+
+export interface StartEdgeOptions {
+  port: number
+  host?: string
+  config: () => Promise<ConfigSnapshot>
+  scorerUrl: string
+  signingSecret: string
+  quotas: QuotaStore
+  /** Explicit AWS keys; the SDK's default chain (IRSA, environment) when absent. */
+  awsCredentials?: AwsCredentials
+  /** Replaces the PII detectors (tests of failing detectors). */
+  detectPii?: EdgeDeps['detectPii']
+  log: (line: string) => void
+}
+
+export interface RunningEdge {
+  url: string
+  metrics: EdgeMetrics
+  close(): Promise<void>
+}
+
+/**
+ * The edge app on Node, for the embedded default and for clusters that run the edge
+ * in-cluster: the same Hono app as the Worker, with Node's fetch, clock and timers, plus
+ * /metrics.
+ */
+export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge> {
+  const metrics = createEdgeMetrics()
+  const app = createEdgeApp({
+    config: options.config,
+    quotas: options.quotas,
+    scorer: createScorerClient({
+      url: options.scorerUrl,
+      signingSecret: options.signingSecret,
+      nowSeconds: () => Date.now() / 1000,
+      fetch: globalThis.fetch,
+    }),
+    external: createExternalProviders({ credentials: () => options.awsCredentials }),
+    ...(options.detectPii ? { detectPii: options.detectPii } : {}),
+    metrics,
+    nowMs: () => Date.now(),
+    sleep: (ms) => sleep(ms),
+    newRequestId: () => randomUUID(),
+    log: options.log,
+    exposeMetrics: true,
+  })
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const started = serve(
+      { fetch: app.fetch, port: options.port, hostname: options.host ?? '127.0.0.1' },
+      () => resolve(started),
+    )
+  })
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    metrics,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
+      }),
+  }
+}

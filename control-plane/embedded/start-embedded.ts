@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { parseAllDocuments } from 'yaml'
+import { compileSnapshot } from '../../shared/config/compile-snapshot.ts'
+import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import { KinferenceResource } from '../../shared/crd/resource.ts'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import type { QuotaStore } from '../../shared/quota/quota-store.ts'
+import { mintApiKey, parseApiKey, sha256HexOf } from '../../shared/tenancy/api-key.ts'
+import type { EdgeDeps } from '../../workers/edge-deps.ts'
+import { type RunningEdge, startEdge } from '../edge/start-edge.ts'
+import { type FakeBedrock, startFakeBedrock } from '../fake-bedrock/start-fake-bedrock.ts'
+import { ScorerConfig } from '../scorer/scorer-config.ts'
+import { type RunningScorer, startScorer } from '../scorer/start-scorer.ts'
+import { l40s27bFp8 } from '../sim/engine/gpu-profile.ts'
+import { loadSimModelAssets, startSimFleet } from '../sim/sim-fleet.ts'
+import type { SimPod } from '../sim/sim-pod.ts'
+
+export const embeddedConfigPath = new URL('../../infra/k8s/demo/embedded.yaml', import.meta.url)
+
+export interface EmbeddedOptions {
+  port: number
+  pods: number
+  timeScale: number
+  /** `kinf_<id>_<secret>`; a fresh one when absent. */
+  demoKey?: string
+  quotas: QuotaStore
+  /** Index in Redis when set. */
+  redisUrl: string | null
+  log: (line: string) => void
+  /** Changes the demo resources before they are compiled (tests: tighter SLOs, quotas). */
+  patch?: (resource: KinferenceResource) => void
+  /** Replaces the PII detectors (tests of failing detectors). */
+  detectPii?: EdgeDeps['detectPii']
+}
+
+export interface EmbeddedStack {
+  edge: RunningEdge
+  scorer: RunningScorer
+  pods: SimPod[]
+  bedrock: FakeBedrock
+  snapshot: ConfigSnapshot
+  demoKey: string
+  close(): Promise<void>
+}
+
+/**
+ * The embedded default on one machine: simulated vLLM pods, the scorer in front of them,
+ * a local Bedrock-compatible server for bursting, and the edge on Node, all configured
+ * from infra/k8s/demo/embedded.yaml with the demo key's hash and the local endpoint filled in.
+ */
+export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedStack> {
+  const demoKey = options.demoKey ?? mintApiKey((n) => randomBytes(n), { id: 'demo' }).key
+  const parsedKey = parseApiKey(demoKey)
+  if (parsedKey === null)
+    throw new KinfError('invalid_config', 'KINFERENCE_DEMO_KEY must look like kinf_<id>_<secret>')
+  const bedrock = await startFakeBedrock({ port: 0 })
+  const started: { close(): Promise<void> }[] = [bedrock]
+  try {
+    const snapshot = await demoSnapshot(
+      bedrock.url,
+      parsedKey.id,
+      await sha256HexOf(parsedKey.secret),
+      options.patch,
+    )
+    const pool = Object.values(snapshot.pools)[0]
+    const model = pool?.spec.models[0]?.name
+    if (!pool || !model) throw new KinfError('invalid_config', 'the demo config has no pool')
+    const pods = await startSimFleet({
+      pods: options.pods,
+      profile: l40s27bFp8,
+      modelName: model,
+      port: 0,
+      zmqPort: 0,
+      timeScale: options.timeScale,
+      seed: 42,
+      eventEncoding: 'map',
+      assets: loadSimModelAssets(),
+    })
+    started.push(...pods)
+    const signingSecret = randomBytes(24).toString('base64url')
+    const scorer = await startScorer(
+      ScorerConfig.parse({
+        port: 0,
+        signingSecrets: [signingSecret],
+        redisUrl: options.redisUrl,
+        pools: [{ name: pool.name, spec: pool.spec }],
+        backends: Object.fromEntries(
+          Object.values(snapshot.backends).flatMap((b) =>
+            b.spec.target.pool ? [[b.name, { pool: b.spec.target.pool.name, model }]] : [],
+          ),
+        ),
+        pods: pods.map((pod) => ({
+          name: pod.config.podName,
+          pool: pool.name,
+          http: pod.url,
+          events: pod.kvEventsEndpoint,
+          replay: pod.replayEndpoint,
+        })),
+      }),
+      options.log,
+    )
+    started.push(scorer)
+    const edge = await startEdge({
+      port: options.port,
+      config: async () => snapshot,
+      scorerUrl: scorer.url,
+      signingSecret,
+      quotas: options.quotas,
+      // The local stand-in accepts any well-formed signature.
+      awsCredentials: { accessKeyId: 'AKIAEMBEDDEDDEMO0000', secretAccessKey: 'embedded-demo' },
+      log: options.log,
+      ...(options.detectPii ? { detectPii: options.detectPii } : {}),
+    })
+    started.push(edge)
+    return {
+      edge,
+      scorer,
+      pods,
+      bedrock,
+      snapshot,
+      demoKey,
+      close: () => closeAll(started),
+    }
+  } catch (error) {
+    await closeAll(started)
+    throw error
+  }
+}
+
+async function closeAll(parts: { close(): Promise<void> }[]): Promise<void> {
+  for (const part of [...parts].reverse()) await part.close().catch(() => undefined)
+}
+
+/** The demo resources with the start-time values filled in, compiled. */
+export async function demoSnapshot(
+  bedrockUrl: string,
+  keyId: string,
+  keySha256: string,
+  patch?: (resource: KinferenceResource) => void,
+): Promise<ConfigSnapshot> {
+  const documents = parseAllDocuments(await readFile(embeddedConfigPath, 'utf8'))
+  const resources = documents.map((doc) => {
+    const resource = KinferenceResource.parse(doc.toJS())
+    if (resource.kind === 'InferenceProvider' && resource.spec.bedrock)
+      resource.spec.bedrock.endpoint = bedrockUrl
+    if (resource.kind === 'InferencePolicy')
+      for (const tenant of resource.spec.tenants)
+        tenant.apiKeys = [{ id: keyId, sha256: keySha256 }]
+    patch?.(resource)
+    return resource
+  })
+  const compiled = await compileSnapshot(resources, 'demo')
+  if (!compiled.ok)
+    throw new KinfError(
+      'invalid_config',
+      `demo config: ${compiled.issues.map((i) => i.message).join('; ')}`,
+    )
+  return compiled.snapshot
+}

@@ -1,0 +1,308 @@
+import OpenAI from 'openai'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  type EmbeddedStack,
+  startEmbedded,
+} from '../../../control-plane/embedded/start-embedded.ts'
+import type { KinferenceResource } from '../../../shared/crd/resource.ts'
+import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
+
+const card = 'Please charge my card 4111 1111 1111 1111 for the order.'
+
+async function start(options: Partial<Parameters<typeof startEmbedded>[0]> = {}) {
+  return startEmbedded({
+    port: 0,
+    pods: 2,
+    timeScale: 50,
+    quotas: createMemoryQuotaStore(),
+    redisUrl: null,
+    log: () => {},
+    ...options,
+  })
+}
+
+const client = (stack: EmbeddedStack, key = stack.demoKey) =>
+  new OpenAI({ baseURL: `${stack.edge.url}/v1`, apiKey: key, maxRetries: 0 })
+
+const post = (stack: EmbeddedStack, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${stack.edge.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${stack.demoKey}`, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  })
+
+const errorOf = async (response: Response) =>
+  (
+    (await response.json()) as {
+      error: { message: string; type: string; code: string; param: string | null }
+    }
+  ).error
+
+const saturatedPool = (resource: KinferenceResource) => {
+  if (resource.kind === 'InferencePool') resource.spec.ttftSloMs = 0.001
+  if (resource.kind === 'InferencePolicy')
+    for (const rule of resource.spec.rules)
+      if (rule.action.deferUntilIdle) rule.action.deferUntilIdle.maxWaitMs = 0
+}
+
+describe('the edge end to end (simulated pods, scorer, local Bedrock, the openai client)', () => {
+  let stack: EmbeddedStack
+  beforeAll(async () => {
+    stack = await start()
+  })
+  afterAll(() => stack.close())
+
+  it('answers the openai client without streaming, from a local pod, with usage', async () => {
+    const { data, response } = await client(stack)
+      .chat.completions.create({
+        model: 'qwen3.8-27b-fp8',
+        messages: [{ role: 'user', content: 'Hello there' }],
+        max_tokens: 8,
+        ignore_eos: true,
+      } as never)
+      .withResponse()
+    expect(data.choices[0]?.finish_reason).toBe('length')
+    expect(data.usage?.completion_tokens).toBe(8)
+    expect(data.usage?.prompt_tokens).toBeGreaterThan(3)
+    const decision = response.headers.get('x-kinference-decision') ?? ''
+    expect(decision).toContain('rule=local-then-bedrock')
+    expect(decision).toContain('locality=InCluster')
+    expect(decision).toMatch(/pod=sim-pod-\d/)
+  })
+
+  it('streams to the openai client, with usage only when asked for', async () => {
+    const stream = await client(stack).chat.completions.create({
+      model: 'qwen3.8-27b-fp8',
+      messages: [{ role: 'user', content: 'Stream please' }],
+      max_tokens: 6,
+      stream: true,
+      stream_options: { include_usage: true },
+      ignore_eos: true,
+    } as never)
+    let text = ''
+    let finish: string | null = null
+    let usage: { completion_tokens: number } | null = null
+    for await (const chunk of stream as unknown as AsyncIterable<OpenAI.ChatCompletionChunk>) {
+      text += chunk.choices[0]?.delta.content ?? ''
+      finish = chunk.choices[0]?.finish_reason ?? finish
+      if (chunk.usage) usage = chunk.usage
+    }
+    expect(text.length).toBeGreaterThan(0)
+    expect(finish).toBe('length')
+    expect(usage?.completion_tokens).toBe(6)
+    const plain = await post(stack, {
+      model: 'qwen3.8-27b-fp8',
+      messages: [{ role: 'user', content: 'no usage' }],
+      max_tokens: 3,
+      stream: true,
+    })
+    const events = (await plain.text()).split('\n\n').filter(Boolean)
+    expect(events.at(-1)).toBe('data: [DONE]')
+    expect(events.some((e) => e.includes('"usage":{'))).toBe(false)
+  })
+
+  it('serves Bedrock models through the real AWS SDK, streamed and not', async () => {
+    const before = stack.bedrock.requests.length
+    const full = await client(stack).chat.completions.create({
+      model: 'claude-sonnet',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Say something about caches' },
+      ],
+      max_tokens: 200,
+    })
+    expect(full.choices[0]?.message.content?.length).toBeGreaterThan(0)
+    expect(full.choices[0]?.finish_reason).toBe('stop')
+    expect(full.usage?.prompt_tokens).toBeGreaterThan(0)
+    expect(full.model).toBe('claude-sonnet')
+    const stream = await client(stack).chat.completions.create({
+      model: 'claude-sonnet',
+      messages: [{ role: 'user', content: 'Stream about routing please' }],
+      max_tokens: 3,
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    let finish: string | null = null
+    let usage: OpenAI.CompletionUsage | null = null
+    for await (const chunk of stream) {
+      finish = chunk.choices[0]?.finish_reason ?? finish
+      if (chunk.usage) usage = chunk.usage
+    }
+    expect(finish).toBe('length')
+    expect(usage?.completion_tokens).toBe(3)
+    expect(stack.bedrock.requests.length).toBe(before + 2)
+  })
+
+  it('rewrites an alias and lists the tenant’s models', async () => {
+    const response = await post(stack, {
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'alias' }],
+      max_tokens: 2,
+    })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('x-kinference-decision')).toContain('model=qwen3.8-27b-fp8')
+    const models = await client(stack).models.list()
+    expect(models.data.map((m) => m.id)).toEqual(
+      expect.arrayContaining(['claude-sonnet', 'gpt-4o', 'qwen3.8-27b-fp8']),
+    )
+  })
+
+  it('refuses bad keys with 401 and malformed requests with 400, in OpenAI’s shape', async () => {
+    await expect(
+      client(stack, 'kinf_demo_wrongsecretwrongsecret0000').models.list(),
+    ).rejects.toMatchObject({ status: 401, code: 'invalid_api_key' })
+    const noKey = await fetch(`${stack.edge.url}/v1/chat/completions`, {
+      method: 'POST',
+      body: '{}',
+    })
+    expect(noKey.status).toBe(401)
+    const notJson = await post(stack, '{"model":')
+    expect(notJson.status).toBe(400)
+    expect((await errorOf(notJson)).type).toBe('invalid_request_error')
+    const noMessages = await post(stack, { model: 'qwen3.8-27b-fp8' })
+    expect(noMessages.status).toBe(400)
+    expect((await errorOf(noMessages)).param).toBe('messages')
+    const badLabel = await post(
+      stack,
+      { model: 'qwen3.8-27b-fp8', messages: [{ role: 'user', content: 'x' }] },
+      { 'x-kinference-labels': 'Not A Label!' },
+    )
+    expect(badLabel.status).toBe(400)
+    const unknownModel = await post(stack, {
+      model: 'no-such-model',
+      messages: [{ role: 'user', content: 'x' }],
+    })
+    expect(unknownModel.status).toBe(404)
+    const tooBig = await post(stack, 'x'.repeat(9 * 1024 * 1024))
+    expect(tooBig.status).toBe(413)
+    const health = await fetch(`${stack.edge.url}/healthz`)
+    expect(health.status).toBe(200)
+  })
+})
+
+describe('the edge when the local pool is saturated', () => {
+  let stack: EmbeddedStack
+  beforeAll(async () => {
+    stack = await start({ patch: saturatedPool })
+  })
+  afterAll(() => stack.close())
+
+  it('bursts ordinary requests to Bedrock', async () => {
+    const before = stack.bedrock.requests.length
+    const response = await post(stack, {
+      model: 'qwen3.8-27b-fp8',
+      messages: [{ role: 'user', content: 'burst me' }],
+      max_tokens: 5,
+    })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('x-kinference-decision')).toContain('backend=demo/bedrock-claude')
+    expect(stack.bedrock.requests.length).toBe(before + 1)
+  })
+
+  it('keeps PII local and answers with the constraint’s error instead', async () => {
+    const before = stack.bedrock.requests.length
+    const response = await post(stack, {
+      model: 'qwen3.8-27b-fp8',
+      messages: [{ role: 'user', content: card }],
+      max_tokens: 5,
+    })
+    expect(response.status).toBe(503)
+    expect(response.headers.get('retry-after')).not.toBeNull()
+    const error = await errorOf(response)
+    expect(error.code).toBe('locality_violation')
+    expect(error.message).toContain('personal data')
+    expect(stack.bedrock.requests.length).toBe(before)
+    expect(await (await fetch(`${stack.edge.url}/metrics`)).text()).toMatch(
+      /kinference_edge_pii_kept_local_total\{constraint="pii-in-cluster"\} [1-9]/,
+    )
+  })
+
+  it('keeps client-labelled requests local too', async () => {
+    const before = stack.bedrock.requests.length
+    const response = await post(
+      stack,
+      { model: 'qwen3.8-27b-fp8', messages: [{ role: 'user', content: 'clean text' }] },
+      { 'x-kinference-labels': 'pii:medical' },
+    )
+    expect(response.status).toBe(503)
+    expect(stack.bedrock.requests.length).toBe(before)
+  })
+
+  it('defers batch work with 429 and Retry-After while the pool is busy', async () => {
+    const response = await post(
+      stack,
+      { model: 'qwen3.8-27b-fp8', messages: [{ role: 'user', content: 'batch job' }] },
+      { 'x-kinference-labels': 'batch' },
+    )
+    expect(response.status).toBe(429)
+    expect(response.headers.get('retry-after')).toBe('30')
+  })
+
+  it('keeps PII local when the scorer is unreachable, and bursts the rest', async () => {
+    await stack.scorer.close()
+    const before = stack.bedrock.requests.length
+    const pii = await post(stack, {
+      model: 'qwen3.8-27b-fp8',
+      messages: [{ role: 'user', content: card }],
+    })
+    expect(pii.status).toBe(503)
+    expect((await errorOf(pii)).code).toBe('locality_violation')
+    expect(stack.bedrock.requests.length).toBe(before)
+    const plain = await post(stack, {
+      model: 'qwen3.8-27b-fp8',
+      messages: [{ role: 'user', content: 'no personal data here' }],
+      max_tokens: 4,
+    })
+    expect(plain.status).toBe(200)
+    expect(stack.bedrock.requests.length).toBe(before + 1)
+  })
+})
+
+describe('the edge fails closed', () => {
+  it('treats a request whose detector threw as PII: never external', async () => {
+    const stack = await start({
+      patch: saturatedPool,
+      detectPii: () => {
+        throw new Error('detector crashed')
+      },
+    })
+    try {
+      const response = await post(stack, {
+        model: 'qwen3.8-27b-fp8',
+        messages: [{ role: 'user', content: 'nothing personal' }],
+      })
+      expect(response.status).toBe(503)
+      expect(stack.bedrock.requests.length).toBe(0)
+      const metrics = await (await fetch(`${stack.edge.url}/metrics`)).text()
+      expect(metrics).toMatch(/kinference_edge_pii_detector_failures_total 1/)
+    } finally {
+      await stack.close()
+    }
+  })
+
+  it('answers 429 with Retry-After once the tenant’s request quota is spent', async () => {
+    const stack = await start({
+      patch: (resource) => {
+        if (resource.kind === 'InferencePolicy')
+          for (const tenant of resource.spec.tenants)
+            tenant.quotas = { requestsPerMinute: 2, tokensPerMinute: 1_000_000 }
+      },
+    })
+    try {
+      const ask = () =>
+        post(stack, {
+          model: 'qwen3.8-27b-fp8',
+          messages: [{ role: 'user', content: 'q' }],
+          max_tokens: 1,
+        })
+      expect((await ask()).status).toBe(200)
+      expect((await ask()).status).toBe(200)
+      const refused = await ask()
+      expect(refused.status).toBe(429)
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+      expect((await errorOf(refused)).type).toBe('rate_limit_error')
+    } finally {
+      await stack.close()
+    }
+  })
+})

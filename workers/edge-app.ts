@@ -1,0 +1,173 @@
+import { Hono } from 'hono'
+import { KinfError } from '../shared/errors/kinf-error.ts'
+import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
+import { tenantModels } from '../shared/policy/tenant-models.ts'
+import { decideRequest } from './decide-request.ts'
+import type { EdgeDeps } from './edge-deps.ts'
+import {
+  authenticate,
+  labelsHeader,
+  type RequestKind,
+  readBodyText,
+  readEdgeRequest,
+} from './read-edge-request.ts'
+import { serveDecision } from './serve-decision.ts'
+import { usageTokens } from './usage-tap.ts'
+
+const passThrough = ['x-request-id', 'traceparent', 'tracestate']
+
+/**
+ * The edge: OpenAI's API in front of the scorer and the external providers. Each request is
+ * authenticated, parsed, labelled, admitted against the tenant's quota on an estimate,
+ * decided by the policy (asking the scorer only when the decision depends on it), served,
+ * and settled on the usage the answer reports. The same app runs in workerd and on Node;
+ * the runtime supplies the ports.
+ */
+export function createEdgeApp(deps: EdgeDeps): Hono {
+  const app = new Hono()
+  const maxBodyBytes = deps.maxBodyBytes ?? 8 * 1024 * 1024
+  const defaultMaxTokens = deps.defaultMaxTokens ?? 1_024
+
+  app.get('/healthz', (c) => c.text('ok'))
+  if (deps.exposeMetrics)
+    app.get('/metrics', (c) =>
+      c.text(deps.metrics.render(), 200, {
+        'content-type': 'text/plain; version=0.0.4; charset=utf-8',
+      }),
+    )
+
+  app.get('/v1/models', async (c) => {
+    const snapshot = await deps.config()
+    const { tenant } = await authenticate(snapshot, c.req.header('authorization'))
+    return c.json({
+      object: 'list',
+      data: tenantModels(snapshot, tenant).map((id) => ({
+        id,
+        object: 'model',
+        created: 0,
+        owned_by: 'kinference',
+      })),
+    })
+  })
+
+  const complete = (kind: RequestKind) => async (c: { req: { raw: Request } }) => {
+    const raw = c.req.raw
+    const requestId = raw.headers.get('x-request-id') ?? deps.newRequestId()
+    const snapshot = await deps.config()
+    const identity = await authenticate(snapshot, raw.headers.get('authorization') ?? undefined)
+    const text = await readBodyText(raw, maxBodyBytes)
+    const request = readEdgeRequest(
+      snapshot,
+      kind,
+      identity,
+      text,
+      raw.headers.get(labelsHeader) ?? undefined,
+      deps.metrics,
+      deps.detectPii,
+    )
+    const policyId = snapshot.tenants[request.tenant]
+    const tenant = snapshot.policies[policyId ?? '']?.spec.tenants.find(
+      (t) => t.name === request.tenant,
+    )
+    const limits = tenant?.quotas ?? {}
+    const estimate = request.promptTokens + (request.maxTokens ?? defaultMaxTokens)
+    const admission = await deps.quotas.admit(request.tenant, limits, estimate, deps.nowMs())
+    if (!admission.admitted) {
+      deps.metrics.inc('quota_exceeded', { limit: admission.limit })
+      throw new KinfError('rate_limited', admission.message, {
+        retryAfterSeconds: admission.retryAfterSeconds,
+        openAiCode: admission.limit === 'tokens' ? 'tokens_per_minute' : 'requests_per_minute',
+      })
+    }
+    let settled = false
+    const settle = (actual: number) => {
+      if (settled) return
+      settled = true
+      const work = deps.quotas
+        .settle(request.tenant, limits, admission.reservation, estimate, actual, deps.nowMs())
+        .catch((error: unknown) => deps.log(`quota settle failed: ${(error as Error).message}`))
+      deps.background?.(work)
+    }
+    try {
+      const claims = {
+        tenant: request.tenant,
+        labels: request.labels,
+        backends: [],
+        allowBurst: false,
+      }
+      const { decision } = await decideRequest(deps, snapshot, request, claims)
+      if (decision.kind === 'reject') {
+        deps.metrics.inc('rejected', { code: decision.code })
+        throw new KinfError(codeForStatus(decision.status), decision.message, {
+          status: decision.status,
+          openAiCode: decision.code,
+          ...(decision.status === 503 ? { retryAfterSeconds: 5 } : {}),
+        })
+      }
+      if (decision.kind === 'defer') {
+        deps.metrics.inc('rejected', { code: 'deferred' })
+        throw new KinfError(
+          'rate_limited',
+          `rule ${decision.rule}: deferred work runs only while the pool is idle enough (saturation ≤ ${decision.maxSaturation}); retry later`,
+          { retryAfterSeconds: decision.retryAfterSeconds, openAiCode: 'deferred' },
+        )
+      }
+      const passHeaders: Record<string, string> = { 'x-request-id': requestId }
+      for (const name of passThrough) {
+        const value = raw.headers.get(name)
+        if (value !== null) passHeaders[name] = value
+      }
+      const response = await serveDecision(deps, snapshot, request, decision, {
+        requestId,
+        passHeaders,
+        signal: raw.signal,
+        onUsage: (usage, served) => settle(served ? (usageTokens(usage) ?? estimate) : 0),
+      })
+      deps.metrics.inc('requests', { status: String(response.status) })
+      return response
+    } catch (error) {
+      settle(0)
+      throw error
+    }
+  }
+
+  app.post('/v1/chat/completions', complete('chat'))
+  app.post('/v1/completions', complete('completion'))
+
+  app.notFound((c) =>
+    c.json(
+      openAiErrorBody(
+        new KinfError('not_found', `no route for ${c.req.method} ${c.req.path}`, {
+          openAiCode: 'unknown_url',
+        }),
+      ),
+      404,
+    ),
+  )
+
+  app.onError((error, c) => {
+    const failure = KinfError.isInstance(error)
+      ? error
+      : new KinfError('internal', 'internal error', { cause: error })
+    if (failure.code === 'internal') deps.log(`internal error: ${(error as Error).stack ?? error}`)
+    const headers: Record<string, string> = {}
+    if (failure.retryAfterSeconds !== undefined)
+      headers['retry-after'] = String(Math.max(1, Math.ceil(failure.retryAfterSeconds)))
+    const requestId = c.req.header('x-request-id')
+    if (requestId) headers['x-request-id'] = requestId
+    return c.json(openAiErrorBody(failure), failure.status as 400, headers)
+  })
+
+  return app
+}
+
+function codeForStatus(status: number): KinfError['code'] {
+  if (status === 401) return 'unauthorized'
+  if (status === 403) return 'forbidden'
+  if (status === 404) return 'not_found'
+  if (status === 413) return 'payload_too_large'
+  if (status === 429) return 'rate_limited'
+  if (status === 503) return 'locality_violation'
+  if (status >= 500) return 'upstream_error'
+  return 'invalid_request'
+}

@@ -1,0 +1,41 @@
+import type { ConfigSnapshot, SnapshotProvider } from '../shared/config/config-snapshot.ts'
+import type { ChatCompletionRequest } from '../shared/openai/chat-completion-request.ts'
+import type { detectPii } from '../shared/pii/detect-pii.ts'
+import type { QuotaStore } from '../shared/quota/quota-store.ts'
+import type { EdgeMetrics } from './edge-metrics.ts'
+import type { ScorerPort } from './scorer-client.ts'
+
+/** An external provider (Bedrock), as the edge uses it. */
+export interface ExternalPort {
+  /** An OpenAI-shaped answer (JSON or SSE); throws a KinfError before any byte on failure. */
+  complete(
+    provider: SnapshotProvider,
+    model: string,
+    request: ChatCompletionRequest,
+    options: { requestedModel: string; requestId: string; signal?: AbortSignal },
+  ): Promise<Response>
+}
+
+/** What the edge app needs from its runtime; Workers and Node each supply their own. */
+export interface EdgeDeps {
+  /** The current config snapshot (verified). */
+  config: () => Promise<ConfigSnapshot>
+  quotas: QuotaStore
+  scorer: ScorerPort
+  external: ExternalPort
+  metrics: EdgeMetrics
+  nowMs: () => number
+  sleep: (ms: number) => Promise<void>
+  newRequestId: () => string
+  log: (line: string) => void
+  /** Largest request body accepted (default 8 MiB). */
+  maxBodyBytes?: number
+  /** The PII detectors (shared/pii by default); replaceable to test failing detectors. */
+  detectPii?: typeof detectPii
+  /** Keeps work alive after the response (Workers' ctx.waitUntil); Node needs nothing. */
+  background?: (work: Promise<unknown>) => void
+  /** Serve GET /metrics (Node; a Worker's counters are per isolate and not scraped). */
+  exposeMetrics?: boolean
+  /** Output tokens assumed for quota admission when a request sets no max_tokens. */
+  defaultMaxTokens?: number
+}

@@ -1,0 +1,187 @@
+import { z } from 'zod'
+import type { ConfigSnapshot } from '../shared/config/config-snapshot.ts'
+import { RequestLabel } from '../shared/crd/policy-match.ts'
+import { KinfError } from '../shared/errors/kinf-error.ts'
+import {
+  ChatCompletionRequest,
+  CompletionRequest,
+} from '../shared/openai/chat-completion-request.ts'
+import { estimatePromptTokens } from '../shared/openai/estimate-prompt-tokens.ts'
+import { promptText } from '../shared/openai/prompt-text.ts'
+import {
+  type CompiledCustomPattern,
+  compileCustomPatterns,
+} from '../shared/pii/custom-pii-patterns.ts'
+import { detectPii } from '../shared/pii/detect-pii.ts'
+import { resolveTenant } from '../shared/tenancy/resolve-tenant.ts'
+import type { EdgeMetrics } from './edge-metrics.ts'
+
+export type RequestKind = 'chat' | 'completion'
+
+/** A request the edge has authenticated, parsed and labelled. */
+export interface EdgeRequest {
+  kind: RequestKind
+  tenant: string
+  keyId: string
+  /** The parsed body, unknown fields kept (they go upstream as sent). */
+  body: ChatCompletionRequest | CompletionRequest
+  model: string
+  stream: boolean
+  /** The client asked for usage in the stream. */
+  includeUsage: boolean
+  maxTokens: number | null
+  promptTokens: number
+  labels: string[]
+  detectorFailed: boolean
+}
+
+/** The header clients use to add their own labels (e.g. `confidential`, `batch`). */
+export const labelsHeader = 'x-kinference-labels'
+
+/** An OpenAI `invalid_request_error` naming the parameter. */
+export function invalidRequest(message: string, param: string | null = null): KinfError {
+  return Object.assign(new KinfError('invalid_request', message), { param })
+}
+
+/** Authentication: 401 in OpenAI's words for a missing, malformed or unknown key. */
+export async function authenticate(
+  snapshot: ConfigSnapshot,
+  authorization: string | undefined,
+): Promise<{ tenant: string; keyId: string }> {
+  const raw = authorization?.startsWith('Bearer ') ? authorization.slice(7).trim() : undefined
+  const resolved = await resolveTenant(snapshot, raw)
+  if ('tenant' in resolved) return resolved
+  const message = {
+    missing:
+      'You didn’t provide an API key. Provide it in the Authorization header (Authorization: Bearer kinf_<id>_<secret>).',
+    malformed: 'Incorrect API key provided: expected kinf_<id>_<secret>.',
+    unknown: 'Incorrect API key provided.',
+  }[resolved.error]
+  throw Object.assign(new KinfError('unauthorized', message), {
+    openAiCode: 'invalid_api_key',
+  })
+}
+
+/** Reads at most `limit` bytes of body: 413 beyond it, whatever Content-Length says. */
+export async function readBodyText(request: Request, limit: number): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? '0')
+  if (declared > limit) throw new KinfError('payload_too_large', `request body over ${limit} bytes`)
+  if (!request.body) return ''
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel()
+      throw new KinfError('payload_too_large', `request body over ${limit} bytes`)
+    }
+    chunks.push(value)
+  }
+  const bytes = new Uint8Array(size)
+  let at = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, at)
+    at += chunk.byteLength
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes)
+  } catch {
+    throw invalidRequest('the request body is not valid UTF-8')
+  }
+}
+
+const patternsBySnapshot = new WeakMap<ConfigSnapshot, Map<string, CompiledCustomPattern[]>>()
+
+/** The policy's custom PII patterns, compiled once per snapshot. */
+function customPatterns(snapshot: ConfigSnapshot, tenant: string): CompiledCustomPattern[] {
+  const policyId = snapshot.tenants[tenant]
+  if (policyId === undefined) return []
+  let byPolicy = patternsBySnapshot.get(snapshot)
+  if (!byPolicy) {
+    byPolicy = new Map()
+    patternsBySnapshot.set(snapshot, byPolicy)
+  }
+  let compiled = byPolicy.get(policyId)
+  if (!compiled) {
+    compiled = compileCustomPatterns(snapshot.policies[policyId]?.spec.pii?.patterns ?? [])
+    byPolicy.set(policyId, compiled)
+  }
+  return compiled
+}
+
+/**
+ * Parses and labels a chat or completions body. Labels are the client's (validated) plus
+ * what the detectors find; a detector that throws marks the request, which policy then
+ * treats as carrying every constrained label (fail closed), and is counted.
+ */
+export function readEdgeRequest(
+  snapshot: ConfigSnapshot,
+  kind: RequestKind,
+  identity: { tenant: string; keyId: string },
+  text: string,
+  clientLabels: string | undefined,
+  metrics: EdgeMetrics,
+  detect: typeof detectPii = detectPii,
+): EdgeRequest {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw invalidRequest(
+      `We could not parse the JSON body of your request: ${(error as Error).message}`,
+    )
+  }
+  const parsed = (kind === 'chat' ? ChatCompletionRequest : CompletionRequest).safeParse(json)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    throw invalidRequest(z.prettifyError(parsed.error), issue?.path.join('.') || null)
+  }
+  const body = parsed.data
+  if (body.model === undefined) throw invalidRequest('you must provide a model parameter', 'model')
+  const labels = new Set<string>()
+  for (const label of (clientLabels ?? '')
+    .split(',')
+    .map((l) => l.trim())
+    .filter(Boolean)) {
+    if (!RequestLabel.safeParse(label).success)
+      throw invalidRequest(
+        `${labelsHeader}: "${label.slice(0, 64)}" is not a valid label`,
+        labelsHeader,
+      )
+    labels.add(label)
+  }
+  const prompt = promptText(kind, body)
+  let detectorFailed = false
+  try {
+    const found = detect(prompt, { custom: customPatterns(snapshot, identity.tenant) })
+    for (const label of found.labels) {
+      labels.add(label)
+      metrics.inc('pii_detected', { label })
+    }
+  } catch {
+    detectorFailed = true
+    metrics.inc('pii_detector_failures')
+  }
+  const maxTokens =
+    (kind === 'chat' ? (body as ChatCompletionRequest).max_completion_tokens : null) ??
+    body.max_tokens ??
+    null
+  return {
+    kind,
+    ...identity,
+    body,
+    model: body.model,
+    stream: body.stream === true,
+    includeUsage: body.stream_options?.include_usage === true,
+    maxTokens,
+    promptTokens:
+      kind === 'completion' && Array.isArray((body as CompletionRequest).prompt)
+        ? ((body as CompletionRequest).prompt as number[]).length
+        : estimatePromptTokens(prompt),
+    labels: [...labels].sort(),
+    detectorFailed,
+  }
+}

@@ -1,0 +1,183 @@
+import type { EdgeClaims } from '../shared/auth/edge-signature.ts'
+import type { ConfigSnapshot } from '../shared/config/config-snapshot.ts'
+import { KinfError } from '../shared/errors/kinf-error.ts'
+import type { ChatCompletionRequest } from '../shared/openai/chat-completion-request.ts'
+import type { PolicyDecision, UpstreamTarget } from '../shared/policy/policy-decision.ts'
+import type { EdgeDeps } from './edge-deps.ts'
+import { heldLocalBy } from './locality-guard.ts'
+import type { EdgeRequest } from './read-edge-request.ts'
+import { tapSseUsage, type Usage, usageOfJson } from './usage-tap.ts'
+
+type Serve = Extract<PolicyDecision, { kind: 'serve' }>
+
+export interface ServeContext {
+  requestId: string
+  /** Headers passed upstream as sent (x-request-id, traceparent, tracestate). */
+  passHeaders: Record<string, string>
+  signal?: AbortSignal
+  /** Called once with the answer's usage (null when unknown or failed). */
+  onUsage: (usage: Usage | null, served: boolean) => void
+}
+
+/**
+ * Tries the decision's attempts in order. A local attempt moves on when the scorer answers
+ * "saturated" (it may, because a later attempt exists) or cannot be reached; an external
+ * one on a retryable failure. A request held local by a constraint (PII) never reaches an
+ * external attempt, and gets the constraint's error instead of waiting on a saturated pool.
+ */
+export async function serveDecision(
+  deps: EdgeDeps,
+  snapshot: ConfigSnapshot,
+  request: EdgeRequest,
+  decision: Serve,
+  context: ServeContext,
+): Promise<Response> {
+  const hold = heldLocalBy(snapshot, decision.policy, request.labels, request.detectorFailed)
+  const attempts = decision.attempts
+  const notes: string[] = []
+  for (const [i, attempt] of attempts.entries()) {
+    const last = i === attempts.length - 1
+    if (attempt.locality === 'External') {
+      if (hold) {
+        deps.metrics.inc('pii_kept_local', { constraint: hold.name })
+        notes.push(`${attempt.backend}: kept local by ${hold.name}`)
+        continue
+      }
+      if (request.kind !== 'chat') {
+        notes.push(`${attempt.backend}: external backends serve chat completions only`)
+        continue
+      }
+      const provider = attempt.provider ? snapshot.providers[attempt.provider] : undefined
+      if (!provider) throw new KinfError('internal', `provider of ${attempt.backend} not in config`)
+      try {
+        const response = await deps.external.complete(
+          provider,
+          attempt.model,
+          withUsage(request) as ChatCompletionRequest,
+          {
+            requestedModel: request.model,
+            requestId: context.requestId,
+            ...(context.signal ? { signal: context.signal } : {}),
+          },
+        )
+        if (i > 0) deps.metrics.inc('burst', { backend: attempt.backend })
+        return answer(response, request, decision, attempt, context, notes)
+      } catch (error) {
+        if (!last && KinfError.isInstance(error) && error.isRetryable) {
+          notes.push(`${attempt.backend}: ${error.message}`)
+          continue
+        }
+        throw error
+      }
+    }
+    const claims: EdgeClaims = {
+      tenant: request.tenant,
+      labels: request.labels,
+      backends: [snapshot.backends[attempt.backend]?.name ?? attempt.backend],
+      // "saturated" at once when something else can be tried, or when waiting on a full
+      // pool would be the only way to serve a request that must stay local.
+      allowBurst: !last || hold !== null,
+    }
+    const path = request.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions'
+    let response: Response
+    try {
+      response = await deps.scorer.forward(
+        path,
+        JSON.stringify({ ...withUsage(request), model: attempt.model }),
+        claims,
+        context.passHeaders,
+        context.signal,
+      )
+    } catch (error) {
+      if (!KinfError.isInstance(error) || error.code !== 'upstream_unavailable') throw error
+      deps.metrics.inc('scorer_unreachable')
+      notes.push(`${attempt.backend}: scorer unreachable`)
+      if (!last) continue
+      throw keptLocal(deps, hold, error) ?? error
+    }
+    if (response.status === 503 && response.headers.get('x-kinference-saturated') === '1') {
+      notes.push(`${attempt.backend}: saturated`)
+      if (!last) {
+        await response.body?.cancel()
+        continue
+      }
+      const refused = keptLocal(deps, hold, null)
+      if (refused) {
+        await response.body?.cancel()
+        throw refused
+      }
+    }
+    return answer(response, request, decision, attempt, context, notes)
+  }
+  // Every attempt was skipped (external only, and the request must stay local or is not chat).
+  throw (
+    keptLocal(deps, hold, null) ??
+    new KinfError('upstream_unavailable', `no backend could take the request (${notes.join('; ')})`)
+  )
+}
+
+/** The constraint's 503 for a request that may not leave, counted; null when not held. */
+function keptLocal(
+  deps: EdgeDeps,
+  hold: ReturnType<typeof heldLocalBy>,
+  cause: unknown,
+): KinfError | null {
+  if (!hold) return null
+  deps.metrics.inc('pii_kept_local', { constraint: hold.name })
+  return new KinfError(
+    'locality_violation',
+    hold.message ??
+      `This request must stay in the cluster (${hold.name}) and no in-cluster backend can take it now; retry later.`,
+    { retryAfterSeconds: 5, openAiCode: 'locality_violation', cause },
+  )
+}
+
+/** Streams ask for usage upstream, so the quota ledger can settle on what was used. */
+function withUsage(request: EdgeRequest): object {
+  if (!request.stream) return request.body
+  return {
+    ...request.body,
+    stream_options: { ...request.body.stream_options, include_usage: true },
+  }
+}
+
+async function answer(
+  upstream: Response,
+  request: EdgeRequest,
+  decision: Serve,
+  attempt: UpstreamTarget,
+  context: ServeContext,
+  notes: string[],
+): Promise<Response> {
+  const headers = new Headers(upstream.headers)
+  const routed = `policy=${decision.policy}; rule=${decision.rule}; backend=${attempt.backend}; locality=${attempt.locality}; model=${attempt.model}`
+  const below = headers.get('x-kinference-decision')
+  headers.set('x-kinference-decision', below ? `${routed}; ${below}` : routed)
+  if (notes.length > 0) headers.set('x-kinference-fallback', ascii(notes.join('; ')))
+  headers.set('x-request-id', context.requestId)
+  // Hop-by-hop, or no longer true once fetch has decoded and the edge re-frames the body.
+  for (const name of [
+    'content-length',
+    'transfer-encoding',
+    'connection',
+    'keep-alive',
+    'content-encoding',
+  ])
+    headers.delete(name)
+  const served = upstream.ok
+  const isSse = (headers.get('content-type') ?? '').includes('text/event-stream')
+  if (isSse && upstream.body) {
+    const body = tapSseUsage(upstream.body, {
+      dropUsageChunk: !request.includeUsage,
+      onEnd: (usage) => context.onUsage(usage, served),
+    })
+    return new Response(body, { status: upstream.status, headers })
+  }
+  const text = await upstream.text()
+  context.onUsage(served ? usageOfJson(text) : null, served)
+  return new Response(text, { status: upstream.status, headers })
+}
+
+function ascii(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 512)
+}
