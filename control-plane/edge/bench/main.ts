@@ -1,0 +1,32 @@
+import { parseArgs } from 'node:util'
+import { measureEdgeCpu } from './measure-edge-cpu.ts'
+
+/**
+ * npm run bench:edge — the edge's CPU time per request (auth + quota + PII + policy, body
+ * parse and response included) on a 32 KB chat prompt, in process, against an upstream
+ * that answers at once; and each phase alone.
+ */
+const { values } = parseArgs({
+  options: {
+    bytes: { type: 'string', default: String(32 * 1024) },
+    requests: { type: 'string', default: '3000' },
+    seed: { type: 'string', default: '1' },
+  },
+})
+const result = await measureEdgeCpu({
+  promptBytes: Number(values.bytes),
+  requests: Number(values.requests),
+  seed: Number(values.seed),
+})
+const ms = (value: number) => `${value.toFixed(3)} ms`
+const line = (name: string, t: { p50Ms: number; p99Ms: number }) =>
+  `  ${name.padEnd(8)} p50 ${ms(t.p50Ms)}  p99 ${ms(t.p99Ms)}\n`
+process.stdout.write(
+  `edge, ${result.promptBytes}-byte chat prompt, ${result.requests} requests in process:\n` +
+    line('request', result.request) +
+    `  cpu      ${ms(result.cpuPerRequestMs)} per request (user + system)\n` +
+    line('auth', result.auth) +
+    line('quota', result.quota) +
+    line('pii', result.pii) +
+    line('policy', result.policy),
+)
