@@ -106,7 +106,15 @@ export async function startFakeBedrock(
       res.end(JSON.stringify(body))
       return status
     }
-    const match = route.exec((req.url ?? '/').split('?')[0] ?? '/')
+    const path = (req.url ?? '/').split('?')[0] ?? '/'
+    // For tests that run where this object is out of reach (inside workerd): how many
+    // Converse calls arrived. Not a Bedrock API.
+    if (req.method === 'GET' && path === '/__fake/requests') {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ count: requests.length }))
+      return
+    }
+    const match = route.exec(path)
     if (req.method !== 'POST' || !match) {
       send(404, { message: `no route for ${req.method} ${req.url}` }, 'UnknownOperationException')
       return

@@ -59,6 +59,14 @@ describe('fake Bedrock over HTTP/1.1', () => {
     expect(bearer.headers.get('x-amzn-errortype')).toMatch(/^IncompleteSignatureException:/)
   })
 
+  it('counts the Converse calls it received, for tests that cannot reach this object', async () => {
+    const before = (await (await fetch(`${fake.url}/__fake/requests`)).json()) as { count: number }
+    expect(before.count).toBe(fake.requests.length)
+    await post('/model/fake.echo/converse', hello)
+    const after = (await (await fetch(`${fake.url}/__fake/requests`)).json()) as { count: number }
+    expect(after.count).toBe(before.count + 1)
+  })
+
   it('answers Converse deterministically with a request id', async () => {
     const response = await post('/model/fake.echo/converse', hello)
     expect(response.status).toBe(200)
