@@ -1,12 +1,15 @@
+import { forEachMatchInRuns, type NumericRun, numericRuns } from './numeric-runs.ts'
 import type { PiiSpan } from './pii-span.ts'
 
 /**
- * Payment cards: 12 to 19 digits, plain or grouped by single spaces or dashes, whose
- * prefix is an issuer (IIN) range of a card scheme that issues that length, and whose
- * Luhn checksum holds. The candidate regex cannot backtrack much: the lookbehind rejects
- * every start inside a longer digit run, and each repetition consumes one digit.
+ * Payment cards: 12 to 19 digits, plain or printed in groups of 4 to 6 (Amex and Diners
+ * 4-6-5 / 4-6-4) with a shorter last group, one kind of separator; the prefix is an
+ * issuer (IIN) range of a scheme that issues that length, and the Luhn checksum holds.
+ * The group shapes are in the regex so a long run of small numbers ("12 345 6789 ...")
+ * fails fast at every position.
  */
-const candidate = /(?<![\w.-])\d(?:[ -]?\d){11,18}(?![\w-]|\.\d)/g
+const candidate =
+  /(?<![\w.-])(?:\d{12,19}|\d{4,6}(?:[ -]\d{4,6}){1,3}(?:[ -]\d{1,6})?)(?![\w-]|\.\d)/g
 
 interface IinRange {
   /** Inclusive prefix range, compared on the first `from.length` digits. */
@@ -41,17 +44,19 @@ const iinRanges: readonly IinRange[] = [
   { from: '81', to: '82', lengths: [16] },
 ]
 
-export function detectCards(text: string): PiiSpan[] {
+export function detectCards(
+  text: string,
+  runs: readonly NumericRun[] = numericRuns(text),
+): PiiSpan[] {
   const spans: PiiSpan[] = []
-  candidate.lastIndex = 0
-  for (let match = candidate.exec(text); match !== null; match = candidate.exec(text)) {
+  forEachMatchInRuns(text, runs, 12, candidate, (match, start, end) => {
     const raw = match[0]
     const digits = raw.replace(/[ -]/g, '')
-    if (!isGroupedLikeACard(raw) || !luhnValid(digits)) continue
-    if (isCardNumber(digits) || hasCardContext(text, match.index)) {
-      spans.push({ type: 'card', start: match.index, end: match.index + raw.length })
-    }
-  }
+    if (digits.length < 12 || digits.length > 19 || !isGroupedLikeACard(raw)) return
+    if (!luhnValid(digits)) return
+    if (isCardNumber(digits) || hasCardContext(text, start))
+      spans.push({ type: 'card', start, end })
+  })
   return spans
 }
 

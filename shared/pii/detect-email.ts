@@ -14,25 +14,35 @@ import type { PiiSpan } from './pii-span.ts'
  *
  * Quoted local parts, IP-literal domains and non-ASCII addresses are not claimed.
  */
-const localChar = /[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]/
-const domainChar = /[A-Za-z0-9.-]/
-const at = /@/g
+const localChars = new Uint8Array(128)
+const domainChars = new Uint8Array(128)
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-') {
+  localChars[c.charCodeAt(0)] = 1
+  domainChars[c.charCodeAt(0)] = 1
+}
+for (const c of "!#$%&'*+/=?^_`{|}~") localChars[c.charCodeAt(0)] = 1
+const isLocalChar = (code: number) => code < 128 && localChars[code] === 1
+const isDomainChar = (code: number) => code < 128 && domainChars[code] === 1
 
 export function detectEmails(text: string): PiiSpan[] {
   const spans: PiiSpan[] = []
   let consumedUpTo = 0
-  at.lastIndex = 0
-  for (let match = at.exec(text); match !== null; match = at.exec(text)) {
-    const position = match.index
+  for (
+    let position = text.indexOf('@');
+    position >= 0;
+    position = text.indexOf('@', position + 1)
+  ) {
     let start = position
     // The local part is at most 64 characters: looking further left proves nothing.
     const leftLimit = Math.max(consumedUpTo, position - 65)
-    while (start > leftLimit && localChar.test(text.charAt(start - 1))) start--
+    while (start > leftLimit && isLocalChar(text.charCodeAt(start - 1))) start--
     let end = position + 1
     const rightLimit = Math.min(text.length, position + 1 + 254)
-    while (end < rightLimit && domainChar.test(text.charAt(end))) end++
+    while (end < rightLimit && isDomainChar(text.charCodeAt(end))) end++
     // A sentence may end right after the address; the domain cannot end in a dot or dash.
-    while (end > position + 1 && /[.-]/.test(text.charAt(end - 1))) end--
+    while (end > position + 1 && (text.charAt(end - 1) === '.' || text.charAt(end - 1) === '-'))
+      end--
+    if (start === position || end === position + 1) continue
     while (start < position && text.charAt(start) === '.') start++
     const local = text.slice(start, position)
     const domain = text.slice(position + 1, end)

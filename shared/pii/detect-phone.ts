@@ -1,3 +1,4 @@
+import { type NumericRun, numericRuns } from './numeric-runs.ts'
 import type { PiiSpan } from './pii-span.ts'
 
 /**
@@ -5,8 +6,7 @@ import type { PiiSpan } from './pii-span.ts'
  * digit groups joined by single spaces, dashes, dots or slashes, an area code possibly
  * in parentheses, a trunk "(0)" after a country code, an extension ("x123", "ext. 123").
  *
- * The candidate regex only collects a run of digits and separators (it always succeeds
- * from where it starts, so the scan is linear); `parsePhone` then decides:
+ * Candidates are the numeric runs (numeric-runs.ts); `parsePhone` then decides:
  * - international: a country code 1-9.., 8 to 15 digits in all (E.164);
  * - national, grouped: 7 to 13 digits in two or more groups of 2+ digits (a leading trunk
  *   "1" or "0" may stand alone), one kind of separator after any parenthesised area code;
@@ -16,7 +16,6 @@ import type { PiiSpan } from './pii-span.ts'
  * dotted quads (IP addresses), SSN-shaped 3-2-4 groups, amounts after a currency sign
  * or with decimals, thousands separated by commas, and runs glued to letters.
  */
-const candidate = /(?<![\w+./-])(?:\+ ?)?\(?\d[\d ()./-]*/g
 const extension = /^(?: ?(?:x|ext\.?|extension) ?)(\d{1,6})(?![\w])/i
 /** Words that say the number next to them is a phone number; "office" and the like only as a field name ("Office: ..."). */
 const phoneWordsBefore =
@@ -26,12 +25,17 @@ const phoneWordsAfter =
 const contextBefore = 32
 const contextAfter = 16
 
-export function detectPhones(text: string): PiiSpan[] {
+export function detectPhones(
+  text: string,
+  runs: readonly NumericRun[] = numericRuns(text),
+): PiiSpan[] {
   const spans: PiiSpan[] = []
-  candidate.lastIndex = 0
-  for (let match = candidate.exec(text); match !== null; match = candidate.exec(text)) {
-    const raw = trimCandidate(match[0])
-    const start = match.index
+  for (const run of runs) {
+    const start = run.start
+    // 7 to 15 digits, two more for a 00 prefix: longer runs are tables of figures.
+    const digits = digitsIn(text, start, run.end)
+    if (digits < 7 || digits > 17 || /[\w+./-]/.test(text.charAt(start - 1))) continue
+    const raw = trimCandidate(text.slice(start, run.end))
     let end = start + raw.length
     if (isGluedToWordOrAmount(text, start, end)) continue
     const shape = parsePhone(raw)
@@ -42,6 +46,15 @@ export function detectPhones(text: string): PiiSpan[] {
     spans.push({ type: 'phone', start, end })
   }
   return spans
+}
+
+function digitsIn(text: string, start: number, end: number): number {
+  let count = 0
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i)
+    if (c >= 48 && c <= 57) count++
+  }
+  return count
 }
 
 /** Drops trailing separators and an unmatched trailing "(" the candidate ran into. */

@@ -6,6 +6,7 @@ import { detectIps } from './detect-ip.ts'
 import { detectPhones } from './detect-phone.ts'
 import { detectSecrets } from './detect-secret.ts'
 import { detectSsns } from './detect-ssn.ts'
+import { type NumericRun, numericRuns } from './numeric-runs.ts'
 import type { PiiSpan } from './pii-span.ts'
 
 export type { CompiledCustomPattern, CustomPiiPattern } from './custom-pii-patterns.ts'
@@ -28,7 +29,7 @@ export interface DetectPiiOptions {
  * earlier wins (a Luhn-valid card is not also a phone number, an IBAN's digits are not a
  * card, an SSN is not a phone).
  */
-const detectors: readonly ((text: string) => PiiSpan[])[] = [
+const detectors: readonly ((text: string, runs: readonly NumericRun[]) => PiiSpan[])[] = [
   detectSecrets,
   detectEmails,
   detectIbans,
@@ -46,7 +47,8 @@ const detectors: readonly ((text: string) => PiiSpan[])[] = [
  */
 export function detectPii(text: string, options: DetectPiiOptions = {}): PiiDetection {
   let kept: PiiSpan[] = []
-  for (const detect of detectors) kept = addWhereFree(kept, detect(text))
+  const runs = numericRuns(text)
+  for (const detect of detectors) kept = addWhereFree(kept, detect(text, runs))
   const labels = new Set<string>()
   if (kept.length > 0) labels.add('pii')
   for (const span of kept) labels.add(`pii:${span.type}`)

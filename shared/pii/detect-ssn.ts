@@ -1,3 +1,4 @@
+import { forEachMatchInRuns, type NumericRun, numericRuns } from './numeric-runs.ts'
 import type { PiiSpan } from './pii-span.ts'
 
 /**
@@ -7,15 +8,15 @@ import type { PiiSpan } from './pii-span.ts'
  */
 const candidate = /(?<![\w.-])(\d{3})([- .])(\d{2})\2(\d{4})(?![\w-]|\.\d)/g
 
-export function detectSsns(text: string): PiiSpan[] {
+export function detectSsns(
+  text: string,
+  runs: readonly NumericRun[] = numericRuns(text),
+): PiiSpan[] {
   const spans: PiiSpan[] = []
-  candidate.lastIndex = 0
-  for (let match = candidate.exec(text); match !== null; match = candidate.exec(text)) {
-    const [raw, area = '', , group = '', serial = ''] = match
-    if (isValidSsn(area, group, serial)) {
-      spans.push({ type: 'ssn', start: match.index, end: match.index + raw.length })
-    }
-  }
+  forEachMatchInRuns(text, runs, 11, candidate, (match, start, end) => {
+    const [, area = '', , group = '', serial = ''] = match
+    if (isValidSsn(area, group, serial)) spans.push({ type: 'ssn', start, end })
+  })
   return spans
 }
 
