@@ -14,6 +14,7 @@ const prose =
   '1.18.3 with 2.0.0-rc.1 of the client library. '
 const code =
   'function retry(fn, attempts = 3) {\n  for (let i = 0; i < attempts; i++) {\n' +
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a sample of source code, placeholders included.
   '    try { return fn() } catch (e) { console.log(`attempt ${i}: ${e}`) }\n  }\n}\n'
 const log =
   '2024-05-12T10:21:33.512Z INFO request id=7f3a2c91 took 182ms status=200 bytes=53211 ' +

@@ -6,10 +6,8 @@
  */
 declare module 'cloudflare:workers' {
   export abstract class DurableObject<Env = unknown> {
-    // biome-ignore lint/suspicious/noExplicitAny: DurableObjectState is not declared for Node.
     protected ctx: any
     protected env: Env
-    // biome-ignore lint/suspicious/noExplicitAny: as above.
     constructor(ctx: any, env: Env)
   }
   /** The test Worker's bindings (wrangler.toml). */

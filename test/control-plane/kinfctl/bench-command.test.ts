@@ -111,7 +111,9 @@ describe('kinfctl bench: discrete-event runs', () => {
     expect(code).toBe(0)
     expect(stdout).toContain('# Kinference vs the brief')
     expect(stdout).toContain('## shared-prefix')
-    expect(stdout).toMatch(/^\| round-robin \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1\.0x \| [01] \|$/m)
+    expect(stdout).toMatch(
+      /^\| round-robin \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1\.0x \| [01] \|$/m,
+    )
     expect(readdirSync(out).sort()).toEqual([
       'benchmarks.json',
       'benchmarks.md',
