@@ -26,14 +26,22 @@ export default defineConfig({
       {
         extends: true,
         plugins: [
-          cloudflareTest({
+          cloudflareTest(({ inject }) => ({
             wrangler: { configPath: './wrangler.toml' },
-            // The pool bundles its own workerd (1.20260815), which refuses wrangler.toml's
-            // later date: tests run at the newest date that binary supports.
-            miniflare: { compatibilityDate: '2026-08-22' },
-          }),
+            miniflare: {
+              // The pool bundles its own workerd (1.20260815), which refuses wrangler.toml's
+              // later date: tests run at the newest date that binary supports.
+              compatibilityDate: '2026-08-22',
+              // The simulated pods, scorers and Bedrock stand-in the global setup started.
+              bindings: { REQUEST_PATH_STACK: JSON.stringify(inject('requestPathStack')) },
+            },
+          })),
         ],
-        test: { name: 'workers', include: [workerdTests] },
+        test: {
+          name: 'workers',
+          include: [workerdTests],
+          globalSetup: ['test/support/request-path-global-setup.ts'],
+        },
       },
     ],
   },

@@ -9,13 +9,17 @@ import {
 
 /** The RPC surface of a QuotaLedgerObject stub. */
 export interface QuotaLedgerStub {
-  admit(limits: QuotaLimits, estimatedTokens: number, nowMs: number): Promise<QuotaAdmission>
+  admit(
+    limits: QuotaLimits,
+    estimatedTokens: number,
+    nowMs: number,
+  ): Promise<QuotaAdmission | { invalid: string }>
   settle(
     limits: QuotaLimits,
     reservation: string,
     actualTokens: number,
     nowMs: number,
-  ): Promise<void>
+  ): Promise<{ invalid: string } | null>
 }
 
 /**
@@ -40,21 +44,26 @@ export function createDurableObjectQuotaStore<Id>(namespace: QuotaLedgerNamespac
       const checked = parseQuotaLimits(limits)
       checkQuotaCount('estimatedTokens', estimatedTokens)
       checkQuotaClock(nowMs)
+      let answer: QuotaAdmission | { invalid: string }
       try {
-        return await ledger(tenant).admit(checked, estimatedTokens, nowMs)
+        answer = await ledger(tenant).admit(checked, estimatedTokens, nowMs)
       } catch (error) {
         throw unavailable('admit', error)
       }
+      if ('invalid' in answer) throw new KinfError('invalid_request', answer.invalid)
+      return answer
     },
     async settle(tenant, limits, reservation, _estimatedTokens, actualTokens, nowMs) {
       const checked = parseQuotaLimits(limits)
       checkQuotaCount('actualTokens', actualTokens)
       checkQuotaClock(nowMs)
+      let answer: { invalid: string } | null
       try {
-        await ledger(tenant).settle(checked, reservation, actualTokens, nowMs)
+        answer = await ledger(tenant).settle(checked, reservation, actualTokens, nowMs)
       } catch (error) {
         throw unavailable('settle', error)
       }
+      if (answer !== null) throw new KinfError('invalid_request', answer.invalid)
     },
   }
 }

@@ -1,4 +1,4 @@
-import { Hono } from 'hono'
+import { type Context, Hono } from 'hono'
 import { KinfError } from '../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
 import { tenantModels } from '../shared/policy/tenant-models.ts'
@@ -50,7 +50,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     })
   })
 
-  const complete = (kind: RequestKind) => async (c: { req: { raw: Request } }) => {
+  const complete = (kind: RequestKind) => async (c: Context) => {
     const raw = c.req.raw
     const requestId = raw.headers.get('x-request-id') ?? deps.newRequestId()
     const snapshot = await deps.config()
@@ -86,7 +86,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       const work = deps.quotas
         .settle(request.tenant, limits, admission.reservation, estimate, actual, deps.nowMs())
         .catch((error: unknown) => deps.log(`quota settle failed: ${(error as Error).message}`))
-      deps.background?.(work)
+      keepAlive(c, work)
     }
     try {
       const claims = {
@@ -159,6 +159,15 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   })
 
   return app
+}
+
+/** Work that must finish after the response: Workers' waitUntil; Node runs it anyway. */
+function keepAlive(c: Context, work: Promise<unknown>): void {
+  try {
+    c.executionCtx.waitUntil(work)
+  } catch {
+    // No ExecutionContext outside Workers: the promise completes on its own.
+  }
 }
 
 function codeForStatus(status: number): KinfError['code'] {

@@ -32,8 +32,6 @@ export interface EdgeDeps {
   maxBodyBytes?: number
   /** The PII detectors (shared/pii by default); replaceable to test failing detectors. */
   detectPii?: typeof detectPii
-  /** Keeps work alive after the response (Workers' ctx.waitUntil); Node needs nothing. */
-  background?: (work: Promise<unknown>) => void
   /** Serve GET /metrics (Node; a Worker's counters are per isolate and not scraped). */
   exposeMetrics?: boolean
   /** Output tokens assumed for quota admission when a request sets no max_tokens. */

@@ -1,27 +1,78 @@
-import { Hono } from 'hono'
+import { z } from 'zod'
+import { KinfError } from '../shared/errors/kinf-error.ts'
+import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
+import { createDurableObjectQuotaStore } from './durable-object-quota-store.ts'
+import { createEdgeApp } from './edge-app.ts'
+import { createEdgeMetrics } from './edge-metrics.ts'
+import { createExternalProviders } from './external-providers.ts'
+import { createKvSnapshotLoader } from './kv-snapshot-loader.ts'
+import { createScorerClient } from './scorer-client.ts'
+import { type WorkerBindings, WorkerEnv } from './worker-env.ts'
+
+export { QuotaLedgerObject } from './quota-ledger-object.ts'
+
+type Fetch = (request: Request, env: unknown, ctx: unknown) => Response | Promise<Response>
+
+/** One app per env object, i.e. per isolate: ports and the snapshot cache live this long. */
+const apps = new WeakMap<object, Fetch>()
+
+function appFor(env: object): Fetch {
+  const parsed = WorkerEnv.safeParse(env)
+  if (!parsed.success) {
+    const error = new KinfError(
+      'invalid_config',
+      `the edge is misconfigured: ${z.prettifyError(parsed.error)}`,
+      { status: 500 },
+    )
+    return (request) =>
+      new URL(request.url).pathname === '/healthz'
+        ? new Response('ok')
+        : Response.json(openAiErrorBody(error), { status: error.status })
+  }
+  const vars = parsed.data
+  const bindings = env as WorkerBindings
+  const credentials =
+    vars.AWS_ACCESS_KEY_ID && vars.AWS_SECRET_ACCESS_KEY
+      ? {
+          accessKeyId: vars.AWS_ACCESS_KEY_ID,
+          secretAccessKey: vars.AWS_SECRET_ACCESS_KEY,
+          ...(vars.AWS_SESSION_TOKEN ? { sessionToken: vars.AWS_SESSION_TOKEN } : {}),
+        }
+      : undefined
+  const app = createEdgeApp({
+    config: createKvSnapshotLoader(bindings.CONFIG, {
+      ttlMs: vars.CONFIG_CACHE_SECONDS * 1000,
+      nowMs: () => Date.now(),
+    }),
+    quotas: createDurableObjectQuotaStore(bindings.QUOTA_LEDGER),
+    scorer: createScorerClient({
+      url: vars.SCORER_URL,
+      signingSecret: vars.KINFERENCE_SIGNING_SECRET,
+      nowSeconds: () => Date.now() / 1000,
+      fetch: (input, init) => fetch(input, init),
+    }),
+    external: createExternalProviders({ credentials: () => credentials }),
+    metrics: createEdgeMetrics(),
+    nowMs: () => Date.now(),
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    newRequestId: () => crypto.randomUUID(),
+    log: (line) => console.log(line),
+  })
+  return (request, _env, ctx) => app.fetch(request, env, ctx as never)
+}
 
 /**
- * The edge Worker. This holds only what every later route relies on: a health check and
- * OpenAI-shaped errors for unknown routes. Tenancy, quotas, PII labels, policy and the
- * upstreams arrive with the edge itself.
+ * The edge Worker: the same Hono app as on Node, with the config snapshot from KV, one
+ * quota ledger Durable Object per tenant, the scorer over HTTPS and Bedrock through the
+ * AWS SDK.
  */
-const app = new Hono()
-
-app.get('/healthz', (c) => c.text('ok'))
-
-app.notFound((c) =>
-  c.json(
-    {
-      error: {
-        message: `no route for ${c.req.method} ${c.req.path}`,
-        type: 'invalid_request_error',
-        param: null,
-        code: 'not_found',
-      },
-    },
-    404,
-  ),
-)
-
-export default app
-export { QuotaLedgerObject } from './quota-ledger-object.ts'
+export default {
+  fetch(request: Request, env: object, ctx: unknown): Response | Promise<Response> {
+    let handler = apps.get(env)
+    if (!handler) {
+      handler = appFor(env)
+      apps.set(env, handler)
+    }
+    return handler(request, env, ctx)
+  },
+}

@@ -1,4 +1,5 @@
 import { DurableObject } from 'cloudflare:workers'
+import { KinfError } from '../shared/errors/kinf-error.ts'
 import { admitBuckets, type QuotaBuckets, settleBuckets } from '../shared/quota/quota-ledger.ts'
 import {
   parseQuotaLimits,
@@ -20,7 +21,32 @@ const maxOpenReservations = 10_000
 export class QuotaLedgerObject extends DurableObject<unknown> {
   private schemaReady = false
 
-  admit(limits: QuotaLimits, estimatedTokens: number, nowMs: number): QuotaAdmission {
+  /**
+   * Malformed input from a caller that skipped the store's checks comes back as
+   * `{ invalid }`: a value, because an exception thrown across RPC is also logged by the
+   * runtime as an uncaught error in the object.
+   */
+  admit(limits: QuotaLimits, estimatedTokens: number, nowMs: number): QuotaAdmission | Invalid {
+    return invalidAsValue(() => this.admitChecked(limits, estimatedTokens, nowMs))
+  }
+
+  settle(
+    limits: QuotaLimits,
+    reservation: string,
+    actualTokens: number,
+    nowMs: number,
+  ): Invalid | null {
+    return invalidAsValue(() => {
+      this.settleChecked(limits, reservation, actualTokens, nowMs)
+      return null
+    })
+  }
+
+  private admitChecked(
+    limits: QuotaLimits,
+    estimatedTokens: number,
+    nowMs: number,
+  ): QuotaAdmission {
     const checked = parseQuotaLimits(limits)
     this.prepare(nowMs)
     const result = admitBuckets(this.readBuckets(), checked, estimatedTokens, nowMs)
@@ -46,7 +72,12 @@ export class QuotaLedgerObject extends DurableObject<unknown> {
   }
 
   /** Corrects the tokens bucket by actual - estimate; an unknown or settled reservation is ignored. */
-  settle(limits: QuotaLimits, reservation: string, actualTokens: number, nowMs: number): void {
+  private settleChecked(
+    limits: QuotaLimits,
+    reservation: string,
+    actualTokens: number,
+    nowMs: number,
+  ): void {
     const checked = parseQuotaLimits(limits)
     this.prepare(nowMs)
     const open = this.sql<{ estimated_tokens: number }>(
@@ -92,5 +123,20 @@ export class QuotaLedgerObject extends DurableObject<unknown> {
 
   private sql<Row>(query: string, ...bindings: (string | number)[]): Row[] {
     return this.ctx.storage.sql.exec(query, ...bindings).toArray() as Row[]
+  }
+}
+
+/** The RPC answer to malformed input. */
+export interface Invalid {
+  invalid: string
+}
+
+function invalidAsValue<T>(run: () => T): T | Invalid {
+  try {
+    return run()
+  } catch (error) {
+    if (KinfError.isInstance(error) && error.code === 'invalid_request')
+      return { invalid: error.message }
+    throw error
   }
 }

@@ -4,26 +4,53 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import app from '../../workers/index.ts'
+import worker from '../../workers/index.ts'
+
+const env = {
+  SCORER_URL: 'http://127.0.0.1:9',
+  KINFERENCE_SIGNING_SECRET: 'a-signing-secret-of-some-length',
+  CONFIG: { get: async () => null },
+  QUOTA_LEDGER: { idFromName: () => 0, get: () => ({}) },
+}
+const call = (path: string, on: object = env, init: RequestInit = {}) =>
+  worker.fetch(new Request(`http://edge${path}`, init), on, {})
 
 describe('edge worker', () => {
   it('answers health checks', async () => {
-    const response = await app.request('/healthz')
+    const response = await call('/healthz')
     expect(response.status).toBe(200)
     expect(await response.text()).toBe('ok')
   })
 
   it('answers unknown routes with an OpenAI-shaped 404', async () => {
-    const response = await app.request('/v1/nothing', { method: 'POST' })
+    const response = await call('/v1/nothing', env, { method: 'POST' })
     expect(response.status).toBe(404)
     expect(await response.json()).toEqual({
       error: {
         message: 'no route for POST /v1/nothing',
         type: 'invalid_request_error',
         param: null,
-        code: 'not_found',
+        code: 'unknown_url',
       },
     })
+  })
+
+  it('names what is missing when its variables are wrong, and still answers health checks', async () => {
+    const broken = { CONFIG: env.CONFIG, QUOTA_LEDGER: env.QUOTA_LEDGER }
+    expect((await call('/healthz', broken)).status).toBe(200)
+    const response = await call('/v1/models', broken)
+    expect(response.status).toBe(500)
+    const body = (await response.json()) as { error: { message: string } }
+    expect(body.error.message).toContain('SCORER_URL')
+    expect(body.error.message).toContain('KINFERENCE_SIGNING_SECRET')
+  })
+
+  it('refuses requests with a clear error while KV holds no snapshot', async () => {
+    const response = await call('/v1/models', env, { headers: { authorization: 'Bearer x' } })
+    expect(response.status).toBe(500)
+    expect(((await response.json()) as { error: { message: string } }).error.message).toContain(
+      'no config snapshot in KV',
+    )
   })
 
   it('bundles with wrangler for workerd', async () => {

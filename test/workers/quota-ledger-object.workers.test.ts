@@ -39,8 +39,15 @@ describe('QuotaLedgerObject', () => {
     })
     // A caller that skips the store still gets the object's own checks.
     const stub = namespace.get(namespace.idFromName('bad-input'))
-    await expect(stub.admit({ tokensPerMinute: 0 }, 1, t0)).rejects.toThrow(/tokensPerMinute/)
-    await expect(stub.admit({}, -5, t0)).rejects.toThrow(/estimatedTokens/)
+    expect(await stub.admit({ tokensPerMinute: 0 }, 1, t0)).toEqual({
+      invalid: expect.stringMatching(/tokensPerMinute/),
+    })
+    expect(await stub.admit({}, -5, t0)).toEqual({
+      invalid: expect.stringMatching(/estimatedTokens/),
+    })
+    expect(await stub.settle({ tokensPerMinute: -2 }, 'r', 1, t0)).toEqual({
+      invalid: expect.stringMatching(/tokensPerMinute/),
+    })
   })
 
   it('forgets a reservation left unsettled for ten minutes', async () => {

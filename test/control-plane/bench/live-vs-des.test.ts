@@ -8,14 +8,14 @@ import { loadSimModelAssets } from '../../../control-plane/sim/sim-fleet.ts'
 /**
  * The simulation against the real thing: the same workload through the discrete-event
  * benchmark and, live, through the scorer in front of simulated pods over HTTP and ZMQ
- * (time scale 4). They must route alike (the pods' prefix-cache hit rates) and agree on
+ * (time scale 2). They must route alike (the pods' prefix-cache hit rates) and agree on
  * TTFT within a stated tolerance. The live path adds what the DES leaves out: the
  * scorer's and the pods' tokenization, HTTP and streaming, a few wall milliseconds per
  * request, which the time scale multiplies. Tolerance: live median TTFT within
  * [0.8 × DES, 1.3 × DES + 10 ms × scale]; the round-robin/kinference median ratio live
  * within a factor 1.6 of the DES's, and above 1.5 in both.
  */
-const timeScale = 4
+const timeScale = 2
 const workload = {
   name: 'agreement',
   // 32 prefixes of 1024 tokens: round robin warms each on every pod, kinference once.

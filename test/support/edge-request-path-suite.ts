@@ -1,0 +1,153 @@
+import { describe, expect, it } from 'vitest'
+import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import type { QuotaStore } from '../../shared/quota/quota-store.ts'
+import { createEdgeApp } from '../../workers/edge-app.ts'
+import { createEdgeMetrics } from '../../workers/edge-metrics.ts'
+import { createExternalProviders } from '../../workers/external-providers.ts'
+import { createScorerClient } from '../../workers/scorer-client.ts'
+import type { RequestPathStack } from './request-path-stack.ts'
+
+export interface RequestPathRuntime {
+  stack: () => RequestPathStack
+  /** A fresh quota store of the runtime's kind (Durable Objects in workerd, memory in Node). */
+  quotas: () => QuotaStore
+}
+
+const card = 'My card is 4111 1111 1111 1111, please book the flight.'
+
+/**
+ * The edge's request path, the same cases in workerd and in Node: the app built from the
+ * runtime's ports, against real simulated pods behind the scorer and the local Bedrock
+ * stand-in (reached through the real AWS SDK).
+ */
+export function describeEdgeRequestPath(runtime: string, setup: RequestPathRuntime): void {
+  const edge = (options: { saturated?: boolean; requestsPerMinute?: number } = {}) => {
+    const stack = setup.stack()
+    const snapshot = JSON.parse(stack.snapshot) as ConfigSnapshot
+    if (options.requestsPerMinute !== undefined)
+      for (const policy of Object.values(snapshot.policies))
+        for (const tenant of policy.spec.tenants)
+          tenant.quotas = { requestsPerMinute: options.requestsPerMinute }
+    const app = createEdgeApp({
+      config: async () => snapshot,
+      quotas: setup.quotas(),
+      scorer: createScorerClient({
+        url: options.saturated ? stack.saturatedScorerUrl : stack.scorerUrl,
+        signingSecret: stack.signingSecret,
+        nowSeconds: () => Date.now() / 1000,
+        fetch: (input, init) => fetch(input, init),
+      }),
+      external: createExternalProviders({
+        credentials: () => ({ accessKeyId: 'AKIATESTTESTTEST0000', secretAccessKey: 'test' }),
+      }),
+      metrics: createEdgeMetrics(),
+      nowMs: () => Date.now(),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      newRequestId: () => crypto.randomUUID(),
+      log: () => {},
+    })
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      app.fetch(
+        new Request('http://edge/v1/chat/completions', {
+          method: 'POST',
+          headers: { authorization: `Bearer ${stack.demoKey}`, ...headers },
+          body: typeof body === 'string' ? body : JSON.stringify(body),
+        }),
+      )
+    return { app, post }
+  }
+  const bedrockCalls = async () =>
+    (
+      (await (await fetch(`${setup.stack().bedrockUrl}/__fake/requests`)).json()) as {
+        count: number
+      }
+    ).count
+  const chat = (content: string, extra: object = {}) => ({
+    model: 'qwen3.8-27b-fp8',
+    messages: [{ role: 'user', content }],
+    max_tokens: 4,
+    ...extra,
+  })
+
+  describe(`the edge's request path (${runtime})`, () => {
+    it('serves a local pod, with usage and the decision header', async () => {
+      const response = await edge().post(chat('hello', { ignore_eos: true }))
+      expect(response.status).toBe(200)
+      const body = (await response.json()) as {
+        choices: { finish_reason: string }[]
+        usage: { completion_tokens: number }
+      }
+      expect(body.choices[0]?.finish_reason).toBe('length')
+      expect(body.usage.completion_tokens).toBe(4)
+      expect(response.headers.get('x-kinference-decision')).toMatch(/backend=demo\/sim-local.*pod=/)
+    })
+
+    it('streams from a local pod with usage when asked', async () => {
+      const response = await edge().post(
+        chat('stream', { stream: true, stream_options: { include_usage: true }, ignore_eos: true }),
+      )
+      const text = await response.text()
+      expect(text.trimEnd().endsWith('data: [DONE]')).toBe(true)
+      expect(text).toContain('"completion_tokens":4')
+    })
+
+    it('serves Bedrock models through the AWS SDK, streamed and not', async () => {
+      const before = await bedrockCalls()
+      const { post } = edge()
+      const full = await post({
+        model: 'claude-sonnet',
+        messages: [{ role: 'user', content: 'hi there' }],
+      })
+      expect(full.status).toBe(200)
+      const body = (await full.json()) as { model: string; choices: { finish_reason: string }[] }
+      expect(body.model).toBe('claude-sonnet')
+      expect(body.choices[0]?.finish_reason).toBe('stop')
+      const streamed = await post({
+        model: 'claude-sonnet',
+        messages: [{ role: 'user', content: 'one two three four five' }],
+        max_tokens: 2,
+        stream: true,
+      })
+      const events = await streamed.text()
+      expect(events).toContain('"finish_reason":"length"')
+      expect(events.trimEnd().endsWith('data: [DONE]')).toBe(true)
+      expect(await bedrockCalls()).toBe(before + 2)
+    })
+
+    it('refuses bad keys, bad JSON and unknown models in OpenAI’s shape', async () => {
+      const { app, post } = edge()
+      const bad = await app.fetch(
+        new Request('http://edge/v1/models', {
+          headers: { authorization: 'Bearer kinf_demo_nope' },
+        }),
+      )
+      expect(bad.status).toBe(401)
+      expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('invalid_api_key')
+      expect((await post('{"model":')).status).toBe(400)
+      expect((await post(chat('x', { model: 'unknown-model' }))).status).toBe(404)
+    })
+
+    it('bursts to Bedrock when the pool is saturated, but never with PII', async () => {
+      const { post } = edge({ saturated: true })
+      const before = await bedrockCalls()
+      const burst = await post(chat('ordinary question'))
+      expect(burst.status).toBe(200)
+      expect(burst.headers.get('x-kinference-decision')).toContain('backend=demo/bedrock-claude')
+      expect(await bedrockCalls()).toBe(before + 1)
+      const pii = await post(chat(card))
+      expect(pii.status).toBe(503)
+      expect(((await pii.json()) as { error: { code: string } }).error.code).toBe(
+        'locality_violation',
+      )
+      expect(await bedrockCalls()).toBe(before + 1)
+    })
+
+    it('answers 429 with Retry-After past the tenant’s request quota', async () => {
+      const { post } = edge({ requestsPerMinute: 1 })
+      expect((await post(chat('first'))).status).toBe(200)
+      const refused = await post(chat('second'))
+      expect(refused.status).toBe(429)
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    })
+  })
+}
