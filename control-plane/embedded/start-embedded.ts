@@ -27,6 +27,10 @@ export interface EmbeddedOptions {
   quotas: QuotaStore
   /** Index in Redis when set. */
   redisUrl: string | null
+  /** The scorer's port (0: any free one), e.g. for a Worker under wrangler dev to reach. */
+  scorerPort?: number
+  /** The edge-scorer HMAC secret; a fresh one when absent. */
+  signingSecret?: string
   log: (line: string) => void
   /** Changes the demo resources before they are compiled (tests: tighter SLOs, quotas). */
   patch?: (resource: KinferenceResource) => void
@@ -41,6 +45,7 @@ export interface EmbeddedStack {
   bedrock: FakeBedrock
   snapshot: ConfigSnapshot
   demoKey: string
+  signingSecret: string
   close(): Promise<void>
 }
 
@@ -78,10 +83,10 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
       assets: loadSimModelAssets(),
     })
     started.push(...pods)
-    const signingSecret = randomBytes(24).toString('base64url')
+    const signingSecret = options.signingSecret ?? randomBytes(24).toString('base64url')
     const scorer = await startScorer(
       ScorerConfig.parse({
-        port: 0,
+        port: options.scorerPort ?? 0,
         signingSecrets: [signingSecret],
         redisUrl: options.redisUrl,
         pools: [{ name: pool.name, spec: pool.spec }],
@@ -120,6 +125,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
       bedrock,
       snapshot,
       demoKey,
+      signingSecret,
       close: () => closeAll(started),
     }
   } catch (error) {

@@ -1,9 +1,14 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import { parseArgs } from 'node:util'
+import { canonicalJson } from '../../../shared/config/canonical-json.ts'
 import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
+import type { QuotaStore } from '../../../shared/quota/quota-store.ts'
+import { createRedisQuotaStore } from '../../edge/redis-quota-store.ts'
 import { startEmbedded } from '../../embedded/start-embedded.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 
-export const upUsage = `Usage: kinfctl up [--port P] [--pods N] [--time-scale S]
+export const upUsage = `Usage: kinfctl up [--port P] [--pods N] [--time-scale S] [--scorer-port P] [--snapshot FILE]
 
 Runs the embedded default on this machine: N simulated vLLM pods (l40s-27b-fp8), the
 scorer in front of them, a local Bedrock-compatible server for bursting, and the edge
@@ -14,10 +19,14 @@ Options:
   --port P         edge port (default: $PORT, else 8787)
   --pods N         simulated pods (default 3)
   --time-scale S   simulated GPU time runs S times faster than real time (default 1)
+  --scorer-port P  the scorer's port (default: any free one)
+  --snapshot FILE  where the demo config snapshot is written, for a Worker under
+                   wrangler dev to load into KV (default .kinference/snapshot.json)
 
 Environment:
-  KINFERENCE_DEMO_KEY   the demo key (kinf_demo_<secret>); a fresh one when unset
-  REDIS_URL             keep the scorer's KV index in Redis instead of memory
+  KINFERENCE_DEMO_KEY        the demo key (kinf_demo_<secret>); a fresh one when unset
+  KINFERENCE_SIGNING_SECRET  the edge-scorer HMAC secret; a fresh one when unset
+  REDIS_URL                  keep the scorer's KV index and the tenants' quotas in Redis
 `
 
 export async function upCommand(args: string[], io: CliIo): Promise<number> {
@@ -27,8 +36,13 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
       port: { type: 'string' },
       pods: { type: 'string', default: '3' },
       'time-scale': { type: 'string', default: '1' },
+      'scorer-port': { type: 'string', default: '0' },
+      snapshot: { type: 'string', default: '.kinference/snapshot.json' },
     },
   })
+  const scorerPort = Number(values['scorer-port'])
+  if (!Number.isInteger(scorerPort) || scorerPort < 0 || scorerPort > 65_535)
+    throw new UsageError('--scorer-port must be a port number')
   const port = Number(values.port ?? io.env.PORT ?? '8787')
   const pods = Number(values.pods)
   const timeScale = Number(values['time-scale'])
@@ -37,19 +51,32 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
   if (!Number.isInteger(pods) || pods < 1 || pods > 64)
     throw new UsageError('--pods must be 1 to 64')
   if (!(timeScale > 0)) throw new UsageError('--time-scale must be positive')
+  const redisUrl = io.env.REDIS_URL ?? null
+  const quotas: QuotaStore & { close?: () => Promise<void> } = redisUrl
+    ? await createRedisQuotaStore({ redis: redisUrl })
+    : createMemoryQuotaStore()
   const stack = await startEmbedded({
     port,
     pods,
     timeScale,
+    scorerPort,
     ...(io.env.KINFERENCE_DEMO_KEY ? { demoKey: io.env.KINFERENCE_DEMO_KEY } : {}),
-    quotas: createMemoryQuotaStore(),
-    redisUrl: io.env.REDIS_URL ?? null,
+    ...(io.env.KINFERENCE_SIGNING_SECRET
+      ? { signingSecret: io.env.KINFERENCE_SIGNING_SECRET }
+      : {}),
+    quotas,
+    redisUrl,
     log: (line) => io.stderr(`${line}\n`),
+  }).catch(async (error: unknown) => {
+    await quotas.close?.()
+    throw error
   })
+  await mkdir(dirname(values.snapshot), { recursive: true })
+  await writeFile(values.snapshot, canonicalJson(stack.snapshot))
   const url = stack.edge.url
   io.stdout(
     [
-      `Kinference is up: ${pods} simulated pods, scorer ${stack.scorer.url} (index in ${io.env.REDIS_URL ? 'redis' : 'memory'}), local Bedrock stand-in ${stack.bedrock.url}`,
+      `Kinference is up: ${pods} simulated pods, scorer ${stack.scorer.url} (index and quotas in ${redisUrl ? 'redis' : 'memory'}), local Bedrock stand-in ${stack.bedrock.url}`,
       '',
       `  edge     ${url}/v1   (OpenAI API)`,
       `  api key  ${stack.demoKey}`,
@@ -61,12 +88,14 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
       '',
       'Models: qwen3.8-27b-fp8 (local, bursts to Bedrock when saturated; PII stays local), gpt-4o (alias),',
       'claude-sonnet (Bedrock stand-in). Labels: x-kinference-labels: batch (runs only when idle).',
+      `The same edge in workerd: snapshot written to ${values.snapshot}; see README "The edge on Workers".`,
       'Ctrl-C stops everything.',
       '',
     ].join('\n'),
   )
   await io.untilInterrupted()
   await stack.close()
+  await quotas.close?.()
   io.stderr('stopped\n')
   return exitCode.ok
 }
