@@ -71,7 +71,7 @@ async function askScorer(
     const answer = await deps.scorer.estimate(
       {
         kind: request.kind,
-        body: request.body as Record<string, unknown>,
+        bodyText: request.text,
         targets: targets.map(({ pool, model }) => ({ pool, model })),
       },
       claims,

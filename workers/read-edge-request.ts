@@ -25,6 +25,8 @@ export interface EdgeRequest {
   keyId: string
   /** The parsed body, unknown fields kept (they go upstream as sent). */
   body: ChatCompletionRequest | CompletionRequest
+  /** The body as it arrived: forwarded as is when nothing in it changes. */
+  text: string
   model: string
   stream: boolean
   /** The client asked for usage in the stream. */
@@ -173,6 +175,7 @@ export function readEdgeRequest(
     kind,
     ...identity,
     body,
+    text,
     model: body.model,
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage === true,

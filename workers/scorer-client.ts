@@ -6,10 +6,16 @@ import {
   poolEstimatePath,
 } from '../shared/scorer-api/pool-estimate.ts'
 
+/** A PoolEstimateRequest whose body is the client's JSON text. */
+export type EstimateCall = Omit<PoolEstimateRequest, 'body'> & { bodyText: string }
+
 /** The in-cluster scorer, as the edge uses it. */
 export interface ScorerPort {
-  /** How each pool would serve this prompt; throws when the scorer cannot be reached. */
-  estimate(request: PoolEstimateRequest, claims: EdgeClaims): Promise<PoolEstimateResponse>
+  /**
+   * How each pool would serve this prompt; throws when the scorer cannot be reached. The
+   * client's body goes as the text it arrived in (a long prompt is not serialized again).
+   */
+  estimate(request: EstimateCall, claims: EdgeClaims): Promise<PoolEstimateResponse>
   /** Forwards an OpenAI request; the scorer's answer as is. Throws upstream_unavailable when unreachable. */
   forward(
     path: '/v1/chat/completions' | '/v1/completions',
@@ -68,7 +74,9 @@ export function createScorerClient(options: ScorerClientOptions): ScorerPort {
   return {
     async estimate(request, claims) {
       const timeout = AbortSignal.timeout(options.estimateTimeoutMs ?? 2_000)
-      const response = await post(poolEstimatePath, JSON.stringify(request), claims, {}, timeout)
+      // bodyText is a JSON object already (the edge parsed it): spliced in, not re-encoded.
+      const json = `{"kind":${JSON.stringify(request.kind)},"targets":${JSON.stringify(request.targets)},"body":${request.bodyText}}`
+      const response = await post(poolEstimatePath, json, claims, {}, timeout)
       const text = await response.text()
       if (!response.ok)
         throw new KinfError(

@@ -83,7 +83,7 @@ export async function serveDecision(
     try {
       response = await deps.scorer.forward(
         path,
-        JSON.stringify({ ...withUsage(request), model: attempt.model }),
+        forwardBody(request, attempt.model),
         claims,
         context.passHeaders,
         context.signal,
@@ -130,6 +130,12 @@ function keptLocal(
       `This request must stay in the cluster (${hold.name}) and no in-cluster backend can take it now; retry later.`,
     { retryAfterSeconds: 5, openAiCode: 'locality_violation', cause },
   )
+}
+
+/** The client's bytes when nothing changes (a 32 KB prompt is not serialized again). */
+function forwardBody(request: EdgeRequest, model: string): string {
+  if (!request.stream && model === request.model) return request.text
+  return JSON.stringify({ ...withUsage(request), model })
 }
 
 /** Streams ask for usage upstream, so the quota ledger can settle on what was used. */

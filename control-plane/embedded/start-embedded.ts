@@ -1,9 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
-import { parseAllDocuments } from 'yaml'
-import { compileSnapshot } from '../../shared/config/compile-snapshot.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
-import { KinferenceResource } from '../../shared/crd/resource.ts'
+import type { KinferenceResource } from '../../shared/crd/resource.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
 import { mintApiKey, parseApiKey, sha256HexOf } from '../../shared/tenancy/api-key.ts'
@@ -15,8 +12,7 @@ import { type RunningScorer, startScorer } from '../scorer/start-scorer.ts'
 import { l40s27bFp8 } from '../sim/engine/gpu-profile.ts'
 import { loadSimModelAssets, startSimFleet } from '../sim/sim-fleet.ts'
 import type { SimPod } from '../sim/sim-pod.ts'
-
-export const embeddedConfigPath = new URL('../../infra/k8s/demo/embedded.yaml', import.meta.url)
+import { demoSnapshot } from './demo-snapshot.ts'
 
 export interface EmbeddedOptions {
   port: number
@@ -136,31 +132,4 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
 
 async function closeAll(parts: { close(): Promise<void> }[]): Promise<void> {
   for (const part of [...parts].reverse()) await part.close().catch(() => undefined)
-}
-
-/** The demo resources with the start-time values filled in, compiled. */
-export async function demoSnapshot(
-  bedrockUrl: string,
-  keyId: string,
-  keySha256: string,
-  patch?: (resource: KinferenceResource) => void,
-): Promise<ConfigSnapshot> {
-  const documents = parseAllDocuments(await readFile(embeddedConfigPath, 'utf8'))
-  const resources = documents.map((doc) => {
-    const resource = KinferenceResource.parse(doc.toJS())
-    if (resource.kind === 'InferenceProvider' && resource.spec.bedrock)
-      resource.spec.bedrock.endpoint = bedrockUrl
-    if (resource.kind === 'InferencePolicy')
-      for (const tenant of resource.spec.tenants)
-        tenant.apiKeys = [{ id: keyId, sha256: keySha256 }]
-    patch?.(resource)
-    return resource
-  })
-  const compiled = await compileSnapshot(resources, 'demo')
-  if (!compiled.ok)
-    throw new KinfError(
-      'invalid_config',
-      `demo config: ${compiled.issues.map((i) => i.message).join('; ')}`,
-    )
-  return compiled.snapshot
 }

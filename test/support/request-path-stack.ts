@@ -1,4 +1,4 @@
-import { demoSnapshot } from '../../control-plane/embedded/start-embedded.ts'
+import { demoSnapshot } from '../../control-plane/embedded/demo-snapshot.ts'
 import { startFakeBedrock } from '../../control-plane/fake-bedrock/start-fake-bedrock.ts'
 import { ScorerConfig } from '../../control-plane/scorer/scorer-config.ts'
 import { startScorer } from '../../control-plane/scorer/start-scorer.ts'

@@ -11,7 +11,7 @@ import { resolveTenant } from '../../../shared/tenancy/resolve-tenant.ts'
 import { createEdgeApp } from '../../../workers/edge-app.ts'
 import { createEdgeMetrics } from '../../../workers/edge-metrics.ts'
 import type { ScorerPort } from '../../../workers/scorer-client.ts'
-import { demoSnapshot } from '../../embedded/start-embedded.ts'
+import { demoSnapshot } from '../../embedded/demo-snapshot.ts'
 
 export interface PhaseTimes {
   p50Ms: number
