@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { checkQuotaClock, checkQuotaCount, quotaRefusal } from '../../shared/quota/quota-ledger.ts'
 import {
@@ -7,6 +7,7 @@ import {
   type QuotaLimits,
   type QuotaStore,
 } from '../../shared/quota/quota-store.ts'
+import { connectRedis } from '../redis/connect-redis.ts'
 
 /**
  * The ledger of shared/quota/quota-ledger.ts in Lua, so that each admit and each settle is
@@ -114,7 +115,9 @@ export async function createRedisQuotaStore(
     throw new KinfError('invalid_config', 'redis quota store: reservationTtlMs must be positive')
   }
   const owned = typeof options.redis === 'string'
-  const redis = owned ? await connect(options.redis as string) : (options.redis as Redis)
+  const redis = owned
+    ? await connectRedis(options.redis as string, 'redis quota store')
+    : (options.redis as Redis)
   const shas = new Map<ScriptName, string>()
   async function load(name: ScriptName): Promise<string> {
     const sha = (await redis.script('LOAD', scripts[name])) as string
@@ -198,22 +201,4 @@ function unavailable(operation: string, error: unknown): KinfError {
   return new KinfError('upstream_unavailable', `redis quota store: ${operation}: ${message}`, {
     cause: error,
   })
-}
-
-async function connect(url: string): Promise<Redis> {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 5_000,
-  })
-  // Failures reach callers as rejected commands; without a listener ioredis also logs each.
-  redis.on('error', () => undefined)
-  try {
-    await redis.connect()
-    return redis
-  } catch (error) {
-    redis.disconnect()
-    throw unavailable('connecting', error)
-  }
 }

@@ -1,7 +1,8 @@
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { keyHex } from '../../shared/routing/block-keys.ts'
 import type { ApplyResult, KvIndex, PodId } from '../../shared/routing/kv-index.ts'
+import { connectRedis } from '../redis/connect-redis.ts'
 import { hexOf, parentsToRead, planBatch } from './redis-kv-index-batch.ts'
 import { RedisKvIndexHints } from './redis-kv-index-hints.ts'
 import { loadRedisKvIndexScripts, toUpstreamError } from './redis-kv-index-scripts.ts'
@@ -47,7 +48,9 @@ export async function createRedisKvIndex(options: RedisKvIndexOptions): Promise<
     positive(options.maxHintPods ?? 1024),
   )
   const owned = typeof options.redis === 'string'
-  const redis = owned ? await connect(options.redis as string) : (options.redis as Redis)
+  const redis = owned
+    ? await connectRedis(options.redis as string, 'redis kv index')
+    : (options.redis as Redis)
   const scripts = await loadRedisKvIndexScripts(redis).catch((error: unknown) => {
     if (owned) redis.disconnect()
     throw error
@@ -164,25 +167,6 @@ export async function createRedisKvIndex(options: RedisKvIndexOptions): Promise<
       hints.clear()
       if (owned) await redis.quit().catch(() => redis.disconnect())
     },
-  }
-}
-
-/** A client that fails fast: no offline queue, one retry, so a Redis outage is an error now. */
-async function connect(url: string): Promise<Redis> {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    connectTimeout: 5_000,
-  })
-  // Failures reach callers as rejected commands; without a listener ioredis also logs each.
-  redis.on('error', () => undefined)
-  try {
-    await redis.connect()
-    return redis
-  } catch (error) {
-    redis.disconnect()
-    throw toUpstreamError('connecting', error)
   }
 }
 
