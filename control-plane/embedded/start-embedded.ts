@@ -37,6 +37,7 @@ export interface EmbeddedOptions {
 export interface EmbeddedStack {
   edge: RunningEdge
   scorer: RunningScorer
+  /** Every pool's pods. */
   pods: SimPod[]
   bedrock: FakeBedrock
   snapshot: ConfigSnapshot
@@ -64,40 +65,51 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
       await sha256HexOf(parsedKey.secret),
       options.patch,
     )
-    const pool = Object.values(snapshot.pools)[0]
-    const model = pool?.spec.models[0]?.name
-    if (!pool || !model) throw new KinfError('invalid_config', 'the demo config has no pool')
-    const pods = await startSimFleet({
-      pods: options.pods,
-      profile: l40s27bFp8,
-      modelName: model,
-      port: 0,
-      zmqPort: 0,
-      timeScale: options.timeScale,
-      seed: 42,
-      eventEncoding: 'map',
-      assets: loadSimModelAssets(),
-    })
-    started.push(...pods)
+    const pools = Object.values(snapshot.pools)
+    if (pools.length === 0) throw new KinfError('invalid_config', 'the demo config has no pool')
+    const assets = loadSimModelAssets()
+    const fleets: { pool: (typeof pools)[number]; pods: SimPod[] }[] = []
+    for (const [i, pool] of pools.entries()) {
+      const model = pool.spec.models[0]?.name
+      if (!model) throw new KinfError('invalid_config', `pool ${pool.name} serves no model`)
+      const pods = await startSimFleet({
+        pods: options.pods,
+        profile: l40s27bFp8,
+        modelName: model,
+        port: 0,
+        zmqPort: 0,
+        timeScale: options.timeScale,
+        seed: 42 + 100 * i,
+        eventEncoding: 'map',
+        assets,
+        namePrefix: pool.name,
+      })
+      started.push(...pods)
+      fleets.push({ pool, pods })
+    }
     const signingSecret = options.signingSecret ?? randomBytes(24).toString('base64url')
     const scorer = await startScorer(
       ScorerConfig.parse({
         port: options.scorerPort ?? 0,
         signingSecrets: [signingSecret],
         redisUrl: options.redisUrl,
-        pools: [{ name: pool.name, spec: pool.spec }],
+        pools: pools.map((pool) => ({ name: pool.name, spec: pool.spec })),
         backends: Object.fromEntries(
           Object.values(snapshot.backends).flatMap((b) =>
-            b.spec.target.pool ? [[b.name, { pool: b.spec.target.pool.name, model }]] : [],
+            b.spec.target.pool
+              ? [[b.name, { pool: b.spec.target.pool.name, model: b.spec.target.pool.model }]]
+              : [],
           ),
         ),
-        pods: pods.map((pod) => ({
-          name: pod.config.podName,
-          pool: pool.name,
-          http: pod.url,
-          events: pod.kvEventsEndpoint,
-          replay: pod.replayEndpoint,
-        })),
+        pods: fleets.flatMap(({ pool, pods }) =>
+          pods.map((pod) => ({
+            name: pod.config.podName,
+            pool: pool.name,
+            http: pod.url,
+            events: pod.kvEventsEndpoint,
+            replay: pod.replayEndpoint,
+          })),
+        ),
       }),
       options.log,
     )
@@ -117,7 +129,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     return {
       edge,
       scorer,
-      pods,
+      pods: fleets.flatMap((fleet) => fleet.pods),
       bedrock,
       snapshot,
       demoKey,

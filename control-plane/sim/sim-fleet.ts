@@ -18,6 +18,8 @@ export interface SimFleetOptions {
   eventEncoding: 'map' | 'array'
   faults?: SimFaultsPatch
   assets?: SimModelAssets
+  /** Pod i is named `${namePrefix}-${i}` (default sim-pod); unique across the scorer's pools. */
+  namePrefix?: string
 }
 
 /** The tokenizer and output vocabulary, built once and shared by every pod of a process. */
@@ -35,7 +37,7 @@ export async function startSimFleet(options: SimFleetOptions): Promise<SimPod[]>
       pods.push(
         await createSimPod(
           {
-            podName: `sim-pod-${i}`,
+            podName: `${options.namePrefix ?? 'sim-pod'}-${i}`,
             modelName: options.modelName,
             profile: options.profile,
             host: options.host ?? '127.0.0.1',

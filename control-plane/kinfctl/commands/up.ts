@@ -10,14 +10,14 @@ import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 
 export const upUsage = `Usage: kinfctl up [--port P] [--pods N] [--time-scale S] [--scorer-port P] [--snapshot FILE]
 
-Runs the embedded default on this machine: N simulated vLLM pods (l40s-27b-fp8), the
+Runs the embedded default on this machine: N simulated vLLM pods per pool (l40s-27b-fp8), the
 scorer in front of them, a local Bedrock-compatible server for bursting, and the edge
 (OpenAI API) on Node, configured from infra/k8s/demo/embedded.yaml. Prints a demo API key.
 Ctrl-C stops everything.
 
 Options:
   --port P         edge port (default: $PORT, else 8787)
-  --pods N         simulated pods (default 3)
+  --pods N         simulated pods per pool (default 3)
   --time-scale S   simulated GPU time runs S times faster than real time (default 1)
   --scorer-port P  the scorer's port (default: any free one)
   --snapshot FILE  where the demo config snapshot is written, for a Worker under
@@ -76,7 +76,7 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
   const url = stack.edge.url
   io.stdout(
     [
-      `Kinference is up: ${pods} simulated pods, scorer ${stack.scorer.url} (index and quotas in ${redisUrl ? 'redis' : 'memory'}), local Bedrock stand-in ${stack.bedrock.url}`,
+      `Kinference is up: ${stack.pods.length} simulated pods in ${Object.keys(stack.snapshot.pools).length} pools, scorer ${stack.scorer.url} (index and quotas in ${redisUrl ? 'redis' : 'memory'}), local Bedrock stand-in ${stack.bedrock.url}`,
       '',
       `  edge     ${url}/v1   (OpenAI API)`,
       `  api key  ${stack.demoKey}`,
@@ -87,7 +87,8 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
       `  OPENAI_BASE_URL=${url}/v1 OPENAI_API_KEY=${stack.demoKey}   # for the openai client`,
       '',
       'Models: qwen3.8-27b-fp8 (local, bursts to Bedrock when saturated; PII stays local), gpt-4o (alias),',
-      'claude-sonnet (Bedrock stand-in). Labels: x-kinference-labels: batch (runs only when idle).',
+      'auto (the cheaper pool unless the big one holds the prefix), qwen3-8b, claude-sonnet (Bedrock',
+      'stand-in). Labels: x-kinference-labels: batch (runs only when idle). Policy: infra/k8s/demo.',
       `The same edge in workerd: snapshot written to ${values.snapshot}; see README "The edge on Workers".`,
       'Ctrl-C stops everything.',
       '',

@@ -4,8 +4,13 @@ import {
   type EmbeddedStack,
   startEmbedded,
 } from '../../../control-plane/embedded/start-embedded.ts'
+import { signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
 import type { KinferenceResource } from '../../../shared/crd/resource.ts'
 import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
+import {
+  type PoolEstimateResponse,
+  poolEstimatePath,
+} from '../../../shared/scorer-api/pool-estimate.ts'
 
 const card = 'Please charge my card 4111 1111 1111 1111 for the order.'
 
@@ -67,7 +72,7 @@ describe('the edge end to end (simulated pods, scorer, local Bedrock, the openai
     const decision = response.headers.get('x-kinference-decision') ?? ''
     expect(decision).toContain('rule=local-then-bedrock')
     expect(decision).toContain('locality=InCluster')
-    expect(decision).toMatch(/pod=sim-pod-\d/)
+    expect(decision).toMatch(/pod=sim-27b-\d/)
   })
 
   it('streams to the openai client, with usage only when asked for', async () => {
@@ -145,6 +150,68 @@ describe('the edge end to end (simulated pods, scorer, local Bedrock, the openai
     expect(models.data.map((m) => m.id)).toEqual(
       expect.arrayContaining(['claude-sonnet', 'gpt-4o', 'qwen3.8-27b-fp8']),
     )
+  })
+
+  it('serves "auto" from the cheaper pool unless the bigger one holds the prefix and is predicted faster', async () => {
+    const system = (seed: string) => Array.from({ length: 1500 }, (_, i) => `${seed}${i}`).join(' ')
+    const ask = (model: string, prefix: string, question: string) =>
+      post(stack, {
+        model,
+        messages: [
+          { role: 'system', content: prefix },
+          { role: 'user', content: question },
+        ],
+        max_tokens: 2,
+      })
+    const decision = (response: Response) => response.headers.get('x-kinference-decision') ?? ''
+    const cold = await ask('auto', system('a'), 'first')
+    expect(cold.status).toBe(200)
+    expect(decision(cold)).toContain('rule=auto-cheaper-unless-cached')
+    expect(decision(cold)).toContain('backend=demo/sim-small-local')
+    // Warm only the big pool with another system prompt, wait until the scorer's index
+    // has its blocks (KV events arrive asynchronously), then "auto" goes there.
+    const warmPrefix = system('b')
+    expect((await ask('qwen3.8-27b-fp8', warmPrefix, 'warm the big pool')).status).toBe(200)
+    const estimate = JSON.stringify({
+      kind: 'chat',
+      body: {
+        messages: [
+          { role: 'system', content: warmPrefix },
+          { role: 'user', content: 'x' },
+        ],
+      },
+      targets: [{ pool: 'sim-27b', model: 'qwen3.8-27b-fp8' }],
+    })
+    for (let i = 0; i < 200; i++) {
+      const signed = await signEdgeRequest(
+        stack.signingSecret,
+        { method: 'POST', path: poolEstimatePath, body: estimate },
+        { tenant: 'demo', labels: [], backends: [], allowBurst: false },
+        Date.now() / 1000,
+      )
+      const answer = (await (
+        await fetch(`${stack.scorer.url}${poolEstimatePath}`, {
+          method: 'POST',
+          headers: signed,
+          body: estimate,
+        })
+      ).json()) as PoolEstimateResponse
+      if ((answer.results[0]?.estimate?.matchedTokens ?? 0) > 1000) break
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    const warm = await ask('auto', warmPrefix, 'now')
+    expect(decision(warm)).toContain('backend=demo/sim-local;')
+    expect(decision(warm)).toMatch(/matched_tokens=[1-9]\d{3}/)
+  })
+
+  it('rejects prompts over the policy’s length limit with its status and code', async () => {
+    const long = Array.from({ length: 17_000 }, (_, i) => `w${i % 97}`).join(' ')
+    const response = await post(stack, {
+      model: 'qwen3.8-27b-fp8',
+      messages: [{ role: 'user', content: long }],
+    })
+    expect(response.status).toBe(413)
+    expect((await errorOf(response)).code).toBe('prompt_too_long')
   })
 
   it('refuses bad keys with 401 and malformed requests with 400, in OpenAI’s shape', async () => {
@@ -275,6 +342,32 @@ describe('the edge fails closed', () => {
       expect(stack.bedrock.requests.length).toBe(0)
       const metrics = await (await fetch(`${stack.edge.url}/metrics`)).text()
       expect(metrics).toMatch(/kinference_edge_pii_detector_failures_total 1/)
+    } finally {
+      await stack.close()
+    }
+  })
+
+  it('rejects by tenant with the rule’s status and code', async () => {
+    const stack = await start({
+      patch: (resource) => {
+        if (resource.kind === 'InferencePolicy')
+          resource.spec.rules.unshift({
+            name: 'demo-not-on-bedrock',
+            match: { tenants: ['demo'], models: ['claude-sonnet'] },
+            action: { reject: { status: 403, code: 'tenant_not_allowed', message: 'not for you' } },
+          })
+      },
+    })
+    try {
+      const response = await post(stack, {
+        model: 'claude-sonnet',
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      expect(response.status).toBe(403)
+      const error = await errorOf(response)
+      expect(error.code).toBe('tenant_not_allowed')
+      expect(error.type).toBe('permission_error')
+      expect(stack.bedrock.requests.length).toBe(0)
     } finally {
       await stack.close()
     }
