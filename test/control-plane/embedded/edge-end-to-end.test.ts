@@ -242,6 +242,23 @@ describe('the edge end to end (simulated pods, scorer, local Bedrock, the openai
     expect(unknownModel.status).toBe(404)
     const tooBig = await post(stack, 'x'.repeat(9 * 1024 * 1024))
     expect(tooBig.status).toBe(413)
+    for (const hostile of [
+      'null',
+      '[]',
+      '"x"',
+      '{"model":1,"messages":"no"}',
+      '{"model":"m","messages":[{"role":"robot"}]}',
+    ]) {
+      const answer = await post(stack, hostile)
+      expect(answer.status, hostile).toBe(400)
+      expect((await errorOf(answer)).type).toBe('invalid_request_error')
+    }
+    const notUtf8 = await fetch(`${stack.edge.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.demoKey}` },
+      body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]),
+    })
+    expect(notUtf8.status).toBe(400)
     const health = await fetch(`${stack.edge.url}/healthz`)
     expect(health.status).toBe(200)
   })
