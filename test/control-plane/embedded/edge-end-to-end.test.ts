@@ -204,6 +204,20 @@ describe('the edge end to end (simulated pods, scorer, local Bedrock, the openai
     expect(decision(warm)).toMatch(/matched_tokens=[1-9]\d{3}/)
   })
 
+  it('runs batch work at once while the pool is idle', async () => {
+    const response = await post(
+      stack,
+      {
+        model: 'qwen3.8-27b-fp8',
+        messages: [{ role: 'user', content: 'batch job' }],
+        max_tokens: 2,
+      },
+      { 'x-kinference-labels': 'batch' },
+    )
+    expect(response.status).toBe(200)
+    expect(response.headers.get('x-kinference-decision')).toContain('rule=batch-on-idle')
+  })
+
   it('rejects prompts over the policy’s length limit with its status and code', async () => {
     const long = Array.from({ length: 17_000 }, (_, i) => `w${i % 97}`).join(' ')
     const response = await post(stack, {
