@@ -122,6 +122,8 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
         passHeaders,
         signal: raw.signal,
         onUsage: (usage, served) => settle(served ? (usageTokens(usage) ?? estimate) : 0),
+        estimatedTokens: estimate,
+        background: (work) => keepAlive(c, work),
       })
       deps.metrics.inc('requests', { status: String(response.status) })
       return response

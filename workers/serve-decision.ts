@@ -5,8 +5,9 @@ import type { ChatCompletionRequest } from '../shared/openai/chat-completion-req
 import type { PolicyDecision, UpstreamTarget } from '../shared/policy/policy-decision.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 import { heldLocalBy } from './locality-guard.ts'
+import { reserveProvider } from './provider-budget.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
-import { tapSseUsage, type Usage, usageOfJson } from './usage-tap.ts'
+import { tapSseUsage, type Usage, usageOfJson, usageTokens } from './usage-tap.ts'
 
 type Serve = Extract<PolicyDecision, { kind: 'serve' }>
 
@@ -17,6 +18,10 @@ export interface ServeContext {
   signal?: AbortSignal
   /** Called once with the answer's usage (null when unknown or failed). */
   onUsage: (usage: Usage | null, served: boolean) => void
+  /** Tokens the request was admitted on (prompt + max_tokens), for provider budgets. */
+  estimatedTokens: number
+  /** Keeps bookkeeping alive after the response (Workers' waitUntil). */
+  background: (work: Promise<unknown>) => void
 }
 
 /**
@@ -48,7 +53,30 @@ export async function serveDecision(
         continue
       }
       const provider = attempt.provider ? snapshot.providers[attempt.provider] : undefined
-      if (!provider) throw new KinfError('internal', `provider of ${attempt.backend} not in config`)
+      if (!provider || !attempt.provider)
+        throw new KinfError('internal', `provider of ${attempt.backend} not in config`)
+      const budget = await reserveProvider(
+        deps,
+        attempt.provider,
+        provider,
+        context.estimatedTokens,
+      )
+      if (!budget.admitted) {
+        notes.push(`${attempt.backend}: provider ${budget.limit} limit reached`)
+        if (!last) continue
+        throw new KinfError('rate_limited', `${attempt.provider}: ${budget.message}`, {
+          retryAfterSeconds: budget.retryAfterSeconds,
+          openAiCode: 'provider_limit',
+        })
+      }
+      const settleProvider = (tokens: number) =>
+        context.background(
+          budget
+            .settle(tokens)
+            .catch((error: unknown) =>
+              deps.log(`provider budget settle failed: ${(error as Error).message}`),
+            ),
+        )
       try {
         const response = await deps.external.complete(
           provider,
@@ -61,8 +89,16 @@ export async function serveDecision(
           },
         )
         if (i > 0) deps.metrics.inc('burst', { backend: attempt.backend })
-        return answer(response, request, decision, attempt, context, notes)
+        const counted: ServeContext = {
+          ...context,
+          onUsage: (usage, served) => {
+            settleProvider(served ? (usageTokens(usage) ?? context.estimatedTokens) : 0)
+            context.onUsage(usage, served)
+          },
+        }
+        return answer(response, request, decision, attempt, counted, notes)
       } catch (error) {
+        settleProvider(0)
         if (!last && KinfError.isInstance(error) && error.isRetryable) {
           notes.push(`${attempt.backend}: ${error.message}`)
           continue

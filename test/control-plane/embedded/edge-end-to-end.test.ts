@@ -404,6 +404,36 @@ describe('the edge fails closed', () => {
     }
   })
 
+  it('stops bursting when the provider’s account limit is reached, and serves locally instead', async () => {
+    const stack = await start({
+      patch: (resource) => {
+        saturatedPool(resource)
+        if (resource.kind === 'InferenceProvider') resource.spec.limits = { requestsPerMinute: 1 }
+      },
+    })
+    try {
+      const ask = (model: string) =>
+        post(stack, { model, messages: [{ role: 'user', content: 'hello' }], max_tokens: 2 })
+      const burst = await ask('qwen3.8-27b-fp8')
+      expect(burst.headers.get('x-kinference-decision')).toContain('backend=demo/bedrock-claude')
+      // The account's one request this minute is spent: the saturated local pool queues it.
+      const local = await ask('qwen3.8-27b-fp8')
+      expect(local.status).toBe(200)
+      expect(local.headers.get('x-kinference-decision')).toContain('backend=demo/sim-local')
+      expect(local.headers.get('x-kinference-fallback')).toContain(
+        'provider requests limit reached',
+      )
+      // A rule with Bedrock only: 429 with the provider's Retry-After.
+      const refused = await ask('claude-sonnet')
+      expect(refused.status).toBe(429)
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+      expect((await errorOf(refused)).code).toBe('provider_limit')
+      expect(stack.bedrock.requests.length).toBe(1)
+    } finally {
+      await stack.close()
+    }
+  })
+
   it('answers 429 with Retry-After once the tenant’s request quota is spent', async () => {
     const stack = await start({
       patch: (resource) => {
