@@ -42,7 +42,7 @@ export const labelsHeader = 'x-kinference-labels'
 
 /** An OpenAI `invalid_request_error` naming the parameter. */
 export function invalidRequest(message: string, param: string | null = null): KinfError {
-  return Object.assign(new KinfError('invalid_request', message), { param })
+  return new KinfError('invalid_request', message, { param })
 }
 
 /** Authentication: 401 in OpenAI's words for a missing, malformed or unknown key. */
@@ -59,9 +59,7 @@ export async function authenticate(
     malformed: 'Incorrect API key provided: expected kinf_<id>_<secret>.',
     unknown: 'Incorrect API key provided.',
   }[resolved.error]
-  throw Object.assign(new KinfError('unauthorized', message), {
-    openAiCode: 'invalid_api_key',
-  })
+  throw new KinfError('unauthorized', message, { openAiCode: 'invalid_api_key' })
 }
 
 /** Reads at most `limit` bytes of body: 413 beyond it, whatever Content-Length says. */
