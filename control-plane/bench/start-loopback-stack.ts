@@ -1,7 +1,7 @@
 import { ScorerConfig } from '../scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../scorer/start-scorer.ts'
 import type { GpuProfile } from '../sim/engine/gpu-profile.ts'
-import { startSimFleet } from '../sim/sim-fleet.ts'
+import { scorerPodOf, startSimFleet } from '../sim/sim-fleet.ts'
 import type { SimModelAssets, SimPod } from '../sim/sim-pod.ts'
 import { benchModel, benchPoolSpec } from './bench-pool-spec.ts'
 
@@ -50,13 +50,7 @@ export async function startLoopbackStack(options: LoopbackStackOptions): Promise
         signingSecrets: [],
         allowUnsigned: true,
         pools: [{ name: 'bench', spec: benchPoolSpec(options.router, options.profile.name) }],
-        pods: pods.map((pod) => ({
-          name: pod.config.podName,
-          pool: 'bench',
-          http: pod.url,
-          events: pod.kvEventsEndpoint,
-          replay: pod.replayEndpoint,
-        })),
+        pods: pods.map((pod) => scorerPodOf(pod, 'bench')),
       }),
       options.log ?? (() => {}),
     )

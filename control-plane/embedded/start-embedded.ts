@@ -10,7 +10,7 @@ import { type FakeBedrock, startFakeBedrock } from '../fake-bedrock/start-fake-b
 import { ScorerConfig } from '../scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../scorer/start-scorer.ts'
 import { l40s27bFp8 } from '../sim/engine/gpu-profile.ts'
-import { loadSimModelAssets, startSimFleet } from '../sim/sim-fleet.ts'
+import { loadSimModelAssets, scorerPodOf, startSimFleet } from '../sim/sim-fleet.ts'
 import type { SimPod } from '../sim/sim-pod.ts'
 import { demoSnapshot } from './demo-snapshot.ts'
 
@@ -101,15 +101,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
               : [],
           ),
         ),
-        pods: fleets.flatMap(({ pool, pods }) =>
-          pods.map((pod) => ({
-            name: pod.config.podName,
-            pool: pool.name,
-            http: pod.url,
-            events: pod.kvEventsEndpoint,
-            replay: pod.replayEndpoint,
-          })),
-        ),
+        pods: fleets.flatMap(({ pool, pods }) => pods.map((pod) => scorerPodOf(pod, pool.name))),
       }),
       options.log,
     )

@@ -28,6 +28,17 @@ export function loadSimModelAssets(): SimModelAssets {
   return { tokenizer, vocabulary: createStableVocabulary(tokenizer) }
 }
 
+/** A simulated pod as the scorer's config lists it (ScorerPod): its HTTP and KV-event endpoints. */
+export function scorerPodOf(pod: SimPod, pool: string) {
+  return {
+    name: pod.config.podName,
+    pool,
+    http: pod.url,
+    events: pod.kvEventsEndpoint,
+    replay: pod.replayEndpoint,
+  }
+}
+
 /** Starts N simulated pods in this process, with the port layout `kinfctl sim` documents. */
 export async function startSimFleet(options: SimFleetOptions): Promise<SimPod[]> {
   const assets = options.assets ?? loadSimModelAssets()

@@ -3,7 +3,11 @@ import { startFakeBedrock } from '../../control-plane/fake-bedrock/start-fake-be
 import { ScorerConfig } from '../../control-plane/scorer/scorer-config.ts'
 import { startScorer } from '../../control-plane/scorer/start-scorer.ts'
 import { l40s27bFp8 } from '../../control-plane/sim/engine/gpu-profile.ts'
-import { loadSimModelAssets, startSimFleet } from '../../control-plane/sim/sim-fleet.ts'
+import {
+  loadSimModelAssets,
+  scorerPodOf,
+  startSimFleet,
+} from '../../control-plane/sim/sim-fleet.ts'
 import { mintApiKey, sha256HexOf } from '../../shared/tenancy/api-key.ts'
 
 /** What the edge request-path suite needs to reach, as plain data (it crosses into workerd). */
@@ -52,13 +56,7 @@ export async function startRequestPathStack(): Promise<{
         signingSecrets: [signingSecret],
         pools: [{ name: pool.name, spec: { ...pool.spec, ttftSloMs } }],
         backends: { 'sim-local': { pool: pool.name, model } },
-        pods: pods.map((pod) => ({
-          name: pod.config.podName,
-          pool: pool.name,
-          http: pod.url,
-          events: pod.kvEventsEndpoint,
-          replay: pod.replayEndpoint,
-        })),
+        pods: pods.map((pod) => scorerPodOf(pod, pool.name)),
       }),
       () => {},
     )

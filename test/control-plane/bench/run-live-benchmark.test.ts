@@ -16,7 +16,11 @@ import { createWorkload } from '../../../control-plane/bench/workload.ts'
 import { ScorerConfig } from '../../../control-plane/scorer/scorer-config.ts'
 import { startScorer } from '../../../control-plane/scorer/start-scorer.ts'
 import { l40s27bFp8 } from '../../../control-plane/sim/engine/gpu-profile.ts'
-import { loadSimModelAssets, startSimFleet } from '../../../control-plane/sim/sim-fleet.ts'
+import {
+  loadSimModelAssets,
+  scorerPodOf,
+  startSimFleet,
+} from '../../../control-plane/sim/sim-fleet.ts'
 import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
 import { model, poolSpec } from '../scorer/scorer-harness.ts'
 
@@ -223,13 +227,7 @@ describe('runLiveBenchmark against simulated vLLM pods', () => {
         signingSecrets: [],
         allowUnsigned: true,
         pools: [{ name: 'default', spec: poolSpec() }],
-        pods: pods.map((pod) => ({
-          name: pod.config.podName,
-          pool: 'default',
-          http: pod.url,
-          events: pod.kvEventsEndpoint,
-          replay: pod.replayEndpoint,
-        })),
+        pods: pods.map((pod) => scorerPodOf(pod, 'default')),
       }),
       () => {},
     )

@@ -1,32 +1,9 @@
-import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createRedisQuotaStore } from '../../../control-plane/edge/redis-quota-store.ts'
 import { describeQuotaStoreConformance } from '../../shared/quota/quota-store-conformance.ts'
+import { useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 
-const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
-let redis: Redis
-const prefixes: string[] = []
-
-beforeAll(() => {
-  redis = new Redis(url)
-})
-afterEach(async () => {
-  for (const prefix of prefixes.splice(0)) {
-    const keys = await redis.keys(`${prefix}*`)
-    if (keys.length > 0) await redis.del(...keys)
-  }
-})
-afterAll(async () => {
-  await redis.quit()
-})
-
-/** A fresh namespace per store, deleted after the test. */
-function uniquePrefix(): string {
-  const prefix = `kinf-test:${randomUUID()}:`
-  prefixes.push(prefix)
-  return prefix
-}
+const { redis, uniquePrefix } = useRedisTestNamespaces()
 
 describeQuotaStoreConformance('redis', () =>
   createRedisQuotaStore({ redis, prefix: uniquePrefix() }),

@@ -1,6 +1,5 @@
-import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createRedisKvIndex } from '../../../control-plane/scorer/redis-kv-index.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import type { IndexEvent } from '../../../shared/routing/kv-index.ts'
@@ -14,30 +13,10 @@ import {
   stored,
   storedRange,
 } from '../../shared/routing/kv-index-fixtures.ts'
+import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 
-const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
-let redis: Redis
-const prefixes: string[] = []
-
-beforeAll(() => {
-  redis = new Redis(url)
-})
-afterEach(async () => {
-  for (const prefix of prefixes.splice(0)) {
-    const keys = await redis.keys(`${prefix}*`)
-    if (keys.length > 0) await redis.del(...keys)
-  }
-})
-afterAll(async () => {
-  await redis.quit()
-})
-
-/** A fresh namespace per index, deleted after the test. */
-function uniquePrefix(): string {
-  const prefix = `kinf-test:${randomUUID()}:`
-  prefixes.push(prefix)
-  return prefix
-}
+const { redis, uniquePrefix } = useRedisTestNamespaces()
+const url = redisUrl
 
 describeKvIndexConformance('redis', () => createRedisKvIndex({ redis, prefix: uniquePrefix() }))
 

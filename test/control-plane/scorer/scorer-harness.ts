@@ -1,7 +1,11 @@
 import { ScorerConfig } from '../../../control-plane/scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../../../control-plane/scorer/start-scorer.ts'
 import { type GpuProfile, l40s27bFp8 } from '../../../control-plane/sim/engine/gpu-profile.ts'
-import { loadSimModelAssets, startSimFleet } from '../../../control-plane/sim/sim-fleet.ts'
+import {
+  loadSimModelAssets,
+  scorerPodOf,
+  startSimFleet,
+} from '../../../control-plane/sim/sim-fleet.ts'
 import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
 import { type EdgeClaims, signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
 import {
@@ -65,13 +69,7 @@ export async function startStack(
       redisPrefix: options.redisPrefix ?? 'kinf:',
       pools: [{ name: 'default', spec: options.spec ?? poolSpec() }],
       pods: [
-        ...pods.map((pod) => ({
-          name: pod.config.podName,
-          pool: 'default',
-          http: pod.url,
-          events: pod.kvEventsEndpoint,
-          replay: pod.replayEndpoint,
-        })),
+        ...pods.map((pod) => scorerPodOf(pod, 'default')),
         ...(options.extraPods ?? []).map((pod) => ({ ...pod, pool: 'default' })),
       ],
       ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
