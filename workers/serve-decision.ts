@@ -43,8 +43,8 @@ export async function serveDecision(
   for (const [i, attempt] of attempts.entries()) {
     const last = i === attempts.length - 1
     if (attempt.locality === 'External') {
+      // Counted once, where the request is refused (keptLocal), not per skipped attempt.
       if (hold) {
-        deps.metrics.inc('pii_kept_local', { constraint: hold.name })
         notes.push(`${attempt.backend}: kept local by ${hold.name}`)
         continue
       }

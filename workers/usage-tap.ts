@@ -9,6 +9,9 @@ export type Usage = z.infer<typeof Usage>
 
 const Chunk = z.looseObject({ usage: Usage.nullish(), choices: z.array(z.unknown()).optional() })
 
+/** `"usage": {`, with or without the space Python's json module puts there. */
+const usageObject = /"usage":\s*\{/
+
 /** Tokens a finished answer used, for the quota ledger; null when it did not say. */
 export function usageTokens(usage: Usage | null | undefined): number | null {
   if (!usage) return null
@@ -51,7 +54,8 @@ export function tapSseUsage(
       .filter((line) => line.startsWith('data:'))
       .map((line) => line.slice(5).trimStart())
       .join('\n')
-    if (data === '' || data === '[DONE]') return event
+    // Token chunks carry no usage object (or `"usage":null`): only parse the ones that do.
+    if (!usageObject.test(data)) return event
     let chunk: z.infer<typeof Chunk> | null = null
     try {
       chunk = Chunk.parse(JSON.parse(data))
