@@ -1,4 +1,4 @@
-import type { GpuProfile } from '../sim/engine/gpu-profile.ts'
+import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import type { SimModelAssets } from '../sim/sim-pod.ts'
 import { benchModel } from './bench-pool-spec.ts'
 import { createProgress } from './create-progress.ts'

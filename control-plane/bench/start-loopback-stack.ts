@@ -1,6 +1,6 @@
+import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import { ScorerConfig } from '../scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../scorer/start-scorer.ts'
-import type { GpuProfile } from '../sim/engine/gpu-profile.ts'
 import { scorerPodOf, startSimFleet } from '../sim/sim-fleet.ts'
 import type { SimModelAssets, SimPod } from '../sim/sim-pod.ts'
 import { benchModel, benchPoolSpec } from './bench-pool-spec.ts'

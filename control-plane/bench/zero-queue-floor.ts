@@ -1,5 +1,5 @@
-import type { GpuProfile } from '../sim/engine/gpu-profile.ts'
-import { createStepCostModel } from '../sim/engine/step-cost-model.ts'
+import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
+import { createStepCostModel } from '../../shared/gpu/step-cost-model.ts'
 import { type ChatFrame, type ChatTurnIds, chatPromptIds } from './chat-prompt-ids.ts'
 import type { Workload } from './workload.ts'
 

@@ -1,4 +1,6 @@
 import type { InferencePoolSpec } from '../../shared/crd/inference-pool.ts'
+import { gpuProfiles, numGpuBlocks } from '../../shared/gpu/gpu-profile.ts'
+import { createStepCostModel } from '../../shared/gpu/step-cost-model.ts'
 import { createKinferenceStrategy } from '../../shared/routing/kinference-strategy.ts'
 import type { KvIndex } from '../../shared/routing/kv-index.ts'
 import { RouterCore, type RouterCoreOptions } from '../../shared/routing/router-core.ts'
@@ -9,8 +11,6 @@ import {
   type KvEventSubscriber,
 } from '../kv-events/create-kv-event-subscriber.ts'
 import type { EventBatch } from '../kv-events/kv-cache-event.ts'
-import { gpuProfiles, numGpuBlocks } from '../sim/engine/gpu-profile.ts'
-import { createStepCostModel } from '../sim/engine/step-cost-model.ts'
 import { createTokenizer } from '../tokenizer/create-tokenizer.ts'
 import type { Tokenizer } from '../tokenizer/tokenizer.ts'
 import { PodEventIngestor } from './pod-event-ingestor.ts'

@@ -1,9 +1,9 @@
+import { numGpuBlocks } from '../../shared/gpu/gpu-profile.ts'
 import {
   createKvEventPublisher,
   type KvEventPublisher,
 } from '../kv-events/create-kv-event-publisher.ts'
 import type { EngineKvEvent } from './engine/block-pool.ts'
-import { numGpuBlocks } from './engine/gpu-profile.ts'
 import { type EngineRequestInput, type StepResult, VllmEngine } from './engine/vllm-engine.ts'
 import { createVllmMetrics, type VllmMetrics } from './metrics/create-vllm-metrics.ts'
 import { RealTimeDriver, type RequestListener } from './real-time-driver.ts'

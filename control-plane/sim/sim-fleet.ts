@@ -1,6 +1,6 @@
+import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import { createStableVocabulary } from '../tokenizer/create-stable-vocabulary.ts'
 import { createTokenizer } from '../tokenizer/create-tokenizer.ts'
-import type { GpuProfile } from './engine/gpu-profile.ts'
 import { createSimPod, type SimModelAssets, type SimPod } from './sim-pod.ts'
 import type { SimFaultsPatch } from './sim-pod-config.ts'
 

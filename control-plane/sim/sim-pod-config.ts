@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { GpuProfile } from './engine/gpu-profile.ts'
+import { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 
 /** Faults a pod can be told to inject, at start (flags) or at run time (POST /admin/faults). */
 const faultFields = {

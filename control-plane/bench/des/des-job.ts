@@ -1,4 +1,4 @@
-import { gpuProfiles } from '../../sim/engine/gpu-profile.ts'
+import { gpuProfiles } from '../../../shared/gpu/gpu-profile.ts'
 import type { SimModelAssets } from '../../sim/sim-pod.ts'
 import { benchPoolSpec } from '../bench-pool-spec.ts'
 import { createChatFrame } from '../chat-prompt-ids.ts'

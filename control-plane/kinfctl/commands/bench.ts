@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { parseArgs } from 'node:util'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { gpuProfiles } from '../../../shared/gpu/gpu-profile.ts'
 import { benchPoolSpec } from '../../bench/bench-pool-spec.ts'
 import {
   allRouters,
@@ -22,7 +23,6 @@ import {
   writeBenchmarkReports,
 } from '../../bench/write-benchmark-reports.ts'
 import { type ZeroQueueFloor, zeroQueueFloor } from '../../bench/zero-queue-floor.ts'
-import { gpuProfiles } from '../../sim/engine/gpu-profile.ts'
 import { loadSimModelAssets } from '../../sim/sim-fleet.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 

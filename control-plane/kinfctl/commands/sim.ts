@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { gpuProfiles } from '../../sim/engine/gpu-profile.ts'
+import { gpuProfiles } from '../../../shared/gpu/gpu-profile.ts'
 import { startSimFleet } from '../../sim/sim-fleet.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 

@@ -1,5 +1,5 @@
+import type { GpuProfile } from '../../../shared/gpu/gpu-profile.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import type { GpuProfile } from '../engine/gpu-profile.ts'
 import { VllmEngine } from '../engine/vllm-engine.ts'
 
 export interface EngineStepsResult {

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { z } from 'zod'
-import type { GpuProfile } from '../engine/gpu-profile.ts'
-import { createStepCostModel, type StepShape } from '../engine/step-cost-model.ts'
+import type { GpuProfile } from '../../../shared/gpu/gpu-profile.ts'
+import { createStepCostModel, type StepShape } from '../../../shared/gpu/step-cost-model.ts'
 
 /** Model geometry as shared/calibration/summary.json records it. */
 const Geometry = z.looseObject({

@@ -1,7 +1,7 @@
+import { type GpuProfile, numGpuBlocks } from '../../../shared/gpu/gpu-profile.ts'
+import { createStepCostModel, emptyStepShape } from '../../../shared/gpu/step-cost-model.ts'
 import { createBlockHasher } from './block-hasher.ts'
 import { BlockPool, type EngineKvEvent } from './block-pool.ts'
-import { type GpuProfile, numGpuBlocks } from './gpu-profile.ts'
-import { createStepCostModel, emptyStepShape } from './step-cost-model.ts'
 
 export type FinishReason = 'stop' | 'length'
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { computeBenchmarkMetrics } from '../../../control-plane/bench/compute-benchmark-metrics.ts'
 import type { BenchmarkRun } from '../../../control-plane/bench/request-record.ts'
 import { runBenchmarkMatrix } from '../../../control-plane/bench/run-benchmark-matrix.ts'
-import { l40s27bFp8 } from '../../../control-plane/sim/engine/gpu-profile.ts'
 import { loadSimModelAssets } from '../../../control-plane/sim/sim-fleet.ts'
+import { l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
 
 /**
  * The simulation against the real thing: the same workload through the discrete-event

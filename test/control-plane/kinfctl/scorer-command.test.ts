@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { afterEach, describe, expect, it } from 'vitest'
-import { l40s27bFp8 } from '../../../control-plane/sim/engine/gpu-profile.ts'
 import { startSimFleet } from '../../../control-plane/sim/sim-fleet.ts'
 import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
+import { l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
 import { runCli } from '../../support/run-cli.ts'
 
 const cleanups: (() => Promise<unknown> | unknown)[] = []

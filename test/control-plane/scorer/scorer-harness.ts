@@ -1,6 +1,5 @@
 import { ScorerConfig } from '../../../control-plane/scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../../../control-plane/scorer/start-scorer.ts'
-import { type GpuProfile, l40s27bFp8 } from '../../../control-plane/sim/engine/gpu-profile.ts'
 import {
   loadSimModelAssets,
   scorerPodOf,
@@ -12,6 +11,7 @@ import {
   InferencePoolSpec,
   type InferencePoolSpec as PoolSpec,
 } from '../../../shared/crd/inference-pool.ts'
+import { type GpuProfile, l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
 
 export const model = 'qwen3.8-27b-fp8'
 export const secret = 'test-signing-secret-0123456789'

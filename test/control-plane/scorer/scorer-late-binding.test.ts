@@ -1,9 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import {
-  type GpuProfile,
-  kvBytesPerToken,
-  l40s27bFp8,
-} from '../../../control-plane/sim/engine/gpu-profile.ts'
+import { type GpuProfile, kvBytesPerToken, l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
 import type { RouterCore } from '../../../shared/routing/router-core.ts'
 import {
   adminToken,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { type GpuProfile, l40s27bFp8 } from '../../../../control-plane/sim/engine/gpu-profile.ts'
 import {
   type EngineRequestInput,
   type StepResult,
   VllmEngine,
 } from '../../../../control-plane/sim/engine/vllm-engine.ts'
+import { type GpuProfile, l40s27bFp8 } from '../../../../shared/gpu/gpu-profile.ts'
 import { createSeededRandom as seeded } from '../../../../shared/random/create-seeded-random.ts'
 
 /** The reference profile with a small KV cache, to reach eviction and preemption quickly. */
