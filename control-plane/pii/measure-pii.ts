@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import {
   type DatasetReport,
   evaluatePiiDataset,
@@ -10,8 +11,11 @@ import {
 /**
  * Precision and recall of the PII detectors on presidio-research's synthetic dataset.
  * Usage: npm run bench:pii [-- path/to/synth_dataset_v2.json] [--verbose]
+ * By default the copy in data/pii, found from this file so any working directory works.
  */
-export const defaultDatasetPath = '../shared/data/pii/presidio-synth-v2.json'
+export const defaultDatasetPath = fileURLToPath(
+  new URL('../../data/pii/presidio-synth-v2.json', import.meta.url),
+)
 
 async function main(argv: string[]): Promise<number> {
   const verbose = argv.includes('--verbose')

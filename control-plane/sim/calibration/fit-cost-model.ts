@@ -4,7 +4,7 @@ import { z } from 'zod'
 import type { GpuProfile } from '../../../shared/gpu/gpu-profile.ts'
 import { createStepCostModel, type StepShape } from '../../../shared/gpu/step-cost-model.ts'
 
-/** Model geometry as shared/calibration/summary.json records it. */
+/** Model geometry as data/calibration/summary.json records it. */
 const Geometry = z.looseObject({
   P_body: z.number(),
   L: z.number(),
@@ -31,7 +31,7 @@ export interface CalibrationModel {
   points: CalibrationPoint[]
 }
 
-/** Reads the real-GPU prefill and decode timings of shared/calibration. */
+/** Reads the real-GPU prefill and decode timings of data/calibration. */
 export async function loadCalibration(dir: string): Promise<CalibrationModel[]> {
   const summary = Summary.parse(JSON.parse(await readFile(join(dir, 'summary.json'), 'utf8')))
   const rows = async (file: string) =>

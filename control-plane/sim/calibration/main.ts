@@ -1,12 +1,19 @@
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { fitCostModel, loadCalibration } from './fit-cost-model.ts'
 
 /**
  * Prints how well the simulator's step-time function fits the real-GPU measurements in
- * shared/calibration, and the effective rates the fit implies (npm run sim:calibration).
+ * data/calibration, and the effective rates the fit implies (npm run sim:calibration).
  */
 const { values } = parseArgs({
-  options: { dir: { type: 'string', default: '../shared/calibration' } },
+  options: {
+    // Found from this file, so the command works from any working directory.
+    dir: {
+      type: 'string',
+      default: fileURLToPath(new URL('../../../data/calibration', import.meta.url)),
+    },
+  },
 })
 const h200 = { bandwidth: 4.8e12, bf16: 989e12 }
 for (const model of await loadCalibration(values.dir)) {

@@ -6,7 +6,7 @@ import {
 } from '../../../control-plane/pii/evaluate-pii-dataset.ts'
 import { defaultDatasetPath } from '../../../control-plane/pii/measure-pii.ts'
 
-// The dataset lives beside the repository (../shared/data/pii), as the calibration data does.
+// The vendored dataset (data/pii); defaultDatasetPath does not depend on the working directory.
 const samples = PresidioDataset.parse(JSON.parse(readFileSync(defaultDatasetPath, 'utf8')))
 const report = evaluatePiiDataset(samples)
 

@@ -1,11 +1,14 @@
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import {
   fitCostModel,
   loadCalibration,
 } from '../../../../control-plane/sim/calibration/fit-cost-model.ts'
 
-describe('the step-time model against real-GPU measurements (shared/calibration)', async () => {
-  const models = await loadCalibration('../shared/calibration')
+const calibrationDir = fileURLToPath(new URL('../../../../data/calibration', import.meta.url))
+
+describe('the step-time model against real-GPU measurements (data/calibration)', async () => {
+  const models = await loadCalibration(calibrationDir)
 
   it('has both model shapes with prefill and decode points', () => {
     expect(models.map((m) => m.name).sort()).toEqual(['qwen3-32b-shape', 'qwen3-8b-shape'])
