@@ -30,6 +30,8 @@ function appFor(env: object): Fetch {
         : Response.json(openAiErrorBody(error), { status: error.status })
   }
   const vars = parsed.data
+  // The runtime supplies every binding wrangler.toml declares; only the vars and secrets,
+  // set outside it, need the check above.
   const bindings = env as WorkerBindings
   const credentials =
     vars.AWS_ACCESS_KEY_ID && vars.AWS_SECRET_ACCESS_KEY

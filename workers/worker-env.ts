@@ -2,7 +2,11 @@ import { z } from 'zod'
 import type { QuotaLedgerNamespace } from './durable-object-quota-store.ts'
 import type { SnapshotKv } from './kv-snapshot-loader.ts'
 
-/** The Worker's variables and secrets (wrangler.toml [vars], wrangler secret put). */
+/**
+ * The Worker's variables and secrets (wrangler.toml [vars], wrangler secret put, .dev.vars),
+ * checked at runtime. They are not in the generated Env: secrets live outside wrangler.toml,
+ * and cf-typegen reads no .dev.vars so the generated file is the same on every machine.
+ */
 export const WorkerEnv = z.looseObject({
   /** The in-cluster scorer, as reachable from Cloudflare (a tunnel or a public ingress). */
   SCORER_URL: z.url({ protocol: /^https?$/ }),
@@ -17,8 +21,23 @@ export const WorkerEnv = z.looseObject({
 })
 export type WorkerEnv = z.infer<typeof WorkerEnv>
 
-/** The bindings (wrangler.toml), typed as the edge uses them. */
-export interface WorkerBindings {
+/**
+ * The bindings as `npm run cf-typegen` generates them from wrangler.toml into
+ * worker-configuration.d.ts (Cloudflare.Env, the type of cloudflare:workers' `env`), so a
+ * binding renamed or retyped there fails workers/tsconfig.json's type-check where index.ts
+ * hands it to a port. Node's type-check (tsconfig.json, which reaches index.ts through its
+ * tests) cannot load those runtime declarations and sees a loose cloudflare:workers
+ * (test/support/cloudflare-modules.d.ts) whose `env` is an index signature; there the
+ * ports stand in.
+ */
+export type WorkerBindings = string extends keyof GeneratedEnv
+  ? PortBindings
+  : Pick<GeneratedEnv, keyof PortBindings>
+
+type GeneratedEnv = typeof import('cloudflare:workers').env
+
+/** What the edge needs of the bindings: the ports its tests fill with in-memory stand-ins. */
+interface PortBindings {
   CONFIG: SnapshotKv
   QUOTA_LEDGER: QuotaLedgerNamespace
 }
