@@ -1,4 +1,5 @@
-import { type CliIo, exitCode, UsageError } from './cli-io.ts'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { type CliIo, exitCode, exitCodeOf, exitStatusHelp, UsageError } from './cli-io.ts'
 import { benchCommand, benchUsage } from './commands/bench.ts'
 import { compileCommand, compileUsage } from './commands/compile.ts'
 import { crdsCommand, crdsUsage } from './commands/crds.ts'
@@ -45,11 +46,15 @@ ${Object.entries(commands)
   .join('\n')}
 
 Run kinfctl <command> --help for a command's options.
+
+Exit status (below each, the error codes that give it):
+${exitStatusHelp()}
 `
 
 /**
  * Runs one kinfctl invocation and returns its exit status. Never throws: usage
- * mistakes exit 2 with the usage text, anything unexpected exits 1 with one line.
+ * mistakes exit 2 with the usage text; a KinfError exits as its code says
+ * (exitCodeOf), anything else exits 1; both with one line.
  */
 export async function runKinfctl(argv: string[], io: CliIo): Promise<number> {
   const [name, ...args] = argv
@@ -74,7 +79,7 @@ export async function runKinfctl(argv: string[], io: CliIo): Promise<number> {
       return exitCode.usage
     }
     io.stderr(`kinfctl ${name}: ${error instanceof Error ? error.message : String(error)}\n`)
-    return exitCode.invalid
+    return KinfError.isInstance(error) ? exitCodeOf(error.code) : exitCode.invalid
   }
 }
 
