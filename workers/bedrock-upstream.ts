@@ -136,7 +136,7 @@ function retryAfterHeader(error: unknown): number | undefined {
   return Number.isFinite(value) && value > 0 ? Math.ceil(value) : undefined
 }
 
-/** A Bedrock or SDK failure as a KinfError (the table in gateway-notes §2.3). */
+/** A Bedrock or SDK failure as a KinfError (the table in docs/edge-keys-and-errors.md §2). */
 export function bedrockError(error: unknown, retryAfterSeconds = 1): KinfError {
   if (KinfError.isInstance(error)) return error
   const name = errorName(error)

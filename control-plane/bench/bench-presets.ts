@@ -1,6 +1,6 @@
 import { RoutingStrategyName } from '../../shared/crd/routing-strategy.ts'
 
-/** The brief's published numbers (architecture.md), for the side-by-side table. */
+/** The brief's published numbers (docs/architecture.md), for the side-by-side table. */
 export interface BriefNumbers {
   roundRobin: { ttftS: number; e2eS: number | null }
   kinference: { ttftS: number; e2eS: number | null }
@@ -48,8 +48,8 @@ export const benchPresets: Record<string, BenchPreset> = {
       '5-turn conversations: one of 8 system prompts (1024 tokens), a 2048-token first question, 256-token follow-ups carrying the real history; 256 out per turn. Closed loop.',
     data: 'turns=5,prefix_count=8,prefix_tokens=1024,first_prompt_tokens=2048,prompt_tokens=256,output_tokens=256',
     profile: 'concurrent',
-    // The workloads doc's recipe: up to the concurrency where round robin's median TTFT
-    // is the brief's 1.70 s: 0.66 s at 64 streams, 1.76 s at 80. (At 96 the histories no
+    // Up to the concurrency where round robin's median TTFT is the brief's 1.70 s
+    // (docs/architecture.md §7): 0.66 s at 64 streams, 1.76 s at 80. (At 96 the histories no
     // longer fit the pool's KV cache and every router is at several seconds.)
     rates: [16, 32, 48, 64, 80],
     maxRequests: 600,

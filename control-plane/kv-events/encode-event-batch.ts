@@ -4,7 +4,7 @@ import { eventFields, type WireField } from './kv-event-fields.ts'
 import { createMsgpackWriter, type MsgpackWriter } from './msgpack-writer.ts'
 
 /**
- * How events are laid out (vllm-wire.md §1.4):
+ * How events are laid out (docs/vllm-wire.md §1.4):
  * - `array`: legacy `array_like` structs, `[tag, field1, field2, …]`;
  * - `map`: vLLM PR #42892 and later, `{type: tag, field: value, …}`.
  */

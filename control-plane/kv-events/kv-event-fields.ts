@@ -19,7 +19,7 @@ export interface WireField {
 
 type FieldsOf<Event> = readonly (WireField & { readonly key: Exclude<keyof Event, 'type'> })[]
 
-/** Field order of each msgspec struct (vllm-wire.md §1.4); the tag comes first. */
+/** Field order of each msgspec struct (docs/vllm-wire.md §1.4); the tag comes first. */
 export const eventFields: {
   readonly BlockStored: FieldsOf<BlockStored>
   readonly BlockRemoved: FieldsOf<BlockRemoved>

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 
 /**
- * A GPU + model pair as the step-time cost model sees it (vllm-wire.md §5.3). Every
+ * A GPU + model pair as the step-time cost model sees it (docs/vllm-wire.md §5.3). Every
  * constant of a shipped profile says where it comes from; a change to one is a change
  * to every benchmark result, so it gets its own commit.
  */
@@ -52,10 +52,10 @@ export type GpuProfile = z.infer<typeof GpuProfile>
 const GiB = 1024 ** 3
 
 /**
- * The brief's pods: a dense ~27B model in FP8 on one NVIDIA L40S (architecture.md,
+ * The brief's pods: a dense ~27B model in FP8 on one NVIDIA L40S (docs/architecture.md,
  * "The reference profile").
  * - GPU: L40S datasheet, 864 GB/s GDDR6, 733 TFLOP/s FP8 dense, 362 TFLOP/s BF16 dense
- *   (vllm-wire.md §5.2).
+ *   (docs/vllm-wire.md §5.2).
  * - Model: 27e9 parameters, ~28 GB of FP8 weights plus BF16 embeddings, 64 layers,
  *   8 KV heads × 128; attention width 5120 (40 query heads × 128), the doc's placeholder
  *   for a 27B dense model.
@@ -63,7 +63,7 @@ const GiB = 1024 ** 3
  *   ~11.5 GiB after weights and activations, i.e. 94,208 tokens = 5,888 blocks of 16.
  * - Efficiencies: 0.8 of bandwidth, 0.55 of the FP8 GEMM peak, 0.45 of the BF16
  *   attention peak, 3 ms fixed overhead: the architecture's starting values. Fitting this
- *   very step-time function to the H200 measurements in shared/calibration
+ *   very step-time function to the H200 measurements in data/calibration
  *   (`npm run sim:calibration`, R² 0.999 for both model shapes) gives 0.73–0.82 of
  *   bandwidth and 0.53–0.58 of the GEMM peak, which support the first two. Attention
  *   came out at 0.30 of peak, but that is FlashAttention-2 on Hopper, which it does not

@@ -27,12 +27,12 @@ export interface StepCostModel {
 }
 
 /**
- * Roofline step time (vllm-wire.md §5.3):
+ * Roofline step time (docs/vllm-wire.md §5.3):
  *   t = c0 + max(W/BW, 2·N·T/F_lin) + kvb·(Σ_dec ctx + Σ_pre (p+c))/BW + 4·L·Hq·d·Σ_pre c·(p+c/2)/F_attn
  * Weights are streamed once per step whatever the batch (memory-bound below ~300 tokens),
  * GEMMs take over above; every running request's KV is read; prefill attention is
  * quadratic in the chunk and linear in its prefix, which is why cached tokens are not
- * free (shared/calibration: +45% at u=2048 with an 8k prefix).
+ * free (data/calibration: +45% at u=2048 with an 8k prefix).
  */
 export function createStepCostModel(profile: GpuProfile): StepCostModel {
   const { gpu, model, efficiency } = profile

@@ -3,7 +3,7 @@ import { KinfError } from '../errors/kinf-error.ts'
 /**
  * API keys `kinf_<id>_<secret>`. The id names the key (logs, the policy's apiKeys); only
  * SHA-256 of the secret is stored. A fast hash is enough because the secret carries at
- * least 128 random bits, and it keeps Worker CPU low (see gateway-notes §4).
+ * least 128 random bits, and it keeps Worker CPU low (see docs/edge-keys-and-errors.md §1.1).
  */
 
 const idPattern = /^[a-z0-9]{4,32}$/

@@ -1,4 +1,4 @@
-/** KV-cache events as the engine produces them, in vLLM's terms (vllm-wire.md §1.5). */
+/** KV-cache events as the engine produces them, in vLLM's terms (docs/vllm-wire.md §1.5). */
 export type EngineKvEvent =
   | {
       type: 'BlockStored'

@@ -69,7 +69,7 @@ export interface EngineOptions {
 }
 
 /**
- * vLLM V1's scheduler and KV-cache manager, step by step, in virtual time (vllm-wire.md
+ * vLLM V1's scheduler and KV-cache manager, step by step, in virtual time (docs/vllm-wire.md
  * §5.1): one token budget per step shared by running requests (decodes, unfinished
  * prefill chunks) and then waiting ones; prefix-cache lookup capped at
  * floor((n−1)/block)·block; blocks cached as they fill, generated tokens included;

@@ -33,11 +33,11 @@ const invalid = (bytes: Uint8Array) => {
 }
 
 describe('decodeEventBatch reads both vLLM encodings', () => {
-  it('the legacy array example of vllm-wire.md §1.6', () => {
+  it('the legacy array example of docs/vllm-wire.md §1.6', () => {
     expect(decodeEventBatch(unhex(docExample.legacy))).toEqual(docBatch)
   })
 
-  it('the map example of vllm-wire.md §1.6', () => {
+  it('the map example of docs/vllm-wire.md §1.6', () => {
     expect(decodeEventBatch(unhex(docExample.map))).toEqual(docBatch)
   })
 

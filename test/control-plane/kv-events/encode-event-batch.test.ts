@@ -21,7 +21,7 @@ const inBatch = (eventHex: string) => `93${tsHex}91${eventHex}00`
 const eventOf = (batchHex: string) => batchHex.slice(2 + tsHex.length + 2, -2)
 const str = (text: string) => Buffer.from(text).toString('hex')
 
-describe('encodeEventBatch reproduces vllm-wire.md §1.6 byte for byte', () => {
+describe('encodeEventBatch reproduces docs/vllm-wire.md §1.6 byte for byte', () => {
   it('legacy array encoding', () => {
     expect(hex(encodeEventBatch(docBatch, 'array'))).toBe(docExample.legacy)
   })

@@ -1,6 +1,6 @@
 import type { EventBatch } from '../../../control-plane/kv-events/kv-cache-event.ts'
 
-/** vllm-wire.md §1.6, byte for byte (whitespace removed, `0102…10` written out). */
+/** docs/vllm-wire.md §1.6, byte for byte (whitespace removed, `0102…10` written out). */
 export const docExample = {
   topic: '6b762d6576656e7473',
   seq0: '0000000000000000',

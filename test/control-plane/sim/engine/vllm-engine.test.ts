@@ -60,7 +60,7 @@ describe('VllmEngine', () => {
     expect(engine.stats.kvCacheUsage).toBe(0)
   })
 
-  it('models the reference step times of vllm-wire.md §5.3', () => {
+  it('models the reference step times of docs/vllm-wire.md §5.3', () => {
     const engine = new VllmEngine({ profile: smallProfile(50_000), random: seeded(1) })
     engine.add(request('a', range(1, 2048), 2))
     const [prefill, decode] = drain(engine).steps
