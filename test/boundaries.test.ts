@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { importRules, importViolations } from './support/import-violations.ts'
+import { importClosure, importRules, importViolations } from './support/import-violations.ts'
 
 function sourceFiles(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
@@ -17,6 +17,14 @@ describe('import boundaries', () => {
       importViolations(file, readFileSync(file, 'utf8'), area),
     )
     expect(problems).toEqual([])
+  })
+
+  it('the scorer loads nothing of the simulator: pool data lives in shared/', () => {
+    const reached = importClosure(sourceFiles('control-plane/scorer'), (file) =>
+      readFileSync(file, 'utf8'),
+    )
+    expect([...reached].filter((file) => file.startsWith('control-plane/sim/'))).toEqual([])
+    expect(reached.has('shared/pool/pool-router.ts')).toBe(true)
   })
 
   it('catches node:*, I/O libraries and control-plane/ imports', () => {

@@ -1,5 +1,5 @@
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
-import type { SimModelAssets } from '../sim/sim-pod.ts'
+import type { SimModelAssets } from '../sim/sim-model-assets.ts'
 import { benchModel } from './bench-pool-spec.ts'
 import { createProgress } from './create-progress.ts'
 import { parseDataSpec } from './data-spec.ts'

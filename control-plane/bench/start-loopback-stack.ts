@@ -2,7 +2,8 @@ import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import { ScorerConfig } from '../scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../scorer/start-scorer.ts'
 import { scorerPodOf, startSimFleet } from '../sim/sim-fleet.ts'
-import type { SimModelAssets, SimPod } from '../sim/sim-pod.ts'
+import type { SimModelAssets } from '../sim/sim-model-assets.ts'
+import type { SimPod } from '../sim/sim-pod.ts'
 import { benchModel, benchPoolSpec } from './bench-pool-spec.ts'
 
 export interface LoopbackStack {

@@ -1,7 +1,6 @@
 import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { ChatMessage } from '../../shared/openai/chat-completion-request.ts'
-import { cachedTokensOf } from '../../shared/routing/kinference-strategy.ts'
 import type { InferenceContext } from './handle-inference.ts'
 import { prepareRequest } from './prepare-request.ts'
 
@@ -25,13 +24,13 @@ export function podsReport(context: InferenceContext) {
   return {
     pools: context.pools.map((pool) => ({
       name: pool.name,
-      strategy: pool.core.strategy.name,
+      strategy: pool.router.strategy,
       lateBinding: {
         enabled: pool.admission.enabled,
         held: pool.admission.held,
         heldTotal: pool.admission.heldTotal,
       },
-      pods: pool.core.podReports(now).map((report) => ({
+      pods: pool.router.podReports(now).map((report) => ({
         ...report,
         endpoint: pool.endpoint(report.name),
         events: pool.ingestorCounters(report.name),
@@ -52,23 +51,23 @@ export async function lookupReport(context: InferenceContext, body: unknown) {
   const request =
     messages !== undefined ? { model, messages } : { model, prompt: prompt ?? tokenIds }
   const prepared = prepareRequest('admin-lookup', kind, request, context.pools)
-  const { pool, routing } = prepared
-  const pods = pool.core.podNames()
-  const held = await context.index.lookup(prepared.keys, pods, Date.now())
-  const route = pool.core.route(routing, held, { nowMs: performance.now(), random: context.random })
+  const { pool } = prepared
+  const { routing } = prepared.request
+  const lookup = await pool.router.lookup(prepared.request)
+  const route = pool.router.score(lookup, performance.now())
   return {
     pool: pool.name,
     model,
     promptTokens: routing.promptTokens,
-    blocks: prepared.keys.length / 2,
+    blocks: prepared.request.keys.length / 2,
     chosen: route.decision.pod,
     reason: route.decision.reason,
-    pods: pods.map((name, i) => {
+    pods: pool.router.podNames().map((name) => {
       const candidate = route.candidates.find((c) => c.name === name)
       return {
         pod: name,
-        matchedBlocks: held[i] ?? 0,
-        matchedTokens: cachedTokensOf(routing, held[i] ?? 0),
+        matchedBlocks: lookup.blocks.get(name) ?? 0,
+        matchedTokens: pool.router.matchedTokens(lookup, name),
         trust: candidate?.trust ?? null,
         predictedTtftMs: route.predictedTtftMs.get(name) ?? null,
       }

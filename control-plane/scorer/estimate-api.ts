@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { cachedTokensOf } from '../../shared/routing/kinference-strategy.ts'
 import {
   type PoolEstimate,
   PoolEstimateRequest,
@@ -9,7 +8,6 @@ import {
   type PoolEstimateResult,
 } from '../../shared/scorer-api/pool-estimate.ts'
 import { authenticate, type InferenceContext } from './handle-inference.ts'
-import { poolSaturation } from './pool-saturation.ts'
 import { prepareRequest } from './prepare-request.ts'
 import { parseJson, readBody } from './read-body.ts'
 
@@ -37,19 +35,17 @@ export async function estimatePools(
     }
     try {
       const prepared = prepareRequest('estimate', kind, { ...request, model: target.model }, [pool])
-      const pods = pool.core.podNames()
-      const held = await context.index.lookup(prepared.keys, pods, Date.now())
-      const route = pool.core.route(prepared.routing, held, {
-        nowMs: performance.now(),
-        random: context.random,
-      })
+      const { router } = pool
+      const lookup = await router.lookup(prepared.request)
+      const route = router.score(lookup, performance.now())
       const pod = route.decision.pod
-      const chosen = pod === null ? -1 : pods.indexOf(pod)
       const estimate: PoolEstimate = {
-        ...(pods.length === 0 ? { saturation: 1, saturated: true } : poolSaturation(pool, route)),
+        ...(router.podNames().length === 0
+          ? { saturation: 1, saturated: true }
+          : router.saturation(route)),
         predictedTtftMs: pod === null ? null : (route.predictedTtftMs.get(pod) ?? null),
-        promptTokens: prepared.routing.promptTokens,
-        matchedTokens: chosen < 0 ? 0 : cachedTokensOf(prepared.routing, held[chosen] ?? 0),
+        promptTokens: prepared.request.routing.promptTokens,
+        matchedTokens: pod === null ? 0 : router.matchedTokens(lookup, pod),
         pod,
       }
       results.push({ ...target, estimate, error: null })

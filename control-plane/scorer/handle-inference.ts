@@ -3,12 +3,11 @@ import type { Agent, IncomingMessage, ServerResponse } from 'node:http'
 import { finished } from 'node:stream'
 import { type EdgeClaims, verifyEdgeRequest } from '../../shared/auth/edge-signature.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import type { KvIndex } from '../../shared/routing/kv-index.ts'
+import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
+import type { PoolLookup } from '../../shared/pool/pool-router.ts'
 import type { RouteResult } from '../../shared/routing/router-core.ts'
-import type { RoutingRequest } from '../../shared/routing/routing-strategy.ts'
 import type { Admitted } from './pool-admission.ts'
 import type { PoolRuntime } from './pool-runtime.ts'
-import { poolSaturation } from './pool-saturation.ts'
 import { prepareRequest, type RequestKind } from './prepare-request.ts'
 import { proxyToPod } from './proxy-to-pod.ts'
 import { parseJson, readBody } from './read-body.ts'
@@ -49,11 +48,11 @@ export async function handleInference(
   const claims = await authenticate(context, req, body)
   const pools = allowedPools(context, claims)
   const prepared = prepareRequest(requestId, kind, parseJson(body), pools)
-  const { pool, routing } = prepared
-  const pods = pool.core.podNames()
-  if (pods.length === 0)
+  const { pool } = prepared
+  const { router } = pool
+  if (router.podNames().length === 0)
     throw new KinfError('upstream_unavailable', `pool ${pool.name} has no pods`)
-  const indexed = await context.index.lookup(prepared.keys, pods, Date.now())
+  const lookup = await router.lookup(prepared.request)
   const headers = Object.fromEntries(
     passThroughHeaders.flatMap((name) => {
       const value = headerOf(req, name)
@@ -66,16 +65,11 @@ export async function handleInference(
   for (let attempt = 0; attempt < 2; attempt++) {
     let route: RouteResult
     if (attempt === 0) {
-      const admitted = await admit(context, pool, routing, indexed, claims.allowBurst, res)
+      const admitted = await admit(context, pool, lookup, claims.allowBurst, res)
       if (admitted === null) return // the client left while held: nothing was sent
       route = admitted.route
       heldMs = admitted.heldMs
-    } else {
-      const routingContext = { nowMs: performance.now(), random: context.random }
-      route = pool.core.route(routing, indexed, routingContext, tried)
-      const pod = route.decision.pod
-      if (pod !== null) pool.core.dispatched(routing, pod, route, routingContext)
-    }
+    } else route = router.dispatchNow(lookup, performance.now(), { exclude: tried })
     const pod = route.decision.pod
     if (pod === null) break
     const score = route.decision.scores.find((s) => s.pod === pod)
@@ -84,17 +78,6 @@ export async function handleInference(
       .labels({ pool: pool.name })
       .observe((performance.now() - started - heldMs) / 1000)
     context.metrics.predictedTtftSeconds.labels({ pool: pool.name }).observe(predicted / 1000)
-    const blocks = prepared.keys.length / 2
-    context.index
-      .addSpeculative(
-        pod,
-        prepared.keys,
-        blocks,
-        Date.now() + (pool.spec.routing.kinference?.speculativeTtlMs ?? 2_000),
-      )
-      .catch((error: unknown) =>
-        context.log(`speculative entry for ${pod} failed: ${(error as Error).message}`),
-      )
     const endpoint = pool.endpoint(pod)
     if (!endpoint) throw new KinfError('internal', `pod ${pod} has no endpoint`)
     const outcome = await proxyToPod(
@@ -107,15 +90,14 @@ export async function handleInference(
         stream: prepared.stream,
         connectTimeoutMs: 5_000,
         extraHeaders: {
-          'x-kinference-decision': `pool=${pool.name}; pod=${pod}; strategy=${pool.core.strategy.name}; matched_tokens=${score?.cachedTokens ?? 0}; predicted_ttft_ms=${Math.round(predicted)}; held_ms=${Math.round(heldMs)}`,
+          'x-kinference-decision': `pool=${pool.name}; pod=${pod}; strategy=${router.strategy}; matched_tokens=${score?.cachedTokens ?? 0}; predicted_ttft_ms=${Math.round(predicted)}; held_ms=${Math.round(heldMs)}`,
           'x-kinference-reason': asciiHeader(route.decision.reason),
         },
         onFirstToken: () => {
-          pool.core.firstToken(requestId, performance.now())
-          pool.admission.release()
+          router.firstToken(requestId, performance.now())
           context.metrics.ttftSeconds.labels({ pod }).observe((performance.now() - started) / 1000)
         },
-        onProgress: (generated) => pool.core.progress(requestId, generated),
+        onProgress: (generated) => router.progress(requestId, generated),
       },
       res,
     )
@@ -126,14 +108,12 @@ export async function handleInference(
       const reported =
         outcome.cachedTokens ??
         (outcome.usageSeen && context.podsReportingCache.has(pod) ? 0 : null)
-      pool.core.finished(requestId, performance.now(), outcome.status === 200 ? reported : null)
-      pool.admission.release()
+      router.finished(requestId, performance.now(), outcome.status === 200 ? reported : null)
       context.metrics.matchedTokens.labels({ pod }).inc(score?.cachedTokens ?? 0)
-      context.metrics.promptTokens.labels({ pod }).inc(routing.promptTokens)
+      context.metrics.promptTokens.labels({ pod }).inc(prepared.request.routing.promptTokens)
       return
     }
-    pool.core.failed(requestId, performance.now(), outcome.kind !== 'client-gone')
-    pool.admission.release()
+    router.failed(requestId, performance.now(), outcome.kind !== 'client-gone')
     if (outcome.kind !== 'failed-before-bytes') return
     context.log(
       `${pod} failed before answering (${outcome.reason}); ${attempt === 0 ? 'retrying on the next best pod' : 'giving up'}`,
@@ -153,16 +133,15 @@ export async function handleInference(
 async function admit(
   context: InferenceContext,
   pool: PoolRuntime,
-  routing: RoutingRequest,
-  indexed: readonly number[],
+  lookup: PoolLookup,
   allowBurst: boolean,
   res: ServerResponse,
 ): Promise<Admitted | null> {
+  const { router } = pool
   let route: RouteResult | undefined
   if (allowBurst) {
-    const routingContext = { nowMs: performance.now(), random: context.random }
-    route = pool.core.route(routing, indexed, routingContext)
-    if (route.decision.pod !== null && poolSaturation(pool, route).saturated) {
+    route = router.score(lookup, performance.now())
+    if (route.decision.pod !== null && router.saturation(route).saturated) {
       context.metrics.saturated.labels({ pool: pool.name }).inc()
       throw new KinfError(
         'saturated',
@@ -171,13 +150,14 @@ async function admit(
     }
   }
   // Nothing is ever held without late binding: no need to watch the client.
-  if (!pool.admission.enabled) return pool.admission.admitNow(routing, indexed, route)
+  if (!pool.admission.enabled)
+    return { route: router.dispatchNow(lookup, performance.now(), { route }), heldMs: 0 }
   const left = new AbortController()
   const onClose = () => left.abort()
   if (res.destroyed) left.abort()
   else res.once('close', onClose)
   try {
-    return await pool.admission.admit(routing, indexed, {
+    return await pool.admission.admit(lookup, {
       signal: left.signal,
       answered: () => new Promise((resolve) => finished(res, () => resolve(undefined))),
       ...(route ? { route } : {}),

@@ -1,7 +1,7 @@
-import type { KvIndex } from '../../shared/routing/kv-index.ts'
+import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import type { EventBatch } from '../kv-events/kv-cache-event.ts'
 import { requestReplay } from '../kv-events/request-replay.ts'
-import { toIndexEvents } from './to-index-events.ts'
+import { toIndexEvents } from '../kv-events/to-index-events.ts'
 
 export interface IngestorCounters {
   batches: number

@@ -1,11 +1,6 @@
 import type { InferencePoolSpec } from '../../shared/crd/inference-pool.ts'
-import { gpuProfiles, numGpuBlocks } from '../../shared/gpu/gpu-profile.ts'
-import { createStepCostModel } from '../../shared/gpu/step-cost-model.ts'
-import { createKinferenceStrategy } from '../../shared/routing/kinference-strategy.ts'
-import type { KvIndex } from '../../shared/routing/kv-index.ts'
-import { RouterCore, type RouterCoreOptions } from '../../shared/routing/router-core.ts'
-import type { RoutingStrategy, StepCost, TtftModel } from '../../shared/routing/routing-strategy.ts'
-import { createRoutingStrategy } from '../../shared/routing/strategies/create-routing-strategy.ts'
+import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
+import { PoolRouter, type ServedModel } from '../../shared/pool/pool-router.ts'
 import {
   createKvEventSubscriber,
   type KvEventSubscriber,
@@ -14,7 +9,7 @@ import type { EventBatch } from '../kv-events/kv-cache-event.ts'
 import { createTokenizer } from '../tokenizer/create-tokenizer.ts'
 import type { Tokenizer } from '../tokenizer/tokenizer.ts'
 import { PodEventIngestor } from './pod-event-ingestor.ts'
-import { type HoldOutcome, PoolAdmission } from './pool-admission.ts'
+import { type HoldOutcome, PoolAdmission, type Waiter } from './pool-admission.ts'
 import type { ScorerPod } from './scorer-config.ts'
 
 interface PodRuntime {
@@ -38,95 +33,14 @@ export interface PoolRuntimeOptions {
 }
 
 /**
- * The TTFT model a new pod starts from: the pool's overrides, else its GPU profile's cost
- * model (a full prefill step per budget of tokens; a decode step of overhead).
- */
-export function ttftPrior(spec: InferencePoolSpec): TtftModel {
-  const budget = spec.scheduler.maxNumBatchedTokens
-  const profile = gpuProfiles[spec.gpuProfile]
-  let prior: TtftModel = { overheadMs: 50, msPerToken: 0.15 }
-  if (profile) {
-    const cost = createStepCostModel(profile)
-    prior = {
-      overheadMs: cost.stepMs({
-        tokens: 1,
-        decodeContext: 2048,
-        prefillContext: 0,
-        prefillAttention: 0,
-      }),
-      msPerToken:
-        cost.stepMs({
-          tokens: budget,
-          decodeContext: 0,
-          prefillContext: budget,
-          prefillAttention: (budget * budget) / 2,
-        }) / budget,
-    }
-  }
-  const overrides = spec.routing.kinference
-  if (overrides?.prefillTokensPerSecond)
-    prior = { ...prior, msPerToken: 1000 / overrides.prefillTokensPerSecond }
-  if (overrides?.overheadMs !== undefined) prior = { ...prior, overheadMs: overrides.overheadMs }
-  return prior
-}
-
-/** What a pod's decode step costs, from the pool's GPU profile (a generic GPU without one). */
-export function stepCostOf(spec: InferencePoolSpec): StepCost {
-  const profile = gpuProfiles[spec.gpuProfile]
-  if (!profile) return { decodeStepMs: 30, msPerContextToken: 2e-4 }
-  const cost = createStepCostModel(profile)
-  const empty = { tokens: 1, prefillContext: 0, prefillAttention: 0 }
-  const base = cost.stepMs({ ...empty, decodeContext: 0 })
-  return {
-    decodeStepMs: base,
-    msPerContextToken: (cost.stepMs({ ...empty, decodeContext: 100_000 }) - base) / 100_000,
-  }
-}
-
-/** KV-cache tokens per pod before its metrics say: the pool's numGpuBlocks, or the profile's. */
-export function kvCapacityOf(spec: InferencePoolSpec): number | null {
-  const profile = gpuProfiles[spec.gpuProfile]
-  const blocks = spec.scheduler.numGpuBlocks ?? (profile ? numGpuBlocks(profile) : null)
-  return blocks === null ? null : blocks * spec.blockSize
-}
-
-/** The routing core of a pool: its strategy, TTFT prior, memory and step cost. */
-export function routerCoreOptions(spec: InferencePoolSpec): RouterCoreOptions {
-  const kinference = spec.routing.kinference
-  return {
-    strategy: createPoolStrategy(spec),
-    stepBudget: spec.scheduler.maxNumBatchedTokens,
-    prior: ttftPrior(spec),
-    onlineCalibration: kinference?.onlineCalibration ?? true,
-    forgettingFactor: kinference?.forgettingFactor ?? 0.98,
-    driftTolerance: kinference?.driftTolerance ?? 0.25,
-    metricsStalenessMs: spec.metrics.stalenessMs,
-    unhealthyCooldownMs: 5_000,
-    kvCapacityTokens: kvCapacityOf(spec),
-    stepCost: stepCostOf(spec),
-  }
-}
-
-/** The routing strategy a pool names, with its parameters. */
-export function createPoolStrategy(spec: InferencePoolSpec): RoutingStrategy {
-  if (spec.routing.strategy === 'kinference') {
-    return createKinferenceStrategy({
-      stepBudget: spec.scheduler.maxNumBatchedTokens,
-      copyHeadroom: spec.routing.kinference?.copyHeadroom ?? 0.85,
-    })
-  }
-  return createRoutingStrategy(spec.routing.strategy, spec.routing)
-}
-
-/**
- * One pool as the scorer runs it: the routing core and its late-binding admission queue,
- * the pods with their KV-event subscriptions and index ingestion, and the tokenizer of
- * each served model.
+ * One pool as the scorer runs it: its router (shared/pool) with the late-binding glue of
+ * this process, the pods with their KV-event subscriptions and index ingestion, and the
+ * tokenizer of each served model.
  */
 export class PoolRuntime {
   readonly name: string
   readonly spec: InferencePoolSpec
-  readonly core: RouterCore
+  readonly router: PoolRouter<Waiter>
   readonly admission: PoolAdmission
   private readonly options: PoolRuntimeOptions
   private readonly pods = new Map<string, PodRuntime>()
@@ -143,29 +57,22 @@ export class PoolRuntime {
     this.topicPattern = new RegExp(
       `^${template.replace('{pod}', '(?<pod>.+?)').replace('{model}', '.*')}$`,
     )
-    this.core = new RouterCore(routerCoreOptions(options.spec))
-    this.admission = new PoolAdmission({
-      core: this.core,
+    this.router = new PoolRouter<Waiter>({
+      name: options.name,
       spec: options.spec,
+      index: options.index,
       random: options.random ?? Math.random,
-      onHoldEnd: options.onHoldEnd,
+      // Replicas share the index: its entries expire on wall time.
+      indexNowMs: Date.now,
+      onError: options.onError,
     })
+    this.admission = new PoolAdmission({ router: this.router, onHoldEnd: options.onHoldEnd })
   }
 
-  /** The served model (or LoRA adapter) `model`, and the base model whose tokenizer applies. */
-  serves(
-    model: string,
-  ): { baseModel: string; tokenizer: Tokenizer; maxContextTokens: number } | null {
-    for (const served of this.spec.models) {
-      if (served.name === model || served.loraAdapters?.includes(model)) {
-        return {
-          baseModel: served.name,
-          tokenizer: this.options.tokenizers(served.tokenizer),
-          maxContextTokens: served.maxContextTokens,
-        }
-      }
-    }
-    return null
+  /** The served model (or LoRA adapter) `model`, and the tokenizer of its base model. */
+  serves(model: string): { model: ServedModel; tokenizer: Tokenizer } | null {
+    const served = this.router.served(model)
+    return served && { model: served, tokenizer: this.options.tokenizers(served.tokenizer) }
   }
 
   endpoints(): ScorerPod[] {
@@ -182,14 +89,12 @@ export class PoolRuntime {
 
   async addPod(endpoint: ScorerPod): Promise<void> {
     if (this.pods.has(endpoint.name)) await this.removePod(endpoint.name)
-    this.core.addPod(endpoint.name)
     const runtime: PodRuntime = { endpoint, ingestor: null, subscriber: null }
     this.pods.set(endpoint.name, runtime)
-    // A new pod may start what is held.
-    this.admission.release()
+    this.router.addPod(endpoint.name, performance.now())
     if (endpoint.events === null && !this.options.sharedEvents) {
       // No KV events: the pod is routed on load alone (its index stays empty).
-      this.core.setIndexReady(endpoint.name, false)
+      this.router.setIndexReady(endpoint.name, false)
       return
     }
     const model = this.spec.models[0]?.name ?? ''
@@ -198,7 +103,7 @@ export class PoolRuntime {
       model,
       index: this.options.index,
       replayEndpoint: endpoint.replay,
-      onReady: (ready) => this.core.setIndexReady(endpoint.name, ready),
+      onReady: (ready) => this.router.setIndexReady(endpoint.name, ready),
       onError: this.options.onError,
     })
     runtime.ingestor = ingestor
@@ -237,7 +142,7 @@ export class PoolRuntime {
     this.pods.delete(name)
     runtime.ingestor?.close()
     await runtime.subscriber?.close()
-    this.core.removePod(name)
+    this.router.removePod(name, performance.now())
     await this.options.index.dropPod(name)
   }
 

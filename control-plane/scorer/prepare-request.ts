@@ -4,32 +4,22 @@ import {
   ChatCompletionRequest,
   CompletionRequest,
 } from '../../shared/openai/chat-completion-request.ts'
-import { type BlockKeyChain, computeBlockKeys } from '../../shared/routing/block-keys.ts'
-import type { RoutingRequest } from '../../shared/routing/routing-strategy.ts'
+import type { PoolRequest } from '../../shared/pool/pool-router.ts'
 import type { PoolRuntime } from './pool-runtime.ts'
 
 export type RequestKind = 'chat' | 'completion'
 
-/** A request ready to route: its pool, its token ids and block keys as the pod will see them. */
+/** A request ready to route: its pool, and its token ids and block keys as the pod will see them. */
 export interface PreparedRequest {
   kind: RequestKind
   pool: PoolRuntime
   model: string
-  keys: BlockKeyChain
-  routing: RoutingRequest
+  request: PoolRequest
   stream: boolean
 }
 
-/** An error with the `param` and `code` of OpenAI's error body. */
-export class RequestError extends KinfError {
-  constructor(
-    code: 'invalid_request' | 'not_found',
-    message: string,
-    param: string | null,
-    openAiCode: string,
-  ) {
-    super(code, message, { param, openAiCode })
-  }
+function invalid(message: string, param: string | null, openAiCode = 'invalid_request'): KinfError {
+  return new KinfError('invalid_request', message, { param, openAiCode })
 }
 
 /**
@@ -44,25 +34,17 @@ export function prepareRequest(
   pools: readonly PoolRuntime[],
 ): PreparedRequest {
   const parsed = (kind === 'chat' ? ChatCompletionRequest : CompletionRequest).safeParse(body)
-  if (!parsed.success)
-    throw new RequestError(
-      'invalid_request',
-      z.prettifyError(parsed.error),
-      null,
-      'invalid_request',
-    )
+  if (!parsed.success) throw invalid(z.prettifyError(parsed.error), null)
   const request = parsed.data
   const model = request.model ?? soleModel(pools)
   const match = pools
     .map((pool) => ({ pool, served: pool.serves(model) }))
     .find((m) => m.served !== null)
   if (!match?.served) {
-    throw new RequestError(
-      'not_found',
-      `The model \`${model}\` does not exist.`,
-      'model',
-      'model_not_found',
-    )
+    throw new KinfError('not_found', `The model \`${model}\` does not exist.`, {
+      param: 'model',
+      openAiCode: 'model_not_found',
+    })
   }
   const { pool, served } = match
   let tokenIds: number[]
@@ -75,48 +57,28 @@ export function prepareRequest(
           }).tokenIds
         : completionTokens((request as CompletionRequest).prompt, served.tokenizer.encode)
   } catch (error) {
-    if (error instanceof RequestError) throw error
-    throw new RequestError(
-      'invalid_request',
-      (error as Error).message,
-      kind === 'chat' ? 'messages' : 'prompt',
-      'invalid_request',
-    )
+    if (KinfError.isInstance(error) && error.param !== null) throw error
+    throw invalid((error as Error).message, kind === 'chat' ? 'messages' : 'prompt')
   }
-  if (tokenIds.length >= served.maxContextTokens) {
-    throw new RequestError(
-      'invalid_request',
-      `This model's maximum context length is ${served.maxContextTokens} tokens; the prompt has ${tokenIds.length}.`,
+  if (tokenIds.length >= served.model.maxContextTokens) {
+    throw invalid(
+      `This model's maximum context length is ${served.model.maxContextTokens} tokens; the prompt has ${tokenIds.length}.`,
       'messages',
       'context_length_exceeded',
     )
   }
-  const blockSize = pool.spec.blockSize
-  const loraName = model === served.baseModel ? null : model
-  const keys = computeBlockKeys(tokenIds, blockSize, {
-    model: served.baseModel,
-    loraName,
-    cacheSalt: request.cache_salt ?? null,
-  })
-  const promptText =
-    kind === 'chat'
-      ? JSON.stringify((request as ChatCompletionRequest).messages)
-      : String((request as CompletionRequest).prompt)
-  return {
-    kind,
-    pool,
+  const prepared = pool.router.prepare({
+    id,
     model,
-    keys,
-    stream: request.stream === true,
-    routing: {
-      id,
-      model,
-      promptTokens: tokenIds.length,
-      blockSize,
-      promptText,
-      maxTokens: (request as { max_tokens?: number | null }).max_tokens ?? 256,
-    },
-  }
+    promptIds: tokenIds,
+    maxTokens: (request as { max_tokens?: number | null }).max_tokens ?? 256,
+    cacheSalt: request.cache_salt ?? null,
+    promptText: () =>
+      kind === 'chat'
+        ? JSON.stringify((request as ChatCompletionRequest).messages)
+        : String((request as CompletionRequest).prompt),
+  })
+  return { kind, pool, model, request: prepared, stream: request.stream === true }
 }
 
 function completionTokens(prompt: string | number[], encode: (text: string) => number[]): number[] {
@@ -126,10 +88,5 @@ function completionTokens(prompt: string | number[], encode: (text: string) => n
 function soleModel(pools: readonly PoolRuntime[]): string {
   const models = pools.flatMap((pool) => pool.spec.models.map((m) => m.name))
   if (models.length === 1) return models[0] as string
-  throw new RequestError(
-    'invalid_request',
-    'model is required: this scorer serves several models',
-    'model',
-    'invalid_request',
-  )
+  throw invalid('model is required: this scorer serves several models', 'model')
 }

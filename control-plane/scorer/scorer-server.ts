@@ -7,7 +7,6 @@ import { prometheusTextContentType } from '../metrics/create-prometheus-registry
 import { lookupReport, podsReport } from './admin-api.ts'
 import { estimatePools } from './estimate-api.ts'
 import { handleInference, type InferenceContext } from './handle-inference.ts'
-import { RequestError } from './prepare-request.ts'
 import { parseJson, readBody } from './read-body.ts'
 
 function json(
@@ -82,11 +81,9 @@ export function createScorerServer(context: InferenceContext, refreshMetrics: ()
         res.end()
         return
       }
-      const detail =
-        error instanceof RequestError ? { param: error.param, code: error.openAiCode } : {}
       const headers: Record<string, string> =
         failure.code === 'saturated' ? { 'x-kinference-saturated': '1', 'retry-after': '1' } : {}
-      json(res, failure.status, openAiErrorBody(failure, detail), headers)
+      json(res, failure.status, openAiErrorBody(failure), headers)
     }
   })
 }

@@ -1,12 +1,12 @@
 import { Agent } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { KvIndex } from '../../shared/routing/kv-index.ts'
-import { createMemoryKvIndex } from '../../shared/routing/memory-kv-index.ts'
+import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
+import { createMemoryKvIndex } from '../../shared/kv-index/memory-kv-index.ts'
 import { bindKvEventSubscriber } from '../kv-events/create-kv-event-subscriber.ts'
+import { createRedisKvIndex } from '../kv-index/redis-kv-index.ts'
 import type { InferenceContext } from './handle-inference.ts'
 import { startMetricsScraper } from './metrics-scraper.ts'
 import { createTokenizerCache, PoolRuntime } from './pool-runtime.ts'
-import { createRedisKvIndex } from './redis-kv-index.ts'
 import type { ScorerConfig, ScorerPod } from './scorer-config.ts'
 import { createScorerMetrics } from './scorer-metrics.ts'
 import { createScorerServer } from './scorer-server.ts'
@@ -97,7 +97,7 @@ export async function startScorer(
     onSignals: (pod, signals, startedAt) => {
       const pool = pools.find((p) => p.endpoint(pod))
       if (!pool) return
-      pool.core.updateMetrics(
+      pool.router.updateMetrics(
         pod,
         {
           running: signals.running ?? 0,
@@ -109,8 +109,6 @@ export async function startScorer(
           ? signals.numGpuBlocks * signals.blockSize
           : null,
       )
-      // Fresh metrics may show room for what late binding holds.
-      pool.admission.release()
       // A new process start time, or a counter that went down, means a new process: its
       // cache is empty whatever the index says.
       const queries = signals.prefixCacheQueries
@@ -130,7 +128,7 @@ export async function startScorer(
     const now = performance.now()
     for (const pool of pools) {
       metrics.heldRequests.labels({ pool: pool.name }).set(pool.admission.held)
-      for (const report of pool.core.podReports(now)) {
+      for (const report of pool.router.podReports(now)) {
         metrics.drift.labels({ pod: report.name }).set(report.drift)
         for (const state of ['precise', 'approximate', 'load-only']) {
           metrics.trust.labels({ pod: report.name, state }).set(report.trust === state ? 1 : 0)

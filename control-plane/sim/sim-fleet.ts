@@ -1,7 +1,6 @@
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
-import { createStableVocabulary } from '../tokenizer/create-stable-vocabulary.ts'
-import { createTokenizer } from '../tokenizer/create-tokenizer.ts'
-import { createSimPod, type SimModelAssets, type SimPod } from './sim-pod.ts'
+import { loadSimModelAssets, type SimModelAssets } from './sim-model-assets.ts'
+import { createSimPod, type SimPod } from './sim-pod.ts'
 import type { SimFaultsPatch } from './sim-pod-config.ts'
 
 export interface SimFleetOptions {
@@ -20,12 +19,6 @@ export interface SimFleetOptions {
   assets?: SimModelAssets
   /** Pod i is named `${namePrefix}-${i}` (default sim-pod); unique across the scorer's pools. */
   namePrefix?: string
-}
-
-/** The tokenizer and output vocabulary, built once and shared by every pod of a process. */
-export function loadSimModelAssets(): SimModelAssets {
-  const tokenizer = createTokenizer('qwen3')
-  return { tokenizer, vocabulary: createStableVocabulary(tokenizer) }
 }
 
 /** A simulated pod as the scorer's config lists it (ScorerPod): its HTTP and KV-event endpoints. */

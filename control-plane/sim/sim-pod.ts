@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createSeededRandom } from '../../shared/random/create-seeded-random.ts'
-import type { StableVocabulary } from '../tokenizer/create-stable-vocabulary.ts'
-import type { Tokenizer } from '../tokenizer/tokenizer.ts'
 import { createOutputPlanner } from './output-planner.ts'
 import { createPodHttpServer } from './pod-http-server.ts'
 import { createPodRuntime, type PodRuntime } from './pod-runtime.ts'
+import type { SimModelAssets } from './sim-model-assets.ts'
 import {
   kvEventTopic,
   noFaults,
@@ -16,12 +15,6 @@ import {
   type SimPodConfigInput,
 } from './sim-pod-config.ts'
 import type { SimPodContext } from './sim-pod-context.ts'
-
-/** What a simulated pod needs that is expensive to build and can be shared by pods. */
-export interface SimModelAssets {
-  tokenizer: Tokenizer
-  vocabulary: StableVocabulary
-}
 
 export interface SimPod {
   readonly config: SimPodConfig

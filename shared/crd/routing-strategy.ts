@@ -73,6 +73,8 @@ export const KinferenceParameters = z.strictObject({
     ),
 })
 
+export type KinferenceParameters = z.infer<typeof KinferenceParameters>
+
 export const GieDefaultParameters = z.strictObject({
   queueWeight: z.number().min(0).default(2).describe('Weight of the queue scorer.'),
   kvCacheUtilWeight: z.number().min(0).default(2).describe('Weight of the KV-utilisation scorer.'),

@@ -4,8 +4,8 @@ import type { RoutingContext, RoutingRequest } from './routing-strategy.ts'
 /** A request the router keeps until its best pod can start it. */
 export interface HeldRequest<T> {
   request: RoutingRequest
-  /** The index's answer when it arrived (aligned with the core's pod names then). */
-  indexedBlocks: readonly number[]
+  /** The index's answer when it arrived, by pod name. */
+  indexedBlocks: ReadonlyMap<string, number>
   exclude: ReadonlySet<string>
   sinceMs: number
   payload: T
@@ -40,6 +40,11 @@ export class AdmissionQueue<T> {
   constructor(core: RouterCore, options: AdmissionQueueOptions) {
     this.core = core
     this.options = options
+  }
+
+  /** Late binding is on: requests may be held. */
+  get enabled(): boolean {
+    return this.options.enabled
   }
 
   get size(): number {

@@ -1,5 +1,4 @@
 import { IndexTrustTracker } from './index-trust.ts'
-import { cachedTokensOf, predictTtftMs, ttftFeatures } from './kinference-strategy.ts'
 import { admissionWaitMs, type PodMemory } from './pod-memory.ts'
 import type {
   PodCandidate,
@@ -12,7 +11,13 @@ import type {
   StepCost,
   TtftModel,
 } from './routing-strategy.ts'
-import { effectiveWork, OnlineTtftModel } from './ttft-model.ts'
+import {
+  cachedTokensOf,
+  effectiveWork,
+  OnlineTtftModel,
+  predictTtftMs,
+  ttftFeatures,
+} from './ttft-model.ts'
 
 export interface RouterCoreOptions {
   strategy: RoutingStrategy
@@ -81,8 +86,7 @@ export interface RouteResult {
 /**
  * The routing core of one pool, pure: per-pod load as this replica sees it, scraped
  * metrics, the online TTFT model, index trust and health, turned into candidates for the
- * pool's strategy. The scorer drives it with real traffic, the discrete-event benchmark
- * with simulated traffic; both call the same methods in the same order.
+ * pool's strategy. Driven only through PoolRouter (shared/pool), which every caller uses.
  */
 export class RouterCore {
   private readonly options: RouterCoreOptions
@@ -168,18 +172,20 @@ export class RouterCore {
   }
 
   /**
-   * Chooses a pod. `indexedBlocks` is aligned with podNames(): the leading blocks of this
-   * request each pod holds per the index. Unhealthy and excluded pods are left out, unless
-   * that leaves nobody (fail open: a possibly-recovered pod beats a certain error).
+   * Chooses a pod. `indexedBlocks` is the index's answer by pod name: the leading blocks of
+   * this request each pod holds (pods it does not name hold none, so a pod added since the
+   * lookup counts as cold and one removed since is simply gone). Unhealthy and excluded
+   * pods are left out, unless that leaves nobody (fail open: a possibly-recovered pod beats
+   * a certain error).
    */
   route(
     request: RoutingRequest,
-    indexedBlocks: readonly number[],
+    indexedBlocks: ReadonlyMap<string, number>,
     context: RoutingContext,
     exclude: ReadonlySet<string> = new Set(),
   ): RouteResult {
     const states = [...this.pods.values()]
-    const blocksByPod = new Map(states.map((pod, i) => [pod.name, indexedBlocks[i] ?? 0]))
+    const blocksByPod = new Map(states.map((pod) => [pod.name, indexedBlocks.get(pod.name) ?? 0]))
     const eligible = states.filter((pod) => !exclude.has(pod.name))
     const healthy = eligible.filter((pod) => pod.unhealthyUntilMs <= context.nowMs)
     const chosenStates = healthy.length > 0 ? healthy : eligible

@@ -99,6 +99,8 @@ export interface RoutingContext {
  */
 export interface RoutingStrategy {
   readonly name: RoutingStrategyName
+  /** It hashes the request's characters (RoutingRequest.promptText), which then must be filled in. */
+  readonly usesPromptText?: boolean
   choose(
     request: RoutingRequest,
     candidates: readonly PodCandidate[],

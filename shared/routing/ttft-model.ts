@@ -1,4 +1,5 @@
-import type { TtftModel } from './routing-strategy.ts'
+import { admissionWaitMs } from './pod-memory.ts'
+import type { PodCandidate, RoutingRequest, TtftModel } from './routing-strategy.ts'
 
 /** What the TTFT of a request sent to a pod depends on, at the moment it is sent. */
 export interface TtftFeatures {
@@ -21,6 +22,55 @@ export interface TtftFeatures {
 export function effectiveWork(features: TtftFeatures): number {
   const share = Math.max(0.125, 1 - features.decoding / features.stepBudget)
   return (features.queuedTokens + features.uncachedTokens) / share
+}
+
+/** Tokens of a prompt a pod would serve from cache: vLLM never hits the last token. */
+export function cachedTokensOf(request: RoutingRequest, cachedBlocks: number): number {
+  const cap = Math.floor((request.promptTokens - 1) / request.blockSize) * request.blockSize
+  return Math.max(0, Math.min(cachedBlocks * request.blockSize, cap))
+}
+
+/**
+ * What the pod would have to do before this request's first token. The queue is the
+ * uncached prefill this replica sent and has not seen answered, plus the waiting
+ * requests the pod reported that this replica had not sent (other replicas' traffic,
+ * preempted requests to recompute), each the size of an average request in flight
+ * there. Decodes are running requests past prefill.
+ */
+export function ttftFeatures(
+  request: RoutingRequest,
+  pod: PodCandidate,
+  stepBudget: number,
+): TtftFeatures {
+  const { load, metrics } = pod
+  // Counted against what was pending when the metrics were read, not now: a request
+  // answered since would otherwise look like somebody else's.
+  const unseen = metrics
+    ? (metrics.unseenWaiting ?? Math.max(0, metrics.waiting - load.pendingRequests))
+    : 0
+  const typical = load.inFlight > 0 ? load.activeTokens / load.inFlight : request.promptTokens
+  const decoding = metrics
+    ? Math.max(0, metrics.running - load.pendingRequests)
+    : Math.max(0, load.inFlight - load.pendingRequests)
+  return {
+    queuedTokens: load.pendingPrefillTokens + unseen * typical,
+    uncachedTokens: request.promptTokens - cachedTokensOf(request, pod.cachedBlocks),
+    decoding,
+    stepBudget,
+  }
+}
+
+export function predictTtftMs(
+  request: RoutingRequest,
+  pod: PodCandidate,
+  stepBudget: number,
+): number {
+  const features = ttftFeatures(request, pod, stepBudget)
+  return (
+    pod.ttft.overheadMs +
+    pod.ttft.msPerToken * effectiveWork(features) +
+    (pod.memory ? admissionWaitMs(pod.memory, features.uncachedTokens) : 0)
+  )
 }
 
 export interface OnlineTtftModelOptions {

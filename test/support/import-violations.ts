@@ -38,3 +38,25 @@ export function importViolations(
   }
   return problems
 }
+
+/**
+ * Every repository file reachable from `entries` through relative imports (static and
+ * dynamic), so a rule can be checked on what a program actually loads.
+ */
+export function importClosure(
+  entries: readonly string[],
+  read: (file: string) => string,
+): Set<string> {
+  const seen = new Set<string>()
+  const pending = [...entries]
+  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+    if (seen.has(file)) continue
+    seen.add(file)
+    for (const match of read(file).matchAll(importPattern)) {
+      const specifier = match[1] ?? match[2] ?? match[3] ?? ''
+      if (specifier.startsWith('.'))
+        pending.push(relative(process.cwd(), resolve(dirname(file), specifier)))
+    }
+  }
+  return seen
+}

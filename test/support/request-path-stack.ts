@@ -2,11 +2,8 @@ import { demoSnapshot } from '../../control-plane/embedded/demo-snapshot.ts'
 import { startFakeBedrock } from '../../control-plane/fake-bedrock/start-fake-bedrock.ts'
 import { ScorerConfig } from '../../control-plane/scorer/scorer-config.ts'
 import { startScorer } from '../../control-plane/scorer/start-scorer.ts'
-import {
-  loadSimModelAssets,
-  scorerPodOf,
-  startSimFleet,
-} from '../../control-plane/sim/sim-fleet.ts'
+import { scorerPodOf, startSimFleet } from '../../control-plane/sim/sim-fleet.ts'
+import { loadSimModelAssets } from '../../control-plane/sim/sim-model-assets.ts'
 import { l40s27bFp8 } from '../../shared/gpu/gpu-profile.ts'
 import { mintApiKey, sha256HexOf } from '../../shared/tenancy/api-key.ts'
 

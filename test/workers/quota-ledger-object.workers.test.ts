@@ -5,7 +5,7 @@ import {
   createDurableObjectQuotaStore,
   type QuotaLedgerNamespace,
 } from '../../workers/durable-object-quota-store.ts'
-import { describeQuotaStoreConformance } from '../shared/quota/quota-store-conformance.ts'
+import { describeQuotaStoreConformance } from '../support/quota-store-conformance.ts'
 
 // Runs in workerd with wrangler.toml's bindings (the workers project of vitest.config.ts).
 const namespace = env.QUOTA_LEDGER as QuotaLedgerNamespace

@@ -1,5 +1,5 @@
 import { gpuProfiles } from '../../../shared/gpu/gpu-profile.ts'
-import type { SimModelAssets } from '../../sim/sim-pod.ts'
+import type { SimModelAssets } from '../../sim/sim-model-assets.ts'
 import { benchPoolSpec } from '../bench-pool-spec.ts'
 import { createChatFrame } from '../chat-prompt-ids.ts'
 import { parseDataSpec } from '../data-spec.ts'

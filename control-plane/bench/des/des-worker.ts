@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads'
-import { loadSimModelAssets } from '../../sim/sim-fleet.ts'
+import { loadSimModelAssets } from '../../sim/sim-model-assets.ts'
 import { computeBenchmarkMetrics } from '../compute-benchmark-metrics.ts'
 import { type DesJob, runDesJob } from './des-job.ts'
 

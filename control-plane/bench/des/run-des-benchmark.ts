@@ -1,14 +1,10 @@
 import type { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import { type GpuProfile, numGpuBlocks } from '../../../shared/gpu/gpu-profile.ts'
+import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
+import { type PoolLookup, PoolRouter } from '../../../shared/pool/pool-router.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import { AdmissionQueue } from '../../../shared/routing/admission-queue.ts'
-import { type BlockKeyChain, computeBlockKeys } from '../../../shared/routing/block-keys.ts'
-import { createMemoryKvIndex } from '../../../shared/routing/memory-kv-index.ts'
-import { type RouteResult, RouterCore } from '../../../shared/routing/router-core.ts'
-import type { RoutingRequest } from '../../../shared/routing/routing-strategy.ts'
-import { admissionQueueOptions } from '../../scorer/pool-admission.ts'
-import { routerCoreOptions } from '../../scorer/pool-runtime.ts'
-import { toIndexEvents } from '../../scorer/to-index-events.ts'
+import type { RouteResult } from '../../../shared/routing/router-core.ts'
+import { toIndexEvents } from '../../kv-events/to-index-events.ts'
 import type { EngineKvEvent } from '../../sim/engine/block-pool.ts'
 import { type StepResult, VllmEngine } from '../../sim/engine/vllm-engine.ts'
 import { toWireEvent } from '../../sim/to-wire-event.ts'
@@ -66,14 +62,23 @@ interface InFlight {
   history: ChatTurnIds[]
 }
 
+/** A request on its way to a pod (held there by late binding, if the pool holds). */
+interface Arrival {
+  entry: PendingTurn
+  prompt: number[]
+  lookup: PoolLookup
+  outputTokens: number
+  userIds: number[]
+  startMs: number
+  released: (route: RouteResult, nowMs: number) => void
+}
+
 interface Pod {
   name: string
   engine: VllmEngine
   stepping: boolean
   seq: bigint
 }
-
-const model = 'bench-model'
 
 /**
  * The benchmark in virtual time: each pod is the simulator's engine, the router is the
@@ -88,12 +93,23 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
   const scrapeEvery = options.metricsIntervalMs ?? 100
   const scrapeDelay = options.metricsDelayMs ?? 20
   const network = options.networkDelayMs ?? 0.5
-  const blockSize = options.pool.blockSize
   const queue = new EventQueue<SimEvent>()
   const routerRandom = createSeededRandom(options.seed ^ 0x5bd1e995)
   const outputRandom = createSeededRandom(options.seed ^ 0x27d4eb2d)
   const index = createMemoryKvIndex()
-  const core = new RouterCore(routerCoreOptions(options.pool))
+  // The index's clock is the simulation's: `now` follows the event being handled.
+  let now = 0
+  const router = new PoolRouter<Arrival>({
+    name: 'bench',
+    spec: options.pool,
+    index,
+    random: routerRandom,
+    indexNowMs: () => now,
+    onError: (message) => {
+      throw new Error(message)
+    },
+  })
+  const model = options.pool.models[0]?.name ?? ''
   const pods: Pod[] = Array.from({ length: options.pods }, (_, i) => ({
     name: `pod-${i}`,
     engine: new VllmEngine({
@@ -103,14 +119,12 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     stepping: false,
     seq: 0n,
   }))
-  const names = pods.map((pod) => pod.name)
+  const podIndex = new Map(pods.map((pod, i) => [pod.name, i]))
   const capacity = numGpuBlocks(options.gpuProfile) * options.gpuProfile.blockSize
-  for (const name of names) {
-    core.addPod(name)
-    core.setIndexReady(name, true)
+  for (const pod of pods) {
+    router.addPod(pod.name, 0)
+    router.setIndexReady(pod.name, true)
   }
-  const needsText = ['gie-default', 'sglang-cache-aware'].includes(options.pool.routing.strategy)
-  const speculativeTtl = options.pool.routing.kinference?.speculativeTtlMs ?? 2_000
 
   // Plans are regenerated from the seed on demand; keep the ones in progress.
   const plans = new Map<number, PlannedConversation>()
@@ -162,18 +176,6 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     queue.push(time, { kind: 'step', pod: podIndex })
   }
 
-  interface Arrival {
-    entry: PendingTurn
-    prompt: number[]
-    keys: BlockKeyChain
-    routing: RoutingRequest
-    outputTokens: number
-    userIds: number[]
-    startMs: number
-  }
-  const admission = new AdmissionQueue<Arrival>(core, admissionQueueOptions(options.pool))
-  const routeContext = (time: number) => ({ nowMs: time, random: routerRandom })
-
   const dispatch = async (time: number, entry: PendingTurn) => {
     const plan = planOf(entry.conversation)
     const turn = plan.turns[entry.turn]
@@ -182,46 +184,34 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       ...entry.history,
       { userIds: turn.userIds },
     ])
-    const id = `c${entry.conversation}t${entry.turn}`
-    const keys = computeBlockKeys(prompt, blockSize, { model })
-    const routing: RoutingRequest = {
-      id,
+    const request = router.prepare({
+      id: `c${entry.conversation}t${entry.turn}`,
       model,
-      promptTokens: prompt.length,
-      blockSize,
-      promptText: needsText ? asText(prompt) : '',
+      promptIds: prompt,
       maxTokens: turn.outputTokens,
-    }
-    const held = await index.lookup(keys, names, time)
+      cacheSalt: null,
+      promptText: () => asText(prompt),
+    })
+    const lookup = await router.lookup(request)
     const arrival: Arrival = {
       entry,
       prompt,
-      keys,
-      routing,
+      lookup,
       outputTokens: turn.outputTokens,
       userIds: turn.userIds,
       startMs: time,
+      released: (route, at) => commit(at, arrival, route),
     }
-    const route = admission.offer(
-      {
-        request: routing,
-        indexedBlocks: held,
-        exclude: new Set(),
-        sinceMs: time,
-        payload: arrival,
-      },
-      routeContext(time),
-    )
-    if (route) commit(time, arrival, route)
+    const offer = router.offer(lookup, arrival, time)
+    if (offer.kind === 'routed') commit(time, arrival, offer.route)
   }
 
+  /** The router dispatched `arrival` to its pod: the pod's engine gets it after the network. */
   const commit = (time: number, arrival: Arrival, route: RouteResult) => {
-    const { entry, prompt, keys, routing } = arrival
-    const id = routing.id
+    const { entry, lookup } = arrival
+    const id = lookup.request.routing.id
     const podName = route.decision.pod as string
-    const podIndex = names.indexOf(podName)
-    core.dispatched(routing, podName, route, routeContext(time))
-    void index.addSpeculative(podName, keys, keys.length / 2, time + speculativeTtl)
+    const at = podIndex.get(podName) as number
     // A later turn sends the answer back, so its words matter; a single-turn answer is
     // never seen again (its blocks hash under a unique prompt either way).
     const outputIds = multiTurn
@@ -235,7 +225,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       firstTokenMs: null,
       tokenTimesMs: [],
       endMs: time,
-      promptTokens: prompt.length,
+      promptTokens: lookup.request.routing.promptTokens,
       outputTokens: 0,
       cachedTokens: 0,
       pod: podName,
@@ -247,14 +237,14 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       turn: entry.turn,
       history: [...entry.history, { userIds: arrival.userIds, assistantIds: outputIds }],
     })
-    ;(pods[podIndex] as Pod).engine.add({
+    ;(pods[at] as Pod).engine.add({
       id,
-      promptTokenIds: prompt,
+      promptTokenIds: arrival.prompt,
       outputTokenIds: outputIds,
       finishReason: 'length',
       arrivalMs: time + network,
     })
-    kick(podIndex, time + network)
+    kick(at, time + network)
   }
 
   const finish = (time: number, flight: InFlight) => {
@@ -271,6 +261,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
 
   for (let item = queue.pop(); item; item = queue.pop()) {
     const { time, event } = item
+    now = time
     if (event.kind === 'arrival') {
       if (sent < options.maxRequests) {
         sent++
@@ -309,19 +300,17 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
         record.outputTokens++
         if (output.index === 0) {
           record.firstTokenMs = at
-          core.firstToken(record.id, at)
-        } else core.progress(record.id, record.outputTokens)
+          router.firstToken(record.id, at)
+        } else router.progress(record.id, record.outputTokens)
         if (output.finished) {
           record.endMs = at
           inFlight.delete(output.requestId)
-          core.finished(record.id, at, record.cachedTokens)
+          router.finished(record.id, at, record.cachedTokens)
           finish(at, flight)
         }
       }
       if (pod.engine.hasWork()) queue.push(time, { kind: 'step', pod: event.pod })
       else pod.stepping = false
-      if (step.outputs.some((output) => output.finished || output.index === 0))
-        admission.release(routeContext(time), (held, route) => commit(time, held.payload, route))
     } else if (event.kind === 'events') {
       await index.apply(
         pods[event.pod]?.name as string,
@@ -331,9 +320,8 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       )
     } else if (event.kind === 'metrics') {
       event.snapshot.forEach((view, i) => {
-        core.updateMetrics(names[i] as string, view, time, capacity)
+        router.updateMetrics((pods[i] as Pod).name, view, time, capacity)
       })
-      admission.release(routeContext(time), (held, route) => commit(time, held.payload, route))
     } else if (event.kind === 'scrape') {
       // Sampled now, read by the router `scrapeDelay` later.
       const snapshot = pods.map(({ engine: { stats } }) => ({

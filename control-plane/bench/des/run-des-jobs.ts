@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import { loadSimModelAssets } from '../../sim/sim-fleet.ts'
+import { loadSimModelAssets } from '../../sim/sim-model-assets.ts'
 import { type BenchmarkMetrics, rememberBenchmarkMetrics } from '../compute-benchmark-metrics.ts'
 import type { BenchmarkRun } from '../request-record.ts'
 import { type DesJob, runDesJob } from './des-job.ts'

@@ -23,7 +23,7 @@ import {
   writeBenchmarkReports,
 } from '../../bench/write-benchmark-reports.ts'
 import { type ZeroQueueFloor, zeroQueueFloor } from '../../bench/zero-queue-floor.ts'
-import { loadSimModelAssets } from '../../sim/sim-fleet.ts'
+import { loadSimModelAssets } from '../../sim/sim-model-assets.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 
 export const benchUsage = `Usage: kinfctl bench [--suite brief | --preset NAMES | --data SPEC] [options]

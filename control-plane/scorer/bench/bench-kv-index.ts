@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { parseArgs } from 'node:util'
+import { computeBlockKeys } from '../../../shared/kv-index/block-keys.ts'
+import type { IndexEvent, KvIndex } from '../../../shared/kv-index/kv-index.ts'
+import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import { computeBlockKeys } from '../../../shared/routing/block-keys.ts'
-import type { IndexEvent, KvIndex } from '../../../shared/routing/kv-index.ts'
-import { createMemoryKvIndex } from '../../../shared/routing/memory-kv-index.ts'
-import { createRedisKvIndex } from '../redis-kv-index.ts'
+import { createRedisKvIndex } from '../../kv-index/redis-kv-index.ts'
 
 /**
  * npm run bench:index — the KV index's performance figures, memory and Redis:

@@ -1,6 +1,6 @@
 import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
+import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import { createMemoryKvIndex } from '../../../shared/routing/memory-kv-index.ts'
 import { createStableVocabulary } from '../../tokenizer/create-stable-vocabulary.ts'
 import { createTokenizerCache, PoolRuntime } from '../pool-runtime.ts'
 import { prepareRequest } from '../prepare-request.ts'
@@ -39,11 +39,18 @@ export async function measureDecision(options: {
     models: [{ name: 'bench', tokenizer: 'qwen3', maxContextTokens: 32_768 }],
     gpuProfile: 'l40s-27b-fp8',
   })
-  const pool = new PoolRuntime({ name: 'bench', spec, index, tokenizers, onError: () => {} })
+  const pool = new PoolRuntime({
+    name: 'bench',
+    spec,
+    index,
+    tokenizers,
+    random,
+    onError: () => {},
+  })
   const pods = Array.from({ length: options.pods }, (_, i) => `pod-${i}`)
   for (const pod of pods) {
-    pool.core.addPod(pod)
-    pool.core.setIndexReady(pod, true)
+    pool.router.addPod(pod, 0)
+    pool.router.setIndexReady(pod, true)
   }
   const words = createStableVocabulary(tokenizers('qwen3')).words.map((w) => w.word)
   const text = (count: number) =>
@@ -58,15 +65,16 @@ export async function measureDecision(options: {
   const system = text(options.promptWords)
   // Pods hold various prefixes of the prompt, as after real traffic.
   const first = prepareRequest('seed', 'chat', body(system), [pool])
+  const { keys } = first.request
   for (const [i, pod] of pods.entries()) {
-    const blocks = Math.floor(((first.keys.length / 2) * (i % 4)) / 3)
-    await index.addSpeculative(pod, first.keys, blocks, Number.MAX_SAFE_INTEGER)
+    const blocks = Math.floor(((keys.length / 2) * (i % 4)) / 3)
+    await index.addSpeculative(pod, keys, blocks, Number.MAX_SAFE_INTEGER)
   }
   const decide = async (request: object, id: string) => {
     const started = performance.now()
     const prepared = prepareRequest(id, 'chat', request, [pool])
-    const held = await index.lookup(prepared.keys, pods, 0)
-    const route = pool.core.route(prepared.routing, held, { nowMs: 0, random })
+    const lookup = await pool.router.lookup(prepared.request)
+    const route = pool.router.score(lookup, 0)
     if (route.decision.pod === null) throw new Error('no decision')
     return performance.now() - started
   }
@@ -77,7 +85,7 @@ export async function measureDecision(options: {
   for (let i = 0; i < Math.min(options.samples, 200); i++)
     cold.push(await decide(body(text(options.promptWords)), `cold${i}`))
   return {
-    promptTokens: first.routing.promptTokens,
+    promptTokens: first.request.routing.promptTokens,
     pods: options.pods,
     warm: { p50Ms: quantile(warm, 0.5), p99Ms: quantile(warm, 0.99) },
     cold: { p50Ms: quantile(cold, 0.5), p99Ms: quantile(cold, 0.99) },

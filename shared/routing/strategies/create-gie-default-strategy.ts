@@ -59,6 +59,7 @@ export function createGieDefaultStrategy(
 
   return {
     name: 'gie-default',
+    usesPromptText: true,
     choose(request, candidates, context) {
       if (candidates.length === 0) return noCandidateDecision('gie-default')
       const hashes = hashesOf(request)

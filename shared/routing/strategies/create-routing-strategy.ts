@@ -1,7 +1,9 @@
 import { z } from 'zod'
+import { SchedulerLimits } from '../../crd/inference-pool.ts'
 import {
   DynamoParameters,
   GieDefaultParameters,
+  KinferenceParameters,
   LlmdStickyParameters,
   type RoutingStrategyName,
   SglangCacheAwareParameters,
@@ -10,6 +12,7 @@ import { KinfError } from '../../errors/kinf-error.ts'
 import type { RoutingStrategy } from '../routing-strategy.ts'
 import { createDynamoStrategy } from './create-dynamo-strategy.ts'
 import { createGieDefaultStrategy } from './create-gie-default-strategy.ts'
+import { createKinferenceStrategy } from './create-kinference-strategy.ts'
 import { createLeastRequestStrategy } from './create-least-request-strategy.ts'
 import { createLlmdStickyStrategy } from './create-llmd-sticky-strategy.ts'
 import { createRoundRobinStrategy } from './create-round-robin-strategy.ts'
@@ -20,6 +23,7 @@ import { createSglangCacheAwareStrategy } from './create-sglang-cache-aware-stra
  * can be passed as it is. Blocks may be partial: defaults come from the CRD schemas.
  */
 export interface StrategyParameterBlocks {
+  kinference?: z.input<typeof KinferenceParameters> | undefined
   gieDefault?: z.input<typeof GieDefaultParameters> | undefined
   llmdSticky?: z.input<typeof LlmdStickyParameters> | undefined
   dynamo?: z.input<typeof DynamoParameters> | undefined
@@ -27,6 +31,7 @@ export interface StrategyParameterBlocks {
 }
 
 const blockOf = {
+  kinference: 'kinference',
   'gie-default': 'gieDefault',
   'llmd-sticky': 'llmdSticky',
   dynamo: 'dynamo',
@@ -55,6 +60,16 @@ function parametersOf<S extends z.ZodType>(
   return parsed.data
 }
 
+/** What a strategy may need of the pool's pods beyond its own parameters. */
+export interface StrategyPool {
+  /** Per-step token budget (vLLM max_num_batched_tokens). */
+  stepBudget: number
+}
+
+const defaultPool: StrategyPool = {
+  stepBudget: SchedulerLimits.parse({}).maxNumBatchedTokens,
+}
+
 /**
  * A routing strategy by name, with its published defaults unless the blocks override them.
  * Every call returns a new instance with its own state (turn, prefix indexes, trees).
@@ -62,6 +77,7 @@ function parametersOf<S extends z.ZodType>(
 export function createRoutingStrategy(
   name: RoutingStrategyName,
   parameters: StrategyParameterBlocks = {},
+  pool: StrategyPool = defaultPool,
 ): RoutingStrategy {
   switch (name) {
     case 'round-robin':
@@ -80,11 +96,9 @@ export function createRoutingStrategy(
       return createSglangCacheAwareStrategy(
         parametersOf(name, parameters, SglangCacheAwareParameters),
       )
-    // ── kinference ── not built here: the scorer builds it with its KV index and TTFT models.
-    case 'kinference':
-      throw new KinfError(
-        'invalid_config',
-        'strategy "kinference" is created by the scorer with its own dependencies, not by createRoutingStrategy',
-      )
+    case 'kinference': {
+      const { copyHeadroom } = parametersOf(name, parameters, KinferenceParameters)
+      return createKinferenceStrategy({ stepBudget: pool.stepBudget, copyHeadroom })
+    }
   }
 }

@@ -57,6 +57,7 @@ export function createSglangCacheAwareStrategy(
 
   return {
     name: 'sglang-cache-aware',
+    usesPromptText: true,
     choose(request, candidates, context) {
       if (candidates.length === 0) return noCandidateDecision('sglang-cache-aware')
       evictWhenDue(context.nowMs)

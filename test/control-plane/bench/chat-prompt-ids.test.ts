@@ -6,7 +6,7 @@ import {
   createChatFrame,
 } from '../../../control-plane/bench/chat-prompt-ids.ts'
 import { randomWords } from '../../../control-plane/bench/workload.ts'
-import { loadSimModelAssets } from '../../../control-plane/sim/sim-fleet.ts'
+import { loadSimModelAssets } from '../../../control-plane/sim/sim-model-assets.ts'
 import type { ChatMessageInput } from '../../../control-plane/tokenizer/chat-message.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
 

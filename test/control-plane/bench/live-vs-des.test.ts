@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { computeBenchmarkMetrics } from '../../../control-plane/bench/compute-benchmark-metrics.ts'
 import type { BenchmarkRun } from '../../../control-plane/bench/request-record.ts'
 import { runBenchmarkMatrix } from '../../../control-plane/bench/run-benchmark-matrix.ts'
-import { loadSimModelAssets } from '../../../control-plane/sim/sim-fleet.ts'
+import { loadSimModelAssets } from '../../../control-plane/sim/sim-model-assets.ts'
 import { l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
 
 /**

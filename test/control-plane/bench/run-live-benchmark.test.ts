@@ -15,11 +15,8 @@ import {
 import { createWorkload } from '../../../control-plane/bench/workload.ts'
 import { ScorerConfig } from '../../../control-plane/scorer/scorer-config.ts'
 import { startScorer } from '../../../control-plane/scorer/start-scorer.ts'
-import {
-  loadSimModelAssets,
-  scorerPodOf,
-  startSimFleet,
-} from '../../../control-plane/sim/sim-fleet.ts'
+import { scorerPodOf, startSimFleet } from '../../../control-plane/sim/sim-fleet.ts'
+import { loadSimModelAssets } from '../../../control-plane/sim/sim-model-assets.ts'
 import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
 import { l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
 import { model, poolSpec } from '../scorer/scorer-harness.ts'

@@ -5,7 +5,7 @@ import {
   type PlannedConversation,
   randomWords,
 } from '../../../control-plane/bench/workload.ts'
-import { loadSimModelAssets } from '../../../control-plane/sim/sim-fleet.ts'
+import { loadSimModelAssets } from '../../../control-plane/sim/sim-model-assets.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
 
 let assets: ReturnType<typeof loadSimModelAssets>

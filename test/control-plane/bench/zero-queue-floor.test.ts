@@ -3,7 +3,7 @@ import { type ChatFrame, createChatFrame } from '../../../control-plane/bench/ch
 import { parseDataSpec } from '../../../control-plane/bench/data-spec.ts'
 import { createWorkload, type Workload } from '../../../control-plane/bench/workload.ts'
 import { zeroQueueFloor } from '../../../control-plane/bench/zero-queue-floor.ts'
-import { loadSimModelAssets } from '../../../control-plane/sim/sim-fleet.ts'
+import { loadSimModelAssets } from '../../../control-plane/sim/sim-model-assets.ts'
 import { l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
 import { createStepCostModel } from '../../../shared/gpu/step-cost-model.ts'
 

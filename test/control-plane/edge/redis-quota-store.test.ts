@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createRedisQuotaStore } from '../../../control-plane/edge/redis-quota-store.ts'
-import { describeQuotaStoreConformance } from '../../shared/quota/quota-store-conformance.ts'
+import { describeQuotaStoreConformance } from '../../support/quota-store-conformance.ts'
 import { useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 
 const { redis, uniquePrefix } = useRedisTestNamespaces()

@@ -57,7 +57,7 @@ describe('POST /v1/kinference/estimate', () => {
     })
     expect(json.results[0]?.estimate?.saturated).toBe(true)
     expect(json.results[0]?.estimate?.saturation).toBeGreaterThan(1)
-    for (const pod of stack.scorer.pools[0]?.core.podReports(performance.now()) ?? [])
+    for (const pod of stack.scorer.pools[0]?.router.podReports(performance.now()) ?? [])
       expect(pod.load.inFlight).toBe(0)
   })
 

@@ -1,10 +1,7 @@
 import { ScorerConfig } from '../../../control-plane/scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../../../control-plane/scorer/start-scorer.ts'
-import {
-  loadSimModelAssets,
-  scorerPodOf,
-  startSimFleet,
-} from '../../../control-plane/sim/sim-fleet.ts'
+import { scorerPodOf, startSimFleet } from '../../../control-plane/sim/sim-fleet.ts'
+import { loadSimModelAssets } from '../../../control-plane/sim/sim-model-assets.ts'
 import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
 import { type EdgeClaims, signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
 import {

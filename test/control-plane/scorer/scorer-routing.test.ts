@@ -117,7 +117,7 @@ describe.each(['memory', 'redis'] as const)(
       // The scorer has read the pod's metrics (its process start time) before it restarts.
       await until(
         () =>
-          stack?.scorer.pools[0]?.core
+          stack?.scorer.pools[0]?.router
             .podReports(performance.now())
             .every((r) => r.metrics !== null) ?? false,
       )

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
-import { describeQuotaStoreConformance } from './quota-store-conformance.ts'
+import { describeQuotaStoreConformance } from '../../support/quota-store-conformance.ts'
 
 describeQuotaStoreConformance('memory', () => createMemoryQuotaStore())
 

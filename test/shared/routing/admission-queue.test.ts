@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import { AdmissionQueue, type HeldRequest } from '../../../shared/routing/admission-queue.ts'
-import { createKinferenceStrategy } from '../../../shared/routing/kinference-strategy.ts'
 import { RouterCore } from '../../../shared/routing/router-core.ts'
 import type { RoutingRequest } from '../../../shared/routing/routing-strategy.ts'
+import { createKinferenceStrategy } from '../../../shared/routing/strategies/create-kinference-strategy.ts'
 
 /** One pod whose KV cache holds 4,096 tokens: a second 3,000-token prompt cannot start. */
 function setup(options: { enabled?: boolean; maxHoldMs?: number; scanLimit?: number } = {}) {
   const core = new RouterCore({
-    strategy: createKinferenceStrategy({ stepBudget: 2048 }),
+    strategy: createKinferenceStrategy({ stepBudget: 2048, copyHeadroom: 0.85 }),
     stepBudget: 2048,
     prior: { overheadMs: 40, msPerToken: 0.15 },
     onlineCalibration: false,
@@ -39,7 +39,7 @@ const request = (id: string, promptTokens = 3_000): RoutingRequest => ({
 })
 const held = (id: string, sinceMs = 0): HeldRequest<string> => ({
   request: request(id),
-  indexedBlocks: [0],
+  indexedBlocks: new Map([['a', 0]]),
   exclude: new Set(),
   sinceMs,
   payload: id,

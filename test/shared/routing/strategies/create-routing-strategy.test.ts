@@ -75,9 +75,22 @@ describe('createRoutingStrategy', () => {
     expect(thrown(() => createRoutingStrategy('round-robin', { gieDefault: {} }))).toBeDefined()
   })
 
-  it('leaves kinference to the scorer, which builds it with its own dependencies', () => {
-    const error = thrown(() => createRoutingStrategy('kinference'))
-    expect(KinfError.isInstance(error) && error.code).toBe('invalid_config')
-    expect(String(error)).toContain('created by the scorer')
+  it('builds kinference like any other strategy, with the pool’s step budget', () => {
+    const strategy = createRoutingStrategy(
+      'kinference',
+      { kinference: { copyHeadroom: 0.5 } },
+      {
+        stepBudget: 4096,
+      },
+    )
+    expect(strategy.name).toBe('kinference')
+    const decision = strategy.choose(request(), [pod('a'), pod('b')], context())
+    expect(['a', 'b']).toContain(decision.pod)
+    const misplaced = thrown(() => createRoutingStrategy('kinference', { dynamo: {} }))
+    expect(KinfError.isInstance(misplaced) && misplaced.code).toBe('invalid_config')
+    const invalid = thrown(() =>
+      createRoutingStrategy('kinference', { kinference: { copyHeadroom: 2 } }),
+    )
+    expect(KinfError.isInstance(invalid) && invalid.code).toBe('invalid_config')
   })
 })

@@ -1,5 +1,5 @@
-import type { IndexEvent } from '../../shared/routing/kv-index.ts'
-import type { KvCacheEvent } from '../kv-events/kv-cache-event.ts'
+import type { IndexEvent } from '../../shared/kv-index/kv-index.ts'
+import type { KvCacheEvent } from './kv-cache-event.ts'
 
 /**
  * vLLM's events as the index takes them. Only the GPU tier counts (blocks offloaded by a

@@ -1,9 +1,9 @@
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
-import { createRedisKvIndex } from '../../../control-plane/scorer/redis-kv-index.ts'
+import { createRedisKvIndex } from '../../../control-plane/kv-index/redis-kv-index.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import type { IndexEvent } from '../../../shared/routing/kv-index.ts'
-import { describeKvIndexConformance } from '../../shared/routing/kv-index-conformance.ts'
+import type { IndexEvent } from '../../../shared/kv-index/kv-index.ts'
+import { describeKvIndexConformance } from '../../support/kv-index/kv-index-conformance.ts'
 import {
   chainOf,
   cleared,
@@ -12,7 +12,7 @@ import {
   removed,
   stored,
   storedRange,
-} from '../../shared/routing/kv-index-fixtures.ts'
+} from '../../support/kv-index/kv-index-fixtures.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 
 const { redis, uniquePrefix } = useRedisTestNamespaces()

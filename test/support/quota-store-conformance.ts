@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { QuotaAdmission, QuotaLimits, QuotaStore } from '../../../shared/quota/quota-store.ts'
+import type { QuotaAdmission, QuotaLimits, QuotaStore } from '../../shared/quota/quota-store.ts'
 
 const t0 = 1_800_000_000_000
 let tenants = 0

@@ -1,5 +1,5 @@
-import type { RouteResult } from '../../shared/routing/router-core.ts'
-import type { PoolRuntime } from './pool-runtime.ts'
+import type { InferencePoolSpec } from '../crd/inference-pool.ts'
+import type { RouteResult } from '../routing/router-core.ts'
 
 export interface PoolSaturation {
   /**
@@ -17,8 +17,8 @@ export interface PoolSaturation {
  * request there. Thresholds come from the pool's spec; a pod without metrics yet counts
  * by its predicted TTFT alone.
  */
-export function poolSaturation(pool: PoolRuntime, route: RouteResult): PoolSaturation {
-  const { ttftSloMs, saturation } = pool.spec
+export function poolSaturation(spec: InferencePoolSpec, route: RouteResult): PoolSaturation {
+  const { ttftSloMs, saturation } = spec
   const limit = saturation.predictedTtftMs ?? ttftSloMs
   let least = Number.POSITIVE_INFINITY
   let saturated = route.candidates.length > 0

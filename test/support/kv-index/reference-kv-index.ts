@@ -1,5 +1,5 @@
-import { type BlockKeyChain, extendBlockKeys, keyHex } from '../../../shared/routing/block-keys.ts'
-import type { ApplyResult, IndexEvent, PodId } from '../../../shared/routing/kv-index.ts'
+import { type BlockKeyChain, extendBlockKeys, keyHex } from '../../../shared/kv-index/block-keys.ts'
+import type { ApplyResult, IndexEvent, PodId } from '../../../shared/kv-index/kv-index.ts'
 
 interface PodModel {
   /** Engine hash → our key (hex) and how many times it is stored; Map keeps first-store order. */

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { computeBlockKeys } from '../../../shared/routing/block-keys.ts'
-import type { IndexEvent, KvIndex } from '../../../shared/routing/kv-index.ts'
+import { computeBlockKeys } from '../../../shared/kv-index/block-keys.ts'
+import type { IndexEvent, KvIndex } from '../../../shared/kv-index/kv-index.ts'
 import {
   blockSize,
   chainOf,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { BlockKeyTable } from '../../../shared/kv-index/block-key-table.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import { BlockKeyTable } from '../../../shared/routing/block-key-table.ts'
 
 describe('BlockKeyTable', () => {
   it('finds exactly the keys held, through growth and backward-shift deletions', () => {

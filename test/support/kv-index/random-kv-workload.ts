@@ -1,6 +1,6 @@
+import type { BlockKeyChain } from '../../../shared/kv-index/block-keys.ts'
+import type { IndexEvent, PodId } from '../../../shared/kv-index/kv-index.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import type { BlockKeyChain } from '../../../shared/routing/block-keys.ts'
-import type { IndexEvent, PodId } from '../../../shared/routing/kv-index.ts'
 import { blockSize, chainOf, promptTokens } from './kv-index-fixtures.ts'
 
 /** One call on a KvIndex, as the model-based test replays it on the index and the reference. */

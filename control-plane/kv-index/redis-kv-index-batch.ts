@@ -1,6 +1,6 @@
-import { keyHex } from '../../shared/routing/block-keys.ts'
-import type { IndexEvent } from '../../shared/routing/kv-index.ts'
-import { storedBlockCount, storedBlockKeys } from '../../shared/routing/stored-block-keys.ts'
+import { keyHex } from '../../shared/kv-index/block-keys.ts'
+import type { IndexEvent } from '../../shared/kv-index/kv-index.ts'
+import { storedBlockCount, storedBlockKeys } from '../../shared/kv-index/stored-block-keys.ts'
 
 /**
  * Turning a pod's event batch into the apply script's arguments. Our keys are computed here

@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import { createMemoryKvIndex } from '../../../shared/routing/memory-kv-index.ts'
-import { describeKvIndexConformance } from './kv-index-conformance.ts'
-import { chainOf, engineHashes, promptTokens, removed, storedRange } from './kv-index-fixtures.ts'
+import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
+import { describeKvIndexConformance } from '../../support/kv-index/kv-index-conformance.ts'
+import {
+  chainOf,
+  engineHashes,
+  promptTokens,
+  removed,
+  storedRange,
+} from '../../support/kv-index/kv-index-fixtures.ts'
 
 describeKvIndexConformance('memory', async () => createMemoryKvIndex({ initialBlocks: 16 }))
 

@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import {
-  cachedTokensOf,
-  createKinferenceStrategy,
-  predictTtftMs,
-} from '../../../shared/routing/kinference-strategy.ts'
-import type { PodCandidate, RoutingRequest } from '../../../shared/routing/routing-strategy.ts'
+import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
+import type { PodCandidate, RoutingRequest } from '../../../../shared/routing/routing-strategy.ts'
+import { createKinferenceStrategy } from '../../../../shared/routing/strategies/create-kinference-strategy.ts'
+import { cachedTokensOf, predictTtftMs } from '../../../../shared/routing/ttft-model.ts'
 
 const request: RoutingRequest = {
   id: 'r',
@@ -39,7 +36,7 @@ function pod(
   }
 }
 const context = { nowMs: 0, random: createSeededRandom(1) }
-const strategy = createKinferenceStrategy({ stepBudget: 2048 })
+const strategy = createKinferenceStrategy({ stepBudget: 2048, copyHeadroom: 0.85 })
 
 describe('the kinference strategy', () => {
   it('prefers the pod holding the prefix', () => {

@@ -1,73 +1,25 @@
-import { admissionWaitMs } from './pod-memory.ts'
 import type {
   PodCandidate,
   PodScore,
   RoutingDecision,
-  RoutingRequest,
   RoutingStrategy,
-} from './routing-strategy.ts'
-import { effectiveWork, type TtftFeatures } from './ttft-model.ts'
+} from '../routing-strategy.ts'
+import { cachedTokensOf, effectiveWork, predictTtftMs, ttftFeatures } from '../ttft-model.ts'
 
 export interface KinferenceStrategyOptions {
   /** Per-step token budget of the pool's pods (max_num_batched_tokens). */
   stepBudget: number
-  /** How far back the pool's arrival rate is averaged; default 10 s. */
-  rateWindowMs?: number
   /**
    * A pod may take a copy of a prefix another pod holds only while its KV memory stays
-   * under this fraction with the copy; default 0.85.
+   * under this fraction with the copy (the pool's routing.kinference.copyHeadroom).
    */
-  copyHeadroom?: number
+  copyHeadroom: number
+  /** How far back the pool's arrival rate is averaged. */
+  rateWindowMs?: number
 }
 
-/** Tokens of a prompt a pod would serve from cache: vLLM never hits the last token. */
-export function cachedTokensOf(request: RoutingRequest, cachedBlocks: number): number {
-  const cap = Math.floor((request.promptTokens - 1) / request.blockSize) * request.blockSize
-  return Math.max(0, Math.min(cachedBlocks * request.blockSize, cap))
-}
-
-/**
- * What the pod would have to do before this request's first token. The queue is the
- * uncached prefill this replica sent and has not seen answered, plus the waiting
- * requests the pod reported that this replica had not sent (other replicas' traffic,
- * preempted requests to recompute), each the size of an average request in flight
- * there. Decodes are running requests past prefill.
- */
-export function ttftFeatures(
-  request: RoutingRequest,
-  pod: PodCandidate,
-  stepBudget: number,
-): TtftFeatures {
-  const { load, metrics } = pod
-  // Counted against what was pending when the metrics were read, not now: a request
-  // answered since would otherwise look like somebody else's.
-  const unseen = metrics
-    ? (metrics.unseenWaiting ?? Math.max(0, metrics.waiting - load.pendingRequests))
-    : 0
-  const typical = load.inFlight > 0 ? load.activeTokens / load.inFlight : request.promptTokens
-  const decoding = metrics
-    ? Math.max(0, metrics.running - load.pendingRequests)
-    : Math.max(0, load.inFlight - load.pendingRequests)
-  return {
-    queuedTokens: load.pendingPrefillTokens + unseen * typical,
-    uncachedTokens: request.promptTokens - cachedTokensOf(request, pod.cachedBlocks),
-    decoding,
-    stepBudget,
-  }
-}
-
-export function predictTtftMs(
-  request: RoutingRequest,
-  pod: PodCandidate,
-  stepBudget: number,
-): number {
-  const features = ttftFeatures(request, pod, stepBudget)
-  return (
-    pod.ttft.overheadMs +
-    pod.ttft.msPerToken * effectiveWork(features) +
-    (pod.memory ? admissionWaitMs(pod.memory, features.uncachedTokens) : 0)
-  )
-}
+/** The arrival rate's averaging window unless a test asks for another. */
+const defaultRateWindowMs = 10_000
 
 /**
  * Kinference: send each request where it costs the pool least in time to first token:
@@ -80,7 +32,7 @@ export function predictTtftMs(
  * in flight, then at random, so idle pods share cold traffic.
  */
 export function createKinferenceStrategy(options: KinferenceStrategyOptions): RoutingStrategy {
-  const arrivals = createArrivalRate(options.rateWindowMs ?? 10_000)
+  const arrivals = createArrivalRate(options.rateWindowMs ?? defaultRateWindowMs)
   return {
     name: 'kinference',
     onRouted(_request, _pod, context) {
@@ -94,7 +46,7 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
       const bestCached = Math.max(
         ...candidates.map((pod) => cachedTokensOf(request, pod.cachedBlocks)),
       )
-      const headroom = options.copyHeadroom ?? 0.85
+      const headroom = options.copyHeadroom
       const scores: PodScore[] = candidates.map((pod) => {
         const features = ttftFeatures(request, pod, options.stepBudget)
         const predicted = predictTtftMs(request, pod, options.stepBudget)

@@ -1,4 +1,4 @@
-import type { PodId } from '../../shared/routing/kv-index.ts'
+import type { PodId } from '../../shared/kv-index/kv-index.ts'
 
 /**
  * This replica's memory of each pod's engine hash → block key (16 hex digits), so chaining a

@@ -1,5 +1,5 @@
-import { computeBlockKeys } from '../../../shared/routing/block-keys.ts'
-import type { IndexEvent } from '../../../shared/routing/kv-index.ts'
+import { computeBlockKeys } from '../../../shared/kv-index/block-keys.ts'
+import type { IndexEvent } from '../../../shared/kv-index/kv-index.ts'
 
 /** Small blocks keep the fixtures readable; the index does not care about the size. */
 export const blockSize = 4
