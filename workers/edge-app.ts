@@ -1,18 +1,13 @@
 import { type Context, Hono } from 'hono'
 import { KinfError } from '../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
+import type { RequestKind } from '../shared/openai/openai-request.ts'
+import { usageTokens } from '../shared/openai/usage.ts'
 import { tenantModels } from '../shared/policy/tenant-models.ts'
 import { decideRequest } from './decide-request.ts'
 import type { EdgeDeps } from './edge-deps.ts'
-import {
-  authenticate,
-  labelsHeader,
-  type RequestKind,
-  readBodyText,
-  readEdgeRequest,
-} from './read-edge-request.ts'
+import { authenticate, labelsHeader, readBodyText, readEdgeRequest } from './read-edge-request.ts'
 import { serveDecision } from './serve-decision.ts'
-import { usageTokens } from './usage-tap.ts'
 
 const passThrough = ['x-request-id', 'traceparent', 'tracestate']
 

@@ -1,12 +1,17 @@
-import { z } from 'zod'
 import type { ConfigSnapshot } from '../shared/config/config-snapshot.ts'
 import { RequestLabel } from '../shared/crd/policy-match.ts'
 import { KinfError } from '../shared/errors/kinf-error.ts'
-import {
+import type {
   ChatCompletionRequest,
   CompletionRequest,
 } from '../shared/openai/chat-completion-request.ts'
 import { estimatePromptTokens } from '../shared/openai/estimate-prompt-tokens.ts'
+import {
+  maxTokensOf,
+  type OpenAiRequest,
+  parseOpenAiRequest,
+  type RequestKind,
+} from '../shared/openai/openai-request.ts'
 import { promptText } from '../shared/openai/prompt-text.ts'
 import {
   type CompiledCustomPattern,
@@ -16,11 +21,11 @@ import { detectPii } from '../shared/pii/detect-pii.ts'
 import { resolveTenant } from '../shared/tenancy/resolve-tenant.ts'
 import type { EdgeMetrics } from './edge-metrics.ts'
 
-export type RequestKind = 'chat' | 'completion'
-
 /** A request the edge has authenticated, parsed and labelled. */
 export interface EdgeRequest {
   kind: RequestKind
+  /** The parsed request, told apart by its API. */
+  openAi: OpenAiRequest
   tenant: string
   keyId: string
   /** The parsed body, unknown fields kept (they go upstream as sent). */
@@ -134,12 +139,10 @@ export function readEdgeRequest(
       `We could not parse the JSON body of your request: ${(error as Error).message}`,
     )
   }
-  const parsed = (kind === 'chat' ? ChatCompletionRequest : CompletionRequest).safeParse(json)
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]
-    throw invalidRequest(z.prettifyError(parsed.error), issue?.path.join('.') || null)
-  }
-  const body = parsed.data
+  const parsed = parseOpenAiRequest(kind, json)
+  if ('issues' in parsed) throw invalidRequest(parsed.issues.message, parsed.issues.param)
+  const openAi = parsed.request
+  const body = openAi.body
   if (body.model === undefined) throw invalidRequest('you must provide a model parameter', 'model')
   const labels = new Set<string>()
   for (const label of (clientLabels ?? '')
@@ -153,7 +156,7 @@ export function readEdgeRequest(
       )
     labels.add(label)
   }
-  const prompt = promptText(kind, body)
+  const prompt = promptText(openAi)
   let detectorFailed = false
   try {
     const found = detect(prompt, { custom: customPatterns(snapshot, identity.tenant) })
@@ -165,22 +168,19 @@ export function readEdgeRequest(
     detectorFailed = true
     metrics.inc('pii_detector_failures')
   }
-  const maxTokens =
-    (kind === 'chat' ? (body as ChatCompletionRequest).max_completion_tokens : null) ??
-    body.max_tokens ??
-    null
   return {
     kind,
+    openAi,
     ...identity,
     body,
     text,
     model: body.model,
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage === true,
-    maxTokens,
+    maxTokens: maxTokensOf(openAi),
     promptTokens:
-      kind === 'completion' && Array.isArray((body as CompletionRequest).prompt)
-        ? ((body as CompletionRequest).prompt as number[]).length
+      openAi.kind === 'completion' && Array.isArray(openAi.body.prompt)
+        ? openAi.body.prompt.length
         : estimatePromptTokens(prompt),
     labels: [...labels].sort(),
     detectorFailed,

@@ -2,12 +2,13 @@ import type { EdgeClaims } from '../shared/auth/edge-signature.ts'
 import type { ConfigSnapshot } from '../shared/config/config-snapshot.ts'
 import { KinfError } from '../shared/errors/kinf-error.ts'
 import type { ChatCompletionRequest } from '../shared/openai/chat-completion-request.ts'
+import { type Usage, usageOfJson, usageTokens } from '../shared/openai/usage.ts'
 import type { PolicyDecision, UpstreamTarget } from '../shared/policy/policy-decision.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 import { heldLocalBy } from './locality-guard.ts'
 import { reserveProvider } from './provider-budget.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
-import { tapSseUsage, type Usage, usageOfJson, usageTokens } from './usage-tap.ts'
+import { tapSseUsage } from './usage-tap.ts'
 
 type Serve = Extract<PolicyDecision, { kind: 'serve' }>
 
@@ -48,8 +49,9 @@ export async function serveDecision(
         notes.push(`${attempt.backend}: kept local by ${hold.name}`)
         continue
       }
-      if (request.kind !== 'chat') {
-        notes.push(`${attempt.backend}: external backends serve chat completions only`)
+      const refusal = externalRefusal(request)
+      if (refusal !== null) {
+        notes.push(`${attempt.backend}: ${refusal}`)
         continue
       }
       const provider = attempt.provider ? snapshot.providers[attempt.provider] : undefined
@@ -150,6 +152,18 @@ export async function serveDecision(
     keptLocal(deps, hold, null) ??
     new KinfError('upstream_unavailable', `no backend could take the request (${notes.join('; ')})`)
   )
+}
+
+/**
+ * Why an external provider (Converse) cannot serve this request as vLLM would; null when it
+ * can. Converse continues a final assistant message (a prefill), never a user's.
+ */
+function externalRefusal(request: EdgeRequest): string | null {
+  if (request.openAi.kind !== 'chat') return 'external backends serve chat completions only'
+  const { body } = request.openAi
+  if (body.continue_final_message && body.messages.at(-1)?.role !== 'assistant')
+    return 'external backends continue only a final assistant message (continue_final_message)'
+  return null
 }
 
 /** The constraint's 503 for a request that may not leave, counted; null when not held. */

@@ -1,33 +1,4 @@
-import { z } from 'zod'
-
-const Usage = z.looseObject({
-  prompt_tokens: z.int().min(0).optional(),
-  completion_tokens: z.int().min(0).optional(),
-  total_tokens: z.int().min(0).optional(),
-})
-export type Usage = z.infer<typeof Usage>
-
-const Chunk = z.looseObject({ usage: Usage.nullish(), choices: z.array(z.unknown()).optional() })
-
-/** `"usage": {`, with or without the space Python's json module puts there. */
-const usageObject = /"usage":\s*\{/
-
-/** Tokens a finished answer used, for the quota ledger; null when it did not say. */
-export function usageTokens(usage: Usage | null | undefined): number | null {
-  if (!usage) return null
-  if (usage.total_tokens !== undefined) return usage.total_tokens
-  if (usage.prompt_tokens === undefined && usage.completion_tokens === undefined) return null
-  return (usage.prompt_tokens ?? 0) + (usage.completion_tokens ?? 0)
-}
-
-/** The usage of a non-streamed OpenAI answer. */
-export function usageOfJson(text: string): Usage | null {
-  try {
-    return Chunk.parse(JSON.parse(text)).usage ?? null
-  } catch {
-    return null
-  }
-}
+import { mayCarryUsage, type Usage, usageOf } from '../shared/openai/usage.ts'
 
 /**
  * Passes an SSE stream through while reading its usage. When the edge asked for usage
@@ -55,15 +26,17 @@ export function tapSseUsage(
       .map((line) => line.slice(5).trimStart())
       .join('\n')
     // Token chunks carry no usage object (or `"usage":null`): only parse the ones that do.
-    if (!usageObject.test(data)) return event
-    let chunk: z.infer<typeof Chunk> | null = null
+    if (!mayCarryUsage(data)) return event
+    let chunk: unknown
     try {
-      chunk = Chunk.parse(JSON.parse(data))
+      chunk = JSON.parse(data)
     } catch {
       return event
     }
-    if (chunk.usage) usage = chunk.usage
-    const usageOnly = chunk.usage && (chunk.choices?.length ?? 0) === 0
+    const found = usageOf(chunk)
+    if (found) usage = found
+    const choices = (chunk as { choices?: unknown }).choices
+    const usageOnly = found !== null && (!Array.isArray(choices) || choices.length === 0)
     return options.dropUsageChunk && usageOnly ? null : event
   }
   const transform = new TransformStream<Uint8Array, Uint8Array>({

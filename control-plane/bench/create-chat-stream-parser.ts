@@ -1,10 +1,13 @@
+import { type Usage, usageOf } from '../../shared/openai/usage.ts'
+
 /** What a streamed chat completion said, as far as the parser has read. */
 export interface ChatStreamState {
   /** Arrival time of each chunk whose choices[0].delta.content was non-empty: one token each. */
   tokenTimesMs: number[]
   /** The content pieces, in order: the assistant text actually received. */
   pieces: string[]
-  usage: { promptTokens: number; completionTokens: number; cachedTokens: number } | null
+  /** The stream's last usage block. */
+  usage: Usage | null
   /** An error event in the stream (the server's message). */
   error: string | null
   /** `data: [DONE]` was seen. */
@@ -64,14 +67,7 @@ export function createChatStreamParser(): ChatStreamParser {
     }
     const content = chunk.choices?.[0]?.delta?.content
     if (typeof content === 'string' && content.length > 0) token(content, atMs)
-    const usage = chunk.usage
-    if (usage && typeof usage === 'object') {
-      state.usage = {
-        promptTokens: usage.prompt_tokens ?? 0,
-        completionTokens: usage.completion_tokens ?? 0,
-        cachedTokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
-      }
-    }
+    state.usage = usageOf(chunk) ?? state.usage
   }
 
   const dispatch = (payload: string, atMs: number) => {
@@ -142,10 +138,5 @@ function endOfString(text: string, from: number): number {
 
 interface ChunkJson {
   choices?: { delta?: { content?: unknown } }[]
-  usage?: {
-    prompt_tokens?: number
-    completion_tokens?: number
-    prompt_tokens_details?: { cached_tokens?: number } | null
-  } | null
   error?: { message?: string } | string | null
 }

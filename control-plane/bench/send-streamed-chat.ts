@@ -1,5 +1,6 @@
 import { type Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
 import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https'
+import { reportedCachedTokens } from '../../shared/openai/usage.ts'
 import { createChatStreamParser } from './create-chat-stream-parser.ts'
 
 export interface StreamedChatTarget {
@@ -76,9 +77,9 @@ export function sendStreamedChat(
         tokenTimesMs: state.tokenTimesMs,
         endMs,
         text: state.pieces.join(''),
-        promptTokens: state.usage?.promptTokens ?? 0,
-        outputTokens: state.usage?.completionTokens ?? state.tokenTimesMs.length,
-        cachedTokens: state.usage?.cachedTokens ?? 0,
+        promptTokens: state.usage?.prompt_tokens ?? 0,
+        outputTokens: state.usage?.completion_tokens ?? state.tokenTimesMs.length,
+        cachedTokens: (state.usage && reportedCachedTokens(state.usage)) ?? 0,
         pod,
         error: error ?? state.error,
       })

@@ -1,17 +1,17 @@
-import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import {
-  ChatCompletionRequest,
-  CompletionRequest,
-} from '../../shared/openai/chat-completion-request.ts'
+  maxTokensOf,
+  type OpenAiRequest,
+  parseOpenAiRequest,
+  type RequestKind,
+} from '../../shared/openai/openai-request.ts'
 import type { PoolRequest } from '../../shared/pool/pool-router.ts'
+import { promptIds } from '../tokenizer/prompt-ids.ts'
 import type { PoolRuntime } from './pool-runtime.ts'
-
-export type RequestKind = 'chat' | 'completion'
 
 /** A request ready to route: its pool, and its token ids and block keys as the pod will see them. */
 export interface PreparedRequest {
-  kind: RequestKind
+  openAi: OpenAiRequest
   pool: PoolRuntime
   model: string
   request: PoolRequest
@@ -33,10 +33,10 @@ export function prepareRequest(
   body: unknown,
   pools: readonly PoolRuntime[],
 ): PreparedRequest {
-  const parsed = (kind === 'chat' ? ChatCompletionRequest : CompletionRequest).safeParse(body)
-  if (!parsed.success) throw invalid(z.prettifyError(parsed.error), null)
-  const request = parsed.data
-  const model = request.model ?? soleModel(pools)
+  const parsed = parseOpenAiRequest(kind, body)
+  if ('issues' in parsed) throw invalid(parsed.issues.message, parsed.issues.param)
+  const openAi = parsed.request
+  const model = openAi.body.model ?? soleModel(pools)
   const match = pools
     .map((pool) => ({ pool, served: pool.serves(model) }))
     .find((m) => m.served !== null)
@@ -47,22 +47,17 @@ export function prepareRequest(
     })
   }
   const { pool, served } = match
-  let tokenIds: number[]
+  let ids: number[]
   try {
-    tokenIds =
-      kind === 'chat'
-        ? served.tokenizer.applyChatTemplate((request as ChatCompletionRequest).messages as never, {
-            addGenerationPrompt: (request as ChatCompletionRequest).add_generation_prompt ?? true,
-            chatTemplateKwargs: (request as ChatCompletionRequest).chat_template_kwargs ?? {},
-          }).tokenIds
-        : completionTokens((request as CompletionRequest).prompt, served.tokenizer.encode)
+    ids = promptIds(served.tokenizer, openAi)
   } catch (error) {
     if (KinfError.isInstance(error) && error.param !== null) throw error
     throw invalid((error as Error).message, kind === 'chat' ? 'messages' : 'prompt')
   }
-  if (tokenIds.length >= served.model.maxContextTokens) {
+  const { maxContextTokens } = served.model
+  if (ids.length >= maxContextTokens) {
     throw invalid(
-      `This model's maximum context length is ${served.model.maxContextTokens} tokens; the prompt has ${tokenIds.length}.`,
+      `This model's maximum context length is ${maxContextTokens} tokens; the prompt has ${ids.length}.`,
       'messages',
       'context_length_exceeded',
     )
@@ -70,19 +65,13 @@ export function prepareRequest(
   const prepared = pool.router.prepare({
     id,
     model,
-    promptIds: tokenIds,
-    maxTokens: (request as { max_tokens?: number | null }).max_tokens ?? 256,
-    cacheSalt: request.cache_salt ?? null,
+    promptIds: ids,
+    maxTokens: maxTokensOf(openAi) ?? pool.router.expectedOutputTokens,
+    cacheSalt: openAi.body.cache_salt ?? null,
     promptText: () =>
-      kind === 'chat'
-        ? JSON.stringify((request as ChatCompletionRequest).messages)
-        : String((request as CompletionRequest).prompt),
+      openAi.kind === 'chat' ? JSON.stringify(openAi.body.messages) : String(openAi.body.prompt),
   })
-  return { kind, pool, model, request: prepared, stream: request.stream === true }
-}
-
-function completionTokens(prompt: string | number[], encode: (text: string) => number[]): number[] {
-  return typeof prompt === 'string' ? encode(prompt) : prompt
+  return { openAi, pool, model, request: prepared, stream: openAi.body.stream === true }
 }
 
 function soleModel(pools: readonly PoolRuntime[]): string {

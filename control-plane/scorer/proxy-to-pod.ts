@@ -4,6 +4,7 @@ import {
   type IncomingHttpHeaders,
   type ServerResponse,
 } from 'node:http'
+import { reportedCachedTokens, type Usage, usageOfJson } from '../../shared/openai/usage.ts'
 
 export type ProxyOutcome =
   /** The pod answered (any status below 500) and the answer reached the client. */
@@ -124,13 +125,13 @@ export function proxyToPod(request: ProxyRequest, res: ServerResponse): Promise<
         const all = Buffer.concat(kept)
         const usage = request.stream
           ? usageFromStream(all.toString('utf8').slice(-tailBytes))
-          : usageFromJson(all)
+          : usageOfJson(all.toString('utf8'))
         settle({
           kind: 'completed',
           status,
-          usageSeen: usage !== null,
-          cachedTokens: usage?.cached ?? null,
-          generatedTokens: usage?.completion ?? generated,
+          usageSeen: usage?.completion_tokens !== undefined,
+          cachedTokens: usage ? reportedCachedTokens(usage) : null,
+          generatedTokens: usage?.completion_tokens ?? generated,
         })
       })
       answer.once('error', (error) => {
@@ -174,41 +175,14 @@ function countTokenEvents(chunk: Buffer): number {
   return count
 }
 
-interface UsageSeen {
-  /** null when the answer had no prompt_tokens_details (a pod without it, or vLLM omitting a 0). */
-  cached: number | null
-  completion: number
-}
-
-function readUsage(value: unknown): UsageSeen | null {
-  const usage = (
-    value as {
-      usage?: { completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } }
-    }
-  )?.usage
-  if (!usage || typeof usage.completion_tokens !== 'number') return null
-  const cached = usage.prompt_tokens_details?.cached_tokens
-  return { cached: typeof cached === 'number' ? cached : null, completion: usage.completion_tokens }
-}
-
-function usageFromStream(tail: string): UsageSeen | null {
+/** The last usage block in the tail of an SSE stream (vLLM sends it after the last token). */
+function usageFromStream(tail: string): Usage | null {
   const events = tail.split('\n\n')
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i]?.trim() ?? ''
-    if (!event.startsWith('data: {') || !event.includes('"usage"')) continue
-    try {
-      return readUsage(JSON.parse(event.slice(6)))
-    } catch {
-      return null
-    }
+    if (!event.startsWith('data: {')) continue
+    const usage = usageOfJson(event.slice(6))
+    if (usage) return usage
   }
   return null
-}
-
-function usageFromJson(body: Buffer): UsageSeen | null {
-  try {
-    return readUsage(JSON.parse(body.toString('utf8')))
-  } catch {
-    return null
-  }
 }

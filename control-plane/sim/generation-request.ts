@@ -1,17 +1,22 @@
-import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import {
+import type {
   ChatCompletionRequest,
   CompletionRequest,
 } from '../../shared/openai/chat-completion-request.ts'
+import {
+  maxTokensField,
+  maxTokensOf,
+  type OpenAiRequest,
+  parseOpenAiRequest,
+  type RequestKind,
+} from '../../shared/openai/openai-request.ts'
+import { promptIds } from '../tokenizer/prompt-ids.ts'
 import type { Tokenizer } from '../tokenizer/tokenizer.ts'
 import { badRequest, VllmError } from './vllm-error.ts'
 
-export type GenerationKind = 'chat' | 'completion'
-
 /** A generation request after vLLM's checks: token ids in, limits and stream options. */
 export interface GenerationRequest {
-  kind: GenerationKind
+  kind: RequestKind
   promptTokenIds: number[]
   maxTokens: number
   minTokens: number
@@ -34,28 +39,27 @@ export interface ModelLimits {
  * messages, an unknown model is a 404, and prompts that do not fit the context are 400s.
  */
 export function parseGenerationRequest(
-  kind: GenerationKind,
+  kind: RequestKind,
   body: unknown,
   tokenizer: Tokenizer,
   limits: ModelLimits,
 ): GenerationRequest {
-  const parsed = (kind === 'chat' ? ChatCompletionRequest : CompletionRequest).safeParse(body)
-  if (!parsed.success) throw badRequest(z.prettifyError(parsed.error))
-  const request = parsed.data
+  const parsed = parseOpenAiRequest(kind, body)
+  if ('issues' in parsed) throw badRequest(parsed.issues.message)
+  const openAi = parsed.request
+  const request = openAi.body
   if (request.model !== undefined && request.model !== limits.modelName) {
     throw new VllmError(404, `The model \`${request.model}\` does not exist.`, 'model')
   }
   checkSampling(request)
-  const promptTokenIds = tokenize(kind, request, tokenizer)
+  const promptTokenIds = tokenize(openAi, tokenizer)
   const inputTokens = promptTokenIds.length
-  const requested =
-    kind === 'chat'
-      ? ((request as ChatCompletionRequest).max_completion_tokens ?? request.max_tokens)
-      : request.max_tokens
-  if (requested !== null && requested !== undefined && requested < 1) {
-    throw badRequest(`max_tokens must be at least 1, got ${requested}.`, 'max_tokens')
+  const requested = maxTokensOf(openAi)
+  if (requested !== null && requested < 1) {
+    const field = maxTokensField(openAi)
+    throw badRequest(`${field} must be at least 1, got ${requested}.`, field)
   }
-  checkContext(inputTokens, requested ?? null, limits.maxModelLen)
+  checkContext(inputTokens, requested, limits.maxModelLen)
   const maxTokens = requested ?? limits.maxModelLen - inputTokens
   const minTokens = request.min_tokens ?? 0
   if (minTokens < 0)
@@ -100,30 +104,15 @@ function checkSampling(request: ChatCompletionRequest | CompletionRequest): void
   }
 }
 
-function tokenize(
-  kind: GenerationKind,
-  request: ChatCompletionRequest | CompletionRequest,
-  tokenizer: Tokenizer,
-): number[] {
+function tokenize(request: OpenAiRequest, tokenizer: Tokenizer): number[] {
   try {
-    if (kind === 'chat') {
-      const chat = request as ChatCompletionRequest
-      const kwargs = { ...(chat.chat_template_kwargs ?? {}) }
-      return tokenizer.applyChatTemplate(chat.messages as never, {
-        addGenerationPrompt: chat.add_generation_prompt ?? true,
-        chatTemplateKwargs: kwargs,
-      }).tokenIds
-    }
-    const { prompt } = request as CompletionRequest
-    if (typeof prompt === 'string') return tokenizer.encode(prompt)
-    const outside = prompt.find((id) => id >= tokenizer.vocabSize)
-    if (outside !== undefined)
-      throw badRequest(`Token id ${outside} is out of vocabulary`, 'prompt')
-    return prompt
+    return promptIds(tokenizer, request)
   } catch (error) {
-    if (error instanceof VllmError) throw error
-    if (KinfError.isInstance(error)) throw badRequest(error.message, 'messages')
-    throw error
+    if (!KinfError.isInstance(error)) throw error
+    throw badRequest(
+      error.message,
+      error.param ?? (request.kind === 'chat' ? 'messages' : 'prompt'),
+    )
   }
 }
 

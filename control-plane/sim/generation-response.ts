@@ -1,12 +1,6 @@
+import type { RequestKind } from '../../shared/openai/openai-request.ts'
+import type { Usage } from '../../shared/openai/usage.ts'
 import type { FinishReason } from './engine/vllm-engine.ts'
-import type { GenerationKind } from './generation-request.ts'
-
-export interface Usage {
-  prompt_tokens: number
-  total_tokens: number
-  completion_tokens: number
-  prompt_tokens_details?: { cached_tokens: number }
-}
 
 /**
  * vLLM's usage block. cached_tokens appears only when it is non-zero: vLLM (with
@@ -26,12 +20,7 @@ export function usage(promptTokens: number, completionTokens: number, cachedToke
  * SSE chunks in vLLM's shape (fields as vLLM serialises them with exclude_unset). The
  * constant head of every chunk is built once per request: the stream is the hot path.
  */
-export function createChunkWriter(
-  kind: GenerationKind,
-  id: string,
-  created: number,
-  model: string,
-) {
+export function createChunkWriter(kind: RequestKind, id: string, created: number, model: string) {
   const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion'
   const head = `data: {"id":${JSON.stringify(id)},"object":"${object}","created":${created},"model":${JSON.stringify(model)},"choices":[`
   const usageField = (value: Usage | null) => (value ? `,"usage":${JSON.stringify(value)}` : '')
@@ -64,7 +53,7 @@ export function createChunkWriter(
 
 /** The non-streaming body of a finished generation. */
 export function completionBody(
-  kind: GenerationKind,
+  kind: RequestKind,
   id: string,
   created: number,
   model: string,

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http'
+import type { RequestKind } from '../../shared/openai/openai-request.ts'
 import type { TokenOutput } from './engine/vllm-engine.ts'
-import { type GenerationKind, parseGenerationRequest } from './generation-request.ts'
+import { parseGenerationRequest } from './generation-request.ts'
 import { completionBody, createChunkWriter, usage } from './generation-response.ts'
 import type { SimPodContext } from './sim-pod-context.ts'
 import { VllmError } from './vllm-error.ts'
@@ -12,7 +13,7 @@ import { VllmError } from './vllm-error.ts'
  */
 export function handleGeneration(
   context: SimPodContext,
-  kind: GenerationKind,
+  kind: RequestKind,
   body: unknown,
   res: ServerResponse,
   headers: Record<string, string>,

@@ -1,7 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { z } from 'zod'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { ChatMessage } from '../../shared/openai/chat-completion-request.ts'
+import { parseOpenAiRequest } from '../../shared/openai/openai-request.ts'
 import { prometheusTextContentType } from '../metrics/create-prometheus-registry.ts'
+import { promptIds } from '../tokenizer/prompt-ids.ts'
 import { handleGeneration } from './handle-generation.ts'
 import { type SimFaults, SimFaultsPatch } from './sim-pod-config.ts'
 import type { SimPodContext } from './sim-pod-context.ts'
@@ -17,13 +20,12 @@ export interface PodAdmin {
   kill(downForMs: number | null): void
 }
 
+/** vLLM's /tokenize: a chat request's messages and template options, or a prompt. */
 const TokenizeRequest = z.looseObject({
   model: z.string().optional(),
   prompt: z.string().optional(),
   messages: z.array(ChatMessage).optional(),
-  add_generation_prompt: z.boolean().optional(),
   return_token_strs: z.boolean().optional(),
-  chat_template_kwargs: z.record(z.string(), z.unknown()).optional(),
 })
 const DetokenizeRequest = z.looseObject({
   model: z.string().optional(),
@@ -185,17 +187,15 @@ function tokenize(context: SimPodContext, body: unknown) {
   const request = parsed.data
   checkModel(context, request.model)
   const { tokenizer } = context
+  if (request.messages === undefined && request.prompt === undefined)
+    throw badRequest('Either prompt or messages is required.')
+  const asked = parseOpenAiRequest(request.messages !== undefined ? 'chat' : 'completion', body)
+  if ('issues' in asked) throw badRequest(asked.issues.message, asked.issues.param)
   let tokens: number[]
   try {
-    if (request.messages !== undefined) {
-      tokens = tokenizer.applyChatTemplate(request.messages as never, {
-        addGenerationPrompt: request.add_generation_prompt ?? true,
-        chatTemplateKwargs: request.chat_template_kwargs ?? {},
-      }).tokenIds
-    } else if (request.prompt !== undefined) tokens = tokenizer.encode(request.prompt)
-    else throw badRequest('Either prompt or messages is required.')
+    tokens = promptIds(tokenizer, asked.request)
   } catch (error) {
-    throw error instanceof VllmError ? error : badRequest((error as Error).message)
+    throw KinfError.isInstance(error) ? badRequest(error.message, error.param) : error
   }
   return {
     count: tokens.length,

@@ -4,10 +4,11 @@ import { createChatTemplateRenderer } from './create-chat-template-renderer.ts'
 import { createSegmentEncoder } from './create-segment-encoder.ts'
 import { loadQwen3Files, type TokenizerFiles } from './load-qwen3-files.ts'
 import { LruCache } from './lru-cache.ts'
-import { parseChatMessages } from './parse-chat-messages.ts'
+import { parseChatMessages, type TemplateMessage } from './parse-chat-messages.ts'
 import { renderQwen3Chat } from './render-qwen3-chat.ts'
 import { fromByteLevel } from './to-byte-level.ts'
 import type { ChatTokenIds, DecodeOptions, Tokenizer, TokenizerName } from './tokenizer.ts'
+import { pythonRstrip, pythonStrip } from './use-python-strip.ts'
 
 export interface TokenizerOptions {
   /**
@@ -117,13 +118,40 @@ export function createTokenizer(name: TokenizerName, options: TokenizerOptions =
     chatTokenIds,
     encode: (text) => encode(text),
     decode: createDecoder(files),
-    applyChatTemplate: (messages, chatOptions) => {
+    applyChatTemplate: (messages, chatOptions = {}) => {
+      const { continueFinalMessage = false, ...renderOptions } = chatOptions
+      if (continueFinalMessage && (renderOptions.addGenerationPrompt ?? true)) {
+        throw new KinfError(
+          'invalid_request',
+          'Cannot set both `continue_final_message` and `add_generation_prompt` to True.',
+          { param: 'continue_final_message' },
+        )
+      }
       const parsed = parseChatMessages(messages)
-      const text =
-        (name === 'qwen3' ? renderQwen3Chat(parsed, chatOptions) : null) ??
-        render(parsed, chatOptions)
+      const rendered =
+        (name === 'qwen3' ? renderQwen3Chat(parsed, renderOptions) : null) ??
+        render(parsed, renderOptions)
+      const text = continueFinalMessage ? openFinalMessage(rendered, parsed) : rendered
       return { text, tokenIds: encode(text) }
     },
     segmentCacheStats: () => cache.stats(),
   }
+}
+
+/**
+ * transformers' `continue_final_message`: the rendered chat cut after the last occurrence
+ * of the final message's stripped content, trailing whitespace dropped, so the turn stays
+ * open. A template that does not print the content verbatim cannot be continued.
+ */
+function openFinalMessage(rendered: string, messages: readonly TemplateMessage[]): string {
+  const final = pythonStrip(messages[messages.length - 1]?.content ?? '')
+  const at = rendered.lastIndexOf(final)
+  if (at < 0) {
+    throw new KinfError(
+      'invalid_request',
+      'continue_final_message: the chat template does not render the final message as sent',
+      { param: 'continue_final_message' },
+    )
+  }
+  return pythonRstrip(rendered.slice(0, at + final.length))
 }

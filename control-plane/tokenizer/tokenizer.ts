@@ -1,4 +1,4 @@
-import type { ChatMessageInput } from './chat-message.ts'
+import type { ChatMessage } from '../../shared/openai/chat-completion-request.ts'
 import type { RenderOptions } from './create-chat-template-renderer.ts'
 import type { LruCacheStats } from './lru-cache.ts'
 
@@ -17,7 +17,15 @@ export interface DecodeOptions {
   skipSpecialTokens?: boolean
 }
 
-export type ChatTemplateOptions = RenderOptions
+export interface ChatTemplateOptions extends RenderOptions {
+  /**
+   * vLLM's `continue_final_message`: the prompt ends inside the final message, with no
+   * end-of-turn, so the model continues it (an assistant prefill). As transformers does
+   * it: the rendered text is cut after the last occurrence of that message's stripped
+   * content. Needs `addGenerationPrompt: false`.
+   */
+  continueFinalMessage?: boolean
+}
 
 export interface ChatPrompt {
   /** The rendered chat template. */
@@ -63,10 +71,7 @@ export interface Tokenizer {
    * template, tokenize the text without adding special tokens. Throws `KinfError`
    * `invalid_request` for messages vLLM would reject or this model cannot take.
    */
-  applyChatTemplate(
-    messages: readonly ChatMessageInput[],
-    options?: ChatTemplateOptions,
-  ): ChatPrompt
+  applyChatTemplate(messages: readonly ChatMessage[], options?: ChatTemplateOptions): ChatPrompt
   /** Hits, misses and size of the cache of text segments between added tokens. */
   segmentCacheStats(): LruCacheStats
 }

@@ -19,6 +19,10 @@ function stripper(fromStart: boolean, fromEnd: boolean) {
   }
 }
 
+/** Python's `str.strip()` and `str.rstrip()` with no argument, for code outside templates. */
+export const pythonStrip = stripper(true, true)
+export const pythonRstrip = stripper(false, true)
+
 /** Template globals that the rewritten calls go to. */
 export const pythonStripFunctions = {
   __py_strip: stripper(true, true),

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { CompleteUsage } from '../openai/usage.ts'
 
 /**
  * OpenAI's chat completion response and stream chunk, the shapes a Bedrock reply is
@@ -7,13 +8,9 @@ import { z } from 'zod'
 export const FinishReason = z.enum(['stop', 'length', 'tool_calls', 'content_filter'])
 export type FinishReason = z.infer<typeof FinishReason>
 
-export const ChatUsage = z.object({
-  prompt_tokens: z.int().min(0),
-  completion_tokens: z.int().min(0),
-  total_tokens: z.int().min(0),
-  prompt_tokens_details: z.object({ cached_tokens: z.int().min(0) }),
-})
-export type ChatUsage = z.infer<typeof ChatUsage>
+/** The usage of a translated answer: every count present. */
+export const ChatUsage = CompleteUsage
+export type ChatUsage = CompleteUsage
 
 export const ChatToolCall = z.object({
   id: z.string(),

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { KinfError } from '../errors/kinf-error.ts'
 import type { ChatCompletionRequest } from '../openai/chat-completion-request.ts'
+import { maxTokensField, maxTokensOf } from '../openai/openai-request.ts'
 import type {
   ConverseInferenceConfig,
   ConverseRequest,
@@ -78,11 +79,12 @@ function invalid(message: string): KinfError {
   return new KinfError('invalid_request', message)
 }
 
-function maxTokensOf(request: ChatCompletionRequest, model: ConverseModel): number | undefined {
-  const field = request.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens'
-  const asked = request.max_completion_tokens ?? request.max_tokens ?? undefined
-  if (asked !== undefined && asked < 1) throw invalid(`${field} must be at least 1`)
-  if (asked === undefined) return model.maxOutputTokens
+/** The client's limit (as the pods read it), capped by the provider model's. */
+function outputLimitOf(request: ChatCompletionRequest, model: ConverseModel): number | undefined {
+  const openAi = { kind: 'chat', body: request } as const
+  const asked = maxTokensOf(openAi)
+  if (asked !== null && asked < 1) throw invalid(`${maxTokensField(openAi)} must be at least 1`)
+  if (asked === null) return model.maxOutputTokens
   return model.maxOutputTokens === undefined ? asked : Math.min(asked, model.maxOutputTokens)
 }
 
@@ -91,7 +93,7 @@ function inferenceConfigOf(
   model: ConverseModel,
 ): ConverseInferenceConfig {
   const config: ConverseInferenceConfig = {}
-  const maxTokens = maxTokensOf(request, model)
+  const maxTokens = outputLimitOf(request, model)
   if (maxTokens !== undefined) config.maxTokens = maxTokens
   if (request.temperature != null) config.temperature = request.temperature
   if (request.top_p != null) config.topP = request.top_p

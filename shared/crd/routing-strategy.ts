@@ -66,6 +66,14 @@ export const KinferenceParameters = z.strictObject({
     .max(600_000)
     .default(30_000)
     .describe('Longest a request is held by late binding before it goes to its best pod anyway.'),
+  expectedOutputTokens: z
+    .int()
+    .positive()
+    .max(1_000_000)
+    .default(256)
+    .describe(
+      'Output tokens the memory outlook assumes for a request that sets no max_tokens (vLLM would allow up to the context length); a request that sets one is planned with its own.',
+    ),
   driftTolerance: fraction
     .default(0.25)
     .describe(

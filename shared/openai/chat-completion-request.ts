@@ -9,7 +9,7 @@ export const ChatMessage = z.looseObject({
   content: z.union([z.string(), z.array(ContentPart), z.null()]).optional(),
   name: z.string().optional(),
   tool_call_id: z.string().optional(),
-  tool_calls: z.array(z.looseObject({})).optional(),
+  tool_calls: z.array(z.looseObject({})).nullish(),
 })
 export type ChatMessage = z.infer<typeof ChatMessage>
 
@@ -43,8 +43,9 @@ export const ChatCompletionRequest = z.looseObject({
   ...generationFields,
   messages: z.array(ChatMessage).min(1),
   max_completion_tokens: z.int().nullish(),
-  add_generation_prompt: z.boolean().nullish(),
-  continue_final_message: z.boolean().nullish(),
+  /** vLLM's defaults: a new assistant turn is opened, the final message is not continued. */
+  add_generation_prompt: z.boolean().default(true),
+  continue_final_message: z.boolean().default(false),
   chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
 })
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>

@@ -1,4 +1,4 @@
-import type { ChatCompletionRequest, CompletionRequest } from './chat-completion-request.ts'
+import type { OpenAiRequest } from './openai-request.ts'
 
 /**
  * Every piece of text a request sends a model, for the PII detectors and the token
@@ -6,16 +6,13 @@ import type { ChatCompletionRequest, CompletionRequest } from './chat-completion
  * prompt as given (token ids carry no text the edge can read). Pieces are joined with a
  * newline so a detector never sees two fields run together into one match.
  */
-export function promptText(
-  kind: 'chat' | 'completion',
-  request: ChatCompletionRequest | CompletionRequest,
-): string {
-  if (kind === 'completion') {
-    const prompt = (request as CompletionRequest).prompt
+export function promptText(request: OpenAiRequest): string {
+  if (request.kind === 'completion') {
+    const prompt = request.body.prompt
     return typeof prompt === 'string' ? prompt : ''
   }
   const pieces: string[] = []
-  for (const message of (request as ChatCompletionRequest).messages) {
+  for (const message of request.body.messages) {
     if (typeof message.name === 'string') pieces.push(message.name)
     const content = message.content
     if (typeof content === 'string') pieces.push(content)

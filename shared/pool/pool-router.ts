@@ -87,6 +87,8 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   private readonly core: RouterCore
   private readonly queue: AdmissionQueue<Held<T>>
   private readonly speculativeTtlMs: number
+  /** Output tokens planned for a request that sets no limit (see KinferenceParameters). */
+  readonly expectedOutputTokens: number
 
   constructor(options: PoolRouterOptions) {
     this.options = options
@@ -94,7 +96,9 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     this.spec = options.spec
     this.core = new RouterCore(routerCoreOptions(options.spec))
     this.queue = new AdmissionQueue<Held<T>>(this.core, admissionQueueOptions(options.spec))
-    this.speculativeTtlMs = kinferenceParametersOf(options.spec).speculativeTtlMs
+    const kinference = kinferenceParametersOf(options.spec)
+    this.speculativeTtlMs = kinference.speculativeTtlMs
+    this.expectedOutputTokens = kinference.expectedOutputTokens
   }
 
   get strategy(): string {

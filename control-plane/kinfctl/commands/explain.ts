@@ -1,20 +1,21 @@
 import { readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import type { z } from 'zod'
 import { verifySnapshot } from '../../../shared/config/compile-snapshot.ts'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { RequestLabel } from '../../../shared/crd/policy-match.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import {
-  ChatCompletionRequest,
-  CompletionRequest,
-} from '../../../shared/openai/chat-completion-request.ts'
+  type OpenAiRequest,
+  parseOpenAiRequest,
+  type RequestKind,
+} from '../../../shared/openai/openai-request.ts'
 import { promptText } from '../../../shared/openai/prompt-text.ts'
 import { compileCustomPatterns, detectPii } from '../../../shared/pii/detect-pii.ts'
 import { evaluatePolicy, findTenant } from '../../../shared/policy/evaluate-policy.ts'
 import type { PolicyRequest, PoolStatus } from '../../../shared/policy/policy-decision.ts'
 import { poolsToAsk } from '../../../shared/policy/pools-to-ask.ts'
 import { createTokenizer } from '../../tokenizer/create-tokenizer.ts'
+import { promptIds } from '../../tokenizer/prompt-ids.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 import { type Explanation, formatExplanation } from '../format-explanation.ts'
 import { maxFileBytes } from '../load-documents.ts'
@@ -43,7 +44,7 @@ Options:
 `
 
 interface PromptFacts {
-  kind: 'chat' | 'completion'
+  kind: RequestKind
   model: string | undefined
   promptTokens: number
   text: string
@@ -230,46 +231,39 @@ function readPrompt(text: string): PromptFacts {
   } catch {
     body = undefined
   }
+  const object = typeof body === 'object' && body !== null && !Array.isArray(body) ? body : null
+  const isObject = object !== null
+  const kind: RequestKind | null =
+    object === null
+      ? 'chat'
+      : 'messages' in object
+        ? 'chat'
+        : 'prompt' in object
+          ? 'completion'
+          : null
+  if (kind === null) {
+    throw new KinfError(
+      'invalid_request',
+      'prompt file: a JSON object must be an OpenAI request body, with "messages" or "prompt"',
+    )
+  }
+  const parsed = parseOpenAiRequest(kind, object ?? { messages: [{ role: 'user', content: text }] })
+  if ('issues' in parsed) {
+    const issues = parsed.issues.each.map((i) => `${i.path || 'body'}: ${i.message}`)
+    throw new KinfError('invalid_request', `prompt file: ${issues.join('; ')}`)
+  }
+  const request: OpenAiRequest = parsed.request
   try {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      const messages = [{ role: 'user' as const, content: text }]
-      const { tokenIds } = tokenizer.applyChatTemplate(messages)
-      return { kind: 'chat', model: undefined, promptTokens: tokenIds.length, text }
-    }
-    if ('messages' in body) {
-      const request = parseBody(ChatCompletionRequest, body)
-      const { tokenIds } = tokenizer.applyChatTemplate(request.messages as never, {
-        addGenerationPrompt: request.add_generation_prompt ?? true,
-        chatTemplateKwargs: request.chat_template_kwargs ?? {},
-      })
-      const prompt = promptText('chat', request)
-      return { kind: 'chat', model: request.model, promptTokens: tokenIds.length, text: prompt }
-    }
-    if ('prompt' in body) {
-      const request = parseBody(CompletionRequest, body)
-      const promptTokens =
-        typeof request.prompt === 'string'
-          ? tokenizer.encode(request.prompt).length
-          : request.prompt.length
-      const prompt = promptText('completion', request)
-      return { kind: 'completion', model: request.model, promptTokens, text: prompt }
+    const promptTokens = promptIds(tokenizer, request).length
+    return {
+      kind,
+      model: request.body.model,
+      promptTokens,
+      text: isObject ? promptText(request) : text,
     }
   } catch (error) {
     throw new KinfError('invalid_request', `prompt file: ${messageOf(error)}`)
   }
-  throw new KinfError(
-    'invalid_request',
-    'prompt file: a JSON object must be an OpenAI request body, with "messages" or "prompt"',
-  )
-}
-
-function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
-  const parsed = schema.safeParse(body)
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`)
-    throw new Error(issues.join('; '))
-  }
-  return parsed.data
 }
 
 function messageOf(error: unknown): string {

@@ -20,7 +20,7 @@ describe('createChatStreamParser', () => {
     expect(parser.state).toEqual({
       tokenTimesMs: [7, 7, 7, 7],
       pieces: ['the', ' model', ' is', ' "quoted"\\ é\n'],
-      usage: { promptTokens: 40, completionTokens: 4, cachedTokens: 32 },
+      usage: usage(40, 4, 32),
       error: null,
       done: true,
     })
@@ -33,7 +33,7 @@ describe('createChatStreamParser', () => {
       for (let at = 0; at < stream.length; at += size) parser.push(stream.slice(at, at + size), at)
       parser.end(stream.length)
       expect(parser.state.pieces.join('')).toBe('alpha beta gamma 💡')
-      expect(parser.state.usage).toEqual({ promptTokens: 40, completionTokens: 4, cachedTokens: 0 })
+      expect(parser.state.usage).toMatchObject({ prompt_tokens: 40, completion_tokens: 4 })
       expect(parser.state.done).toBe(true)
       // Each token is stamped with the read that completed its event (the blank line).
       const ends = [...stream.matchAll(/"content":"[^"]+"[^\n]*\n\n/g)].map(
@@ -58,7 +58,7 @@ describe('createChatStreamParser', () => {
     parser.push(`${events.join('\r\n\r\n')}\r\n\r\n`, 1)
     parser.end(2)
     expect(parser.state.pieces).toEqual(['Hi', ' there'])
-    expect(parser.state.usage).toEqual({ promptTokens: 5, completionTokens: 2, cachedTokens: 0 })
+    expect(parser.state.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 2 })
     expect(parser.state.done).toBe(true)
     expect(parser.state.error).toBeNull()
   })

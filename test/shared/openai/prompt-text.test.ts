@@ -24,11 +24,17 @@ describe('promptText', () => {
         },
       ],
     })
-    expect(promptText('chat', request)).toBe('be brief\nann\ncard 4111\n{"ssn":"1"}')
+    expect(promptText({ kind: 'chat', body: request })).toBe(
+      'be brief\nann\ncard 4111\n{"ssn":"1"}',
+    )
   })
 
   it('takes a completions prompt as given, and nothing from token ids', () => {
-    expect(promptText('completion', CompletionRequest.parse({ prompt: 'abc' }))).toBe('abc')
-    expect(promptText('completion', CompletionRequest.parse({ prompt: [1, 2] }))).toBe('')
+    expect(
+      promptText({ kind: 'completion', body: CompletionRequest.parse({ prompt: 'abc' }) }),
+    ).toBe('abc')
+    expect(
+      promptText({ kind: 'completion', body: CompletionRequest.parse({ prompt: [1, 2] }) }),
+    ).toBe('')
   })
 })

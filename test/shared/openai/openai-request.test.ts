@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest'
+import {
+  maxTokensField,
+  maxTokensOf,
+  parseOpenAiRequest,
+} from '../../../shared/openai/openai-request.ts'
+
+const parse = (kind: 'chat' | 'completion', body: object) => {
+  const parsed = parseOpenAiRequest(kind, body)
+  if ('issues' in parsed) throw new Error(parsed.issues.message)
+  return parsed.request
+}
+const chat = { messages: [{ role: 'user', content: 'hi' }] }
+
+describe('the OpenAI request model', () => {
+  it('reads max tokens with OpenAI’s precedence: max_completion_tokens over max_tokens for chat', () => {
+    expect(maxTokensOf(parse('chat', { ...chat, max_tokens: 10, max_completion_tokens: 20 }))).toBe(
+      20,
+    )
+    expect(maxTokensOf(parse('chat', { ...chat, max_tokens: 10 }))).toBe(10)
+    expect(maxTokensOf(parse('chat', chat))).toBeNull()
+    expect(maxTokensField(parse('chat', { ...chat, max_completion_tokens: 5 }))).toBe(
+      'max_completion_tokens',
+    )
+    // Completions have no max_completion_tokens: an unknown field, kept but not read.
+    expect(
+      maxTokensOf(parse('completion', { prompt: 'x', max_tokens: 7, max_completion_tokens: 9 })),
+    ).toBe(7)
+  })
+
+  it('answers a bad body with its issues and the first field at fault, not an exception', () => {
+    const bad = parseOpenAiRequest('chat', { messages: [{ role: 'robot', content: 'x' }] })
+    if (!('issues' in bad)) throw new Error('expected issues')
+    expect(bad.issues.param).toBe('messages.0.role')
+    expect(bad.issues.each.length).toBeGreaterThan(0)
+    const empty = parseOpenAiRequest('completion', 'not an object')
+    expect('issues' in empty && empty.issues.param).toBeNull()
+  })
+
+  it('applies vLLM’s defaults for the chat template options', () => {
+    const request = parse('chat', chat)
+    if (request.kind !== 'chat') throw new Error('expected chat')
+    expect(request.body.add_generation_prompt).toBe(true)
+    expect(request.body.continue_final_message).toBe(false)
+  })
+})
