@@ -19,7 +19,7 @@ import { scorerPodOf, startSimFleet } from '../../../control-plane/sim/sim-fleet
 import { loadSimModelAssets } from '../../../control-plane/sim/sim-model-assets.ts'
 import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
 import { l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
-import { model, poolSpec } from '../scorer/scorer-harness.ts'
+import { model, poolSpec } from '../../support/scorer-stack.ts'
 
 let assets: ReturnType<typeof loadSimModelAssets>
 let frame: ReturnType<typeof createChatFrame>

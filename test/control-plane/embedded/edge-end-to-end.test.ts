@@ -6,7 +6,7 @@ import {
   type PoolEstimateResponse,
   poolEstimatePath,
 } from '../../../shared/scorer-api/pool-estimate.ts'
-import { client, errorOf, post, start } from './embedded-harness.ts'
+import { client, errorOf, post, start } from '../../support/embedded-stack.ts'
 
 describe('the edge end to end (simulated pods, scorer, local Bedrock, the openai client)', () => {
   let stack: EmbeddedStack

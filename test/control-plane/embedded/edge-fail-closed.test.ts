@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EmbeddedStack } from '../../../control-plane/embedded/start-embedded.ts'
-import { card, errorOf, post, saturatedPool, start } from './embedded-harness.ts'
+import { card, errorOf, post, saturatedPool, start } from '../../support/embedded-stack.ts'
 
 describe('the edge when the local pool is saturated', () => {
   let stack: EmbeddedStack

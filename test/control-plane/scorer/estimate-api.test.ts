@@ -3,7 +3,15 @@ import {
   type PoolEstimateResponse,
   poolEstimatePath,
 } from '../../../shared/scorer-api/pool-estimate.ts'
-import { model, poolSpec, type Stack, send, startStack, until, words } from './scorer-harness.ts'
+import {
+  model,
+  poolSpec,
+  type Stack,
+  send,
+  startStack,
+  until,
+  words,
+} from '../../support/scorer-stack.ts'
 
 let stack: Stack | undefined
 afterEach(async () => {

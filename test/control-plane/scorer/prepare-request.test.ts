@@ -9,7 +9,7 @@ import type { RequestKind } from '../../../shared/openai/openai-request.ts'
 import { createEdgeMetrics } from '../../../workers/edge-metrics.ts'
 import { readEdgeRequest } from '../../../workers/read-edge-request.ts'
 import { exampleSnapshot } from '../../shared/policy/example-snapshot.ts'
-import { model, poolSpec } from './scorer-harness.ts'
+import { model, poolSpec } from '../../support/scorer-stack.ts'
 
 const tokenizers = createTokenizerCache()
 const pool = new PoolRuntime({

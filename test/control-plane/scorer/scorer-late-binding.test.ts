@@ -10,7 +10,7 @@ import {
   startStack,
   until,
   words,
-} from './scorer-harness.ts'
+} from '../../support/scorer-stack.ts'
 
 // Pods with a tiny KV cache: 320 blocks of 16 tokens, so two or three prompts of a few
 // thousand tokens fill one. The pool spec says so too, so the scorer knows before it

@@ -11,7 +11,7 @@ import {
   startStack,
   until,
   words,
-} from './scorer-harness.ts'
+} from '../../support/scorer-stack.ts'
 
 // A pod leaving the pool while a request is between its index lookup and its routing must
 // not shift the index's answer onto another pod: each pod is credited with its own blocks.

@@ -10,7 +10,7 @@ import {
   startStack as startBase,
   until,
   words,
-} from './scorer-harness.ts'
+} from '../../support/scorer-stack.ts'
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 let stack: Stack | undefined

@@ -13,7 +13,7 @@ import {
   send,
   startStack,
   until,
-} from './scorer-harness.ts'
+} from '../../support/scorer-stack.ts'
 
 const cleanups: (() => Promise<unknown> | unknown)[] = []
 afterEach(async () => {

@@ -10,7 +10,7 @@ import {
   text,
   until,
   usePods,
-} from './sim-pod-harness.ts'
+} from '../../support/sim-pods.ts'
 
 const { pod, cleanups } = usePods(afterEach)
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { afterEach, describe, expect, it } from 'vitest'
 import { requestReplay } from '../../../control-plane/kv-events/request-replay.ts'
-import { cached, chat, subscribe, text, until, usePods } from './sim-pod-harness.ts'
+import { cached, chat, subscribe, text, until, usePods } from '../../support/sim-pods.ts'
 
 const { pod, cleanups } = usePods(afterEach)
 const ask = (target: Awaited<ReturnType<typeof pod>>, seed: number, maxTokens = 2) =>

@@ -6,7 +6,7 @@ import type { BlockStored } from '../../../control-plane/kv-events/kv-cache-even
 import { requestReplay } from '../../../control-plane/kv-events/request-replay.ts'
 import { parsePrometheusText } from '../../../control-plane/metrics/parse-prometheus-text.ts'
 import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
-import { chat, model, text, until, usePods } from './sim-pod-harness.ts'
+import { chat, model, text, until, usePods } from '../../support/sim-pods.ts'
 
 const { pod, cleanups } = usePods(afterEach)
 

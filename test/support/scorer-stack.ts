@@ -1,14 +1,14 @@
-import { ScorerConfig } from '../../../control-plane/scorer/scorer-config.ts'
-import { type RunningScorer, startScorer } from '../../../control-plane/scorer/start-scorer.ts'
-import { scorerPodOf, startSimFleet } from '../../../control-plane/sim/sim-fleet.ts'
-import { loadSimModelAssets } from '../../../control-plane/sim/sim-model-assets.ts'
-import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
-import { type EdgeClaims, signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
+import { ScorerConfig } from '../../control-plane/scorer/scorer-config.ts'
+import { type RunningScorer, startScorer } from '../../control-plane/scorer/start-scorer.ts'
+import { scorerPodOf, startSimFleet } from '../../control-plane/sim/sim-fleet.ts'
+import { loadSimModelAssets } from '../../control-plane/sim/sim-model-assets.ts'
+import type { SimPod } from '../../control-plane/sim/sim-pod.ts'
+import { type EdgeClaims, signEdgeRequest } from '../../shared/auth/edge-signature.ts'
 import {
   InferencePoolSpec,
   type InferencePoolSpec as PoolSpec,
-} from '../../../shared/crd/inference-pool.ts'
-import { type GpuProfile, l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
+} from '../../shared/crd/inference-pool.ts'
+import { type GpuProfile, l40s27bFp8 } from '../../shared/gpu/gpu-profile.ts'
 
 export const model = 'qwen3.8-27b-fp8'
 export const secret = 'test-signing-secret-0123456789'

@@ -1,10 +1,7 @@
 import OpenAI from 'openai'
-import {
-  type EmbeddedStack,
-  startEmbedded,
-} from '../../../control-plane/embedded/start-embedded.ts'
-import type { KinferenceResource } from '../../../shared/crd/resource.ts'
-import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
+import { type EmbeddedStack, startEmbedded } from '../../control-plane/embedded/start-embedded.ts'
+import type { KinferenceResource } from '../../shared/crd/resource.ts'
+import { createMemoryQuotaStore } from '../../shared/quota/memory-quota-store.ts'
 
 /** The embedded default for tests: 2 pods per pool at time scale 50, quotas in memory. */
 export async function start(options: Partial<Parameters<typeof startEmbedded>[0]> = {}) {
