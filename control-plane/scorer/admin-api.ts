@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { ChatMessage } from '../../shared/openai/chat-completion-request.ts'
-import type { InferenceContext } from './handle-inference.ts'
+import type { InferenceContext } from './inference-context.ts'
 import { prepareRequest } from './prepare-request.ts'
 
 const LookupRequest = z

@@ -1,4 +1,3 @@
-import type { IncomingMessage } from 'node:http'
 import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import {
@@ -7,9 +6,10 @@ import {
   type PoolEstimateResponse,
   type PoolEstimateResult,
 } from '../../shared/scorer-api/pool-estimate.ts'
-import { authenticate, type InferenceContext } from './handle-inference.ts'
+import type { InferenceContext } from './inference-context.ts'
 import { prepareRequest } from './prepare-request.ts'
-import { parseJson, readBody } from './read-body.ts'
+import { parseJson } from './read-body.ts'
+import { authenticate, type SignedRequest } from './signed-request.ts'
 
 /**
  * POST /v1/kinference/estimate, signed by the edge: for each target pool, the saturation,
@@ -19,11 +19,10 @@ import { parseJson, readBody } from './read-body.ts'
  */
 export async function estimatePools(
   context: InferenceContext,
-  req: IncomingMessage,
+  signed: SignedRequest,
 ): Promise<PoolEstimateResponse> {
-  const body = await readBody(req, context.config.maxBodyBytes)
-  await authenticate(context, req, body)
-  const parsed = PoolEstimateRequest.safeParse(parseJson(body))
+  await authenticate(context, signed)
+  const parsed = PoolEstimateRequest.safeParse(parseJson(signed.body))
   if (!parsed.success) throw new KinfError('invalid_request', z.prettifyError(parsed.error))
   const { kind, body: request, targets } = parsed.data
   const results: PoolEstimateResult[] = []

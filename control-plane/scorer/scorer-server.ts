@@ -1,13 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { constantTimeEqual } from '../../shared/auth/edge-signature.ts'
+import { constantTimeEqual } from '../../shared/auth/constant-time-equal.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../../shared/openai/openai-error-body.ts'
 import { poolEstimatePath } from '../../shared/scorer-api/pool-estimate.ts'
 import { prometheusTextContentType } from '../metrics/create-prometheus-registry.ts'
 import { lookupReport, podsReport } from './admin-api.ts'
 import { estimatePools } from './estimate-api.ts'
-import { handleInference, type InferenceContext } from './handle-inference.ts'
+import { handleInference } from './handle-inference.ts'
+import type { InferenceContext } from './inference-context.ts'
 import { parseJson, readBody } from './read-body.ts'
+import { readSignedRequest } from './signed-request.ts'
 
 function json(
   res: ServerResponse,
@@ -37,7 +39,11 @@ export function createScorerServer(context: InferenceContext, refreshMetrics: ()
     'POST /v1/chat/completions': (req, res) => handleInference(context, 'chat', req, res),
     'POST /v1/completions': (req, res) => handleInference(context, 'completion', req, res),
     [`POST ${poolEstimatePath}`]: async (req, res) =>
-      json(res, 200, await estimatePools(context, req)),
+      json(
+        res,
+        200,
+        await estimatePools(context, await readSignedRequest(req, context.config.maxBodyBytes)),
+      ),
     'GET /health': (_req, res) => json(res, 200, { status: 'ok' }),
     'GET /metrics': (_req, res) => {
       refreshMetrics()

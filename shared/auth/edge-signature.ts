@@ -1,7 +1,9 @@
+import { constantTimeEqual } from './constant-time-equal.ts'
+
 /**
  * The edge signs what it decided about a request, and the scorer refuses anything else:
  * HMAC-SHA256 over the body's hash, the tenant, its labels, the backends policy allows,
- * whether it may burst, and a timestamp. Web Crypto only, so the edge (workerd) and the
+ * whether it may burst, whether a PII detector failed, and a timestamp. Web Crypto only, so the edge (workerd) and the
  * scorer (Node) share this file.
  */
 export interface EdgeClaims {
@@ -11,6 +13,11 @@ export interface EdgeClaims {
   backends: readonly string[]
   /** Policy allows an external burst: the scorer may answer "saturated" instead of queueing. */
   allowBurst: boolean
+  /**
+   * A PII detector failed on this request: policy treats it as carrying every constrained
+   * label. Absent means false.
+   */
+  detectorFailed?: boolean
 }
 
 export const edgeHeaders = {
@@ -19,8 +26,12 @@ export const edgeHeaders = {
   labels: 'x-kinference-labels',
   backends: 'x-kinference-backends',
   burst: 'x-kinference-burst',
+  detectorFailed: 'x-kinference-detector-failed',
   signature: 'x-kinference-signature',
 } as const
+
+/** v2 signs detectorFailed too; an edge and a scorer must speak the same version. */
+const signatureVersion = 'v2'
 
 /** Signatures older or newer than this are refused (replay protection, clock skew). */
 export const maxSkewSeconds = 300
@@ -39,7 +50,7 @@ function canonical(
   timestamp: number,
 ): string {
   return [
-    'v1',
+    signatureVersion,
     String(timestamp),
     method.toUpperCase(),
     path,
@@ -48,6 +59,7 @@ function canonical(
     [...claims.labels].sort().join(','),
     [...claims.backends].sort().join(','),
     claims.allowBurst ? '1' : '0',
+    claims.detectorFailed ? '1' : '0',
   ].join('\n')
 }
 
@@ -85,7 +97,8 @@ export async function signEdgeRequest(
     [edgeHeaders.labels]: claims.labels.join(','),
     [edgeHeaders.backends]: claims.backends.join(','),
     [edgeHeaders.burst]: claims.allowBurst ? '1' : '0',
-    [edgeHeaders.signature]: `v1=${signature}`,
+    [edgeHeaders.detectorFailed]: claims.detectorFailed ? '1' : '0',
+    [edgeHeaders.signature]: `${signatureVersion}=${signature}`,
   }
 }
 
@@ -107,7 +120,11 @@ export async function verifyEdgeRequest(
 ): Promise<EdgeVerification> {
   const header = request.headers(edgeHeaders.signature)
   if (!header) return { ok: false, reason: 'missing signature' }
-  if (!header.startsWith('v1=')) return { ok: false, reason: 'unknown signature version' }
+  if (!header.startsWith(`${signatureVersion}=`))
+    return {
+      ok: false,
+      reason: `unknown signature version (this scorer checks ${signatureVersion})`,
+    }
   const timestamp = Number(request.headers(edgeHeaders.timestamp))
   if (!Number.isInteger(timestamp)) return { ok: false, reason: 'missing or bad timestamp' }
   if (Math.abs(nowSeconds - timestamp) > maxSkewSeconds)
@@ -118,6 +135,7 @@ export async function verifyEdgeRequest(
     labels: list(request.headers(edgeHeaders.labels)),
     backends: list(request.headers(edgeHeaders.backends)),
     allowBurst: request.headers(edgeHeaders.burst) === '1',
+    detectorFailed: request.headers(edgeHeaders.detectorFailed) === '1',
   }
   const text = canonical(
     request.method,
@@ -126,17 +144,9 @@ export async function verifyEdgeRequest(
     claims,
     timestamp,
   )
-  const given = header.slice(3)
+  const given = header.slice(signatureVersion.length + 1)
   for (const secret of secrets) {
     if (constantTimeEqual(given, await hmac(secret, text))) return { ok: true, claims }
   }
   return { ok: false, reason: 'bad signature' }
-}
-
-/** Compares without an early exit, so timing does not reveal how much of a guess matched. */
-export function constantTimeEqual(a: string, b: string): boolean {
-  let difference = a.length ^ b.length
-  const length = Math.max(a.length, b.length)
-  for (let i = 0; i < length; i++) difference |= (a.charCodeAt(i) || 0) ^ (b.charCodeAt(i) || 0)
-  return difference === 0
 }

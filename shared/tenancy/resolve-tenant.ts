@@ -1,5 +1,6 @@
 import type { ConfigSnapshot } from '../config/config-snapshot.ts'
-import { constantTimeEqual, parseApiKey, sha256HexOf } from './api-key.ts'
+import { constantTimeEqual } from '../auth/constant-time-equal.ts'
+import { parseApiKey, sha256HexOf } from './api-key.ts'
 
 export type TenantResolution =
   | { tenant: string; keyId: string }

@@ -5,12 +5,13 @@ import { detectPii } from '../../../shared/pii/detect-pii.ts'
 import { evaluatePolicy } from '../../../shared/policy/evaluate-policy.ts'
 import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
+import { poolsToAsk } from '../../../shared/policy/pools-to-ask.ts'
 import type { PoolEstimateResponse } from '../../../shared/scorer-api/pool-estimate.ts'
 import { mintApiKey, sha256HexOf } from '../../../shared/tenancy/api-key.ts'
 import { resolveTenant } from '../../../shared/tenancy/resolve-tenant.ts'
 import { createEdgeApp } from '../../../workers/edge-app.ts'
 import { createEdgeMetrics } from '../../../workers/edge-metrics.ts'
-import type { ScorerPort } from '../../../workers/scorer-client.ts'
+import { createScorerClient } from '../../../workers/scorer-client.ts'
 import { demoSnapshot } from '../../embedded/demo-snapshot.ts'
 
 export interface PhaseTimes {
@@ -21,10 +22,14 @@ export interface PhaseTimes {
 export interface EdgeCpuResult {
   promptBytes: number
   requests: number
-  /** The whole request in the edge, with an upstream that answers at once. */
+  /** The whole request in the edge, with a scorer that answers at once. */
   request: PhaseTimes
   /** CPU time (user + system) per request over the same run. */
   cpuPerRequestMs: number
+  /** Calls to the scorer per request: each is a network round trip in a cluster. */
+  scorerCallsPerRequest: number
+  /** The edge's own cost of each call beyond the first (signing, envelope, answer), alone. */
+  extraCall: PhaseTimes | null
   auth: PhaseTimes
   quota: PhaseTimes
   pii: PhaseTimes
@@ -78,35 +83,42 @@ function summarize(samples: number[]): PhaseTimes {
   return { p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99) }
 }
 
-/** An upstream that answers at once, so only the edge's own work is timed. */
-function instantScorer(): ScorerPort {
-  const answer = JSON.stringify({
-    id: 'x',
-    object: 'chat.completion',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 8000, completion_tokens: 1, total_tokens: 8001 },
-  })
-  return {
-    async estimate(request): Promise<PoolEstimateResponse> {
-      return {
-        results: request.targets.map((t) => ({
-          ...t,
-          estimate: {
-            saturation: 0.2,
-            saturated: false,
-            predictedTtftMs: 120,
-            promptTokens: 8000,
-            matchedTokens: 0,
-            pod: 'p',
-          },
-          error: null,
-        })),
-      }
-    },
-    async forward() {
-      return new Response(answer, { headers: { 'content-type': 'application/json' } })
-    },
+const completion = JSON.stringify({
+  id: 'x',
+  object: 'chat.completion',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 8000, completion_tokens: 1, total_tokens: 8001 },
+})
+
+/**
+ * The network under the edge's real scorer client: a scorer that answers at once, so the
+ * edge's own work is what is timed, signing every body included. Counts the calls.
+ */
+function instantScorerFetch(estimateTargets: number) {
+  const estimate: PoolEstimateResponse = {
+    results: Array.from({ length: estimateTargets }, () => ({
+      pool: 'p',
+      model: 'm',
+      estimate: {
+        saturation: 0.2,
+        saturated: false,
+        predictedTtftMs: 120,
+        promptTokens: 8000,
+        matchedTokens: 0,
+        pod: 'p',
+      },
+      error: null,
+    })),
   }
+  const estimateText = JSON.stringify(estimate)
+  const counts = { calls: 0 }
+  const fetch = async (input: string | URL | Request): Promise<Response> => {
+    counts.calls++
+    const url = String(input)
+    const body = url.endsWith('/v1/kinference/estimate') ? estimateText : completion
+    return new Response(body, { headers: { 'content-type': 'application/json' } })
+  }
+  return { fetch: fetch as typeof globalThis.fetch, counts }
 }
 
 /**
@@ -132,10 +144,25 @@ export async function measureEdgeCpu(options: {
     },
   )
   const quotas = createMemoryQuotaStore()
+  const prompt = promptOf(options.promptBytes, options.seed)
+  const policyRequest = {
+    tenant: 'demo',
+    model: 'qwen3.8-27b-fp8',
+    promptTokens: estimatePromptTokens(prompt),
+    labels: [],
+    detectorFailed: false,
+  }
+  const network = instantScorerFetch(poolsToAsk(snapshot, policyRequest).length)
+  const scorer = createScorerClient({
+    url: 'http://scorer.invalid',
+    signingSecret: 'bench-signing-secret-0123456789',
+    nowSeconds: () => Date.now() / 1000,
+    fetch: network.fetch,
+  })
   const app = createEdgeApp({
     config: async () => snapshot,
     quotas,
-    scorer: instantScorer(),
+    scorer,
     external: {
       complete: () => Promise.reject(new Error('not used: the pool is never saturated here')),
     },
@@ -145,7 +172,6 @@ export async function measureEdgeCpu(options: {
     newRequestId: () => 'bench',
     log: () => {},
   })
-  const prompt = promptOf(options.promptBytes, options.seed)
   const body = JSON.stringify({
     model: 'qwen3.8-27b-fp8',
     messages: [{ role: 'user', content: prompt }],
@@ -164,6 +190,7 @@ export async function measureEdgeCpu(options: {
   }
   for (let i = 0; i < 200; i++) await send()
   const request: number[] = []
+  const callsBefore = network.counts.calls
   const cpuBefore = process.cpuUsage()
   for (let i = 0; i < options.requests; i++) {
     const started = performance.now()
@@ -171,6 +198,7 @@ export async function measureEdgeCpu(options: {
     request.push(performance.now() - started)
   }
   const cpu = process.cpuUsage(cpuBefore)
+  const scorerCallsPerRequest = (network.counts.calls - callsBefore) / options.requests
   const time = async (fn: () => unknown) => {
     const samples: number[] = []
     for (let i = 0; i < options.requests; i++) {
@@ -180,18 +208,22 @@ export async function measureEdgeCpu(options: {
     }
     return summarize(samples)
   }
-  const policyRequest = {
-    tenant: 'demo',
+  const claims = { tenant: 'demo', labels: [], backends: [], allowBurst: false }
+  const targets = poolsToAsk(snapshot, policyRequest).map((id) => ({
+    pool: snapshot.pools[id]?.name ?? id,
     model: 'qwen3.8-27b-fp8',
-    promptTokens: estimatePromptTokens(prompt),
-    labels: [],
-    detectorFailed: false,
-  }
+  }))
   return {
     promptBytes: prompt.length,
     requests: options.requests,
     request: summarize(request),
     cpuPerRequestMs: (cpu.user + cpu.system) / 1000 / options.requests,
+    scorerCallsPerRequest,
+    // The estimate before the forward: what a second call costs the edge by itself.
+    extraCall:
+      scorerCallsPerRequest > 1
+        ? await time(() => scorer.estimate({ kind: 'chat', bodyText: body, targets }, claims))
+        : null,
     auth: await time(() => resolveTenant(snapshot, key.key)),
     quota: await time(() =>
       quotas.admit('bench', { requestsPerMinute: 1e9 }, 9000, performance.now()),

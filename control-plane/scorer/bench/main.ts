@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import { measureDecision } from './measure-decision.ts'
+import { measureDecision, type Percentiles } from './measure-decision.ts'
 import { measureProxyOverhead } from './measure-proxy-overhead.ts'
 
 /**
@@ -23,8 +23,12 @@ const { values } = parseArgs({
 const seed = Number(values.seed)
 const decision = await measureDecision({ pods: 32, promptWords: 7900, samples: 3000, seed })
 const ms = (value: number) => `${value.toFixed(3)} ms`
+const times = (t: { warm: Percentiles; cold: Percentiles }) =>
+  `warm p50 ${ms(t.warm.p50Ms)}, p99 ${ms(t.warm.p99Ms)}; cold p50 ${ms(t.cold.p50Ms)}, p99 ${ms(t.cold.p99Ms)}`
 process.stdout.write(
-  `decision, ${decision.promptTokens}-token chat prompt over ${decision.pods} pods: warm p50 ${ms(decision.warm.p50Ms)}, p99 ${ms(decision.warm.p99Ms)}; cold p50 ${ms(decision.cold.p50Ms)}, p99 ${ms(decision.cold.p99Ms)}\n`,
+  `decision, ${decision.promptTokens}-token chat prompt over ${decision.pods} pods, signature and body parse included:\n` +
+    `  forward (policy decided at the edge): ${times(decision.forward)}\n` +
+    `  status-dependent policy (${decision.statusDependent.calls} calls): ${times(decision.statusDependent)}\n`,
 )
 const proxy = await measureProxyOverhead({
   streams: Number(values.streams),
@@ -35,8 +39,13 @@ const proxy = await measureProxyOverhead({
   ...(values['profile-dir'] === undefined ? {} : { profileDir: values['profile-dir'] }),
   seed,
 })
+const arm = (a: { p50Ms: number; p99Ms: number; requests: number }) =>
+  `p50 ${ms(a.p50Ms)} (p99 ${ms(a.p99Ms)}, ${a.requests} requests)`
 process.stdout.write(
-  `proxy, ${proxy.streams} concurrent streams: TTFT direct p50 ${ms(proxy.direct.p50Ms)} (p99 ${ms(proxy.direct.p99Ms)}, ${proxy.direct.requests} requests), via scorer p50 ${ms(proxy.viaScorer.p50Ms)} (p99 ${ms(proxy.viaScorer.p99Ms)}, ${proxy.viaScorer.requests} requests): added p50 ${ms(proxy.addedP50Ms)}\n`,
+  `proxy, ${proxy.streams} concurrent streams, TTFT:\n` +
+    `  direct to the pods                      ${arm(proxy.direct)}\n` +
+    `  via the scorer, backend chosen          ${arm(proxy.viaScorer)}: added p50 ${ms(proxy.addedP50Ms)}\n` +
+    `  via the scorer, status-dependent (${proxy.statusDependent.calls} calls) ${arm(proxy.statusDependent)}: added p50 ${ms(proxy.statusDependentAddedP50Ms)}\n`,
 )
 await mkdir('results', { recursive: true })
 await writeFile(values.out, `${JSON.stringify({ decision, proxy }, null, 2)}\n`)

@@ -1,28 +1,71 @@
+import { Agent } from 'node:http'
+import { type EdgeClaims, signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
 import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
+import { poolEstimatePath } from '../../../shared/scorer-api/pool-estimate.ts'
 import { createStableVocabulary } from '../../tokenizer/create-stable-vocabulary.ts'
+import { estimatePools } from '../estimate-api.ts'
+import { prepareInference } from '../handle-inference.ts'
+import type { InferenceContext } from '../inference-context.ts'
 import { createTokenizerCache, PoolRuntime } from '../pool-runtime.ts'
-import { prepareRequest } from '../prepare-request.ts'
+import { ScorerConfig } from '../scorer-config.ts'
+import { createScorerMetrics } from '../scorer-metrics.ts'
+import type { SignedRequest } from '../signed-request.ts'
+
+export interface Percentiles {
+  p50Ms: number
+  p99Ms: number
+}
 
 export interface DecisionTimes {
   promptTokens: number
   pods: number
-  warm: { p50Ms: number; p99Ms: number }
-  cold: { p50Ms: number; p99Ms: number }
+  /** One signed forward, from its bytes to the pod chosen. */
+  forward: { warm: Percentiles; cold: Percentiles }
+  /**
+   * A request whose policy depends on the pool's status, as the edge sends it: every call
+   * the scorer answers for it, from their bytes to the pod chosen.
+   */
+  statusDependent: { warm: Percentiles; cold: Percentiles; calls: number }
 }
 
 const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0
 }
+const percentiles = (values: number[]): Percentiles => ({
+  p50Ms: quantile(values, 0.5),
+  p99Ms: quantile(values, 0.99),
+})
+
+const secret = 'bench-signing-secret-0123456789'
+const claims: EdgeClaims = { tenant: 'bench', labels: [], backends: [], allowBurst: true }
+
+/** What the edge sends: the body and its signature, as the scorer's server reads them. */
+async function signed(path: string, body: string, id: string): Promise<SignedRequest> {
+  const headers = await signEdgeRequest(
+    secret,
+    { method: 'POST', path, body },
+    claims,
+    Date.now() / 1000,
+  )
+  return {
+    method: 'POST',
+    path,
+    headers: (name) => headers[name],
+    body: Buffer.from(body),
+    requestId: id,
+  }
+}
 
 /**
- * The scorer's decision path, as handleInference runs it minus HTTP: parse and tokenize a
- * chat request (chat template), compute its block keys, one index lookup over every pod,
- * and the strategy's choice. An ~8,000-token prompt over 32 pods whose in-memory index
- * holds parts of it. Warm: the same long system prompt with a new question each time (the
- * tokenizer's segment cache holds the system prompt). Cold: a system prompt never seen.
+ * The scorer's work per request minus HTTP and proxying, through its own handler code:
+ * the edge's signature verified, the body parsed and tokenized (chat template), its block
+ * keys looked up once over every pod, the strategy's choice. An ~8,000-token prompt over
+ * 32 pods whose in-memory index holds parts of it. Warm: the same long system prompt with
+ * a new question each time (the tokenizer's segment cache holds the system prompt). Cold:
+ * a system prompt never seen. Signing is the edge's work and is done before timing.
  */
 export async function measureDecision(options: {
   pods: number
@@ -47,6 +90,21 @@ export async function measureDecision(options: {
     random,
     onError: () => {},
   })
+  const context: InferenceContext = {
+    config: ScorerConfig.parse({
+      port: 0,
+      signingSecrets: [secret],
+      pools: [{ name: 'bench', spec }],
+      pods: [],
+    }),
+    pools: [pool],
+    index,
+    metrics: createScorerMetrics(() => 0),
+    agent: new Agent(),
+    podsReportingCache: new Set(),
+    random,
+    log: () => {},
+  }
   const pods = Array.from({ length: options.pods }, (_, i) => `pod-${i}`)
   for (const pod of pods) {
     pool.router.addPod(pod, 0)
@@ -55,39 +113,62 @@ export async function measureDecision(options: {
   const words = createStableVocabulary(tokenizers('qwen3')).words.map((w) => w.word)
   const text = (count: number) =>
     Array.from({ length: count }, () => words[Math.floor(random() * words.length)]).join(' ')
-  const body = (system: string) => ({
-    model: 'bench',
-    messages: [
-      { role: 'system', content: system },
-      { role: 'user', content: text(40) },
-    ],
-  })
+  const body = (system: string) =>
+    JSON.stringify({
+      model: 'bench',
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: text(40) },
+      ],
+    })
   const system = text(options.promptWords)
   // Pods hold various prefixes of the prompt, as after real traffic.
-  const first = prepareRequest('seed', 'chat', body(system), [pool])
-  const { keys } = first.request
+  const seed = await prepareInference(
+    context,
+    'chat',
+    await signed('/v1/chat/completions', body(system), 'seed'),
+  )
+  const { keys } = seed.attempt.prepared.request
   for (const [i, pod] of pods.entries()) {
     const blocks = Math.floor(((keys.length / 2) * (i % 4)) / 3)
     await index.addSpeculative(pod, keys, blocks, Number.MAX_SAFE_INTEGER)
   }
-  const decide = async (request: object, id: string) => {
+  const forward = async (text: string, id: string) => {
+    const request = await signed('/v1/chat/completions', text, id)
     const started = performance.now()
-    const prepared = prepareRequest(id, 'chat', request, [pool])
-    const lookup = await pool.router.lookup(prepared.request)
-    const route = pool.router.score(lookup, 0)
+    const { attempt } = await prepareInference(context, 'chat', request)
+    const route = attempt.prepared.pool.router.score(attempt.lookup, performance.now())
     if (route.decision.pod === null) throw new Error('no decision')
     return performance.now() - started
   }
-  for (let i = 0; i < 200; i++) await decide(body(system), `w${i}`)
-  const warm: number[] = []
-  for (let i = 0; i < options.samples; i++) warm.push(await decide(body(system), `warm${i}`))
-  const cold: number[] = []
-  for (let i = 0; i < Math.min(options.samples, 200); i++)
-    cold.push(await decide(body(text(options.promptWords)), `cold${i}`))
-  return {
-    promptTokens: first.request.routing.promptTokens,
-    pods: options.pods,
-    warm: { p50Ms: quantile(warm, 0.5), p99Ms: quantile(warm, 0.99) },
-    cold: { p50Ms: quantile(cold, 0.5), p99Ms: quantile(cold, 0.99) },
+  // Today's protocol for a status-dependent policy: an estimate of the pool, then the forward.
+  const statusDependent = async (text: string, id: string) => {
+    const estimateBody = `{"kind":"chat","targets":[{"pool":"bench","model":"bench"}],"body":${text}}`
+    const estimate = await signed(poolEstimatePath, estimateBody, id)
+    const started = performance.now()
+    const answer = await estimatePools(context, estimate)
+    if (answer.results[0]?.estimate === null) throw new Error('no estimate')
+    const elapsed = performance.now() - started
+    return elapsed + (await forward(text, id))
   }
+  const run = async (
+    decide: (text: string, id: string) => Promise<number>,
+    name: string,
+  ): Promise<{ warm: Percentiles; cold: Percentiles }> => {
+    for (let i = 0; i < 200; i++) await decide(body(system), `${name}-w${i}`)
+    const warm: number[] = []
+    for (let i = 0; i < options.samples; i++) warm.push(await decide(body(system), `${name}-${i}`))
+    const cold: number[] = []
+    for (let i = 0; i < Math.min(options.samples, 200); i++)
+      cold.push(await decide(body(text(options.promptWords)), `${name}-c${i}`))
+    return { warm: percentiles(warm), cold: percentiles(cold) }
+  }
+  const result: DecisionTimes = {
+    promptTokens: seed.attempt.prepared.request.routing.promptTokens,
+    pods: options.pods,
+    forward: await run(forward, 'forward'),
+    statusDependent: { ...(await run(statusDependent, 'status')), calls: 2 },
+  }
+  context.agent.destroy()
+  return result
 }

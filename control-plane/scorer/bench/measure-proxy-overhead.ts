@@ -1,12 +1,36 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
+import { createScorerClient, type ScorerPort } from '../../../workers/scorer-client.ts'
+
+interface Arm {
+  p50Ms: number
+  p99Ms: number
+  requests: number
+}
 
 export interface ProxyOverhead {
   streams: number
-  direct: { p50Ms: number; p99Ms: number; requests: number }
-  viaScorer: { p50Ms: number; p99Ms: number; requests: number }
+  direct: Arm
+  /** Forwards whose backend the edge already chose. */
+  viaScorer: Arm
   addedP50Ms: number
+  /** As the edge sends a request whose policy depends on the pool's status: signed, every call. */
+  statusDependent: Arm & { calls: number }
+  statusDependentAddedP50Ms: number
 }
+
+const secret = 'bench-signing-secret-0123456789'
+const claims = { tenant: 'bench', labels: [], backends: [], allowBurst: true }
+
+/** What the edge does for a status-dependent policy today: ask, then forward. */
+async function statusDependentCall(scorer: ScorerPort, body: string): Promise<Response> {
+  await scorer.estimate(
+    { kind: 'chat', bodyText: body, targets: [{ pool: 'default', model: 'bench' }] },
+    claims,
+  )
+  return scorer.forward('/v1/chat/completions', body, claims, {})
+}
+const statusDependentCalls = 2
 
 const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -31,7 +55,9 @@ async function firstLine(child: ChildProcess): Promise<string> {
  * (another process), in alternating phases so drift on a shared machine hits both alike.
  * Streams start at random offsets, so requests arrive spread out rather than in waves.
  * The scorer does its whole job on each request: tokenize (a shared system prompt and a
- * new question), look up the index, choose, proxy.
+ * new question), look up the index, choose, proxy. A third arm sends each request as the
+ * edge does when its policy depends on the pool's status (the edge's own scorer client,
+ * signed, every call it makes), so the extra round trip and pass show as they are.
  */
 export async function measureProxyOverhead(options: {
   streams: number
@@ -71,12 +97,15 @@ export async function measureProxyOverhead(options: {
       '--port',
       '0',
       '--allow-unsigned',
+      '--strategy',
+      'kinference',
       '--model',
       'bench',
       ...podFlags,
     ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, KINFERENCE_SIGNING_SECRETS: secret },
     },
   )
   try {
@@ -87,7 +116,14 @@ export async function measureProxyOverhead(options: {
     const system = Array.from({ length: 800 }, (_, i) => `word${i % 97}`).join(' ')
     const direct: number[] = []
     const viaScorer: number[] = []
-    const run = async (target: 'direct' | 'scorer', seconds: number, out: number[]) => {
+    const statusDependent: number[] = []
+    const client = createScorerClient({
+      url: scorerUrl,
+      signingSecret: secret,
+      nowSeconds: () => Date.now() / 1000,
+      fetch,
+    })
+    const run = async (target: 'direct' | 'scorer' | 'status', seconds: number, out: number[]) => {
       const deadline = performance.now() + seconds * 1000
       let turn = 0
       // Streams start spread over one request's length, so arrivals are spread as in real
@@ -96,20 +132,24 @@ export async function measureProxyOverhead(options: {
       const stream = async () => {
         await new Promise((resolve) => setTimeout(resolve, random() * requestMs))
         while (performance.now() < deadline) {
-          const base = target === 'scorer' ? scorerUrl : podUrls[turn++ % podUrls.length]
-          const started = performance.now()
-          const response = await fetch(`${base}/v1/chat/completions`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({
-              model: 'bench',
-              stream: true,
-              messages: [
-                { role: 'system', content: system },
-                { role: 'user', content: `question ${Math.floor(random() * 1e9)}` },
-              ],
-            }),
+          const base = target === 'direct' ? podUrls[turn++ % podUrls.length] : scorerUrl
+          const body = JSON.stringify({
+            model: 'bench',
+            stream: true,
+            messages: [
+              { role: 'system', content: system },
+              { role: 'user', content: `question ${Math.floor(random() * 1e9)}` },
+            ],
           })
+          const started = performance.now()
+          const response =
+            target === 'status'
+              ? await statusDependentCall(client, body)
+              : await fetch(`${base}/v1/chat/completions`, {
+                  method: 'POST',
+                  headers: { 'content-type': 'application/json' },
+                  body,
+                })
           let first = true
           for await (const _chunk of response.body as ReadableStream<Uint8Array>) {
             if (first) out.push(performance.now() - started)
@@ -120,23 +160,24 @@ export async function measureProxyOverhead(options: {
       await Promise.all(Array.from({ length: options.streams }, stream))
     }
     await run('scorer', 2, [])
+    await run('status', 2, [])
     for (let phase = 0; phase < options.phases; phase++) {
       await run('direct', options.phaseSeconds, direct)
       await run('scorer', options.phaseSeconds, viaScorer)
+      await run('status', options.phaseSeconds, statusDependent)
     }
+    const arm = (values: number[]): Arm => ({
+      p50Ms: quantile(values, 0.5),
+      p99Ms: quantile(values, 0.99),
+      requests: values.length,
+    })
     return {
       streams: options.streams,
-      direct: {
-        p50Ms: quantile(direct, 0.5),
-        p99Ms: quantile(direct, 0.99),
-        requests: direct.length,
-      },
-      viaScorer: {
-        p50Ms: quantile(viaScorer, 0.5),
-        p99Ms: quantile(viaScorer, 0.99),
-        requests: viaScorer.length,
-      },
+      direct: arm(direct),
+      viaScorer: arm(viaScorer),
       addedP50Ms: quantile(viaScorer, 0.5) - quantile(direct, 0.5),
+      statusDependent: { ...arm(statusDependent), calls: statusDependentCalls },
+      statusDependentAddedP50Ms: quantile(statusDependent, 0.5) - quantile(direct, 0.5),
     }
   } finally {
     scorer.kill('SIGINT')

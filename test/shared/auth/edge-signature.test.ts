@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
 import {
-  constantTimeEqual,
   type EdgeClaims,
   signEdgeRequest,
   verifyEdgeRequest,
@@ -42,7 +41,12 @@ function verify(
 describe('edge request signatures', () => {
   it('verifies what the edge signed and returns its claims', async () => {
     const result = await verify(await signed())
-    expect(result).toEqual({ ok: true, claims: { ...claims, labels: ['pii', 'batch'] } })
+    expect(result).toEqual({
+      ok: true,
+      claims: { ...claims, labels: ['pii', 'batch'], detectorFailed: false },
+    })
+    const failed = await verify(await signed({ claims: { ...claims, detectorFailed: true } }))
+    expect(failed.ok && failed.claims.detectorFailed).toBe(true)
   })
 
   it('accepts any of several secrets, for rotation', async () => {
@@ -70,6 +74,10 @@ describe('edge request signatures', () => {
       ok: false,
       reason: 'bad signature',
     })
+    expect(await verify({ ...headers, 'x-kinference-detector-failed': '1' })).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    })
     expect(await verify(headers, { at: now + 301 })).toEqual({
       ok: false,
       reason: 'timestamp outside the allowed window',
@@ -82,18 +90,13 @@ describe('edge request signatures', () => {
 
   it('refuses unsigned or malformed headers without throwing', async () => {
     expect(await verify({})).toEqual({ ok: false, reason: 'missing signature' })
-    expect(await verify({ 'x-kinference-signature': 'v2=abc' })).toEqual({
+    // v1 did not sign detectorFailed: a v1 edge is refused, not half-trusted.
+    expect(await verify({ 'x-kinference-signature': 'v1=abc' })).toEqual({
       ok: false,
-      reason: 'unknown signature version',
+      reason: 'unknown signature version (this scorer checks v2)',
     })
     expect(
-      await verify({ 'x-kinference-signature': 'v1=abc', 'x-kinference-timestamp': 'soon' }),
+      await verify({ 'x-kinference-signature': 'v2=abc', 'x-kinference-timestamp': 'soon' }),
     ).toEqual({ ok: false, reason: 'missing or bad timestamp' })
-  })
-
-  it('compares in constant time and still tells equal from unequal', () => {
-    expect(constantTimeEqual('abc', 'abc')).toBe(true)
-    expect(constantTimeEqual('abc', 'abd')).toBe(false)
-    expect(constantTimeEqual('abc', 'abcd')).toBe(false)
   })
 })

@@ -1,0 +1,169 @@
+import type { ServerResponse } from 'node:http'
+import { finished } from 'node:stream'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import type { PoolLookup } from '../../shared/pool/pool-router.ts'
+import type { RouteResult } from '../../shared/routing/router-core.ts'
+import type { InferenceContext } from './inference-context.ts'
+import type { Admitted } from './pool-admission.ts'
+import type { PoolRuntime } from './pool-runtime.ts'
+import type { PreparedRequest } from './prepare-request.ts'
+import { proxyToPod } from './proxy-to-pod.ts'
+
+/** A request prepared for one pool and looked up there, ready to go to a pod. */
+export interface PoolAttempt {
+  prepared: PreparedRequest
+  lookup: PoolLookup
+}
+
+export interface ServeOptions {
+  requestId: string
+  /** When the request arrived (performance.now()), for the decision and TTFT histograms. */
+  startedMs: number
+  /** The body the pod gets: the client's bytes, unless the edge's decision changed them. */
+  body: Buffer
+  /** Passed through to the pod (request id, trace context, accept). */
+  headers: Record<string, string>
+  /** "Saturated" at once instead of queueing when every pod is over its limits. */
+  allowBurst: boolean
+  /** Put before this pool's part of x-kinference-decision (the policy's, when it decided here). */
+  decisionPrefix?: string
+  /** Added to the answer (e.g. x-kinference-fallback, x-kinference-prompt-tokens). */
+  extraHeaders?: Record<string, string>
+}
+
+/**
+ * Sends a prepared request to the best pod of its pool and streams the answer back: the
+ * first attempt through the pool's admission ("saturated" at once when the edge may burst
+ * and every pod is over its limits; held by late binding while its best pod cannot start
+ * it); a pod that fails before the first byte is left out and the request tried once more,
+ * at once. Resolves once the answer is sent (or the client left); throws KinfError
+ * saturated, or upstream_unavailable when no pod could take it.
+ */
+export async function serveOnPool(
+  context: InferenceContext,
+  attempt: PoolAttempt,
+  res: ServerResponse,
+  options: ServeOptions,
+): Promise<void> {
+  const { prepared, lookup } = attempt
+  const { pool } = prepared
+  const { router } = pool
+  if (router.podNames().length === 0)
+    throw new KinfError('upstream_unavailable', `pool ${pool.name} has no pods`)
+  const { requestId } = options
+  const tried = new Set<string>()
+  let heldMs = 0
+  for (let round = 0; round < 2; round++) {
+    let route: RouteResult
+    if (round === 0) {
+      const admitted = await admit(context, pool, lookup, options.allowBurst, res)
+      if (admitted === null) return // the client left while held: nothing was sent
+      route = admitted.route
+      heldMs = admitted.heldMs
+    } else route = router.dispatchNow(lookup, performance.now(), { exclude: tried })
+    const pod = route.decision.pod
+    if (pod === null) break
+    const score = route.decision.scores.find((s) => s.pod === pod)
+    const matched = score?.cachedTokens ?? 0
+    const predicted = route.predictedTtftMs.get(pod) ?? 0
+    context.metrics.decisionSeconds
+      .labels({ pool: pool.name })
+      .observe((performance.now() - options.startedMs - heldMs) / 1000)
+    context.metrics.predictedTtftSeconds.labels({ pool: pool.name }).observe(predicted / 1000)
+    const endpoint = pool.endpoint(pod)
+    if (!endpoint) throw new KinfError('internal', `pod ${pod} has no endpoint`)
+    const here = `pool=${pool.name}; pod=${pod}; strategy=${router.strategy}; matched_tokens=${matched}; predicted_ttft_ms=${Math.round(predicted)}; held_ms=${Math.round(heldMs)}`
+    const outcome = await proxyToPod(
+      {
+        podUrl: endpoint.http,
+        path: prepared.openAi.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions',
+        body: options.body,
+        headers: options.headers,
+        agent: context.agent,
+        stream: prepared.stream,
+        connectTimeoutMs: 5_000,
+        extraHeaders: {
+          ...options.extraHeaders,
+          'x-kinference-decision': options.decisionPrefix
+            ? `${options.decisionPrefix}; ${here}`
+            : here,
+          'x-kinference-reason': asciiHeader(route.decision.reason),
+        },
+        onFirstToken: () => {
+          router.firstToken(requestId, performance.now())
+          context.metrics.ttftSeconds
+            .labels({ pod })
+            .observe((performance.now() - options.startedMs) / 1000)
+        },
+        onProgress: (generated) => router.progress(requestId, generated),
+      },
+      res,
+    )
+    context.metrics.requests.labels({ pool: pool.name, pod, outcome: outcome.kind }).inc()
+    if (outcome.kind === 'completed') {
+      if (outcome.cachedTokens !== null) context.podsReportingCache.add(pod)
+      const reported =
+        outcome.cachedTokens ??
+        (outcome.usageSeen && context.podsReportingCache.has(pod) ? 0 : null)
+      router.finished(requestId, performance.now(), outcome.status === 200 ? reported : null)
+      context.metrics.matchedTokens.labels({ pod }).inc(matched)
+      context.metrics.promptTokens.labels({ pod }).inc(prepared.request.routing.promptTokens)
+      return
+    }
+    router.failed(requestId, performance.now(), outcome.kind !== 'client-gone')
+    if (outcome.kind !== 'failed-before-bytes') return
+    context.log(
+      `${pod} failed before answering (${outcome.reason}); ${round === 0 ? 'retrying on the next best pod' : 'giving up'}`,
+    )
+    context.metrics.retries.labels({ pool: pool.name }).inc()
+    tried.add(pod)
+  }
+  throw new KinfError('upstream_unavailable', `no pod of pool ${pool.name} could take the request`)
+}
+
+/**
+ * The first attempt: "saturated" at once when the edge may burst and every pod is over
+ * its limits (bursting beats waiting); otherwise through the pool's admission, which
+ * dispatches now or holds the request until its best pod can start it. null: the client
+ * left while held.
+ */
+async function admit(
+  context: InferenceContext,
+  pool: PoolRuntime,
+  lookup: PoolLookup,
+  allowBurst: boolean,
+  res: ServerResponse,
+): Promise<Admitted | null> {
+  const { router } = pool
+  let route: RouteResult | undefined
+  if (allowBurst) {
+    route = router.score(lookup, performance.now())
+    if (route.decision.pod !== null && router.saturation(route).saturated) {
+      context.metrics.saturated.labels({ pool: pool.name }).inc()
+      throw new KinfError(
+        'saturated',
+        `pool ${pool.name} is saturated: every pod's predicted TTFT is over its limit`,
+      )
+    }
+  }
+  // Nothing is ever held without late binding: no need to watch the client.
+  if (!pool.admission.enabled)
+    return { route: router.dispatchNow(lookup, performance.now(), { route }), heldMs: 0 }
+  const left = new AbortController()
+  const onClose = () => left.abort()
+  if (res.destroyed) left.abort()
+  else res.once('close', onClose)
+  try {
+    return await pool.admission.admit(lookup, {
+      signal: left.signal,
+      answered: () => new Promise((resolve) => finished(res, () => resolve(undefined))),
+      ...(route ? { route } : {}),
+    })
+  } finally {
+    res.off('close', onClose)
+  }
+}
+
+function asciiHeader(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 512)
+}
