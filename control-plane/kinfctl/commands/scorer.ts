@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { verifySnapshot } from '../../../shared/config/compile-snapshot.ts'
 import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import { RoutingStrategyName } from '../../../shared/crd/routing-strategy.ts'
+import { scorerBackendsOf, scorerPoolsOf } from '../../embedded/scorer-backends-of.ts'
 import { ScorerConfig, type ScorerConfigInput, type ScorerPod } from '../../scorer/scorer-config.ts'
 import { startScorer } from '../../scorer/start-scorer.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
@@ -82,19 +83,8 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
   let backends: ScorerConfigInput['backends'] = {}
   if (values.config !== undefined) {
     const snapshot = await verifySnapshot(JSON.parse(await readFile(values.config, 'utf8')))
-    pools = Object.values(snapshot.pools).map((pool) => ({ name: pool.name, spec: pool.spec }))
-    backends = Object.fromEntries(
-      Object.values(snapshot.backends).flatMap((backend) =>
-        backend.spec.target.pool
-          ? [
-              [
-                backend.name,
-                { pool: backend.spec.target.pool.name, model: backend.spec.target.pool.model },
-              ],
-            ]
-          : [],
-      ),
-    )
+    pools = scorerPoolsOf(snapshot)
+    backends = scorerBackendsOf(snapshot)
   } else {
     const spec = InferencePoolSpec.parse({
       selector: { matchLabels: {} },
