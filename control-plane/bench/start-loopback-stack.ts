@@ -1,10 +1,9 @@
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
-import { ScorerConfig } from '../scorer/scorer-config.ts'
-import { type RunningScorer, startScorer } from '../scorer/start-scorer.ts'
-import { scorerPodOf, startSimFleet } from '../sim/sim-fleet.ts'
+import { startSimulatedPools } from '../embedded/start-simulated-pools.ts'
+import type { RunningScorer } from '../scorer/start-scorer.ts'
 import type { SimModelAssets } from '../sim/sim-model-assets.ts'
 import type { SimPod } from '../sim/sim-pod.ts'
-import { benchModel, benchPoolSpec } from './bench-pool-spec.ts'
+import { benchPoolSpec } from './bench-pool-spec.ts'
 
 export interface LoopbackStack {
   /** The scorer's base URL: the benchmark's target. */
@@ -32,33 +31,19 @@ export interface LoopbackStackOptions {
  * `router`, unsigned (nothing but this process can reach it).
  */
 export async function startLoopbackStack(options: LoopbackStackOptions): Promise<LoopbackStack> {
-  const pods = await startSimFleet({
-    pods: options.pods,
-    profile: options.profile,
-    modelName: benchModel,
-    port: 0,
-    zmqPort: 0,
-    timeScale: options.timeScale,
-    seed: options.seed,
-    eventEncoding: 'map',
-    assets: options.assets,
+  const { pods, scorer, close } = await startSimulatedPools({
+    pools: [{ name: 'bench', spec: benchPoolSpec(options.router, options.profile.name) }],
+    podsPerPool: options.pods,
+    sim: {
+      profile: options.profile,
+      timeScale: options.timeScale,
+      seed: options.seed,
+      eventEncoding: 'map',
+      assets: options.assets,
+    },
+    scorer: { signingSecrets: [], allowUnsigned: true },
+    log: options.log ?? (() => {}),
   })
-  let scorer: RunningScorer
-  try {
-    scorer = await startScorer(
-      ScorerConfig.parse({
-        port: 0,
-        signingSecrets: [],
-        allowUnsigned: true,
-        pools: [{ name: 'bench', spec: benchPoolSpec(options.router, options.profile.name) }],
-        pods: pods.map((pod) => scorerPodOf(pod, 'bench')),
-      }),
-      options.log ?? (() => {}),
-    )
-  } catch (error) {
-    await Promise.all(pods.map((pod) => pod.close()))
-    throw error
-  }
   return {
     url: scorer.url,
     pods,
@@ -74,9 +59,6 @@ export async function startLoopbackStack(options: LoopbackStackOptions): Promise
         },
         { queries: 0, hits: 0 },
       ),
-    async close() {
-      await scorer.close()
-      await Promise.all(pods.map((pod) => pod.close()))
-    },
+    close,
   }
 }

@@ -8,12 +8,11 @@ import { mintApiKey, parseApiKey, sha256HexOf } from '../../shared/tenancy/api-k
 import type { EdgeDeps } from '../../workers/edge-deps.ts'
 import { type RunningEdge, startEdge } from '../edge/start-edge.ts'
 import { type FakeBedrock, startFakeBedrock } from '../fake-bedrock/start-fake-bedrock.ts'
-import { ScorerConfig } from '../scorer/scorer-config.ts'
-import { type RunningScorer, startScorer } from '../scorer/start-scorer.ts'
-import { scorerPodOf, startSimFleet } from '../sim/sim-fleet.ts'
-import { loadSimModelAssets } from '../sim/sim-model-assets.ts'
+import type { RunningScorer } from '../scorer/start-scorer.ts'
 import type { SimPod } from '../sim/sim-pod.ts'
+import { closeAll } from './close-all.ts'
 import { demoSnapshot } from './demo-snapshot.ts'
+import { startSimulatedPools } from './start-simulated-pools.ts'
 
 export interface EmbeddedOptions {
   port: number
@@ -66,47 +65,26 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
       await sha256HexOf(parsedKey.secret),
       options.patch,
     )
-    const pools = Object.values(snapshot.pools)
-    if (pools.length === 0) throw new KinfError('invalid_config', 'the demo config has no pool')
-    const assets = loadSimModelAssets()
-    const fleets: { pool: (typeof pools)[number]; pods: SimPod[] }[] = []
-    for (const [i, pool] of pools.entries()) {
-      const model = pool.spec.models[0]?.name
-      if (!model) throw new KinfError('invalid_config', `pool ${pool.name} serves no model`)
-      const pods = await startSimFleet({
-        pods: options.pods,
-        profile: l40s27bFp8,
-        modelName: model,
-        port: 0,
-        zmqPort: 0,
-        timeScale: options.timeScale,
-        seed: 42 + 100 * i,
-        eventEncoding: 'map',
-        assets,
-        namePrefix: pool.name,
-      })
-      started.push(...pods)
-      fleets.push({ pool, pods })
-    }
     const signingSecret = options.signingSecret ?? randomBytes(24).toString('base64url')
-    const scorer = await startScorer(
-      ScorerConfig.parse({
+    const simulated = await startSimulatedPools({
+      pools: snapshot,
+      podsPerPool: options.pods,
+      sim: {
+        profile: l40s27bFp8,
+        timeScale: options.timeScale,
+        seed: 42,
+        eventEncoding: 'map',
+        namePrefix: (pool) => pool,
+      },
+      scorer: {
         port: options.scorerPort ?? 0,
         signingSecrets: [signingSecret],
         redisUrl: options.redisUrl,
-        pools: pools.map((pool) => ({ name: pool.name, spec: pool.spec })),
-        backends: Object.fromEntries(
-          Object.values(snapshot.backends).flatMap((b) =>
-            b.spec.target.pool
-              ? [[b.name, { pool: b.spec.target.pool.name, model: b.spec.target.pool.model }]]
-              : [],
-          ),
-        ),
-        pods: fleets.flatMap(({ pool, pods }) => pods.map((pod) => scorerPodOf(pod, pool.name))),
-      }),
-      options.log,
-    )
-    started.push(scorer)
+      },
+      log: options.log,
+    })
+    started.push(simulated)
+    const { scorer } = simulated
     const edge = await startEdge({
       port: options.port,
       config: async () => snapshot,
@@ -122,7 +100,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     return {
       edge,
       scorer,
-      pods: fleets.flatMap((fleet) => fleet.pods),
+      pods: simulated.pods,
       bedrock,
       snapshot,
       demoKey,
@@ -133,8 +111,4 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     await closeAll(started)
     throw error
   }
-}
-
-async function closeAll(parts: { close(): Promise<void> }[]): Promise<void> {
-  for (const part of [...parts].reverse()) await part.close().catch(() => undefined)
 }

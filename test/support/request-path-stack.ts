@@ -1,9 +1,9 @@
 import { demoSnapshot } from '../../control-plane/embedded/demo-snapshot.ts'
+import {
+  startScorerOver,
+  startSimulatedPools,
+} from '../../control-plane/embedded/start-simulated-pools.ts'
 import { startFakeBedrock } from '../../control-plane/fake-bedrock/start-fake-bedrock.ts'
-import { ScorerConfig } from '../../control-plane/scorer/scorer-config.ts'
-import { startScorer } from '../../control-plane/scorer/start-scorer.ts'
-import { scorerPodOf, startSimFleet } from '../../control-plane/sim/sim-fleet.ts'
-import { loadSimModelAssets } from '../../control-plane/sim/sim-model-assets.ts'
 import { l40s27bFp8 } from '../../shared/gpu/gpu-profile.ts'
 import { mintApiKey, sha256HexOf } from '../../shared/tenancy/api-key.ts'
 
@@ -34,34 +34,27 @@ export async function startRequestPathStack(): Promise<{
   const pool = Object.values(snapshot.pools)[0]
   const model = pool?.spec.models[0]?.name
   if (!pool || !model) throw new Error('the demo config has no pool')
-  const pods = await startSimFleet({
-    pods: 2,
-    profile: l40s27bFp8,
-    modelName: model,
-    port: 0,
-    zmqPort: 0,
-    timeScale: 50,
-    seed: 3,
-    eventEncoding: 'map',
-    assets: loadSimModelAssets(),
-  })
   const signingSecret = 'request-path-signing-secret'
-  const scorer = (ttftSloMs: number) =>
-    startScorer(
-      ScorerConfig.parse({
-        port: 0,
-        signingSecrets: [signingSecret],
-        pools: [{ name: pool.name, spec: { ...pool.spec, ttftSloMs } }],
-        backends: { 'sim-local': { pool: pool.name, model } },
-        pods: pods.map((pod) => scorerPodOf(pod, pool.name)),
-      }),
-      () => {},
-    )
-  const normal = await scorer(pool.spec.ttftSloMs ?? 2_000)
-  const saturated = await scorer(0.001)
+  const scorer = {
+    signingSecrets: [signingSecret],
+    backends: { 'sim-local': { pool: pool.name, model } },
+  }
+  const withSlo = (ttftSloMs: number) => ({ name: pool.name, spec: { ...pool.spec, ttftSloMs } })
+  const normal = await startSimulatedPools({
+    pools: [withSlo(pool.spec.ttftSloMs ?? 2_000)],
+    podsPerPool: 2,
+    sim: { profile: l40s27bFp8, timeScale: 50, seed: 3, eventEncoding: 'map' },
+    scorer,
+    log: () => {},
+  })
+  const saturated = await startScorerOver(
+    normal.fleets.map((fleet) => ({ ...fleet, pool: withSlo(0.001) })),
+    scorer,
+    () => {},
+  )
   return {
     stack: {
-      scorerUrl: normal.url,
+      scorerUrl: normal.scorer.url,
       saturatedScorerUrl: saturated.url,
       bedrockUrl: bedrock.url,
       signingSecret,
@@ -69,9 +62,8 @@ export async function startRequestPathStack(): Promise<{
       demoKey: key.key,
     },
     async close() {
-      await normal.close()
       await saturated.close()
-      await Promise.all(pods.map((pod) => pod.close()))
+      await normal.close()
       await bedrock.close()
     },
   }

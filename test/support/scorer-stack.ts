@@ -1,6 +1,5 @@
-import { ScorerConfig } from '../../control-plane/scorer/scorer-config.ts'
-import { type RunningScorer, startScorer } from '../../control-plane/scorer/start-scorer.ts'
-import { scorerPodOf, startSimFleet } from '../../control-plane/sim/sim-fleet.ts'
+import { startSimulatedPools } from '../../control-plane/embedded/start-simulated-pools.ts'
+import type { RunningScorer } from '../../control-plane/scorer/start-scorer.ts'
 import { loadSimModelAssets } from '../../control-plane/sim/sim-model-assets.ts'
 import type { SimPod } from '../../control-plane/sim/sim-pod.ts'
 import { type EdgeClaims, signEdgeRequest } from '../../shared/auth/edge-signature.ts'
@@ -46,44 +45,30 @@ export async function startStack(
   } = {},
 ): Promise<Stack> {
   assets ??= loadSimModelAssets()
-  const pods = await startSimFleet({
-    pods: options.pods ?? 3,
-    profile: options.profile ?? l40s27bFp8,
-    modelName: model,
-    port: 0,
-    zmqPort: 0,
-    timeScale: 50,
-    seed: 7,
-    eventEncoding: 'map',
-    assets,
-  })
-  const scorer = await startScorer(
-    ScorerConfig.parse({
-      port: 0,
+  const { pods, scorer, close } = await startSimulatedPools({
+    pools: [{ name: 'default', spec: options.spec ?? poolSpec() }],
+    podsPerPool: options.pods ?? 3,
+    sim: {
+      profile: options.profile ?? l40s27bFp8,
+      timeScale: 50,
+      seed: 7,
+      eventEncoding: 'map',
+      assets,
+    },
+    scorer: {
       signingSecrets: [secret],
       adminToken,
       redisUrl: options.redisUrl ?? null,
       redisPrefix: options.redisPrefix ?? 'kinf:',
-      pools: [{ name: 'default', spec: options.spec ?? poolSpec() }],
-      pods: [
-        ...pods.map((pod) => scorerPodOf(pod, 'default')),
-        ...(options.extraPods ?? []).map((pod) => ({ ...pod, pool: 'default' })),
-      ],
-      ...(options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes }),
-      ...(options.eventsBind === undefined ? {} : { eventsBind: options.eventsBind }),
-    }),
-    (message) => {
+      extraPods: (options.extraPods ?? []).map((pod) => ({ ...pod, pool: 'default' })),
+      maxBodyBytes: options.maxBodyBytes,
+      eventsBind: options.eventsBind,
+    },
+    log: (message) => {
       if (process.env.KINFERENCE_TEST_LOG) console.log(message)
     },
-  )
-  return {
-    pods,
-    scorer,
-    async close() {
-      await scorer.close()
-      await Promise.all(pods.map((pod) => pod.close()))
-    },
-  }
+  })
+  return { pods, scorer, close }
 }
 
 const claimsDefault: EdgeClaims = { tenant: 'test', labels: [], backends: [], allowBurst: false }

@@ -1,0 +1,159 @@
+import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
+import { ScorerConfig, type ScorerPod, type ScorerPool } from '../scorer/scorer-config.ts'
+import { type RunningScorer, startScorer } from '../scorer/start-scorer.ts'
+import { scorerPodOf, startSimFleet } from '../sim/sim-fleet.ts'
+import { loadSimModelAssets, type SimModelAssets } from '../sim/sim-model-assets.ts'
+import type { SimPod } from '../sim/sim-pod.ts'
+import type { SimFaultsPatch } from '../sim/sim-pod-config.ts'
+import { closeAll } from './close-all.ts'
+import { scorerBackendsOf, scorerPoolsOf } from './scorer-backends-of.ts'
+
+/** How the simulated pods of every pool run. */
+export interface SimulatedPodOptions {
+  profile: GpuProfile
+  timeScale: number
+  /** Pod j of pool i is seeded seed + 100·i + j, so pools never share a random stream. */
+  seed: number
+  /** Default map. */
+  eventEncoding?: 'map' | 'array'
+  /** First pod's HTTP port (0 or absent: free ports); pool i's pods follow pool i-1's. */
+  port?: number
+  /** First pod's ZMQ port (0 or absent: free ports), two per pod, pools one after another. */
+  zmqPort?: number
+  faults?: SimFaultsPatch
+  /** Shared by every pod; loaded once here when absent. */
+  assets?: SimModelAssets
+  /** Pool name → its pods' name prefix (sim-pod when absent); names must differ across pools. */
+  namePrefix?: (pool: string) => string
+}
+
+/** How the scorer in front of the simulated pods runs (ScorerConfig's fields callers vary). */
+export interface SimulatedScorerOptions {
+  /** 0 or absent: a free port. */
+  port?: number
+  signingSecrets: string[]
+  allowUnsigned?: boolean
+  adminToken?: string | null
+  redisUrl?: string | null
+  redisPrefix?: string
+  eventsBind?: string | null
+  maxBodyBytes?: number
+  /** GatewayBackend → pool; from the snapshot when pools come from one, else none. */
+  backends?: ScorerConfig['backends']
+  /** Pods the scorer routes to besides the simulated ones (pods that are down, real servers). */
+  extraPods?: ScorerPod[]
+}
+
+export interface SimulatedPoolsOptions {
+  /** The pools to simulate, or a compiled snapshot: all its pools, and its backends. */
+  pools: readonly ScorerPool[] | ConfigSnapshot
+  podsPerPool: number
+  sim: SimulatedPodOptions
+  scorer: SimulatedScorerOptions
+  log: (message: string) => void
+}
+
+/** One pool's simulated pods. */
+export interface SimulatedFleet {
+  pool: ScorerPool
+  pods: SimPod[]
+}
+
+export interface SimulatedPools {
+  /** Every pool's pods, pool by pool. */
+  pods: SimPod[]
+  fleets: SimulatedFleet[]
+  scorer: RunningScorer
+  /** The scorer, then the pods, last started first. */
+  close(): Promise<void>
+}
+
+/**
+ * Simulated vLLM pods, one fleet per pool serving the pool's first model, and the scorer
+ * in front of them. It lives here rather than in control-plane/scorer/ because the
+ * scorer must never load the simulator.
+ */
+export async function startSimulatedPools(options: SimulatedPoolsOptions): Promise<SimulatedPools> {
+  const snapshot = 'kind' in options.pools ? options.pools : null
+  const pools = 'kind' in options.pools ? scorerPoolsOf(options.pools) : [...options.pools]
+  if (pools.length === 0) throw new KinfError('invalid_config', 'the config has no pool')
+  const { sim } = options
+  const assets = sim.assets ?? loadSimModelAssets()
+  const port = sim.port ?? 0
+  const zmqPort = sim.zmqPort ?? 0
+  const started: { close(): Promise<void> }[] = []
+  try {
+    const fleets: SimulatedFleet[] = []
+    for (const [i, pool] of pools.entries()) {
+      const model = pool.spec.models[0]?.name
+      if (!model) throw new KinfError('invalid_config', `pool ${pool.name} serves no model`)
+      const first = i * options.podsPerPool
+      const pods = await startSimFleet({
+        pods: options.podsPerPool,
+        profile: sim.profile,
+        modelName: model,
+        port: port === 0 ? 0 : port + first,
+        zmqPort: zmqPort === 0 ? 0 : zmqPort + 2 * first,
+        timeScale: sim.timeScale,
+        seed: sim.seed + 100 * i,
+        eventEncoding: sim.eventEncoding ?? 'map',
+        assets,
+        ...(sim.faults ? { faults: sim.faults } : {}),
+        ...(sim.namePrefix ? { namePrefix: sim.namePrefix(pool.name) } : {}),
+      })
+      started.push(...pods)
+      fleets.push({ pool, pods })
+    }
+    const scorer = await startScorerOver(
+      fleets,
+      {
+        ...options.scorer,
+        backends: options.scorer.backends ?? (snapshot ? scorerBackendsOf(snapshot) : {}),
+      },
+      options.log,
+    )
+    started.push(scorer)
+    return {
+      pods: fleets.flatMap((fleet) => fleet.pods),
+      fleets,
+      scorer,
+      close: () => closeAll(started),
+    }
+  } catch (error) {
+    await closeAll(started)
+    throw error
+  }
+}
+
+/**
+ * A scorer over fleets already running, e.g. a second one with other pool specs over the
+ * same pods; the caller closes it before the pods.
+ */
+export function startScorerOver(
+  fleets: readonly SimulatedFleet[],
+  options: SimulatedScorerOptions,
+  log: (message: string) => void,
+): Promise<RunningScorer> {
+  return startScorer(
+    // Absent fields take ScorerConfig's defaults.
+    ScorerConfig.parse({
+      port: options.port ?? 0,
+      signingSecrets: options.signingSecrets,
+      allowUnsigned: options.allowUnsigned,
+      adminToken: options.adminToken,
+      redisUrl: options.redisUrl,
+      redisPrefix: options.redisPrefix,
+      eventsBind: options.eventsBind,
+      maxBodyBytes: options.maxBodyBytes,
+      backends: options.backends,
+      pools: fleets.map((fleet) => fleet.pool),
+      pods: [
+        ...fleets.flatMap(({ pool, pods }) => pods.map((pod) => scorerPodOf(pod, pool.name))),
+        ...(options.extraPods ?? []),
+      ],
+    }),
+    log,
+  )
+}
