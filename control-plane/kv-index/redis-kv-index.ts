@@ -1,32 +1,39 @@
 import type { Redis } from 'ioredis'
-import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { z } from 'zod'
 import { keyHex } from '../../shared/kv-index/block-keys.ts'
 import type { ApplyResult, KvIndex, PodId } from '../../shared/kv-index/kv-index.ts'
+import {
+  KvIndexLimits,
+  parseKvIndexOptions,
+  wholeNumber,
+} from '../../shared/kv-index/kv-index-limits.ts'
 import { connectRedis } from '../redis/connect-redis.ts'
 import { hexOf, parentsToRead, planBatch } from './redis-kv-index-batch.ts'
 import { RedisKvIndexHints } from './redis-kv-index-hints.ts'
 import { loadRedisKvIndexScripts, toUpstreamError } from './redis-kv-index-scripts.ts'
 
-export interface RedisKvIndexOptions {
-  /** A connected client (close() leaves it open), or a URL to connect to (close() quits it). */
-  redis: Redis | string
-  /** Namespace of every key (default `kinf:`); one per pool, or per test. */
-  prefix?: string
-  /**
-   * Engine hashes per pod. A pod exceeding it is cleared (so many more than any GPU holds
-   * means lost BlockRemoved events); the memory index forgets the oldest instead, which in
-   * Redis would need a per-block order costing a quarter of apply. Default 262,144.
-   */
-  maxEngineHashesPerPod?: number
-  /** Speculative entries over all pods; beyond it the ones expiring first go. Default 262,144. */
-  maxSpeculative?: number
-  /** Expired speculative entries purged per lookup: bounded work per call. Default 32. */
-  purgePerLookup?: number
-  /** Parent-key hints this replica keeps per pod (oldest first out). Default 262,144. */
-  maxHintsPerPod?: number
-  /** Pods with hints (least recently used out). Default 1,024. */
-  maxHintPods?: number
-}
+/**
+ * Options of the Redis index. A pod exceeding maxEngineHashesPerPod is cleared (so many
+ * more than any GPU holds means lost BlockRemoved events); the memory index forgets the
+ * oldest instead, which in Redis would need a per-block order costing a quarter of apply.
+ * Past maxSpeculative the entries expiring first go.
+ */
+export const RedisKvIndexOptions = KvIndexLimits.extend({
+  redis: z
+    .union([z.string(), z.custom<Redis>((value) => typeof value === 'object' && value !== null)], {
+      error: 'must be a Redis client or a URL',
+    })
+    .describe(
+      'A connected client (close() leaves it open), or a URL to connect to (close() quits it)',
+    ),
+  prefix: z.string().default('kinf:').describe('Namespace of every key; one per pool, or per test'),
+  maxHintsPerPod: wholeNumber(1)
+    .default(262_144)
+    .describe('Parent-key hints this replica keeps per pod (oldest first out)'),
+  maxHintPods: wholeNumber(1).default(1024).describe('Pods with hints (least recently used out)'),
+})
+export type RedisKvIndexOptions = z.infer<typeof RedisKvIndexOptions>
+export type RedisKvIndexOptionsInput = z.input<typeof RedisKvIndexOptions>
 
 /**
  * The KvIndex shared by scorer replicas, in Redis (data layout in redis-kv-index-lua.ts).
@@ -38,19 +45,19 @@ export interface RedisKvIndexOptions {
  * the same batch count its blocks twice. A rejected apply may or may not have run in
  * Redis (a lost reply); the caller should treat the pod as untrustworthy and drop it.
  */
-export async function createRedisKvIndex(options: RedisKvIndexOptions): Promise<KvIndex> {
-  const prefix = options.prefix ?? 'kinf:'
-  const maxHashes = String(positive(options.maxEngineHashesPerPod ?? 262_144))
-  const maxSpeculative = String(positive(options.maxSpeculative ?? 262_144))
-  const purgePerLookup = String(Math.max(0, Math.floor(options.purgePerLookup ?? 32)))
-  const hints = new RedisKvIndexHints(
-    positive(options.maxHintsPerPod ?? 262_144),
-    positive(options.maxHintPods ?? 1024),
-  )
+export async function createRedisKvIndex(input: RedisKvIndexOptionsInput): Promise<KvIndex> {
+  const options = parseKvIndexOptions(RedisKvIndexOptions, input, 'redis kv index')
+  const { prefix } = options
+  // Script arguments are strings.
+  const maxHashes = String(options.maxEngineHashesPerPod)
+  const maxSpeculative = String(options.maxSpeculative)
+  const purgePerLookup = String(options.purgePerLookup)
+  const hints = new RedisKvIndexHints(options.maxHintsPerPod, options.maxHintPods)
+  const redis =
+    typeof options.redis === 'string'
+      ? await connectRedis(options.redis, 'redis kv index')
+      : options.redis
   const owned = typeof options.redis === 'string'
-  const redis = owned
-    ? await connectRedis(options.redis as string, 'redis kv index')
-    : (options.redis as Redis)
   const scripts = await loadRedisKvIndexScripts(redis).catch((error: unknown) => {
     if (owned) redis.disconnect()
     throw error
@@ -168,11 +175,4 @@ export async function createRedisKvIndex(options: RedisKvIndexOptions): Promise<
       if (owned) await redis.quit().catch(() => redis.disconnect())
     },
   }
-}
-
-function positive(value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new KinfError('invalid_config', `redis kv index: limits must be positive integers`)
-  }
-  return value
 }

@@ -1,33 +1,34 @@
+import { z } from 'zod'
 import { KinfError } from '../errors/kinf-error.ts'
 import { BlockKeyTable } from './block-key-table.ts'
 import type { BlockKeyChain, KeyPair } from './block-keys.ts'
 import { ExpiryQueue } from './expiry-queue.ts'
 import type { ApplyResult, IndexEvent, KvIndex, PodId } from './kv-index.ts'
+import { KvIndexLimits, parseKvIndexOptions, wholeNumber } from './kv-index-limits.ts'
 import { matchPrefixes } from './match-prefixes.ts'
 import { PodHoldings } from './pod-holdings.ts'
 import { storedBlockCount, storedBlockKeys } from './stored-block-keys.ts'
 
-export interface MemoryKvIndexOptions {
-  /**
-   * Engine hashes remembered per pod; beyond it the oldest-stored hash is forgotten (its
-   * block turns cold). Bounds a pod whose BlockRemoved events are lost or that floods
-   * stores. A pod holds its GPU's block count (~5,900 in the L40S profile); default 262,144.
-   */
-  maxEngineHashesPerPod?: number
-  /** Speculative entries over all pods; beyond it the oldest written goes. Default 262,144. */
-  maxSpeculative?: number
-  /**
-   * Pods at once (memory per block key grows by 8 bytes per 32 pods); apply and
-   * addSpeculative for one more reject with 'invalid_config'. Default 1,024.
-   */
-  maxPods?: number
-  /** Expired speculative entries purged per lookup: bounded work per call. Default 32. */
-  purgePerLookup?: number
-  /** Seed of the hash-table probe positions (pass a random one against crafted collisions). */
-  tableSeed?: number
-  /** Initial block-key capacity (grows by doubling). Default 1,024. */
-  initialBlocks?: number
-}
+/**
+ * Options of the embedded index. Past maxEngineHashesPerPod the pod's oldest-stored hash is
+ * forgotten (its block turns cold); past maxSpeculative the oldest written entry goes.
+ */
+export const MemoryKvIndexOptions = KvIndexLimits.extend({
+  maxPods: wholeNumber(1)
+    .default(1024)
+    .describe(
+      "Pods at once (8 bytes per block key per 32 pods); apply and addSpeculative for one more reject with 'invalid_config'",
+    ),
+  tableSeed: z
+    .int({ error: 'must be an integer' })
+    .default(0)
+    .describe('Seed of the hash-table probe positions (a random one against crafted collisions)'),
+  initialBlocks: wholeNumber(1)
+    .default(1024)
+    .describe('Initial block-key capacity (grows by doubling)'),
+})
+export type MemoryKvIndexOptions = z.infer<typeof MemoryKvIndexOptions>
+export type MemoryKvIndexOptionsInput = z.input<typeof MemoryKvIndexOptions>
 
 /**
  * The embedded KvIndex: everything in one process, no I/O. Block keys live once in a
@@ -35,12 +36,12 @@ export interface MemoryKvIndexOptions {
  * hashes to those entries (PodHoldings), which resolves BlockRemoved and chains BlockStored
  * events onto a parent stored in any earlier batch.
  */
-export function createMemoryKvIndex(options: MemoryKvIndexOptions = {}): KvIndex {
-  const maxHashes = positive(options.maxEngineHashesPerPod ?? 262_144, 'maxEngineHashesPerPod')
-  const maxPods = positive(options.maxPods ?? 1024, 'maxPods')
-  const purgePerLookup = Math.max(0, options.purgePerLookup ?? 32)
-  const table = new BlockKeyTable(options.initialBlocks ?? 1024, options.tableSeed ?? 0)
-  const expiries = new ExpiryQueue(positive(options.maxSpeculative ?? 262_144, 'maxSpeculative'))
+export function createMemoryKvIndex(input: MemoryKvIndexOptionsInput = {}): KvIndex {
+  const options = parseKvIndexOptions(MemoryKvIndexOptions, input, 'kv index')
+  const { maxPods, purgePerLookup } = options
+  const maxHashes = options.maxEngineHashesPerPod
+  const table = new BlockKeyTable(options.initialBlocks, options.tableSeed)
+  const expiries = new ExpiryQueue(options.maxSpeculative)
   const pods = new Map<PodId, PodHoldings>()
   const bySlot: (PodHoldings | undefined)[] = []
   const freeSlots: number[] = []
@@ -190,11 +191,4 @@ export function createMemoryKvIndex(options: MemoryKvIndexOptions = {}): KvIndex
       expiries.clear()
     },
   }
-}
-
-function positive(value: number, name: string): number {
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new KinfError('invalid_config', `kv index: ${name} must be a positive integer`)
-  }
-  return value
 }

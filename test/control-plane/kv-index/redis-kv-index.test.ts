@@ -97,6 +97,17 @@ describe('createRedisKvIndex', () => {
     expect(await index.lookup(chain, ['pod-a'], 0)).toEqual([8])
   })
 
+  it.each([
+    [{ maxHintPods: 0 }, 'redis kv index: maxHintPods must be a positive integer'],
+    [{ maxHintsPerPod: 1.5 }, 'redis kv index: maxHintsPerPod must be a positive integer'],
+    [{ maxSpeculative: -1 }, 'redis kv index: maxSpeculative must be a positive integer'],
+    [{ purgePerLookup: -1 }, 'redis kv index: purgePerLookup must be a non-negative integer'],
+    [{ redis: null as never }, 'redis kv index: redis must be a Redis client or a URL'],
+  ])('refuses bad options before connecting: %o', async (bad, message) => {
+    const refused = createRedisKvIndex({ redis: url, prefix: uniquePrefix(), ...bad })
+    await expect(refused).rejects.toMatchObject({ code: 'invalid_config', message })
+  })
+
   it('rejects with upstream_unavailable when Redis cannot be reached', async () => {
     const unreachable = createRedisKvIndex({ redis: 'redis://127.0.0.1:1', prefix: uniquePrefix() })
     await expect(unreachable).rejects.toMatchObject({ code: 'upstream_unavailable' })

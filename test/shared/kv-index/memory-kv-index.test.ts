@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
+import {
+  createMemoryKvIndex,
+  type MemoryKvIndexOptionsInput,
+} from '../../../shared/kv-index/memory-kv-index.ts'
 import { describeKvIndexConformance } from '../../support/kv-index/kv-index-conformance.ts'
 import {
   chainOf,
@@ -56,6 +59,32 @@ describe('createMemoryKvIndex limits', () => {
     expect(() => createMemoryKvIndex({ maxPods: limit })).toThrow(KinfError)
     expect(() => createMemoryKvIndex({ maxEngineHashesPerPod: limit })).toThrow(KinfError)
     expect(() => createMemoryKvIndex({ maxSpeculative: limit })).toThrow(KinfError)
+  })
+
+  it('names the bad option in an invalid_config error', () => {
+    const cases: [MemoryKvIndexOptionsInput, string][] = [
+      [{ maxPods: 0 }, 'kv index: maxPods must be a positive integer'],
+      [
+        { maxEngineHashesPerPod: 2 ** 60 },
+        'kv index: maxEngineHashesPerPod must be a positive integer',
+      ],
+      [{ purgePerLookup: -1 }, 'kv index: purgePerLookup must be a non-negative integer'],
+      [{ initialBlocks: 0 }, 'kv index: initialBlocks must be a positive integer'],
+      [{ tableSeed: 0.5 }, 'kv index: tableSeed must be an integer'],
+      [{ maxPod: 4 } as never, 'kv index: Unrecognized key: "maxPod"'],
+    ]
+    for (const [options, message] of cases) {
+      expect(() => createMemoryKvIndex(options)).toThrow(
+        expect.objectContaining({ code: 'invalid_config', message }),
+      )
+    }
+  })
+
+  it('purges nothing on lookup with purgePerLookup 0', async () => {
+    const index = createMemoryKvIndex({ purgePerLookup: 0 })
+    await index.addSpeculative('pod-a', chain, 2, 1_000)
+    expect(await index.lookup(chain, ['pod-a'], 2_000)).toEqual([0])
+    expect(await index.size()).toEqual({ entries: 2, pods: 1 })
   })
 
   it('grows from a tiny table and gives every entry back', async () => {
