@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
+import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { checkQuotaClock, checkQuotaCount, quotaRefusal } from '../../shared/quota/quota-ledger.ts'
 import {
@@ -7,6 +8,10 @@ import {
   type QuotaLimits,
   type QuotaStore,
 } from '../../shared/quota/quota-store.ts'
+import {
+  parseQuotaStoreOptions,
+  QuotaStoreOptions,
+} from '../../shared/quota/quota-store-options.ts'
 import { connectRedis } from '../redis/connect-redis.ts'
 
 /**
@@ -89,14 +94,18 @@ return 1
 const scripts = { admit: admitLua, settle: settleLua } as const
 type ScriptName = keyof typeof scripts
 
-export interface RedisQuotaStoreOptions {
-  /** A connected client (close() leaves it open), or a URL to connect to (close() quits it). */
-  redis: Redis | string
-  /** Namespace of every key (default `kinf:`). */
-  prefix?: string
-  /** How long an unsettled reservation can still be settled (default 10 minutes). */
-  reservationTtlMs?: number
-}
+export const RedisQuotaStoreOptions = QuotaStoreOptions.extend({
+  redis: z
+    .union([z.string(), z.custom<Redis>((value) => typeof value === 'object' && value !== null)], {
+      error: 'must be a Redis client or a URL',
+    })
+    .describe(
+      'A connected client (close() leaves it open), or a URL to connect to (close() quits it)',
+    ),
+  prefix: z.string().default('kinf:').describe('Namespace of every key'),
+})
+export type RedisQuotaStoreOptions = z.infer<typeof RedisQuotaStoreOptions>
+export type RedisQuotaStoreOptionsInput = z.input<typeof RedisQuotaStoreOptions>
 
 export interface RedisQuotaStore extends QuotaStore {
   close(): Promise<void>
@@ -107,17 +116,15 @@ export interface RedisQuotaStore extends QuotaStore {
  * tag, so one tenant's keys sit in one Redis Cluster slot.
  */
 export async function createRedisQuotaStore(
-  options: RedisQuotaStoreOptions,
+  input: RedisQuotaStoreOptionsInput,
 ): Promise<RedisQuotaStore> {
-  const prefix = options.prefix ?? 'kinf:'
-  const ttlMs = options.reservationTtlMs ?? 600_000
-  if (!Number.isSafeInteger(ttlMs) || ttlMs < 1) {
-    throw new KinfError('invalid_config', 'redis quota store: reservationTtlMs must be positive')
-  }
+  const options = parseQuotaStoreOptions(RedisQuotaStoreOptions, input, 'redis quota store')
+  const { prefix, reservationTtlMs: ttlMs } = options
   const owned = typeof options.redis === 'string'
-  const redis = owned
-    ? await connectRedis(options.redis as string, 'redis quota store')
-    : (options.redis as Redis)
+  const redis =
+    typeof options.redis === 'string'
+      ? await connectRedis(options.redis, 'redis quota store')
+      : options.redis
   const shas = new Map<ScriptName, string>()
   async function load(name: ScriptName): Promise<string> {
     const sha = (await redis.script('LOAD', scripts[name])) as string

@@ -1,15 +1,18 @@
-import { KinfError } from '../errors/kinf-error.ts'
+import type { z } from 'zod'
 import { admitBuckets, msUntilFull, type QuotaBuckets, settleBuckets } from './quota-ledger.ts'
 import type { QuotaAdmission, QuotaLimits, QuotaStore } from './quota-store.ts'
+import { PositiveCount, parseQuotaStoreOptions, QuotaStoreOptions } from './quota-store-options.ts'
 
-export interface MemoryQuotaStoreOptions {
-  /** How long an unsettled reservation can still be settled (default 10 minutes). */
-  reservationTtlMs?: number
-  /** Open reservations kept per tenant; beyond it the oldest is forgotten (default 10,000). */
-  maxOpenReservations?: number
-  /** Operations between sweeps that forget idle tenants (default 1,024). */
-  sweepEvery?: number
-}
+export const MemoryQuotaStoreOptions = QuotaStoreOptions.extend({
+  maxOpenReservations: PositiveCount.default(10_000).describe(
+    'Open reservations kept per tenant; beyond it the oldest is forgotten',
+  ),
+  sweepEvery: PositiveCount.default(1_024).describe(
+    'Operations between sweeps that forget idle tenants',
+  ),
+})
+export type MemoryQuotaStoreOptions = z.infer<typeof MemoryQuotaStoreOptions>
+export type MemoryQuotaStoreOptionsInput = z.input<typeof MemoryQuotaStoreOptions>
 
 interface TenantLedger {
   buckets: QuotaBuckets
@@ -23,10 +26,9 @@ interface TenantLedger {
  * reservations expire, their number per tenant is capped, and a tenant whose buckets are
  * full again with nothing open is forgotten (a fresh state is the same thing).
  */
-export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): QuotaStore {
-  const ttlMs = positive('reservationTtlMs', options.reservationTtlMs ?? 600_000)
-  const maxOpen = positive('maxOpenReservations', options.maxOpenReservations ?? 10_000)
-  const sweepEvery = positive('sweepEvery', options.sweepEvery ?? 1_024)
+export function createMemoryQuotaStore(input: MemoryQuotaStoreOptionsInput = {}): QuotaStore {
+  const options = parseQuotaStoreOptions(MemoryQuotaStoreOptions, input, 'memory quota store')
+  const { reservationTtlMs: ttlMs, maxOpenReservations: maxOpen, sweepEvery } = options
   const tenants = new Map<string, TenantLedger>()
   let counter = 0
   let operations = 0
@@ -91,11 +93,4 @@ export function createMemoryQuotaStore(options: MemoryQuotaStoreOptions = {}): Q
       ledger.reservations.delete(reservation)
     },
   }
-}
-
-function positive(name: string, value: number): number {
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new KinfError('invalid_config', `memory quota store: ${name} must be a positive integer`)
-  }
-  return value
 }

@@ -70,6 +70,17 @@ describe('redis quota store', () => {
     })
   })
 
+  it('refuses a bad reservationTtlMs before connecting', async () => {
+    for (const reservationTtlMs of [0, -1, 1.5, Number.NaN]) {
+      await expect(
+        createRedisQuotaStore({ redis: 'redis://127.0.0.1:1', reservationTtlMs }),
+      ).rejects.toMatchObject({
+        code: 'invalid_config',
+        message: 'redis quota store: reservationTtlMs must be a positive integer',
+      })
+    }
+  })
+
   it('refuses bad limits before touching Redis', async () => {
     const store = await createRedisQuotaStore({ redis, prefix: uniquePrefix() })
     await expect(store.admit('acme', { requestsPerMinute: 0 }, 1, t0)).rejects.toMatchObject({

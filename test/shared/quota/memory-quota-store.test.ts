@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
+import {
+  createMemoryQuotaStore,
+  type MemoryQuotaStoreOptionsInput,
+} from '../../../shared/quota/memory-quota-store.ts'
 import { describeQuotaStoreConformance } from '../../support/quota-store-conformance.ts'
 
 describeQuotaStoreConformance('memory', () => createMemoryQuotaStore())
@@ -35,5 +38,19 @@ describe('memory quota store', () => {
 
   it('rejects bad options', () => {
     expect(() => createMemoryQuotaStore({ reservationTtlMs: 0 })).toThrow(/reservationTtlMs/)
+    const cases: [MemoryQuotaStoreOptionsInput, string][] = [
+      [{ reservationTtlMs: 0 }, 'memory quota store: reservationTtlMs must be a positive integer'],
+      [
+        { maxOpenReservations: 1.5 },
+        'memory quota store: maxOpenReservations must be a positive integer',
+      ],
+      [{ sweepEvery: Number.NaN }, 'memory quota store: sweepEvery must be a positive integer'],
+      [{ sweepEvry: 5 } as never, 'memory quota store: Unrecognized key: "sweepEvry"'],
+    ]
+    for (const [options, message] of cases) {
+      expect(() => createMemoryQuotaStore(options)).toThrow(
+        expect.objectContaining({ code: 'invalid_config', message }),
+      )
+    }
   })
 })
