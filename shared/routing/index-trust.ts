@@ -1,13 +1,28 @@
+import { z } from 'zod'
+import { KinfError } from '../errors/kinf-error.ts'
 import type { IndexTrust } from './routing-strategy.ts'
 
-export interface IndexTrustOptions {
-  /** Mean relative error between predicted and reported cached tokens tolerated as precise. */
-  tolerance: number
-  /** Observations before a pod can be demoted, so one odd request does not. */
-  minObservations?: number
-  /** Weight of the newest observation in the moving average. */
-  alpha?: number
-}
+export const IndexTrustOptions = z.strictObject({
+  tolerance: z
+    .number({ error: 'must be a number >= 0' })
+    .min(0, { error: 'must be a number >= 0' })
+    .describe(
+      'Mean relative error between predicted and reported cached tokens tolerated as precise',
+    ),
+  minObservations: z
+    .int({ error: 'must be a positive integer' })
+    .min(1, { error: 'must be a positive integer' })
+    .default(5)
+    .describe('Observations before a pod can be demoted, so one odd request does not'),
+  alpha: z
+    .number({ error: 'must be in (0, 1]' })
+    .gt(0, { error: 'must be in (0, 1]' })
+    .max(1, { error: 'must be in (0, 1]' })
+    .default(0.2)
+    .describe('Weight of the newest observation in the moving average'),
+})
+export type IndexTrustOptions = z.infer<typeof IndexTrustOptions>
+export type IndexTrustOptionsInput = z.input<typeof IndexTrustOptions>
 
 /**
  * Verified index accuracy: after each request, the cached tokens the index predicted are
@@ -25,10 +40,18 @@ export class IndexTrustTracker {
   observations = 0
   trust: IndexTrust = 'precise'
 
-  constructor(options: IndexTrustOptions) {
-    this.tolerance = options.tolerance
-    this.minObservations = options.minObservations ?? 5
-    this.alpha = options.alpha ?? 0.2
+  constructor(input: IndexTrustOptionsInput) {
+    const parsed = IndexTrustOptions.safeParse(input)
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]
+      throw new KinfError(
+        'invalid_config',
+        `index trust: ${issue?.path.join('.')} ${issue?.message}`,
+      )
+    }
+    this.tolerance = parsed.data.tolerance
+    this.minObservations = parsed.data.minObservations
+    this.alpha = parsed.data.alpha
   }
 
   /** How much of the index's predicted hit to believe when scoring. */

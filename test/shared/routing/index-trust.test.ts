@@ -26,6 +26,21 @@ describe('IndexTrustTracker', () => {
     expect(tracker.trust).toBe('precise')
   })
 
+  it.each([
+    [{ tolerance: -0.1 }, 'index trust: tolerance must be a number >= 0'],
+    [{ tolerance: Number.NaN }, 'index trust: tolerance must be a number >= 0'],
+    [
+      { tolerance: 0.25, minObservations: 0 },
+      'index trust: minObservations must be a positive integer',
+    ],
+    [{ tolerance: 0.25, alpha: 0 }, 'index trust: alpha must be in (0, 1]'],
+    [{ tolerance: 0.25, alpha: 1.5 }, 'index trust: alpha must be in (0, 1]'],
+  ])('refuses %o', (options, message) => {
+    expect(() => new IndexTrustTracker(options)).toThrow(
+      expect.objectContaining({ code: 'invalid_config', message }),
+    )
+  })
+
   it('discounts hits while approximate by the drift', () => {
     const tracker = new IndexTrustTracker({ tolerance: 0.1, minObservations: 1, alpha: 1 })
     tracker.observe(1000, 800, 1000)
