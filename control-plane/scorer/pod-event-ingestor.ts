@@ -1,6 +1,9 @@
+import { z } from 'zod'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import type { EventBatch } from '../kv-events/kv-cache-event.ts'
 import { requestReplay } from '../kv-events/request-replay.ts'
+import { TimeoutMs } from '../kv-events/socket-options.ts'
 import { toIndexEvents } from '../kv-events/to-index-events.ts'
 
 export interface IngestorCounters {
@@ -12,17 +15,26 @@ export interface IngestorCounters {
   applyErrors: number
 }
 
-export interface PodEventIngestorOptions {
-  pod: string
-  model: string
-  index: KvIndex
-  /** The pod's replay ROUTER socket; without one a gap can only be survived cold. */
-  replayEndpoint: string | null
-  replayTimeoutMs?: number
-  /** The index of this pod can (true) or cannot (false) be believed right now. */
-  onReady: (ready: boolean) => void
-  onError: (message: string) => void
-}
+const fn = <T>() => z.custom<T>((value) => typeof value === 'function', 'must be a function')
+
+export const PodEventIngestorOptions = z.strictObject({
+  pod: z.string(),
+  model: z.string(),
+  index: z.custom<KvIndex>((value) => typeof value === 'object' && value !== null),
+  replayEndpoint: z
+    .string()
+    .nullable()
+    .describe("The pod's replay ROUTER socket; without one a gap can only be survived cold"),
+  replayTimeoutMs: TimeoutMs.default(2_000).describe(
+    'Longest wait for the next replay reply message',
+  ),
+  onReady: fn<(ready: boolean) => void>().describe(
+    'The index of this pod can (true) or cannot (false) be believed right now',
+  ),
+  onError: fn<(message: string) => void>(),
+})
+export type PodEventIngestorOptions = z.infer<typeof PodEventIngestorOptions>
+export type PodEventIngestorOptionsInput = z.input<typeof PodEventIngestorOptions>
 
 /**
  * Keeps one pod's index in step with its KV-event stream: batches are applied in seq
@@ -48,8 +60,16 @@ export class PodEventIngestor {
   private buffered: { seq: bigint; batch: EventBatch }[] = []
   private queue: Promise<void> = Promise.resolve()
 
-  constructor(options: PodEventIngestorOptions) {
-    this.options = options
+  constructor(input: PodEventIngestorOptionsInput) {
+    const parsed = PodEventIngestorOptions.safeParse(input)
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]
+      throw new KinfError(
+        'invalid_config',
+        `pod event ingestor: ${issue?.path.join('.')}: ${issue?.message}`,
+      )
+    }
+    this.options = parsed.data
   }
 
   /** Replays the pod's history (whatever its ring still holds) before live batches. */
@@ -142,7 +162,7 @@ export class PodEventIngestor {
       return await requestReplay({
         endpoint: this.options.replayEndpoint,
         startSeq: from,
-        timeoutMs: this.options.replayTimeoutMs ?? 2_000,
+        timeoutMs: this.options.replayTimeoutMs,
       })
     } catch (error) {
       this.options.onError(
