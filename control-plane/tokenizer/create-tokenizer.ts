@@ -1,3 +1,4 @@
+import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { createAddedTokenSplitter } from './create-added-token-splitter.ts'
 import { createChatTemplateRenderer } from './create-chat-template-renderer.ts'
@@ -10,13 +11,31 @@ import { fromByteLevel } from './to-byte-level.ts'
 import type { ChatTokenIds, DecodeOptions, Tokenizer, TokenizerName } from './tokenizer.ts'
 import { pythonRstrip, pythonStrip } from './use-python-strip.ts'
 
-export interface TokenizerOptions {
-  /**
-   * Bounds of the cache of encoded segments (the text between two added tokens, such as
-   * a whole system prompt). `maxEntries: 0` turns it off. Defaults: 4096 entries and
-   * 4,000,000 characters in all.
-   */
-  segmentCache?: { maxEntries?: number; maxChars?: number }
+const sizeError = 'must be a non-negative integer'
+const size = z.int({ error: sizeError }).min(0, { error: sizeError })
+
+/**
+ * Bounds of the cache of encoded segments (the text between two added tokens, such as a
+ * whole system prompt).
+ */
+export const SegmentCacheOptions = z.strictObject({
+  maxEntries: size.default(4096).describe('Segments kept; 0 turns the cache off'),
+  maxChars: size.default(4_000_000).describe('Characters of the segments kept, in all'),
+})
+export type SegmentCacheOptions = z.infer<typeof SegmentCacheOptions>
+
+export const TokenizerOptions = z.strictObject({
+  // prefault, not default: an absent block is parsed, so it gets the defaults above.
+  segmentCache: SegmentCacheOptions.prefault({}),
+})
+export type TokenizerOptions = z.infer<typeof TokenizerOptions>
+export type TokenizerOptionsInput = z.input<typeof TokenizerOptions>
+
+function parseTokenizerOptions(input: TokenizerOptionsInput): TokenizerOptions {
+  const parsed = TokenizerOptions.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  throw new KinfError('invalid_config', `tokenizer: ${issue?.path.join('.')} ${issue?.message}`)
 }
 
 const loaders: Record<TokenizerName, () => TokenizerFiles> = { qwen3: loadQwen3Files }
@@ -58,7 +77,8 @@ function createDecoder(files: TokenizerFiles) {
  * match and no BPE merge crosses an added token), so their ids are cached: a long system
  * prompt shared by many requests is encoded once.
  */
-export function createTokenizer(name: TokenizerName, options: TokenizerOptions = {}): Tokenizer {
+export function createTokenizer(name: TokenizerName, input: TokenizerOptionsInput = {}): Tokenizer {
+  const options = parseTokenizerOptions(input)
   const load = loaders[name]
   if (load === undefined) throw new KinfError('invalid_config', `unknown tokenizer "${name}"`)
   const files = load()
@@ -66,8 +86,8 @@ export function createTokenizer(name: TokenizerName, options: TokenizerOptions =
   const encodeSegment = createSegmentEncoder(files)
   const render = createChatTemplateRenderer(files.chatTemplate, files.specialTokensMap)
   const cache = new LruCache<string, readonly number[]>({
-    maxEntries: options.segmentCache?.maxEntries ?? 4096,
-    maxWeight: options.segmentCache?.maxChars ?? 4_000_000,
+    maxEntries: options.segmentCache.maxEntries,
+    maxWeight: options.segmentCache.maxChars,
     weigh: (segment) => segment.length,
   })
 

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import type { ChatMessageInput } from '../../../control-plane/tokenizer/chat-message.ts'
-import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
+import {
+  createTokenizer,
+  type TokenizerOptionsInput,
+} from '../../../control-plane/tokenizer/create-tokenizer.ts'
 import { createSeededRandom as seededRandom } from '../../../shared/random/create-seeded-random.ts'
 
 const pieces = [
@@ -83,5 +86,23 @@ describe('the segment cache', () => {
     expect(tokenizer.segmentCacheStats().weight).toBeLessThanOrEqual(1000)
     tokenizer.encode('x'.repeat(5000))
     expect(tokenizer.segmentCacheStats().weight).toBeLessThanOrEqual(1000)
+  })
+
+  it('refuses bad segment cache bounds', () => {
+    const cases: [TokenizerOptionsInput, string][] = [
+      [
+        { segmentCache: { maxEntries: -1 } },
+        'tokenizer: segmentCache.maxEntries must be a non-negative integer',
+      ],
+      [
+        { segmentCache: { maxChars: 1.5 } },
+        'tokenizer: segmentCache.maxChars must be a non-negative integer',
+      ],
+    ]
+    for (const [options, message] of cases) {
+      expect(() => createTokenizer('qwen3', options)).toThrow(
+        expect.objectContaining({ code: 'invalid_config', message }),
+      )
+    }
   })
 })
