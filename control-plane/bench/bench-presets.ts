@@ -1,4 +1,15 @@
+import { z } from 'zod'
 import { RoutingStrategyName } from '../../shared/crd/routing-strategy.ts'
+
+/** Requests per benchmark, as GuideLLM's --max-requests. */
+export const BenchMaxRequests = z
+  .int()
+  .positive()
+  .default(600)
+  .describe('Requests per benchmark, every turn counting')
+
+/** What a workload runs without --max-requests: every preset, and a --data workload. */
+export const defaultMaxRequests: number = BenchMaxRequests.parse(undefined)
 
 /** The brief's published numbers (docs/architecture.md), for the side-by-side table. */
 export interface BriefNumbers {
@@ -35,7 +46,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     // Round robin: 0.4 s at 3/s, ~7 s at 4/s (the brief's 6.88 s), far gone at 6 and 8.
     // The rates above its collapse are there to find the others' peak.
     rates: [0.5, 1, 2, 3, 4, 6, 8],
-    maxRequests: 600,
+    maxRequests: defaultMaxRequests,
     brief: {
       roundRobin: { ttftS: 6.88, e2eS: 20.5 },
       kinference: { ttftS: 0.31, e2eS: 11.3 },
@@ -52,7 +63,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     // (docs/architecture.md §7): 0.66 s at 64 streams, 1.76 s at 80. (At 96 the histories no
     // longer fit the pool's KV cache and every router is at several seconds.)
     rates: [16, 32, 48, 64, 80],
-    maxRequests: 600,
+    maxRequests: defaultMaxRequests,
     brief: {
       roundRobin: { ttftS: 1.7, e2eS: 13.4 },
       kinference: { ttftS: 0.59, e2eS: 9.1 },
@@ -68,7 +79,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     // Shared-prefix's rates up to the one where round robin matches the brief there
     // (~7 s at 4/s); without a shared prefix every router is far past saturation by 3/s.
     rates: [0.5, 1, 2, 3, 4],
-    maxRequests: 600,
+    maxRequests: defaultMaxRequests,
     brief: {
       roundRobin: { ttftS: 6.92, e2eS: null },
       kinference: { ttftS: 6.83, e2eS: null },
@@ -98,7 +109,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     profile: 'poisson',
     // Round robin: 0.17 s at 6/s, 1.1 s at 8, ~6 s at 10.
     rates: [2, 4, 6, 8, 10],
-    maxRequests: 600,
+    maxRequests: defaultMaxRequests,
     brief: null,
   },
 }

@@ -8,6 +8,7 @@ import {
   type BenchPreset,
   benchPresets,
   briefSuite,
+  defaultMaxRequests,
   peakTtftSloMs,
 } from '../../bench/bench-presets.ts'
 import { createChatFrame } from '../../bench/chat-prompt-ids.ts'
@@ -45,7 +46,7 @@ What to run:
                             (default poisson; a preset brings its own)
       --rate LIST           comma-separated: requests/s (constant, poisson) or streams
                             (concurrent, throughput); overrides a preset's rates
-      --max-requests N      requests per benchmark, every turn counting (default 600)
+      --max-requests N      requests per benchmark, every turn counting (default ${defaultMaxRequests})
 How:
       --mode des|live       discrete-event simulation in virtual time (default), or HTTP
       --target URL          live: an OpenAI-compatible server (its router is what runs;
@@ -159,7 +160,7 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
       data: values.data,
       profile: kind,
       rates: list,
-      maxRequests: maxRequests ?? 600,
+      maxRequests: maxRequests ?? defaultMaxRequests,
     })
   } else {
     const names =

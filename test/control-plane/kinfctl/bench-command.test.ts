@@ -2,7 +2,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { benchPresets, defaultMaxRequests } from '../../../control-plane/bench/bench-presets.ts'
 import type { BenchmarkReport } from '../../../control-plane/bench/write-benchmark-reports.ts'
+import { benchUsage } from '../../../control-plane/kinfctl/commands/bench.ts'
 import { runCli } from '../../support/run-cli.ts'
 
 const tiny = [
@@ -149,6 +151,16 @@ describe('kinfctl bench: discrete-event runs', () => {
     )
     // Only the output folder differs between the two argument lists.
     expect({ ...b.args, out: null }).toEqual({ ...a.args, out: null })
+  })
+})
+
+describe('kinfctl bench: requests per benchmark', () => {
+  it('defaults to one number, for --data workloads and every preset', () => {
+    expect(defaultMaxRequests).toBe(600)
+    expect(benchUsage).toContain(`every turn counting (default ${defaultMaxRequests})`)
+    for (const preset of Object.values(benchPresets)) {
+      expect(preset.maxRequests).toBe(defaultMaxRequests)
+    }
   })
 })
 
