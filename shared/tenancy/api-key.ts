@@ -30,7 +30,6 @@ export async function sha256HexOf(secret: string): Promise<string> {
   return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('')
 }
 
-
 /**
  * A new key from `randomBytes` (a CSPRNG: node:crypto randomBytes, crypto.getRandomValues).
  * Pass `id` to choose the key's name; by default it is random too.

@@ -1,5 +1,5 @@
-import type { ConfigSnapshot } from '../config/config-snapshot.ts'
 import { constantTimeEqual } from '../auth/constant-time-equal.ts'
+import type { ConfigSnapshot } from '../config/config-snapshot.ts'
 import { parseApiKey, sha256HexOf } from './api-key.ts'
 
 export type TenantResolution =

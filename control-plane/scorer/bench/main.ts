@@ -37,6 +37,7 @@ const proxy = await measureProxyOverhead({
   tokens: Number(values.tokens),
   itlMs: Number(values['itl-ms']),
   ...(values['profile-dir'] === undefined ? {} : { profileDir: values['profile-dir'] }),
+  env: process.env,
   seed,
 })
 const arm = (a: { p50Ms: number; p99Ms: number; requests: number }) =>

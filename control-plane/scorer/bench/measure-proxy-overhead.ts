@@ -68,6 +68,8 @@ export async function measureProxyOverhead(options: {
   itlMs: number
   /** Writes a CPU profile of the scorer there. */
   profileDir?: string
+  /** The environment the scorer and the pods run with (the entry point's). */
+  env: Readonly<Record<string, string | undefined>>
 }): Promise<ProxyOverhead> {
   const upstream = spawn(
     process.execPath,
@@ -105,7 +107,7 @@ export async function measureProxyOverhead(options: {
     ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, KINFERENCE_SIGNING_SECRETS: secret },
+      env: { ...options.env, KINFERENCE_SIGNING_SECRETS: secret },
     },
   )
   try {

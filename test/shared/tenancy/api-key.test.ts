@@ -1,10 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import {
-  mintApiKey,
-  parseApiKey,
-  sha256HexOf,
-} from '../../../shared/tenancy/api-key.ts'
+import { mintApiKey, parseApiKey, sha256HexOf } from '../../../shared/tenancy/api-key.ts'
 
 const secret = 'Ab3dEfGh1jKlMn0pQrStUv'
 
@@ -40,7 +36,6 @@ describe('sha256HexOf', () => {
     )
   })
 })
-
 
 describe('mintApiKey', () => {
   it('mints parseable keys with 32 base62 characters of secret', () => {
