@@ -1,94 +1,103 @@
 import type { EdgeClaims } from '../shared/auth/edge-signature.ts'
 import type { ConfigSnapshot } from '../shared/config/config-snapshot.ts'
 import { evaluatePolicy } from '../shared/policy/evaluate-policy.ts'
-import type { PolicyDecision, PolicyRequest, PoolStatus } from '../shared/policy/policy-decision.ts'
+import type { PolicyDecision, PolicyRequest } from '../shared/policy/policy-decision.ts'
 import { poolsToAsk } from '../shared/policy/pools-to-ask.ts'
 import type { EdgeDeps } from './edge-deps.ts'
+import { policyBundleJson } from './policy-bundles.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
 
-export interface EdgeDecision {
-  decision: PolicyDecision
-  /** false when the scorer was asked and could not answer. */
-  scorerReachable: boolean
-  policyRequest: PolicyRequest
+/** What deciding a request came to: served already (by the scorer), or a decision to carry out. */
+export type EdgeOutcome =
+  | { kind: 'served'; response: Response }
+  | {
+      kind: 'decided'
+      decision: PolicyDecision
+      /** The first attempt to make (the scorer tried the ones before). */
+      from: number
+      /** Why earlier attempts were passed over. */
+      notes: string[]
+    }
+
+export interface DecideContext {
+  claims: EdgeClaims
+  /** Headers for the scorer (request id, trace context). */
+  passHeaders: Record<string, string>
+  signal?: AbortSignal
 }
 
 /** Between two looks at a busy pool for deferred work. */
 const deferPollMs = 500
 
 /**
- * Asks the scorer about the pools the decision may depend on (only those), replaces the
- * estimated prompt length with the scorer's exact count, and evaluates the policy. Deferred
- * work waits, looking again, up to the rule's maxWaitMs.
+ * Decides a request. When the policy does not depend on any pool's status, here and at
+ * once. When it does, in one call to the scorer carrying the tenant's policy: the scorer
+ * tokenizes and looks the prompt up once per pool, decides on the live statuses and the
+ * exact prompt length, and serves the request itself when the first attempt is local.
+ * Deferred work waits, asking again, up to the rule's maxWaitMs. An unreachable scorer
+ * leaves the statuses unknown: the policy then decides without them.
  */
 export async function decideRequest(
   deps: EdgeDeps,
   snapshot: ConfigSnapshot,
   request: EdgeRequest,
-  claims: EdgeClaims,
-): Promise<EdgeDecision> {
-  const policyRequest: PolicyRequest = {
+  context: DecideContext,
+): Promise<EdgeOutcome> {
+  const facts: PolicyRequest = {
     tenant: request.tenant,
     model: request.model,
     promptTokens: request.promptTokens,
     labels: request.labels,
     detectorFailed: request.detectorFailed,
   }
+  const bundle = policyBundleJson(snapshot, request.tenant)
+  const decidedHere = (notes: string[]): EdgeOutcome => ({
+    kind: 'decided',
+    decision: evaluatePolicy(snapshot, { request: facts, poolStatus: () => undefined }),
+    from: 0,
+    notes,
+  })
+  if (bundle === null || poolsToAsk(snapshot, facts).length === 0) return decidedHere([])
   const started = deps.nowMs()
   for (;;) {
-    const asked = await askScorer(deps, snapshot, request, policyRequest, claims)
-    const decision = evaluatePolicy(snapshot, {
-      request: policyRequest,
-      poolStatus: (pool) => asked.statuses.get(pool),
-    })
-    if (decision.kind !== 'defer')
-      return { decision, scorerReachable: asked.reachable, policyRequest }
+    let answer: Awaited<ReturnType<EdgeDeps['scorer']['route']>>
+    try {
+      answer = await deps.scorer.route(
+        request.kind,
+        bundle,
+        routeBody(request),
+        context.claims,
+        context.passHeaders,
+        context.signal,
+      )
+    } catch (error) {
+      if ((error as Error).name === 'AbortError') throw error
+      deps.metrics.inc('scorer_unreachable')
+      deps.log(`scorer route failed: ${(error as Error).message}`)
+      return decidedHere(['scorer unreachable: pool status unknown'])
+    }
+    if (answer.kind === 'served') return answer
+    const { decision, from, notes } = answer.decided
+    if (decision.kind !== 'defer') return { kind: 'decided', decision, from, notes }
     const waited = deps.nowMs() - started
-    if (waited >= decision.maxWaitMs)
-      return { decision, scorerReachable: asked.reachable, policyRequest }
+    if (waited >= decision.maxWaitMs) return { kind: 'decided', decision, from, notes }
     await deps.sleep(Math.min(deferPollMs, decision.maxWaitMs - waited))
   }
 }
 
-async function askScorer(
-  deps: EdgeDeps,
-  snapshot: ConfigSnapshot,
-  request: EdgeRequest,
-  policyRequest: PolicyRequest,
-  claims: EdgeClaims,
-): Promise<{ statuses: Map<string, PoolStatus>; reachable: boolean }> {
-  const statuses = new Map<string, PoolStatus>()
-  const pools = poolsToAsk(snapshot, policyRequest)
-  if (pools.length === 0) return { statuses, reachable: true }
-  const targets = pools.flatMap((id) => {
-    const pool = snapshot.pools[id]
-    if (!pool) return []
-    const served = pool.spec.models.find((m) => m.name === request.model) ?? pool.spec.models[0]
-    return served ? [{ id, pool: pool.name, model: served.name }] : []
-  })
-  if (targets.length === 0) return { statuses, reachable: true }
-  try {
-    const answer = await deps.scorer.estimate(
-      {
-        kind: request.kind,
-        bodyText: request.text,
-        targets: targets.map(({ pool, model }) => ({ pool, model })),
-      },
-      claims,
-    )
-    const exact: number[] = []
-    answer.results.forEach((result, i) => {
-      const target = targets[i]
-      if (!target || result.estimate === null) return
-      statuses.set(target.id, result.estimate)
-      exact.push(result.estimate.promptTokens)
-    })
-    // The scorer tokenized with the pools' own tokenizers: better than the edge's estimate.
-    if (exact.length > 0) policyRequest.promptTokens = Math.max(...exact)
-    return { statuses, reachable: true }
-  } catch (error) {
-    deps.metrics.inc('scorer_unreachable')
-    deps.log(`scorer estimate failed: ${(error as Error).message}`)
-    return { statuses, reachable: false }
+/**
+ * The body for the scorer: the client's bytes, unless the edge must ask for usage in a
+ * stream (so the quota ledger settles on what was used).
+ */
+export function routeBody(request: EdgeRequest): string {
+  return request.stream ? JSON.stringify(withUsage(request)) : request.text
+}
+
+/** Streams ask for usage upstream, so the quota ledger can settle on what was used. */
+export function withUsage(request: EdgeRequest): object {
+  if (!request.stream) return request.body
+  return {
+    ...request.body,
+    stream_options: { ...request.body.stream_options, include_usage: true },
   }
 }

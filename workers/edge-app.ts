@@ -1,13 +1,20 @@
 import { type Context, Hono } from 'hono'
+import type { ConfigSnapshot } from '../shared/config/config-snapshot.ts'
 import { KinfError } from '../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
 import type { RequestKind } from '../shared/openai/openai-request.ts'
-import { usageTokens } from '../shared/openai/usage.ts'
+import { type Usage, usageTokens } from '../shared/openai/usage.ts'
 import { tenantModels } from '../shared/policy/tenant-models.ts'
-import { decideRequest } from './decide-request.ts'
+import { decideRequest, type EdgeOutcome } from './decide-request.ts'
 import type { EdgeDeps } from './edge-deps.ts'
-import { authenticate, labelsHeader, readBodyText, readEdgeRequest } from './read-edge-request.ts'
-import { serveDecision } from './serve-decision.ts'
+import {
+  authenticate,
+  type EdgeRequest,
+  labelsHeader,
+  readBodyText,
+  readEdgeRequest,
+} from './read-edge-request.ts'
+import { answer, type ServeContext, serveDecision } from './serve-decision.ts'
 
 const passThrough = ['x-request-id', 'traceparent', 'tracestate']
 
@@ -83,43 +90,43 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
         .catch((error: unknown) => deps.log(`quota settle failed: ${(error as Error).message}`))
       keepAlive(c, work)
     }
+    // What the answer used; without a usage block, the exact prompt (when the scorer
+    // counted it) plus what the request was admitted for its output.
+    const used = (usage: Usage | null, promptTokens: number | null) =>
+      usageTokens(usage) ??
+      (promptTokens ?? request.promptTokens) + (estimate - request.promptTokens)
     try {
-      const claims = {
-        tenant: request.tenant,
-        labels: request.labels,
-        backends: [],
-        allowBurst: false,
-      }
-      const { decision } = await decideRequest(deps, snapshot, request, claims)
-      if (decision.kind === 'reject') {
-        deps.metrics.inc('rejected', { code: decision.code })
-        throw new KinfError(codeForStatus(decision.status), decision.message, {
-          status: decision.status,
-          openAiCode: decision.code,
-          ...(decision.status === 503 ? { retryAfterSeconds: 5 } : {}),
-        })
-      }
-      if (decision.kind === 'defer') {
-        deps.metrics.inc('rejected', { code: 'deferred' })
-        throw new KinfError(
-          'rate_limited',
-          `rule ${decision.rule}: deferred work runs only while the pool is idle enough (saturation ≤ ${decision.maxSaturation}); retry later`,
-          { retryAfterSeconds: decision.retryAfterSeconds, openAiCode: 'deferred' },
-        )
-      }
       const passHeaders: Record<string, string> = { 'x-request-id': requestId }
       for (const name of passThrough) {
         const value = raw.headers.get(name)
         if (value !== null) passHeaders[name] = value
       }
-      const response = await serveDecision(deps, snapshot, request, decision, {
+      const serving = {
         requestId,
         passHeaders,
         signal: raw.signal,
-        onUsage: (usage, served) => settle(served ? (usageTokens(usage) ?? estimate) : 0),
+        onUsage: (usage: Usage | null, served: boolean, promptTokens: number | null) =>
+          settle(served ? used(usage, promptTokens) : 0),
         estimatedTokens: estimate,
-        background: (work) => keepAlive(c, work),
+        background: (work: Promise<unknown>) => keepAlive(c, work),
+      }
+      const claims = {
+        tenant: request.tenant,
+        labels: request.labels,
+        backends: [],
+        allowBurst: false,
+        detectorFailed: request.detectorFailed,
+        promptTokens: request.promptTokens,
+      }
+      const outcome = await decideRequest(deps, snapshot, request, {
+        claims,
+        passHeaders,
+        signal: raw.signal,
       })
+      const response =
+        outcome.kind === 'served'
+          ? await answer(outcome.response, request, serving, { decision: null, notes: [] })
+          : await carryOut(deps, snapshot, request, outcome, serving)
       deps.metrics.inc('requests', { status: String(response.status) })
       return response
     } catch (error) {
@@ -156,6 +163,34 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
   })
 
   return app
+}
+
+/** A decision made (by the edge or the scorer) and not yet served: refused, deferred, or tried. */
+function carryOut(
+  deps: EdgeDeps,
+  snapshot: ConfigSnapshot,
+  request: EdgeRequest,
+  outcome: Extract<EdgeOutcome, { kind: 'decided' }>,
+  serving: ServeContext,
+): Promise<Response> {
+  const { decision } = outcome
+  if (decision.kind === 'reject') {
+    deps.metrics.inc('rejected', { code: decision.code })
+    throw new KinfError(codeForStatus(decision.status), decision.message, {
+      status: decision.status,
+      openAiCode: decision.code,
+      ...(decision.status === 503 ? { retryAfterSeconds: 5 } : {}),
+    })
+  }
+  if (decision.kind === 'defer') {
+    deps.metrics.inc('rejected', { code: 'deferred' })
+    throw new KinfError(
+      'rate_limited',
+      `rule ${decision.rule}: deferred work runs only while the pool is idle enough (saturation ≤ ${decision.maxSaturation}); retry later`,
+      { retryAfterSeconds: decision.retryAfterSeconds, openAiCode: 'deferred' },
+    )
+  }
+  return serveDecision(deps, snapshot, request, decision, serving, outcome)
 }
 
 /** Work that must finish after the response: Workers' waitUntil; Node runs it anyway. */

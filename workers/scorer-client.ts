@@ -1,21 +1,34 @@
 import { type EdgeClaims, signEdgeRequest } from '../shared/auth/edge-signature.ts'
 import { KinfError } from '../shared/errors/kinf-error.ts'
+import type { RequestKind } from '../shared/openai/openai-request.ts'
 import {
-  type PoolEstimateRequest,
-  PoolEstimateResponse,
-  poolEstimatePath,
-} from '../shared/scorer-api/pool-estimate.ts'
+  decidedHeader,
+  RouteDecision,
+  routeEnvelope,
+  routePaths,
+} from '../shared/scorer-api/route-protocol.ts'
 
-/** A PoolEstimateRequest whose body is the client's JSON text. */
-export type EstimateCall = Omit<PoolEstimateRequest, 'body'> & { bodyText: string }
+/** What a route call came back with: the served answer, or the scorer's decision to carry on from. */
+export type RouteAnswer =
+  | { kind: 'served'; response: Response }
+  | { kind: 'decided'; decided: RouteDecision }
 
 /** The in-cluster scorer, as the edge uses it. */
 export interface ScorerPort {
   /**
-   * How each pool would serve this prompt; throws when the scorer cannot be reached. The
-   * client's body goes as the text it arrived in (a long prompt is not serialized again).
+   * A request whose policy depends on the pools' status, with the tenant's policy bundle
+   * (shared/scorer-api/route-protocol.ts): the scorer decides and serves it, or answers
+   * the decision. The body goes as the text given (a long prompt is not serialized
+   * again). Throws upstream_unavailable when the scorer cannot be reached.
    */
-  estimate(request: EstimateCall, claims: EdgeClaims): Promise<PoolEstimateResponse>
+  route(
+    kind: RequestKind,
+    bundleJson: string,
+    body: string,
+    claims: EdgeClaims,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<RouteAnswer>
   /** Forwards an OpenAI request; the scorer's answer as is. Throws upstream_unavailable when unreachable. */
   forward(
     path: '/v1/chat/completions' | '/v1/completions',
@@ -33,8 +46,6 @@ export interface ScorerClientOptions {
   nowSeconds: () => number
   /** The runtime's fetch (workerd's, Node's, or a service binding's). */
   fetch: typeof fetch
-  /** Estimates are advice: past this the edge decides without them. */
-  estimateTimeoutMs?: number
 }
 
 /** Signs every request as the scorer requires (shared/auth/edge-signature.ts). */
@@ -72,21 +83,25 @@ export function createScorerClient(options: ScorerClientOptions): ScorerPort {
     }
   }
   return {
-    async estimate(request, claims) {
-      const timeout = AbortSignal.timeout(options.estimateTimeoutMs ?? 2_000)
-      // bodyText is a JSON object already (the edge parsed it): spliced in, not re-encoded.
-      const json = `{"kind":${JSON.stringify(request.kind)},"targets":${JSON.stringify(request.targets)},"body":${request.bodyText}}`
-      const response = await post(poolEstimatePath, json, claims, {}, timeout)
+    async route(kind, bundleJson, body, claims, headers, signal) {
+      const response = await post(
+        routePaths[kind],
+        routeEnvelope(bundleJson, body),
+        claims,
+        headers,
+        signal,
+      )
+      if (response.headers.get(decidedHeader) !== '1') return { kind: 'served', response }
       const text = await response.text()
-      if (!response.ok)
-        throw new KinfError(
-          'upstream_error',
-          `scorer estimate answered ${response.status}: ${text.slice(0, 200)}`,
-        )
-      const parsed = PoolEstimateResponse.safeParse(JSON.parse(text))
+      let parsed: ReturnType<typeof RouteDecision.safeParse>
+      try {
+        parsed = RouteDecision.safeParse(JSON.parse(text))
+      } catch {
+        parsed = RouteDecision.safeParse(undefined)
+      }
       if (!parsed.success)
-        throw new KinfError('upstream_error', 'scorer estimate: unexpected answer')
-      return parsed.data
+        throw new KinfError('upstream_error', 'scorer route: an answer that is not a decision')
+      return { kind: 'decided', decided: parsed.data }
     },
     forward(path, body, claims, headers, signal) {
       return post(path, body, claims, headers, signal)

@@ -3,9 +3,12 @@ import type { ConfigSnapshot } from '../shared/config/config-snapshot.ts'
 import { KinfError } from '../shared/errors/kinf-error.ts'
 import type { ChatCompletionRequest } from '../shared/openai/chat-completion-request.ts'
 import { type Usage, usageOfJson, usageTokens } from '../shared/openai/usage.ts'
-import type { PolicyDecision, UpstreamTarget } from '../shared/policy/policy-decision.ts'
+import { asciiHeaderValue, decisionHeaderOf } from '../shared/policy/decision-header.ts'
+import { heldLocalBy } from '../shared/policy/held-local-by.ts'
+import type { PolicyDecision } from '../shared/policy/policy-decision.ts'
+import { promptTokensHeader } from '../shared/scorer-api/route-protocol.ts'
+import { withUsage } from './decide-request.ts'
 import type { EdgeDeps } from './edge-deps.ts'
-import { heldLocalBy } from './locality-guard.ts'
 import { reserveProvider } from './provider-budget.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
 import { tapSseUsage } from './usage-tap.ts'
@@ -17,8 +20,11 @@ export interface ServeContext {
   /** Headers passed upstream as sent (x-request-id, traceparent, tracestate). */
   passHeaders: Record<string, string>
   signal?: AbortSignal
-  /** Called once with the answer's usage (null when unknown or failed). */
-  onUsage: (usage: Usage | null, served: boolean) => void
+  /**
+   * Called once with the answer's usage (null when unknown or failed) and the exact prompt
+   * length the scorer counted (null when the answer did not come through it).
+   */
+  onUsage: (usage: Usage | null, served: boolean, promptTokens: number | null) => void
   /** Tokens the request was admitted on (prompt + max_tokens), for provider budgets. */
   estimatedTokens: number
   /** Keeps bookkeeping alive after the response (Workers' waitUntil). */
@@ -37,11 +43,13 @@ export async function serveDecision(
   request: EdgeRequest,
   decision: Serve,
   context: ServeContext,
+  start: { from: number; notes: readonly string[] } = { from: 0, notes: [] },
 ): Promise<Response> {
   const hold = heldLocalBy(snapshot, decision.policy, request.labels, request.detectorFailed)
   const attempts = decision.attempts
-  const notes: string[] = []
+  const notes = [...start.notes]
   for (const [i, attempt] of attempts.entries()) {
+    if (i < start.from) continue
     const last = i === attempts.length - 1
     if (attempt.locality === 'External') {
       // Counted once, where the request is refused (keptLocal), not per skipped attempt.
@@ -93,12 +101,15 @@ export async function serveDecision(
         if (i > 0) deps.metrics.inc('burst', { backend: attempt.backend })
         const counted: ServeContext = {
           ...context,
-          onUsage: (usage, served) => {
+          onUsage: (usage, served, promptTokens) => {
             settleProvider(served ? (usageTokens(usage) ?? context.estimatedTokens) : 0)
-            context.onUsage(usage, served)
+            context.onUsage(usage, served, promptTokens)
           },
         }
-        return answer(response, request, decision, attempt, counted, notes)
+        return answer(response, request, counted, {
+          decision: decisionHeaderOf(decision, attempt),
+          notes,
+        })
       } catch (error) {
         settleProvider(0)
         if (!last && KinfError.isInstance(error) && error.isRetryable) {
@@ -115,6 +126,7 @@ export async function serveDecision(
       // "saturated" at once when something else can be tried, or when waiting on a full
       // pool would be the only way to serve a request that must stay local.
       allowBurst: !last || hold !== null,
+      detectorFailed: request.detectorFailed,
     }
     const path = request.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions'
     let response: Response
@@ -145,7 +157,10 @@ export async function serveDecision(
         throw refused
       }
     }
-    return answer(response, request, decision, attempt, context, notes)
+    return answer(response, request, context, {
+      decision: decisionHeaderOf(decision, attempt),
+      notes,
+    })
   }
   // Every attempt was skipped (external only, and the request must stay local or is not chat).
   throw (
@@ -188,28 +203,25 @@ function forwardBody(request: EdgeRequest, model: string): string {
   return JSON.stringify({ ...withUsage(request), model })
 }
 
-/** Streams ask for usage upstream, so the quota ledger can settle on what was used. */
-function withUsage(request: EdgeRequest): object {
-  if (!request.stream) return request.body
-  return {
-    ...request.body,
-    stream_options: { ...request.body.stream_options, include_usage: true },
-  }
-}
-
-async function answer(
+/**
+ * The upstream's answer for the client: the decision header (the policy's part before the
+ * scorer's), fallback notes, the request id, usage read on the way for the quota ledger.
+ * `decision` is null when the scorer decided and wrote the whole header itself.
+ */
+export async function answer(
   upstream: Response,
   request: EdgeRequest,
-  decision: Serve,
-  attempt: UpstreamTarget,
-  context: ServeContext,
-  notes: string[],
+  context: Pick<ServeContext, 'requestId' | 'onUsage'>,
+  routed: { decision: string | null; notes: readonly string[] },
 ): Promise<Response> {
   const headers = new Headers(upstream.headers)
-  const routed = `policy=${decision.policy}; rule=${decision.rule}; backend=${attempt.backend}; locality=${attempt.locality}; model=${attempt.model}`
   const below = headers.get('x-kinference-decision')
-  headers.set('x-kinference-decision', below ? `${routed}; ${below}` : routed)
-  if (notes.length > 0) headers.set('x-kinference-fallback', ascii(notes.join('; ')))
+  if (routed.decision !== null)
+    headers.set('x-kinference-decision', below ? `${routed.decision}; ${below}` : routed.decision)
+  const fallback = [...routed.notes, ...(headers.get('x-kinference-fallback') ?? '').split('; ')]
+    .filter(Boolean)
+    .join('; ')
+  if (fallback !== '') headers.set('x-kinference-fallback', asciiHeaderValue(fallback))
   headers.set('x-request-id', context.requestId)
   // Hop-by-hop, or no longer true once fetch has decoded and the edge re-frames the body.
   for (const name of [
@@ -221,19 +233,17 @@ async function answer(
   ])
     headers.delete(name)
   const served = upstream.ok
+  const exact = Number(headers.get(promptTokensHeader))
+  const promptTokens = Number.isInteger(exact) && exact > 0 ? exact : null
   const isSse = (headers.get('content-type') ?? '').includes('text/event-stream')
   if (isSse && upstream.body) {
     const body = tapSseUsage(upstream.body, {
       dropUsageChunk: !request.includeUsage,
-      onEnd: (usage) => context.onUsage(usage, served),
+      onEnd: (usage) => context.onUsage(usage, served, promptTokens),
     })
     return new Response(body, { status: upstream.status, headers })
   }
   const text = await upstream.text()
-  context.onUsage(served ? usageOfJson(text) : null, served)
+  context.onUsage(served ? usageOfJson(text) : null, served, promptTokens)
   return new Response(text, { status: upstream.status, headers })
-}
-
-function ascii(text: string): string {
-  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 512)
 }

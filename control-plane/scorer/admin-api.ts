@@ -53,7 +53,7 @@ export async function lookupReport(context: InferenceContext, body: unknown) {
   const prepared = prepareRequest('admin-lookup', kind, request, context.pools)
   const { pool } = prepared
   const { routing } = prepared.request
-  const lookup = await pool.router.lookup(prepared.request)
+  const lookup = await pool.lookup(prepared.request)
   const route = pool.router.score(lookup, performance.now())
   return {
     pool: pool.name,

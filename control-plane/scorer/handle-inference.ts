@@ -38,7 +38,7 @@ export async function prepareInference(
   const claims = await authenticate(context, request)
   const pools = allowedPools(context, claims)
   const prepared = prepareRequest(request.requestId, kind, parseJson(request.body), pools)
-  const lookup = await prepared.pool.router.lookup(prepared.request)
+  const lookup = await prepared.pool.lookup(prepared.request)
   return { claims, attempt: { prepared, lookup } }
 }
 

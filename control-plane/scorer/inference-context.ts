@@ -1,5 +1,6 @@
 import type { Agent } from 'node:http'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
+import type { PolicyBundleCache } from './policy-bundle-cache.ts'
 import type { PoolRuntime } from './pool-runtime.ts'
 import type { ScorerConfig } from './scorer-config.ts'
 import type { ScorerMetrics } from './scorer-metrics.ts'
@@ -15,4 +16,6 @@ export interface InferenceContext {
   podsReportingCache: Set<string>
   random: () => number
   log: (message: string) => void
+  /** Tenants' policies sent with status-dependent requests, parsed once each. */
+  bundles: PolicyBundleCache
 }

@@ -1,16 +1,24 @@
 import type { InferencePoolSpec } from '../../shared/crd/inference-pool.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
-import { PoolRouter, type ServedModel } from '../../shared/pool/pool-router.ts'
+import type { OpenAiRequest } from '../../shared/openai/openai-request.ts'
+import {
+  type PoolLookup,
+  type PoolRequest,
+  PoolRouter,
+  type ServedModel,
+} from '../../shared/pool/pool-router.ts'
 import {
   createKvEventSubscriber,
   type KvEventSubscriber,
 } from '../kv-events/create-kv-event-subscriber.ts'
 import type { EventBatch } from '../kv-events/kv-cache-event.ts'
 import { createTokenizer } from '../tokenizer/create-tokenizer.ts'
+import { promptIds } from '../tokenizer/prompt-ids.ts'
 import type { Tokenizer } from '../tokenizer/tokenizer.ts'
 import { PodEventIngestor } from './pod-event-ingestor.ts'
 import { type HoldOutcome, PoolAdmission, type Waiter } from './pool-admission.ts'
 import type { ScorerPod } from './scorer-config.ts'
+import type { ScorerMetrics } from './scorer-metrics.ts'
 
 interface PodRuntime {
   endpoint: ScorerPod
@@ -30,6 +38,8 @@ export interface PoolRuntimeOptions {
   random?: () => number
   /** A request held by late binding left the queue. */
   onHoldEnd?: (heldMs: number, outcome: HoldOutcome) => void
+  /** Counts the pool's tokenizations and index lookups (the scorer's /metrics). */
+  counters?: Pick<ScorerMetrics, 'tokenizations' | 'lookups'>
 }
 
 /**
@@ -73,6 +83,18 @@ export class PoolRuntime {
   serves(model: string): { model: ServedModel; tokenizer: Tokenizer } | null {
     const served = this.router.served(model)
     return served && { model: served, tokenizer: this.options.tokenizers(served.tokenizer) }
+  }
+
+  /** The prompt ids of a request, as the pool's pods compute them (counted). */
+  tokenize(tokenizer: Tokenizer, request: OpenAiRequest): number[] {
+    this.options.counters?.tokenizations.labels({ pool: this.name }).inc()
+    return promptIds(tokenizer, request)
+  }
+
+  /** One index lookup for every pod of the pool (counted). */
+  lookup(request: PoolRequest): Promise<PoolLookup> {
+    this.options.counters?.lookups.labels({ pool: this.name }).inc()
+    return this.router.lookup(request)
   }
 
   endpoints(): ScorerPod[] {

@@ -6,7 +6,6 @@ import {
   type RequestKind,
 } from '../../shared/openai/openai-request.ts'
 import type { PoolRequest } from '../../shared/pool/pool-router.ts'
-import { promptIds } from '../tokenizer/prompt-ids.ts'
 import type { PoolRuntime } from './pool-runtime.ts'
 
 /** A request ready to route: its pool, and its token ids and block keys as the pod will see them. */
@@ -23,9 +22,8 @@ function invalid(message: string, param: string | null, openAiCode = 'invalid_re
 }
 
 /**
- * Parses a chat or completions body, finds the pool serving its model, and tokenizes it
- * exactly as that pool's pods will (chat template included). The tokenizer caches the
- * text between special tokens, so a long shared system prompt is tokenized once.
+ * Parses a chat or completions body, finds the pool serving its model (among `pools`),
+ * and prepares it there (see PoolRuntime.prepare).
  */
 export function prepareRequest(
   id: string,
@@ -37,22 +35,43 @@ export function prepareRequest(
   if ('issues' in parsed) throw invalid(parsed.issues.message, parsed.issues.param)
   const openAi = parsed.request
   const model = openAi.body.model ?? soleModel(pools)
-  const match = pools
-    .map((pool) => ({ pool, served: pool.serves(model) }))
-    .find((m) => m.served !== null)
-  if (!match?.served) {
+  const pool = pools.find((candidate) => candidate.serves(model) !== null)
+  if (!pool) {
     throw new KinfError('not_found', `The model \`${model}\` does not exist.`, {
       param: 'model',
       openAiCode: 'model_not_found',
     })
   }
-  const { pool, served } = match
-  let ids: number[]
+  return prepareOnPool(id, openAi, pool, model)
+}
+
+/**
+ * Tokenizes a parsed request exactly as `pool`'s pods will for `model` (chat template
+ * included) and computes its block keys. The tokenizer caches the text between special
+ * tokens, so a long shared system prompt is tokenized once.
+ */
+export function prepareOnPool(
+  id: string,
+  openAi: OpenAiRequest,
+  pool: PoolRuntime,
+  model: string,
+  /** Prompt ids by tokenizer name, for a request prepared on several pools: tokenized once. */
+  tokenized: Map<string, number[]> = new Map(),
+): PreparedRequest {
+  const served = pool.serves(model)
+  if (!served) {
+    throw new KinfError('not_found', `The model \`${model}\` is not served by pool ${pool.name}.`, {
+      param: 'model',
+      openAiCode: 'model_not_found',
+    })
+  }
+  let ids = tokenized.get(served.model.tokenizer)
   try {
-    ids = promptIds(served.tokenizer, openAi)
+    ids ??= pool.tokenize(served.tokenizer, openAi)
+    tokenized.set(served.model.tokenizer, ids)
   } catch (error) {
     if (KinfError.isInstance(error) && error.param !== null) throw error
-    throw invalid((error as Error).message, kind === 'chat' ? 'messages' : 'prompt')
+    throw invalid((error as Error).message, openAi.kind === 'chat' ? 'messages' : 'prompt')
   }
   const { maxContextTokens } = served.model
   if (ids.length >= maxContextTokens) {

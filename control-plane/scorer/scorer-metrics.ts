@@ -59,6 +59,14 @@ export function createScorerMetrics(now: () => number) {
       'Time requests were held by late binding, by pool and how the hold ended (dispatched, client-gone, shutdown).',
       holdBuckets,
     ),
+    tokenizations: registry.counter(
+      'kinference_scorer_tokenizations',
+      'Prompts tokenized, by pool: one per request, whatever the policy.',
+    ),
+    lookups: registry.counter(
+      'kinference_scorer_index_lookups',
+      'Index lookups (one round trip each), by pool: one per request, whatever the policy.',
+    ),
     retries: registry.counter(
       'kinference_scorer_retries',
       'Requests retried on another pod after a failure before the first byte.',

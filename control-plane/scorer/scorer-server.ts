@@ -2,14 +2,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { constantTimeEqual } from '../../shared/auth/constant-time-equal.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../../shared/openai/openai-error-body.ts'
-import { poolEstimatePath } from '../../shared/scorer-api/pool-estimate.ts'
+import { routePaths } from '../../shared/scorer-api/route-protocol.ts'
 import { prometheusTextContentType } from '../metrics/create-prometheus-registry.ts'
 import { lookupReport, podsReport } from './admin-api.ts'
-import { estimatePools } from './estimate-api.ts'
 import { handleInference } from './handle-inference.ts'
+import { handleRoute } from './handle-route.ts'
 import type { InferenceContext } from './inference-context.ts'
 import { parseJson, readBody } from './read-body.ts'
-import { readSignedRequest } from './signed-request.ts'
 
 function json(
   res: ServerResponse,
@@ -38,12 +37,8 @@ export function createScorerServer(context: InferenceContext, refreshMetrics: ()
   > = {
     'POST /v1/chat/completions': (req, res) => handleInference(context, 'chat', req, res),
     'POST /v1/completions': (req, res) => handleInference(context, 'completion', req, res),
-    [`POST ${poolEstimatePath}`]: async (req, res) =>
-      json(
-        res,
-        200,
-        await estimatePools(context, await readSignedRequest(req, context.config.maxBodyBytes)),
-      ),
+    [`POST ${routePaths.chat}`]: (req, res) => handleRoute(context, 'chat', req, res),
+    [`POST ${routePaths.completion}`]: (req, res) => handleRoute(context, 'completion', req, res),
     'GET /health': (_req, res) => json(res, 200, { status: 'ok' }),
     'GET /metrics': (_req, res) => {
       refreshMetrics()

@@ -1,11 +1,12 @@
 import type { ServerResponse } from 'node:http'
 import { finished } from 'node:stream'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { asciiHeaderValue } from '../../shared/policy/decision-header.ts'
 import type { PoolLookup } from '../../shared/pool/pool-router.ts'
 import type { RouteResult } from '../../shared/routing/router-core.ts'
+import { promptTokensHeader } from '../../shared/scorer-api/route-protocol.ts'
 import type { InferenceContext } from './inference-context.ts'
 import type { Admitted } from './pool-admission.ts'
-import type { PoolRuntime } from './pool-runtime.ts'
 import type { PreparedRequest } from './prepare-request.ts'
 import { proxyToPod } from './proxy-to-pod.ts'
 
@@ -13,6 +14,8 @@ import { proxyToPod } from './proxy-to-pod.ts'
 export interface PoolAttempt {
   prepared: PreparedRequest
   lookup: PoolLookup
+  /** A score taken just now (for the pool's status), reused by the first admission. */
+  scored?: RouteResult
 }
 
 export interface ServeOptions {
@@ -56,7 +59,7 @@ export async function serveOnPool(
   for (let round = 0; round < 2; round++) {
     let route: RouteResult
     if (round === 0) {
-      const admitted = await admit(context, pool, lookup, options.allowBurst, res)
+      const admitted = await admit(context, attempt, options.allowBurst, res)
       if (admitted === null) return // the client left while held: nothing was sent
       route = admitted.route
       heldMs = admitted.heldMs
@@ -84,10 +87,11 @@ export async function serveOnPool(
         connectTimeoutMs: 5_000,
         extraHeaders: {
           ...options.extraHeaders,
+          [promptTokensHeader]: String(prepared.request.routing.promptTokens),
           'x-kinference-decision': options.decisionPrefix
             ? `${options.decisionPrefix}; ${here}`
             : here,
-          'x-kinference-reason': asciiHeader(route.decision.reason),
+          'x-kinference-reason': asciiHeaderValue(route.decision.reason),
         },
         onFirstToken: () => {
           router.firstToken(requestId, performance.now())
@@ -129,15 +133,16 @@ export async function serveOnPool(
  */
 async function admit(
   context: InferenceContext,
-  pool: PoolRuntime,
-  lookup: PoolLookup,
+  attempt: PoolAttempt,
   allowBurst: boolean,
   res: ServerResponse,
 ): Promise<Admitted | null> {
+  const { lookup } = attempt
+  const { pool } = attempt.prepared
   const { router } = pool
-  let route: RouteResult | undefined
+  let route = attempt.scored
   if (allowBurst) {
-    route = router.score(lookup, performance.now())
+    route ??= router.score(lookup, performance.now())
     if (route.decision.pod !== null && router.saturation(route).saturated) {
       context.metrics.saturated.labels({ pool: pool.name }).inc()
       throw new KinfError(
@@ -162,8 +167,4 @@ async function admit(
   } finally {
     res.off('close', onClose)
   }
-}
-
-function asciiHeader(text: string): string {
-  return text.replace(/[^\x20-\x7e]/g, '?').slice(0, 512)
 }

@@ -6,6 +6,7 @@ import { bindKvEventSubscriber } from '../kv-events/create-kv-event-subscriber.t
 import { createRedisKvIndex } from '../kv-index/redis-kv-index.ts'
 import type { InferenceContext } from './inference-context.ts'
 import { startMetricsScraper } from './metrics-scraper.ts'
+import { PolicyBundleCache } from './policy-bundle-cache.ts'
 import { createTokenizerCache, PoolRuntime } from './pool-runtime.ts'
 import type { ScorerConfig, ScorerPod } from './scorer-config.ts'
 import { createScorerMetrics } from './scorer-metrics.ts'
@@ -47,6 +48,7 @@ export async function startScorer(
         random: Math.random,
         onHoldEnd: (heldMs, outcome) =>
           metrics.holdSeconds.labels({ pool: pool.name, outcome }).observe(heldMs / 1000),
+        counters: metrics,
       }),
   )
   const shared = config.eventsBind
@@ -76,6 +78,7 @@ export async function startScorer(
     podsReportingCache: new Set(),
     random: Math.random,
     log,
+    bundles: new PolicyBundleCache(),
   }
   // Warm the tokenizers now rather than on the first request.
   for (const pool of pools) for (const model of pool.spec.models) pool.serves(model.name)

@@ -18,6 +18,11 @@ export interface EdgeClaims {
    * label. Absent means false.
    */
   detectorFailed?: boolean
+  /**
+   * The edge's estimate of the prompt's length, for policy rules on it until a pool's
+   * tokenizer counts exactly. Absent: unknown.
+   */
+  promptTokens?: number
 }
 
 export const edgeHeaders = {
@@ -27,6 +32,7 @@ export const edgeHeaders = {
   backends: 'x-kinference-backends',
   burst: 'x-kinference-burst',
   detectorFailed: 'x-kinference-detector-failed',
+  promptTokens: 'x-kinference-prompt-estimate',
   signature: 'x-kinference-signature',
 } as const
 
@@ -60,6 +66,7 @@ function canonical(
     [...claims.backends].sort().join(','),
     claims.allowBurst ? '1' : '0',
     claims.detectorFailed ? '1' : '0',
+    claims.promptTokens === undefined ? '' : String(claims.promptTokens),
   ].join('\n')
 }
 
@@ -98,6 +105,9 @@ export async function signEdgeRequest(
     [edgeHeaders.backends]: claims.backends.join(','),
     [edgeHeaders.burst]: claims.allowBurst ? '1' : '0',
     [edgeHeaders.detectorFailed]: claims.detectorFailed ? '1' : '0',
+    ...(claims.promptTokens === undefined
+      ? {}
+      : { [edgeHeaders.promptTokens]: String(claims.promptTokens) }),
     [edgeHeaders.signature]: `${signatureVersion}=${signature}`,
   }
 }
@@ -136,6 +146,12 @@ export async function verifyEdgeRequest(
     backends: list(request.headers(edgeHeaders.backends)),
     allowBurst: request.headers(edgeHeaders.burst) === '1',
     detectorFailed: request.headers(edgeHeaders.detectorFailed) === '1',
+  }
+  const estimate = request.headers(edgeHeaders.promptTokens)
+  if (estimate !== undefined) {
+    const tokens = Number(estimate)
+    if (!Number.isInteger(tokens) || tokens < 0) return { ok: false, reason: 'bad prompt estimate' }
+    claims.promptTokens = tokens
   }
   const text = canonical(
     request.method,

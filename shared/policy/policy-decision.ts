@@ -1,13 +1,15 @@
-import type { Locality } from '../crd/gateway-backend.ts'
+import { z } from 'zod'
+import { Locality } from '../crd/gateway-backend.ts'
 
 /** What the scorer reports for one pool, for this prompt. */
-export interface PoolStatus {
+export const PoolStatus = z.strictObject({
   /** 0 idle .. 1 saturated (may exceed 1). */
-  saturation: number
-  saturated: boolean
+  saturation: z.number().min(0),
+  saturated: z.boolean(),
   /** Best pod, for this prompt; null when unknown. */
-  predictedTtftMs: number | null
-}
+  predictedTtftMs: z.number().min(0).nullable(),
+})
+export type PoolStatus = z.infer<typeof PoolStatus>
 
 export interface PolicyRequest {
   /** Already authenticated. */
@@ -27,52 +29,60 @@ export interface PolicyInput {
   poolStatus: (poolId: string) => PoolStatus | undefined
 }
 
-export interface UpstreamTarget {
+export const UpstreamTarget = z.strictObject({
   /** GatewayBackend id `namespace/name`. */
-  backend: string
-  locality: Locality
+  backend: z.string(),
+  locality: Locality,
   /** InferencePool id, for InCluster. */
-  pool?: string
+  pool: z.string().optional(),
   /** InferenceProvider id, for External. */
-  provider?: string
+  provider: z.string().optional(),
   /** The model name on that pool or provider. */
-  model: string
-}
+  model: z.string(),
+})
+export type UpstreamTarget = z.infer<typeof UpstreamTarget>
 
-export interface TraceStep {
-  rule: string
-  outcome: 'matched' | 'skipped' | 'rewrote' | 'constraint'
-  why: string
-}
+export const TraceStep = z.strictObject({
+  rule: z.string(),
+  outcome: z.enum(['matched', 'skipped', 'rewrote', 'constraint']),
+  why: z.string(),
+})
+export type TraceStep = z.infer<typeof TraceStep>
 
-export type PolicyDecision =
-  | {
-      kind: 'serve'
-      policy: string
-      rule: string
-      /** After aliases. */
-      model: string
-      /** In order; a later one is tried when an earlier local one answers saturated or is unreachable. */
-      attempts: UpstreamTarget[]
-      reason: string
-      trace: TraceStep[]
-    }
-  | {
-      kind: 'reject'
-      policy: string | null
-      rule: string | null
-      status: number
-      code: string
-      message: string
-      trace: TraceStep[]
-    }
-  | {
-      kind: 'defer'
-      policy: string
-      rule: string
-      retryAfterSeconds: number
-      maxWaitMs: number
-      pools: string[]
-      maxSaturation: number
-      trace: TraceStep[]
-    }
+/**
+ * What policy decided for a request. A schema, not only a type: the scorer decides for
+ * status-dependent policies and the edge reads its answer.
+ */
+export const PolicyDecision = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('serve'),
+    policy: z.string(),
+    rule: z.string(),
+    /** After aliases. */
+    model: z.string(),
+    /** In order; a later one is tried when an earlier local one answers saturated or is unreachable. */
+    attempts: z.array(UpstreamTarget),
+    reason: z.string(),
+    trace: z.array(TraceStep),
+  }),
+  z.strictObject({
+    kind: z.literal('reject'),
+    policy: z.string().nullable(),
+    rule: z.string().nullable(),
+    status: z.int(),
+    code: z.string(),
+    message: z.string(),
+    trace: z.array(TraceStep),
+  }),
+  z.strictObject({
+    kind: z.literal('defer'),
+    policy: z.string(),
+    rule: z.string(),
+    retryAfterSeconds: z.number(),
+    maxWaitMs: z.number(),
+    pools: z.array(z.string()),
+    maxSaturation: z.number(),
+    trace: z.array(TraceStep),
+  }),
+])
+export type PolicyDecision = z.infer<typeof PolicyDecision>

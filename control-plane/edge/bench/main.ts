@@ -5,8 +5,8 @@ import { measureEdgeCpu } from './measure-edge-cpu.ts'
  * npm run bench:edge — the edge's whole request (auth, body parse, PII, quota, policy, the
  * real scorer client signing every call, response, settle) on a 32 KB chat prompt to a
  * model whose policy depends on the pool's status, in process, against a scorer that
- * answers at once; the calls to the scorer per request (round trips in a cluster), what
- * a call beyond the first costs the edge alone, and each phase alone.
+ * answers at once; the calls to the scorer per request (round trips in a cluster), and
+ * each phase alone.
  */
 const { values } = parseArgs({
   options: {
@@ -31,8 +31,7 @@ process.stdout.write(
   `edge, ${result.promptBytes}-byte chat prompt, ${result.requests} requests in process${values['with-ioredis'] ? ', ioredis loaded' : ''}:\n` +
     line('request', result.request) +
     `  cpu      ${ms(result.cpuPerRequestMs)} per request (user + system)\n` +
-    `  scorer   ${result.scorerCallsPerRequest} calls per request (each a round trip in a cluster)\n` +
-    (result.extraCall ? line('extra', result.extraCall) : '') +
+    `  scorer   ${result.scorerCallsPerRequest} calls per request (each a round trip in a cluster), the policy depending on ${result.statusPools} pool(s)\n` +
     line('auth', result.auth) +
     line('quota', result.quota) +
     line('pii', result.pii) +

@@ -6,7 +6,6 @@ import { evaluatePolicy } from '../../../shared/policy/evaluate-policy.ts'
 import { poolsToAsk } from '../../../shared/policy/pools-to-ask.ts'
 import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import type { PoolEstimateResponse } from '../../../shared/scorer-api/pool-estimate.ts'
 import { mintApiKey, sha256HexOf } from '../../../shared/tenancy/api-key.ts'
 import { resolveTenant } from '../../../shared/tenancy/resolve-tenant.ts'
 import { createEdgeApp } from '../../../workers/edge-app.ts'
@@ -26,10 +25,10 @@ export interface EdgeCpuResult {
   request: PhaseTimes
   /** CPU time (user + system) per request over the same run. */
   cpuPerRequestMs: number
+  /** Pools the request's policy depends on (the scorer is asked about them). */
+  statusPools: number
   /** Calls to the scorer per request: each is a network round trip in a cluster. */
   scorerCallsPerRequest: number
-  /** The edge's own cost of each call beyond the first (signing, envelope, answer), alone. */
-  extraCall: PhaseTimes | null
   auth: PhaseTimes
   quota: PhaseTimes
   pii: PhaseTimes
@@ -94,29 +93,13 @@ const completion = JSON.stringify({
  * The network under the edge's real scorer client: a scorer that answers at once, so the
  * edge's own work is what is timed, signing every body included. Counts the calls.
  */
-function instantScorerFetch(estimateTargets: number) {
-  const estimate: PoolEstimateResponse = {
-    results: Array.from({ length: estimateTargets }, () => ({
-      pool: 'p',
-      model: 'm',
-      estimate: {
-        saturation: 0.2,
-        saturated: false,
-        predictedTtftMs: 120,
-        promptTokens: 8000,
-        matchedTokens: 0,
-        pod: 'p',
-      },
-      error: null,
-    })),
-  }
-  const estimateText = JSON.stringify(estimate)
+function instantScorerFetch() {
   const counts = { calls: 0 }
-  const fetch = async (input: string | URL | Request): Promise<Response> => {
+  const fetch = async (_input: string | URL | Request): Promise<Response> => {
     counts.calls++
-    const url = String(input)
-    const body = url.endsWith('/v1/kinference/estimate') ? estimateText : completion
-    return new Response(body, { headers: { 'content-type': 'application/json' } })
+    return new Response(completion, {
+      headers: { 'content-type': 'application/json', 'x-kinference-prompt-tokens': '8000' },
+    })
   }
   return { fetch: fetch as typeof globalThis.fetch, counts }
 }
@@ -152,7 +135,7 @@ export async function measureEdgeCpu(options: {
     labels: [],
     detectorFailed: false,
   }
-  const network = instantScorerFetch(poolsToAsk(snapshot, policyRequest).length)
+  const network = instantScorerFetch()
   const scorer = createScorerClient({
     url: 'http://scorer.invalid',
     signingSecret: 'bench-signing-secret-0123456789',
@@ -208,22 +191,13 @@ export async function measureEdgeCpu(options: {
     }
     return summarize(samples)
   }
-  const claims = { tenant: 'demo', labels: [], backends: [], allowBurst: false }
-  const targets = poolsToAsk(snapshot, policyRequest).map((id) => ({
-    pool: snapshot.pools[id]?.name ?? id,
-    model: 'qwen3.8-27b-fp8',
-  }))
   return {
     promptBytes: prompt.length,
     requests: options.requests,
     request: summarize(request),
     cpuPerRequestMs: (cpu.user + cpu.system) / 1000 / options.requests,
+    statusPools: poolsToAsk(snapshot, policyRequest).length,
     scorerCallsPerRequest,
-    // The estimate before the forward: what a second call costs the edge by itself.
-    extraCall:
-      scorerCallsPerRequest > 1
-        ? await time(() => scorer.estimate({ kind: 'chat', bodyText: body, targets }, claims))
-        : null,
     auth: await time(() => resolveTenant(snapshot, key.key)),
     quota: await time(() =>
       quotas.admit('bench', { requestsPerMinute: 1e9 }, 9000, performance.now()),

@@ -1,13 +1,17 @@
 import { Agent } from 'node:http'
 import { type EdgeClaims, signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
-import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
+import type { KinferenceResource } from '../../../shared/crd/resource.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
+import { estimatePromptTokens } from '../../../shared/openai/estimate-prompt-tokens.ts'
+import { policyBundleOf } from '../../../shared/policy/policy-bundle.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import { poolEstimatePath } from '../../../shared/scorer-api/pool-estimate.ts'
+import { routeEnvelope, routePaths } from '../../../shared/scorer-api/route-protocol.ts'
+import { demoSnapshot } from '../../embedded/demo-snapshot.ts'
 import { createStableVocabulary } from '../../tokenizer/create-stable-vocabulary.ts'
-import { estimatePools } from '../estimate-api.ts'
 import { prepareInference } from '../handle-inference.ts'
+import { decideRoute } from '../handle-route.ts'
 import type { InferenceContext } from '../inference-context.ts'
+import { PolicyBundleCache } from '../policy-bundle-cache.ts'
 import { createTokenizerCache, PoolRuntime } from '../pool-runtime.ts'
 import { ScorerConfig } from '../scorer-config.ts'
 import { createScorerMetrics } from '../scorer-metrics.ts'
@@ -40,14 +44,23 @@ const percentiles = (values: number[]): Percentiles => ({
 })
 
 const secret = 'bench-signing-secret-0123456789'
-const claims: EdgeClaims = { tenant: 'bench', labels: [], backends: [], allowBurst: true }
+// The demo policy's tenant: its rule for this model bursts to Bedrock when the pool is
+// saturated, so the decision depends on the pool's status for this very prompt.
+const claims: EdgeClaims = { tenant: 'demo', labels: [], backends: [], allowBurst: true }
+const model = 'qwen3.8-27b-fp8'
+const poolName = 'sim-27b'
 
 /** What the edge sends: the body and its signature, as the scorer's server reads them. */
-async function signed(path: string, body: string, id: string): Promise<SignedRequest> {
+async function signed(
+  path: string,
+  body: string,
+  id: string,
+  extra: Partial<EdgeClaims> = {},
+): Promise<SignedRequest> {
   const headers = await signEdgeRequest(
     secret,
     { method: 'POST', path, body },
-    claims,
+    { ...claims, ...extra },
     Date.now() / 1000,
   )
   return {
@@ -62,7 +75,8 @@ async function signed(path: string, body: string, id: string): Promise<SignedReq
 /**
  * The scorer's work per request minus HTTP and proxying, through its own handler code:
  * the edge's signature verified, the body parsed and tokenized (chat template), its block
- * keys looked up once over every pod, the strategy's choice. An ~8,000-token prompt over
+ * keys looked up once over every pod, the strategy's choice; for a status-dependent policy
+ * also the policy bundle and its evaluation. An ~8,000-token prompt over
  * 32 pods whose in-memory index holds parts of it. Warm: the same long system prompt with
  * a new question each time (the tokenizer's segment cache holds the system prompt). Cold:
  * a system prompt never seen. Signing is the edge's work and is done before timing.
@@ -76,14 +90,13 @@ export async function measureDecision(options: {
   const random = createSeededRandom(options.seed)
   const index = createMemoryKvIndex()
   const tokenizers = createTokenizerCache()
-  const spec = InferencePoolSpec.parse({
-    selector: { matchLabels: {} },
-    targetPort: 8000,
-    models: [{ name: 'bench', tokenizer: 'qwen3', maxContextTokens: 32_768 }],
-    gpuProfile: 'l40s-27b-fp8',
-  })
+  const snapshot = await demoSnapshot('http://127.0.0.1:1', 'bench', '0'.repeat(64), withoutTtftSlo)
+  const spec = snapshot.pools[`demo/${poolName}`]?.spec
+  const bundle = policyBundleOf(snapshot, claims.tenant)
+  if (!spec || !bundle) throw new Error('the demo snapshot lost its pool or tenant')
+  const bundleJson = JSON.stringify(bundle)
   const pool = new PoolRuntime({
-    name: 'bench',
+    name: poolName,
     spec,
     index,
     tokenizers,
@@ -94,7 +107,7 @@ export async function measureDecision(options: {
     config: ScorerConfig.parse({
       port: 0,
       signingSecrets: [secret],
-      pools: [{ name: 'bench', spec }],
+      pools: [{ name: poolName, spec }],
       pods: [],
     }),
     pools: [pool],
@@ -104,6 +117,7 @@ export async function measureDecision(options: {
     podsReportingCache: new Set(),
     random,
     log: () => {},
+    bundles: new PolicyBundleCache(),
   }
   const pods = Array.from({ length: options.pods }, (_, i) => `pod-${i}`)
   for (const pod of pods) {
@@ -115,7 +129,7 @@ export async function measureDecision(options: {
     Array.from({ length: count }, () => words[Math.floor(random() * words.length)]).join(' ')
   const body = (system: string) =>
     JSON.stringify({
-      model: 'bench',
+      model,
       messages: [
         { role: 'system', content: system },
         { role: 'user', content: text(40) },
@@ -141,15 +155,23 @@ export async function measureDecision(options: {
     if (route.decision.pod === null) throw new Error('no decision')
     return performance.now() - started
   }
-  // Today's protocol for a status-dependent policy: an estimate of the pool, then the forward.
+  // One route call: the policy decided on the pool's status, the pod chosen.
   const statusDependent = async (text: string, id: string) => {
-    const estimateBody = `{"kind":"chat","targets":[{"pool":"bench","model":"bench"}],"body":${text}}`
-    const estimate = await signed(poolEstimatePath, estimateBody, id)
+    // The edge sends its own estimate of the prompt's length along (its work, not timed here).
+    const content = (JSON.parse(text) as { messages: { content: string }[] }).messages
+    const promptTokens = estimatePromptTokens(content.map((m) => m.content).join('\n'))
+    const request = await signed(routePaths.chat, routeEnvelope(bundleJson, text), id, {
+      promptTokens,
+    })
     const started = performance.now()
-    const answer = await estimatePools(context, estimate)
-    if (answer.results[0]?.estimate === null) throw new Error('no estimate')
-    const elapsed = performance.now() - started
-    return elapsed + (await forward(text, id))
+    const { decision, asked } = await decideRoute(context, 'chat', request)
+    const first = decision.kind === 'serve' ? decision.attempts[0] : undefined
+    const attempt = first?.pool === undefined ? undefined : asked.get(first.pool)
+    if (!attempt) throw new Error(`no local attempt: ${JSON.stringify(decision)}`)
+    // The score taken for the pool's status is the one its first admission uses.
+    const route = attempt.scored ?? attempt.prepared.pool.router.score(attempt.lookup, 0)
+    if (route.decision.pod === null) throw new Error('no decision')
+    return performance.now() - started
   }
   const run = async (
     decide: (text: string, id: string) => Promise<number>,
@@ -167,8 +189,13 @@ export async function measureDecision(options: {
     promptTokens: seed.attempt.prepared.request.routing.promptTokens,
     pods: options.pods,
     forward: await run(forward, 'forward'),
-    statusDependent: { ...(await run(statusDependent, 'status')), calls: 2 },
+    statusDependent: { ...(await run(statusDependent, 'status')), calls: 1 },
   }
   context.agent.destroy()
   return result
+}
+
+/** The pods here answer in constant time: the pool never counts as saturated by a TTFT limit. */
+function withoutTtftSlo(resource: KinferenceResource): void {
+  if (resource.kind === 'InferencePool') delete resource.spec.ttftSloMs
 }

@@ -1,6 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { canonicalJson } from '../../../shared/config/canonical-json.ts'
+import type { KinferenceResource } from '../../../shared/crd/resource.ts'
+import { estimatePromptTokens } from '../../../shared/openai/estimate-prompt-tokens.ts'
+import { policyBundleOf } from '../../../shared/policy/policy-bundle.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
 import { createScorerClient, type ScorerPort } from '../../../workers/scorer-client.ts'
+import { demoSnapshot } from '../../embedded/demo-snapshot.ts'
 
 interface Arm {
   p50Ms: number
@@ -20,17 +28,23 @@ export interface ProxyOverhead {
 }
 
 const secret = 'bench-signing-secret-0123456789'
-const claims = { tenant: 'bench', labels: [], backends: [], allowBurst: true }
+// The demo policy's tenant and model: local first, bursting to Bedrock when saturated.
+const claims = { tenant: 'demo', labels: [], backends: [], allowBurst: false }
+const model = 'qwen3.8-27b-fp8'
+const poolName = 'sim-27b'
 
-/** What the edge does for a status-dependent policy today: ask, then forward. */
-async function statusDependentCall(scorer: ScorerPort, body: string): Promise<Response> {
-  await scorer.estimate(
-    { kind: 'chat', bodyText: body, targets: [{ pool: 'default', model: 'bench' }] },
-    claims,
-  )
-  return scorer.forward('/v1/chat/completions', body, claims, {})
+/** What the edge does for a status-dependent policy: one route call with the policy. */
+async function statusDependentCall(
+  scorer: ScorerPort,
+  bundleJson: string,
+  body: string,
+  promptTokens: number,
+): Promise<Response> {
+  const answer = await scorer.route('chat', bundleJson, body, { ...claims, promptTokens }, {})
+  if (answer.kind !== 'served') throw new Error(`not served: ${JSON.stringify(answer.decided)}`)
+  return answer.response
 }
-const statusDependentCalls = 2
+const statusDependentCalls = 1
 
 const quantile = (values: number[], q: number) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -57,7 +71,7 @@ async function firstLine(child: ChildProcess): Promise<string> {
  * The scorer does its whole job on each request: tokenize (a shared system prompt and a
  * new question), look up the index, choose, proxy. A third arm sends each request as the
  * edge does when its policy depends on the pool's status (the edge's own scorer client,
- * signed, every call it makes), so the extra round trip and pass show as they are.
+ * signed, every call it makes), so any extra round trip or pass shows as it is.
  */
 export async function measureProxyOverhead(options: {
   streams: number
@@ -89,7 +103,14 @@ export async function measureProxyOverhead(options: {
   const podUrls = (JSON.parse(await firstLine(upstream)) as number[]).map(
     (port) => `http://127.0.0.1:${port}`,
   )
-  const podFlags = podUrls.flatMap((url, i) => ['--pod', `name=p${i},http=${url}`])
+  const podFlags = podUrls.flatMap((url, i) => ['--pod', `name=p${i},http=${url},pool=${poolName}`])
+  const snapshot = await demoSnapshot('http://127.0.0.1:1', 'bench', '0'.repeat(64), withoutTtftSlo)
+  const bundle = policyBundleOf(snapshot, claims.tenant)
+  if (!bundle) throw new Error('the demo snapshot lost its tenant')
+  const bundleJson = JSON.stringify(bundle)
+  const dir = await mkdtemp(join(tmpdir(), 'kinference-bench-'))
+  const configFile = join(dir, 'snapshot.json')
+  await writeFile(configFile, canonicalJson(snapshot))
   const scorer = spawn(
     process.execPath,
     [
@@ -99,10 +120,8 @@ export async function measureProxyOverhead(options: {
       '--port',
       '0',
       '--allow-unsigned',
-      '--strategy',
-      'kinference',
-      '--model',
-      'bench',
+      '--config',
+      configFile,
       ...podFlags,
     ],
     {
@@ -136,17 +155,19 @@ export async function measureProxyOverhead(options: {
         while (performance.now() < deadline) {
           const base = target === 'direct' ? podUrls[turn++ % podUrls.length] : scorerUrl
           const body = JSON.stringify({
-            model: 'bench',
+            model,
             stream: true,
             messages: [
               { role: 'system', content: system },
               { role: 'user', content: `question ${Math.floor(random() * 1e9)}` },
             ],
           })
+          // The edge's estimate, computed on its side before the call.
+          const estimated = estimatePromptTokens(`${system}\nquestion`)
           const started = performance.now()
           const response =
             target === 'status'
-              ? await statusDependentCall(client, body)
+              ? await statusDependentCall(client, bundleJson, body, estimated)
               : await fetch(`${base}/v1/chat/completions`, {
                   method: 'POST',
                   headers: { 'content-type': 'application/json' },
@@ -184,5 +205,11 @@ export async function measureProxyOverhead(options: {
   } finally {
     scorer.kill('SIGINT')
     upstream.kill('SIGTERM')
+    await rm(dir, { recursive: true, force: true })
   }
+}
+
+/** The pods here answer in constant time: the pool never counts as saturated by a TTFT limit. */
+function withoutTtftSlo(resource: KinferenceResource): void {
+  if (resource.kind === 'InferencePool') delete resource.spec.ttftSloMs
 }

@@ -1,11 +1,7 @@
 import type OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EmbeddedStack } from '../../../control-plane/embedded/start-embedded.ts'
-import { signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
-import {
-  type PoolEstimateResponse,
-  poolEstimatePath,
-} from '../../../shared/scorer-api/pool-estimate.ts'
+import { prepareRequest } from '../../../control-plane/scorer/prepare-request.ts'
 import { client, errorOf, post, start } from '../../support/embedded-stack.ts'
 
 describe('the edge end to end (simulated pods, scorer, local Bedrock, the openai client)', () => {
@@ -130,31 +126,23 @@ describe('the edge end to end (simulated pods, scorer, local Bedrock, the openai
     // has its blocks (KV events arrive asynchronously), then "auto" goes there.
     const warmPrefix = system('b')
     expect((await ask('qwen3.8-27b-fp8', warmPrefix, 'warm the big pool')).status).toBe(200)
-    const estimate = JSON.stringify({
-      kind: 'chat',
-      body: {
+    const big = stack.scorer.pools.find((pool) => pool.name === 'sim-27b')
+    if (!big) throw new Error('no sim-27b pool')
+    const prepared = prepareRequest(
+      'probe',
+      'chat',
+      {
+        model: 'qwen3.8-27b-fp8',
         messages: [
           { role: 'system', content: warmPrefix },
           { role: 'user', content: 'x' },
         ],
       },
-      targets: [{ pool: 'sim-27b', model: 'qwen3.8-27b-fp8' }],
-    })
+      [big],
+    )
     for (let i = 0; i < 200; i++) {
-      const signed = await signEdgeRequest(
-        stack.signingSecret,
-        { method: 'POST', path: poolEstimatePath, body: estimate },
-        { tenant: 'demo', labels: [], backends: [], allowBurst: false },
-        Date.now() / 1000,
-      )
-      const answer = (await (
-        await fetch(`${stack.scorer.url}${poolEstimatePath}`, {
-          method: 'POST',
-          headers: signed,
-          body: estimate,
-        })
-      ).json()) as PoolEstimateResponse
-      if ((answer.results[0]?.estimate?.matchedTokens ?? 0) > 1000) break
+      const lookup = await big.router.lookup(prepared.request)
+      if (Math.max(...lookup.blocks.values()) * 16 > 1000) break
       await new Promise((resolve) => setTimeout(resolve, 25))
     }
     const warm = await ask('auto', warmPrefix, 'now')

@@ -47,6 +47,17 @@ describe('edge request signatures', () => {
     })
     const failed = await verify(await signed({ claims: { ...claims, detectorFailed: true } }))
     expect(failed.ok && failed.claims.detectorFailed).toBe(true)
+    const estimated = await signed({ claims: { ...claims, promptTokens: 812 } })
+    const read = await verify(estimated)
+    expect(read.ok && read.claims.promptTokens).toBe(812)
+    expect(await verify({ ...estimated, 'x-kinference-prompt-estimate': '9' })).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    })
+    expect(await verify({ ...estimated, 'x-kinference-prompt-estimate': '-1' })).toEqual({
+      ok: false,
+      reason: 'bad prompt estimate',
+    })
   })
 
   it('accepts any of several secrets, for rotation', async () => {

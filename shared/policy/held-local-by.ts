@@ -1,6 +1,6 @@
-import type { ConfigSnapshot } from '../shared/config/config-snapshot.ts'
-import type { LocalityConstraint } from '../shared/crd/inference-policy.ts'
-import { coversLabel } from '../shared/policy/apply-constraints.ts'
+import type { ConfigSnapshot } from '../config/config-snapshot.ts'
+import type { LocalityConstraint } from '../crd/inference-policy.ts'
+import { coversLabel } from './apply-constraints.ts'
 
 /**
  * The constraint that keeps this request in the cluster, if any: the policy engine has

@@ -1,0 +1,159 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import type { EdgeClaims } from '../../../shared/auth/edge-signature.ts'
+import { compileSnapshot } from '../../../shared/config/compile-snapshot.ts'
+import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
+import { KinferenceResource } from '../../../shared/crd/resource.ts'
+import { policyBundleOf } from '../../../shared/policy/policy-bundle.ts'
+import {
+  decidedHeader,
+  promptTokensHeader,
+  RouteDecision,
+  routeEnvelope,
+  routePaths,
+} from '../../../shared/scorer-api/route-protocol.ts'
+import {
+  decisionOf,
+  model,
+  poolSpec,
+  type Stack,
+  send,
+  startStack,
+} from '../../support/scorer-stack.ts'
+
+let stack: Stack | undefined
+afterEach(async () => {
+  await stack?.close()
+  stack = undefined
+})
+
+const meta = (name: string) => ({ name, namespace: 'test' })
+const key = { id: 'acme01', sha256: 'a'.repeat(64) }
+
+/** A platform around the stack's pool "default": local first, Bedrock when saturated. */
+async function platform(): Promise<ConfigSnapshot> {
+  const documents = [
+    { kind: 'InferencePool', metadata: meta('default'), spec: poolSpec() },
+    {
+      kind: 'GatewayBackend',
+      metadata: meta('local'),
+      spec: { target: { pool: { name: 'default', model } } },
+    },
+    {
+      kind: 'InferenceProvider',
+      metadata: meta('bedrock'),
+      spec: {
+        type: 'Bedrock',
+        bedrock: { region: 'us-east-1' },
+        models: [{ name: 'claude', modelId: 'anthropic.claude' }],
+      },
+    },
+    {
+      kind: 'GatewayBackend',
+      metadata: meta('claude'),
+      spec: { target: { provider: { name: 'bedrock', model: 'claude' } } },
+    },
+    {
+      kind: 'InferencePolicy',
+      metadata: meta('policy'),
+      spec: {
+        tenants: [{ name: 'acme', apiKeys: [key], models: ['*'] }],
+        constraints: [{ name: 'pii-local', labels: ['pii'], locality: 'InCluster' }],
+        rules: [
+          {
+            name: 'refused',
+            match: { models: ['nope'] },
+            action: { reject: { status: 403, message: 'no' } },
+          },
+          {
+            name: 'burst',
+            match: { models: [model] },
+            action: { burst: { local: ['local'], external: ['claude'] } },
+          },
+        ],
+      },
+    },
+  ].map((document) =>
+    KinferenceResource.parse({ apiVersion: 'kinference.dev/v1alpha1', ...document }),
+  )
+  const compiled = await compileSnapshot(documents, 'test')
+  if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues))
+  return compiled.snapshot
+}
+
+async function route(body: object | string, claims: Partial<EdgeClaims> = {}, bundle?: string) {
+  const snapshot = await platform()
+  const json = bundle ?? JSON.stringify(policyBundleOf(snapshot, 'acme'))
+  const text = typeof body === 'string' ? body : JSON.stringify(body)
+  return send(stack as Stack, routePaths.chat, routeEnvelope(json, text), {
+    tenant: 'acme',
+    ...claims,
+  })
+}
+
+const chat = (content: string, extra: object = {}) => ({
+  model,
+  messages: [{ role: 'user', content }],
+  max_tokens: 2,
+  ...extra,
+})
+
+const decided = (answer: { headers: Headers; text: string }) => {
+  expect(answer.headers.get(decidedHeader)).toBe('1')
+  return RouteDecision.parse(JSON.parse(answer.text))
+}
+
+describe('POST /v1/kinference/route: policy and request in one pass', () => {
+  it('decides on the pool’s status and serves the local attempt itself, the whole decision in the header', async () => {
+    stack = await startStack()
+    const answer = await route(chat('hello there'))
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get(decidedHeader)).toBeNull()
+    const decision = decisionOf(answer.headers)
+    expect(decision).toMatchObject({ policy: 'test/policy', rule: 'burst', backend: 'test/local' })
+    expect(decision.pod).toMatch(/^sim-pod-/)
+    expect(Number(answer.headers.get(promptTokensHeader))).toBeGreaterThan(5)
+    expect(JSON.parse(answer.text).usage.prompt_tokens).toBe(
+      Number(answer.headers.get(promptTokensHeader)),
+    )
+  })
+
+  it('answers the decision when it is not the pool’s to serve: a rejection, or bursting past a saturated pool', async () => {
+    stack = await startStack({ spec: poolSpec({ ttftSloMs: 0.001 }) })
+    const refused = decided(await route(chat('x', { model: 'nope' })))
+    expect(refused).toMatchObject({ from: 0, decision: { kind: 'reject', status: 403 } })
+    // The pool is over its TTFT limit for every prompt: burst, external first.
+    const burst = decided(await route(chat('overflow')))
+    expect(burst.decision.kind).toBe('serve')
+    if (burst.decision.kind !== 'serve') return
+    expect(burst.decision.attempts[burst.from]?.backend).toBe('test/claude')
+    expect(burst.promptTokens).toBeGreaterThan(5)
+  })
+
+  it('never lets a labelled request leave: past the saturated pool there is nothing left to try', async () => {
+    stack = await startStack({ spec: poolSpec({ ttftSloMs: 0.001 }) })
+    for (const claims of [{ labels: ['pii'] }, { detectorFailed: true }]) {
+      const held = decided(await route(chat('my card is 4111 1111 1111 1111'), claims))
+      expect(held.decision.kind).toBe('serve')
+      if (held.decision.kind !== 'serve') continue
+      expect(held.decision.attempts.every((a) => a.locality === 'InCluster')).toBe(true)
+      expect(held.from).toBe(held.decision.attempts.length)
+      expect(held.notes).toEqual(['test/local: saturated'])
+    }
+  })
+
+  it('refuses a malformed call with a 400 and keeps serving', async () => {
+    stack = await startStack()
+    const noNewline = await send(stack, routePaths.chat, JSON.stringify(chat('x')), {
+      tenant: 'acme',
+    })
+    expect(noNewline.status).toBe(400)
+    expect(JSON.parse(noNewline.text).error.message).toContain('policy bundle')
+    const badBundle = await route(chat('x'), {}, '{"kind":"nope"}')
+    expect(badBundle.status).toBe(400)
+    const badBody = await route('{"model":')
+    expect(badBody.status).toBe(400)
+    const noModel = await route({ messages: [{ role: 'user', content: 'x' }] })
+    expect(JSON.parse(noModel.text).error.param).toBe('model')
+    expect((await route(chat('still here'))).status).toBe(200)
+  })
+})
