@@ -5,6 +5,7 @@ import {
   type ConverseCommandInput,
   ConverseStreamCommand,
 } from '@aws-sdk/client-bedrock-runtime'
+import { z } from 'zod'
 import type { ConverseRequest } from '../shared/bedrock/converse-request.ts'
 import { ConverseResponse } from '../shared/bedrock/converse-response.ts'
 import { ConverseStreamEvent } from '../shared/bedrock/converse-stream-event.ts'
@@ -33,12 +34,15 @@ export interface CallBedrockOptions {
   requestedModel: string
   /** Client gone or deadline passed (AbortSignal.timeout: answered as upstream_unavailable). */
   signal?: AbortSignal
-  /** Retries of throttling and unavailability before the first byte; default 2 (3 attempts). */
+  /** Retries of throttling and unavailability before the first byte (see BedrockRetries). */
   maxRetries?: number
   /** Tests: the backoff's randomness in [0, 1) and its sleep. */
   random?: () => number
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
 }
+
+/** Retries of a call before its first byte: 2 (3 attempts) unless told. */
+const BedrockRetries = z.int().min(0).max(10).default(2)
 
 /** Worth another attempt, before any byte went to the client (the SDK's own retries are off). */
 const retryable = new Set([
@@ -203,7 +207,7 @@ export async function callBedrock(
   const input = sdkInput(target.modelId, converse)
   const client = clientFor(target)
   const { signal, random = Math.random, sleep = defaultSleep } = options
-  const maxRetries = Math.max(0, options.maxRetries ?? 2)
+  const maxRetries = BedrockRetries.parse(options.maxRetries)
   // Aborted when the caller's signal fires, or when the client cancels the stream.
   const upstream = new AbortController()
   const forwardAbort = () => upstream.abort(signal?.reason)

@@ -6,7 +6,7 @@ import type { RequestKind } from '../shared/openai/openai-request.ts'
 import { type Usage, usageTokens } from '../shared/openai/usage.ts'
 import { tenantModels } from '../shared/policy/tenant-models.ts'
 import { decideRequest, type EdgeOutcome } from './decide-request.ts'
-import type { EdgeDeps } from './edge-deps.ts'
+import { type EdgeDeps, EdgeLimits } from './edge-deps.ts'
 import {
   authenticate,
   type EdgeRequest,
@@ -27,8 +27,10 @@ const passThrough = ['x-request-id', 'traceparent', 'tracestate']
  */
 export function createEdgeApp(deps: EdgeDeps): Hono {
   const app = new Hono()
-  const maxBodyBytes = deps.maxBodyBytes ?? 8 * 1024 * 1024
-  const defaultMaxTokens = deps.defaultMaxTokens ?? 1_024
+  const { maxBodyBytes, defaultMaxTokens } = EdgeLimits.parse({
+    maxBodyBytes: deps.maxBodyBytes,
+    defaultMaxTokens: deps.defaultMaxTokens,
+  })
 
   app.get('/healthz', (c) => c.text('ok'))
   if (deps.exposeMetrics)

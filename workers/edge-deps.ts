@@ -1,3 +1,4 @@
+import { z } from 'zod'
 import type { ConfigSnapshot, SnapshotProvider } from '../shared/config/config-snapshot.ts'
 import type { ChatCompletionRequest } from '../shared/openai/chat-completion-request.ts'
 import type { detectPii } from '../shared/pii/detect-pii.ts'
@@ -28,12 +29,23 @@ export interface EdgeDeps {
   sleep: (ms: number) => Promise<void>
   newRequestId: () => string
   log: (line: string) => void
-  /** Largest request body accepted (default 8 MiB). */
+  /** Largest request body accepted (see EdgeLimits). */
   maxBodyBytes?: number
   /** The PII detectors (shared/pii by default); replaceable to test failing detectors. */
   detectPii?: typeof detectPii
   /** Serve GET /metrics (Node; a Worker's counters are per isolate and not scraped). */
   exposeMetrics?: boolean
-  /** Output tokens assumed for quota admission when a request sets no max_tokens. */
+  /** Output tokens assumed for quota admission when a request sets no max_tokens (see EdgeLimits). */
   defaultMaxTokens?: number
 }
+
+/** The edge's limits, defaults included: parsed once when the app is built. */
+export const EdgeLimits = z.strictObject({
+  maxBodyBytes: z
+    .int()
+    .positive()
+    .default(8 * 1024 * 1024),
+  /** Quota admission reserves this much output for a request without max_tokens. */
+  defaultMaxTokens: z.int().positive().default(1_024),
+})
+export type EdgeLimits = z.infer<typeof EdgeLimits>
