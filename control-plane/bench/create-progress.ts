@@ -1,4 +1,31 @@
-export interface ProgressOptions {
+import { z } from 'zod'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+
+/**
+ * How often and how wide the progress is drawn, defaults included. A plain object, not
+ * strict: it is read out of the whole ProgressOptions.
+ */
+export const ProgressDrawOptions = z.object({
+  everyPercent: z
+    .number({ error: 'must be a number >= 1' })
+    .min(1, { error: 'must be a number >= 1' })
+    .default(10)
+    .describe('Plain mode: a line each time another everyPercent % of the requests is done'),
+  minRedrawMs: z
+    .number({ error: 'must be a number >= 0' })
+    .min(0, { error: 'must be a number >= 0' })
+    .default(100)
+    .describe('TTY mode: redraws at most this often (completion always redraws)'),
+  barWidth: z
+    .int({ error: 'must be a positive integer' })
+    .min(1, { error: 'must be a positive integer' })
+    .default(20)
+    .describe('Characters of the bar'),
+})
+export type ProgressDrawOptions = z.infer<typeof ProgressDrawOptions>
+export type ProgressDrawOptionsInput = z.input<typeof ProgressDrawOptions>
+
+export interface ProgressOptions extends ProgressDrawOptionsInput {
   workload: string
   router: string
   /** How the load reads in the line, e.g. "poisson@2". */
@@ -10,12 +37,6 @@ export interface ProgressOptions {
   write: (text: string) => void
   /** Milliseconds, any origin. */
   now: () => number
-  /** Plain mode: a line each time another `everyPercent` % of the requests is done; default 10. */
-  everyPercent?: number
-  /** TTY mode: redraws at most this often (completion always redraws); default 100 ms. */
-  minRedrawMs?: number
-  /** Characters of the bar; default 20. */
-  barWidth?: number
 }
 
 export interface Progress {
@@ -34,9 +55,7 @@ export interface Progress {
  */
 export function createProgress(options: ProgressOptions): Progress {
   const total = Math.max(0, options.total)
-  const every = Math.max(1, options.everyPercent ?? 10)
-  const minRedrawMs = options.minRedrawMs ?? 100
-  const barWidth = Math.max(1, options.barWidth ?? 20)
+  const { everyPercent: every, minRedrawMs, barWidth } = parseProgressDrawOptions(options)
   const started = options.now()
   const head = `${options.workload} ${options.router} ${options.rate}`
   let lastDrawMs = Number.NEGATIVE_INFINITY
@@ -92,4 +111,11 @@ export function createProgress(options: ProgressOptions): Progress {
       finished = true
     },
   }
+}
+
+function parseProgressDrawOptions(input: ProgressDrawOptionsInput): ProgressDrawOptions {
+  const parsed = ProgressDrawOptions.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  throw new KinfError('invalid_config', `progress: ${issue?.path.join('.')} ${issue?.message}`)
 }

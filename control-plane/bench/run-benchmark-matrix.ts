@@ -1,3 +1,5 @@
+import { z } from 'zod'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import type { SimModelAssets } from '../sim/sim-model-assets.ts'
 import { benchModel } from './bench-pool-spec.ts'
@@ -7,7 +9,7 @@ import type { DesJob } from './des/des-job.ts'
 import { runDesJobs } from './des/run-des-jobs.ts'
 import { describeProfile, profileFor } from './load-profile.ts'
 import type { BenchmarkRun } from './request-record.ts'
-import { runLiveBenchmark } from './run-live-benchmark.ts'
+import { LiveBenchmarkTimingOptions, runLiveBenchmark } from './run-live-benchmark.ts'
 import { startLoopbackStack } from './start-loopback-stack.ts'
 import { createWorkload } from './workload.ts'
 
@@ -21,7 +23,27 @@ export interface MatrixWorkload {
   maxRequests: number
 }
 
-export interface MatrixOptions {
+const threadsError = 'must be a positive integer'
+
+/**
+ * How the matrix runs, defaults included. A plain object, not strict: it is read out of
+ * the whole MatrixOptions.
+ */
+export const MatrixRunOptions = z.object({
+  threads: z
+    .int({ error: threadsError })
+    .min(1, { error: threadsError })
+    .default(1)
+    .describe('DES: worker threads running benchmarks side by side (results do not depend on it)'),
+  // The live benchmark's own: one default for the loopback pods and the generator.
+  timeScale: LiveBenchmarkTimingOptions.shape.timeScale.describe(
+    'Live: how many times faster than modelled the loopback pods run (or the target pods)',
+  ),
+})
+export type MatrixRunOptions = z.infer<typeof MatrixRunOptions>
+export type MatrixRunOptionsInput = z.input<typeof MatrixRunOptions>
+
+export interface MatrixOptions extends MatrixRunOptionsInput {
   mode: 'des' | 'live'
   workloads: readonly MatrixWorkload[]
   routers: readonly string[]
@@ -31,13 +53,9 @@ export interface MatrixOptions {
   assets: SimModelAssets
   /** Live: an OpenAI-compatible server; without one, a loopback stack per benchmark. */
   target?: string | null
-  /** Live: how many times faster than modelled the loopback pods run (or the target's pods). */
-  timeScale?: number
   headers?: Record<string, string>
   /** Where progress goes, and whether it is a terminal. */
   progress?: { write: (text: string) => void; isTTY: boolean }
-  /** DES: worker threads running benchmarks side by side (results do not depend on it). */
-  threads?: number
   log?: (message: string) => void
 }
 
@@ -47,7 +65,8 @@ export interface MatrixOptions {
  * the generator over HTTP against `target`, or a fresh loopback stack (simulated pods
  * and the scorer running the router) per benchmark, so each starts with cold caches.
  */
-export async function runBenchmarkMatrix(options: MatrixOptions): Promise<BenchmarkRun[]> {
+export async function runBenchmarkMatrix(input: MatrixOptions): Promise<BenchmarkRun[]> {
+  const options: ParsedMatrixOptions = { ...input, ...parseMatrixRunOptions(input) }
   if (options.mode === 'des') return runDesMatrix(options)
   const runs: BenchmarkRun[] = []
   for (const workloadSpec of options.workloads) {
@@ -84,6 +103,19 @@ export async function runBenchmarkMatrix(options: MatrixOptions): Promise<Benchm
   return runs
 }
 
+/** MatrixOptions with the run options defaulted. */
+type ParsedMatrixOptions = MatrixOptions & MatrixRunOptions
+
+function parseMatrixRunOptions(input: MatrixRunOptionsInput): MatrixRunOptions {
+  const parsed = MatrixRunOptions.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  throw new KinfError(
+    'invalid_config',
+    `benchmark matrix: ${issue?.path.join('.')} ${issue?.message}`,
+  )
+}
+
 /** The jobs of a matrix, workload × rate × router, in report order. */
 export function desJobsOf(options: MatrixOptions): DesJob[] {
   return options.workloads.flatMap((workload) =>
@@ -103,14 +135,14 @@ export function desJobsOf(options: MatrixOptions): DesJob[] {
   )
 }
 
-async function runDesMatrix(options: MatrixOptions): Promise<BenchmarkRun[]> {
+async function runDesMatrix(options: ParsedMatrixOptions): Promise<BenchmarkRun[]> {
   const jobs = desJobsOf(options)
   for (const job of jobs) profileFor(job.profile, job.rate)
   const total = jobs.reduce((sum, job) => sum + job.maxRequests, 0)
   const progress = options.progress
     ? createProgress({
         workload: `${jobs.length} benchmarks`,
-        router: `${options.threads ?? 1} threads`,
+        router: `${options.threads} threads`,
         rate: 'des',
         total,
         isTTY: options.progress.isTTY,
@@ -121,7 +153,7 @@ async function runDesMatrix(options: MatrixOptions): Promise<BenchmarkRun[]> {
   const done = new Array<number>(jobs.length).fill(0)
   let sum = 0
   const runs = await runDesJobs(jobs, {
-    threads: options.threads ?? 1,
+    threads: options.threads,
     onProgress: (index, count) => {
       sum += count - (done[index] ?? 0)
       done[index] = count
@@ -133,7 +165,7 @@ async function runDesMatrix(options: MatrixOptions): Promise<BenchmarkRun[]> {
 }
 
 async function runLive(
-  options: MatrixOptions,
+  options: ParsedMatrixOptions,
   router: string,
   common: Omit<
     Parameters<typeof runLiveBenchmark>[0],
@@ -147,7 +179,7 @@ async function runLive(
     routerLabel: router,
     pods: options.pods,
     gpuProfile: options.profile.name,
-    timeScale: options.timeScale ?? 1,
+    timeScale: options.timeScale,
     ...(options.headers ? { headers: options.headers } : {}),
   }
   if (options.target) return runLiveBenchmark({ ...base, target: options.target, model: null })
@@ -155,7 +187,7 @@ async function runLive(
     router,
     pods: options.pods,
     profile: options.profile,
-    timeScale: options.timeScale ?? 1,
+    timeScale: options.timeScale,
     seed: options.seed,
     assets: options.assets,
     ...(options.log ? { log: options.log } : {}),

@@ -1,13 +1,43 @@
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { z } from 'zod'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { createSeededRandom } from '../../shared/random/create-seeded-random.ts'
 import { arrivalTimes, describeProfile, type LoadProfile, streamsOf } from './load-profile.ts'
 import type { BenchmarkRun, RequestRecord } from './request-record.ts'
 import { type StreamedChatTarget, sendStreamedChat } from './send-streamed-chat.ts'
 import type { Workload } from './workload.ts'
 
-export interface LiveBenchmarkOptions {
+const timeoutError = 'must be a number of ms in (0, 2^31)'
+const timeScaleError = 'must be a number > 0'
+
+/**
+ * How the live run keeps time, defaults included. A plain object, not strict: it is read
+ * out of the whole LiveBenchmarkOptions.
+ */
+export const LiveBenchmarkTimingOptions = z.object({
+  // setTimeout takes up to 2^31 - 1 ms; past that it fires at once.
+  timeoutMs: z
+    .number({ error: timeoutError })
+    .gt(0, { error: timeoutError })
+    .max(2 ** 31 - 1, { error: timeoutError })
+    .default(300_000)
+    .describe('Per request, from sending to the end of the stream (5 minutes)'),
+  // The schedule is compressed by it and every recorded time stretched by it, so the run
+  // reads in modelled milliseconds, like the discrete-event one.
+  timeScale: z
+    .number({ error: timeScaleError })
+    .gt(0, { error: timeScaleError })
+    .default(1)
+    .describe(
+      'The target runs this many times faster than the modelled GPU (pods with --time-scale)',
+    ),
+})
+export type LiveBenchmarkTimingOptions = z.infer<typeof LiveBenchmarkTimingOptions>
+export type LiveBenchmarkTimingOptionsInput = z.input<typeof LiveBenchmarkTimingOptions>
+
+export interface LiveBenchmarkOptions extends LiveBenchmarkTimingOptionsInput {
   /** Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:9000 (a trailing /v1 is fine). */
   target: string
   /** Sent as `model`; null leaves the field out (the server's default model). */
@@ -26,18 +56,20 @@ export interface LiveBenchmarkOptions {
   seed: number
   /** Extra request headers (authorization, ...). */
   headers?: Record<string, string>
-  /** Per request, from sending to the end of the stream; default 300 s. */
-  timeoutMs?: number
-  /**
-   * The target runs this many times faster than the modelled GPU (simulated pods with
-   * --time-scale): the schedule is compressed by it and every recorded time stretched
-   * by it, so the run reads in modelled milliseconds, like the discrete-event one.
-   */
-  timeScale?: number
   /** The pods' prefix-cache counters (tokens) once the run is over, when the caller can read them. */
   readPrefixCache?: () => Promise<{ queries: number; hits: number } | null>
   /** Called with the number of finished requests after each one finishes. */
   onProgress?: (done: number) => void
+}
+
+function parseLiveBenchmarkTiming(input: LiveBenchmarkTimingOptionsInput) {
+  const parsed = LiveBenchmarkTimingOptions.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  throw new KinfError(
+    'invalid_config',
+    `live benchmark: ${issue?.path.join('.')} ${issue?.message}`,
+  )
 }
 
 interface ChatMessage {
@@ -66,8 +98,8 @@ export function rateOfProfile(profile: LoadProfile): number | null {
  */
 export async function runLiveBenchmark(options: LiveBenchmarkOptions): Promise<BenchmarkRun> {
   const wallStart = performance.now()
-  const scale = options.timeScale ?? 1
-  if (!(scale > 0)) throw new RangeError('timeScale must be positive')
+  const timing = parseLiveBenchmarkTiming(options)
+  const scale = timing.timeScale
   // Milliseconds since the start, in the target's modelled time.
   const now = () => (performance.now() - wallStart) * scale
   const base = options.target.replace(/\/+$/, '').replace(/\/v1$/, '')
@@ -79,7 +111,7 @@ export async function runLiveBenchmark(options: LiveBenchmarkOptions): Promise<B
     url,
     agent,
     headers: options.headers ?? {},
-    timeoutMs: options.timeoutMs ?? 300_000,
+    timeoutMs: timing.timeoutMs,
     now,
   }
   const records: RequestRecord[] = []

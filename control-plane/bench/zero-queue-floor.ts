@@ -1,6 +1,7 @@
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import { createStepCostModel } from '../../shared/gpu/step-cost-model.ts'
 import { type ChatFrame, type ChatTurnIds, chatPromptIds } from './chat-prompt-ids.ts'
+import { parseDesTimingOptions } from './des/run-des-benchmark.ts'
 import type { Workload } from './workload.ts'
 
 export interface ZeroQueueFloor {
@@ -13,16 +14,18 @@ export interface ZeroQueueFloor {
 /**
  * The TTFT each request would get from an idle pod already holding everything it could
  * have cached (its system prompt, its conversation so far): the step-cost model's time
- * to prefill the rest in budget-sized chunks, plus the network both ways. No router can
- * beat it; the gap to it is queueing and misses.
+ * to prefill the rest in budget-sized chunks, plus the network both ways (`networkMs`
+ * one way, the DES's networkDelayMs by default). No router can beat it; the gap to it is
+ * queueing and misses.
  */
 export function zeroQueueFloor(
   workload: Workload,
   frame: ChatFrame,
   profile: GpuProfile,
   requests: number,
-  networkMs = 0.5,
+  networkMs?: number,
 ): ZeroQueueFloor {
+  const network = parseDesTimingOptions({ networkDelayMs: networkMs }).networkDelayMs
   const cost = createStepCostModel(profile)
   const budget = profile.scheduler.maxNumBatchedTokens
   const block = profile.blockSize
@@ -40,7 +43,7 @@ export function zeroQueueFloor(
         Math.floor(known / block) * block,
         Math.floor((prompt.length - 1) / block) * block,
       )
-      floors.push(prefillMs(cost.stepMs, prompt.length, cached, budget) + 2 * networkMs)
+      floors.push(prefillMs(cost.stepMs, prompt.length, cached, budget) + 2 * network)
       const answer = new Array<number>(turn.outputTokens).fill(0)
       history.push({ userIds: turn.userIds, assistantIds: answer })
       known = prompt.length + answer.length + frame.close.length

@@ -1,4 +1,6 @@
+import { z } from 'zod'
 import type { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
+import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { type GpuProfile, numGpuBlocks } from '../../../shared/gpu/gpu-profile.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
 import { type PoolLookup, PoolRouter } from '../../../shared/pool/pool-router.ts'
@@ -16,7 +18,41 @@ import { type PlannedConversation, randomWords, type Workload } from '../workloa
 import { EventQueue } from './event-queue.ts'
 import { asText, silentAnswer } from './synthetic-text.ts'
 
-export interface DesOptions {
+const msError = 'must be a number of ms >= 0'
+const ms = z.number({ error: msError }).min(0, { error: msError })
+
+/**
+ * The timing the DES models, defaults included. A plain object, not strict: it is read
+ * out of the whole DesOptions, whose other fields are not its business.
+ */
+export const DesTimingOptions = z.object({
+  eventDelayMs: ms
+    .default(5)
+    .describe('KV events reach the router this long after the step that produced them'),
+  metricsIntervalMs: z
+    .number({ error: 'must be a number of ms > 0' })
+    .gt(0, { error: 'must be a number of ms > 0' })
+    .default(100)
+    .describe('Metrics are scraped this often'),
+  metricsDelayMs: ms
+    .default(20)
+    .describe('Scraped metrics are this old when the router reads them'),
+  networkDelayMs: ms
+    .default(0.5)
+    .describe('One-way client–router–pod latency (the zero-queue floor adds it both ways)'),
+})
+export type DesTimingOptions = z.infer<typeof DesTimingOptions>
+export type DesTimingOptionsInput = z.input<typeof DesTimingOptions>
+
+/** The timing options, defaulted, or KinfError 'invalid_config' naming the bad one. */
+export function parseDesTimingOptions(input: DesTimingOptionsInput): DesTimingOptions {
+  const parsed = DesTimingOptions.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  throw new KinfError('invalid_config', `des benchmark: ${issue?.path.join('.')} ${issue?.message}`)
+}
+
+export interface DesOptions extends DesTimingOptionsInput {
   pods: number
   gpuProfile: GpuProfile
   /** The pool as the scorer would run it: strategy and parameters, block size, SLO. */
@@ -29,13 +65,6 @@ export interface DesOptions {
   seed: number
   frame: ChatFrame
   vocabulary: StableVocabulary
-  /** KV events reach the router this long after the step that produced them. */
-  eventDelayMs?: number
-  /** Metrics are scraped this often, and are this old when the router reads them. */
-  metricsIntervalMs?: number
-  metricsDelayMs?: number
-  /** One-way client–router–pod latency. */
-  networkDelayMs?: number
   onProgress?: (done: number) => void
 }
 
@@ -89,10 +118,11 @@ interface Pod {
  */
 export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun> {
   const started = performance.now()
-  const eventDelay = options.eventDelayMs ?? 5
-  const scrapeEvery = options.metricsIntervalMs ?? 100
-  const scrapeDelay = options.metricsDelayMs ?? 20
-  const network = options.networkDelayMs ?? 0.5
+  const timing = parseDesTimingOptions(options)
+  const eventDelay = timing.eventDelayMs
+  const scrapeEvery = timing.metricsIntervalMs
+  const scrapeDelay = timing.metricsDelayMs
+  const network = timing.networkDelayMs
   const queue = new EventQueue<SimEvent>()
   const routerRandom = createSeededRandom(options.seed ^ 0x5bd1e995)
   const outputRandom = createSeededRandom(options.seed ^ 0x27d4eb2d)

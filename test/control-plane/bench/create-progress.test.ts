@@ -105,3 +105,18 @@ describe('createProgress in a log', () => {
     expect(writes).toEqual(['shared-prefix kinference poisson@2: 4/4 req (100%)  0.0 s\n'])
   })
 })
+
+describe('createProgress options', () => {
+  it('refuses bounds that cannot draw, naming the option', () => {
+    const cases: [Partial<ProgressOptions>, string][] = [
+      [{ everyPercent: 0 }, 'progress: everyPercent must be a number >= 1'],
+      [{ minRedrawMs: -1 }, 'progress: minRedrawMs must be a number >= 0'],
+      [{ barWidth: 1.5 }, 'progress: barWidth must be a positive integer'],
+    ]
+    for (const [overrides, message] of cases) {
+      expect(() => harness(overrides)).toThrow(
+        expect.objectContaining({ code: 'invalid_config', message }),
+      )
+    }
+  })
+})

@@ -302,3 +302,19 @@ describe('runLiveBenchmark failures become records', () => {
     expect(run.config.profile).toBe('synchronous')
   })
 })
+
+describe('runLiveBenchmark options', () => {
+  it('refuses a time scale or timeout out of range before sending anything', async () => {
+    const cases: [Partial<LiveBenchmarkOptions>, string][] = [
+      [{ timeScale: 0 }, 'live benchmark: timeScale must be a number > 0'],
+      [{ timeoutMs: 2 ** 31 }, 'live benchmark: timeoutMs must be a number of ms in (0, 2^31)'],
+    ]
+    for (const [overrides, message] of cases) {
+      await expect(
+        runLiveBenchmark(
+          options('http://127.0.0.1:1', sharedPrefix, { kind: 'synchronous' }, 1, overrides),
+        ),
+      ).rejects.toMatchObject({ code: 'invalid_config', message })
+    }
+  })
+})

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { type ChatFrame, createChatFrame } from '../../../control-plane/bench/chat-prompt-ids.ts'
 import { parseDataSpec } from '../../../control-plane/bench/data-spec.ts'
+import { parseDesTimingOptions } from '../../../control-plane/bench/des/run-des-benchmark.ts'
 import { createWorkload, type Workload } from '../../../control-plane/bench/workload.ts'
 import { zeroQueueFloor } from '../../../control-plane/bench/zero-queue-floor.ts'
 import { loadSimModelAssets } from '../../../control-plane/sim/sim-model-assets.ts'
@@ -81,6 +82,15 @@ describe('zeroQueueFloor', () => {
     const slow = zeroQueueFloor(workload, frame, l40s27bFp8, 10, 25).medianMs
     expect(slow - base).toBeCloseTo(50, 9)
     expect(base).toBeCloseTo(prefillMs(0, userPromptLength(512)), 9)
+  })
+
+  it("adds the DES's network delay when given none", () => {
+    const workload = workloadOf('prompt_tokens=512,output_tokens=8')
+    const { networkDelayMs } = parseDesTimingOptions({})
+    expect(zeroQueueFloor(workload, frame, l40s27bFp8, 10)).toEqual(
+      zeroQueueFloor(workload, frame, l40s27bFp8, 10, networkDelayMs),
+    )
+    expect(() => zeroQueueFloor(workload, frame, l40s27bFp8, 10, -1)).toThrow(/networkDelayMs/)
   })
 
   it('orders the floors of prompts of different lengths: median and p90', () => {
