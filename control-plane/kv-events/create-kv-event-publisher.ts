@@ -1,30 +1,56 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { Publisher, Router, type Socket } from 'zeromq'
+import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { encodeEventBatch, type KvEventEncoding } from './encode-event-batch.ts'
+import { encodeEventBatch, KvEventEncoding } from './encode-event-batch.ts'
 import type { KvCacheEvent } from './kv-cache-event.ts'
 import { createReplayBuffer, type ReplayBuffer } from './replay-buffer.ts'
 import { readSeqFrame, replayEndSeq, seqFrame } from './seq-frame.ts'
-import { checkOption, HighWaterMark, TimeoutMs } from './socket-options.ts'
+import { Count, HighWaterMark, TimeoutMs } from './socket-options.ts'
 
-export interface KvEventPublisherOptions {
-  /** PUB address, as vLLM's `endpoint`: bound when it has `*` or `::` or is ipc/inproc, else connected. */
-  endpoint: string
-  /** ROUTER address for replays (always bound); none by default, as in vLLM. */
-  replayEndpoint?: string | null
-  /** Frame 0 of every message, UTF-8. */
-  topic?: string
-  /** Batches kept for replay. */
-  bufferSteps?: number
-  encoding: KvEventEncoding
-  /** Per-subscriber send high-water mark, in messages (vLLM `hwm`). */
-  hwm?: number
-  /** Written into every batch, as vLLM fills it in when the engine left it None. */
-  dataParallelRank?: number | null
-  /** How long one replay reply may wait on a client that does not read before it is dropped. */
-  replaySendTimeoutMs?: number
-  /** Replay failures; the publisher carries on. Ignored by default. */
-  onError?: (error: KinfError) => void
+const fn = <T>() => z.custom<T>((value) => typeof value === 'function', 'must be a function')
+const ignore = () => {}
+
+export const KvEventPublisherOptions = z.strictObject({
+  endpoint: z
+    .string()
+    .describe(
+      "PUB address, as vLLM's endpoint: bound when it has * or :: or is ipc/inproc, else connected",
+    ),
+  replayEndpoint: z
+    .string()
+    .nullable()
+    .default(null)
+    .describe('ROUTER address for replays (always bound); none by default, as in vLLM'),
+  topic: z.string().default('').describe('Frame 0 of every message, UTF-8'),
+  bufferSteps: Count.default(10_000).describe('Batches kept for replay'),
+  encoding: KvEventEncoding,
+  hwm: HighWaterMark.default(100_000).describe(
+    "Per-subscriber send high-water mark, in messages (vLLM's hwm)",
+  ),
+  dataParallelRank: z
+    .int()
+    .min(0)
+    .nullable()
+    .default(0)
+    .describe('Written into every batch, as vLLM fills it in when the engine left it None'),
+  replaySendTimeoutMs: TimeoutMs.default(5_000).describe(
+    'How long one replay reply may wait on a client that does not read before it is dropped',
+  ),
+  // A function default is called for the value: this one gives the no-op.
+  onError: fn<(error: KinfError) => void>()
+    .default(() => ignore)
+    .describe('Replay failures; the publisher carries on'),
+})
+export type KvEventPublisherOptions = z.infer<typeof KvEventPublisherOptions>
+export type KvEventPublisherOptionsInput = z.input<typeof KvEventPublisherOptions>
+
+/** Checked before any socket exists (see socket-options.ts). */
+function parsePublisherOptions(input: KvEventPublisherOptionsInput): KvEventPublisherOptions {
+  const parsed = KvEventPublisherOptions.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  throw new KinfError('invalid_config', `kv-events: ${issue?.path.join('.')}: ${issue?.message}`)
 }
 
 export interface PublishOptions {
@@ -70,22 +96,14 @@ const endFrame = seqFrame(replayEndSeq)
  * time, so a stuck client delays the next ones by at most that timeout.
  */
 export async function createKvEventPublisher(
-  options: KvEventPublisherOptions,
+  input: KvEventPublisherOptionsInput,
 ): Promise<KvEventPublisher> {
-  const {
-    topic = '',
-    bufferSteps = 10_000,
-    encoding,
-    hwm = 100_000,
-    dataParallelRank = 0,
-    replaySendTimeoutMs = 5_000,
-    onError = () => {},
-  } = options
-  const ring = createReplayBuffer(bufferSteps)
-  const topicFrame = new TextEncoder().encode(topic)
-  const sendHighWaterMark = checkOption(HighWaterMark, 'hwm', hwm)
-  const sendTimeout = checkOption(TimeoutMs, 'replaySendTimeoutMs', replaySendTimeoutMs)
-  const pub = new Publisher({ linger: 0, sendHighWaterMark, sendTimeout: 0 })
+  const options = parsePublisherOptions(input)
+  const { encoding, dataParallelRank, onError } = options
+  const ring = createReplayBuffer(options.bufferSteps)
+  const topicFrame = new TextEncoder().encode(options.topic)
+  const sendTimeout = options.replaySendTimeoutMs
+  const pub = new Publisher({ linger: 0, sendHighWaterMark: options.hwm, sendTimeout: 0 })
   let router: Router | undefined
   let endpoint: string
   let replayEndpoint: string | null = null

@@ -1,23 +1,41 @@
 import { Subscriber } from 'zeromq'
+import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { decodeEventBatch } from './decode-event-batch.ts'
 import type { EventBatch } from './kv-cache-event.ts'
 import { readSeqFrame } from './seq-frame.ts'
-import { checkOption, HighWaterMark, MessageBytes } from './socket-options.ts'
+import { HighWaterMark, MessageBytes } from './socket-options.ts'
 
-export interface KvEventSubscriberOptions {
-  /** A pod's PUB address; more can be added with connect(). */
-  endpoint: string
-  /** Only topics starting with this are received; all by default. */
-  topicPrefix?: string
-  /** Per-publisher receive queue, in messages; beyond it ZMQ drops (the seq shows the gap). */
-  hwm?: number
-  /** Larger messages make ZMQ drop the connection (it reconnects). */
-  maxMessageBytes?: number
-  /** Each well-formed batch, in arrival order. It is called synchronously; throwing reports to onError. */
-  onBatch(topic: string, seq: bigint, batch: EventBatch): void
-  /** Malformed messages (skipped) and onBatch failures; the subscriber carries on. */
-  onError(error: KinfError): void
+const fn = <T>() => z.custom<T>((value) => typeof value === 'function', 'must be a function')
+
+export const KvEventSubscriberOptions = z.strictObject({
+  endpoint: z.string().describe("A pod's PUB address; more can be added with connect()"),
+  topicPrefix: z
+    .string()
+    .default('')
+    .describe('Only topics starting with this are received; all by default'),
+  hwm: HighWaterMark.default(100_000).describe(
+    'Per-publisher receive queue, in messages; beyond it ZMQ drops (the seq shows the gap)',
+  ),
+  maxMessageBytes: MessageBytes.default(64 * 1024 * 1024).describe(
+    'Larger messages make ZMQ drop the connection (it reconnects)',
+  ),
+  onBatch: fn<(topic: string, seq: bigint, batch: EventBatch) => void>().describe(
+    'Each well-formed batch, in arrival order. It is called synchronously; throwing reports to onError',
+  ),
+  onError: fn<(error: KinfError) => void>().describe(
+    'Malformed messages (skipped) and onBatch failures; the subscriber carries on',
+  ),
+})
+export type KvEventSubscriberOptions = z.infer<typeof KvEventSubscriberOptions>
+export type KvEventSubscriberOptionsInput = z.input<typeof KvEventSubscriberOptions>
+
+/** Checked before any socket exists (see socket-options.ts). */
+function parseSubscriberOptions(input: KvEventSubscriberOptionsInput): KvEventSubscriberOptions {
+  const parsed = KvEventSubscriberOptions.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  throw new KinfError('invalid_config', `kv-events: ${issue?.path.join('.')}: ${issue?.message}`)
 }
 
 export interface KvEventSubscriber {
@@ -34,7 +52,7 @@ const topicDecoder = new TextDecoder()
  * reconnects on its own, and a SUB misses whatever was published before its subscription
  * reached the publisher ("slow joiner"), so the first seq seen need not be 0.
  */
-export function createKvEventSubscriber(options: KvEventSubscriberOptions): KvEventSubscriber {
+export function createKvEventSubscriber(options: KvEventSubscriberOptionsInput): KvEventSubscriber {
   return openSubscriber(options, (_sub, connect) => connect(options.endpoint))
 }
 
@@ -44,7 +62,7 @@ export function createKvEventSubscriber(options: KvEventSubscriberOptions): KvEv
  * topic. Resolves once bound; `endpoint` then holds the real address (port 0 or `*`).
  */
 export async function bindKvEventSubscriber(
-  options: KvEventSubscriberOptions,
+  options: KvEventSubscriberOptionsInput,
 ): Promise<KvEventSubscriber & { readonly endpoint: string }> {
   let bound = options.endpoint
   const subscriber = openSubscriber(options, async (sub) => {
@@ -67,20 +85,14 @@ export async function bindKvEventSubscriber(
 }
 
 function openSubscriber(
-  options: KvEventSubscriberOptions,
+  input: KvEventSubscriberOptionsInput,
   attach: (sub: Subscriber, connect: (endpoint: string) => void) => void | Promise<void>,
 ): KvEventSubscriber & { ready: Promise<void> } {
-  const {
-    topicPrefix = '',
-    hwm = 100_000,
-    maxMessageBytes = 64 * 1024 * 1024,
-    onBatch,
-    onError,
-  } = options
+  const { topicPrefix, hwm, maxMessageBytes, onBatch, onError } = parseSubscriberOptions(input)
   const sub = new Subscriber({
     linger: 0,
-    receiveHighWaterMark: checkOption(HighWaterMark, 'hwm', hwm),
-    maxMessageSize: checkOption(MessageBytes, 'maxMessageBytes', maxMessageBytes),
+    receiveHighWaterMark: hwm,
+    maxMessageSize: maxMessageBytes,
   })
   const report = (error: KinfError) => {
     try {

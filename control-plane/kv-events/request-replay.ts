@@ -1,21 +1,24 @@
 import { Dealer } from 'zeromq'
+import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { decodeEventBatch } from './decode-event-batch.ts'
 import type { EventBatch } from './kv-cache-event.ts'
 import { readSeqFrame, replayEndSeq, seqFrame } from './seq-frame.ts'
-import { Count, checkOption, MessageBytes, TimeoutMs } from './socket-options.ts'
+import { Count, MessageBytes, TimeoutMs } from './socket-options.ts'
 
-export interface ReplayRequest {
-  /** The pod's replay (ROUTER) address. */
-  endpoint: string
-  /** First seq wanted, usually last seen + 1. */
-  startSeq: bigint
-  /** Longest wait for the next reply message (not for the whole replay). */
-  timeoutMs?: number
-  /** More batches than this is not a vLLM buffer: refused. */
-  maxBatches?: number
-  maxMessageBytes?: number
-}
+export const ReplayRequest = z.strictObject({
+  endpoint: z.string().describe("The pod's replay (ROUTER) address"),
+  startSeq: z.bigint().describe('First seq wanted, usually last seen + 1'),
+  timeoutMs: TimeoutMs.default(5_000).describe(
+    'Longest wait for the next reply message (not for the whole replay)',
+  ),
+  maxBatches: Count.default(1_000_000).describe(
+    'More batches than this is not a vLLM buffer: refused',
+  ),
+  maxMessageBytes: MessageBytes.default(64 * 1024 * 1024),
+})
+export type ReplayRequest = z.infer<typeof ReplayRequest>
+export type ReplayRequestInput = z.input<typeof ReplayRequest>
 
 export interface ReplayedBatch {
   seq: bigint
@@ -34,23 +37,19 @@ const emptyFrame = new Uint8Array(0)
  * Rejects with KinfError 'upstream_unavailable' when no message arrives for timeoutMs
  * (nothing answering, or the END marker lost), 'invalid_request' for malformed replies.
  */
-export async function requestReplay({
-  endpoint,
-  startSeq,
-  timeoutMs = 5_000,
-  maxBatches = 1_000_000,
-  maxMessageBytes = 64 * 1024 * 1024,
-}: ReplayRequest): Promise<ReplayedBatch[]> {
-  if (startSeq < 0n || startSeq > replayEndSeq) {
-    throw new KinfError('invalid_request', `kv-events: replay start ${startSeq} is not a uint64`)
+export async function requestReplay(input: ReplayRequestInput): Promise<ReplayedBatch[]> {
+  if (input.startSeq < 0n || input.startSeq > replayEndSeq) {
+    throw new KinfError(
+      'invalid_request',
+      `kv-events: replay start ${input.startSeq} is not a uint64`,
+    )
   }
-  const timeout = checkOption(TimeoutMs, 'timeoutMs', timeoutMs)
-  const batchLimit = checkOption(Count, 'maxBatches', maxBatches)
+  const { endpoint, startSeq, timeoutMs, maxBatches, maxMessageBytes } = parseReplayRequest(input)
   const dealer = new Dealer({
     linger: 0,
-    sendTimeout: timeout,
-    receiveTimeout: timeout,
-    maxMessageSize: checkOption(MessageBytes, 'maxMessageBytes', maxMessageBytes),
+    sendTimeout: timeoutMs,
+    receiveTimeout: timeoutMs,
+    maxMessageSize: maxMessageBytes,
   })
   try {
     try {
@@ -74,10 +73,10 @@ export async function requestReplay({
         throw new KinfError('invalid_request', `kv-events: malformed replay reply from ${endpoint}`)
       }
       if (seq === replayEndSeq) return batches
-      if (batches.length >= batchLimit) {
+      if (batches.length >= maxBatches) {
         throw new KinfError(
           'invalid_request',
-          `kv-events: replay from ${endpoint} exceeds ${batchLimit} batches`,
+          `kv-events: replay from ${endpoint} exceeds ${maxBatches} batches`,
         )
       }
       try {
@@ -92,6 +91,14 @@ export async function requestReplay({
   } finally {
     dealer.close()
   }
+}
+
+/** Checked before any socket exists (see socket-options.ts). */
+function parseReplayRequest(input: ReplayRequestInput): ReplayRequest {
+  const parsed = ReplayRequest.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  throw new KinfError('invalid_config', `kv-events: ${issue?.path.join('.')}: ${issue?.message}`)
 }
 
 /**

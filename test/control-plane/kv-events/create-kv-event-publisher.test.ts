@@ -3,7 +3,7 @@ import { Dealer, Subscriber } from 'zeromq'
 import {
   createKvEventPublisher,
   type KvEventPublisher,
-  type KvEventPublisherOptions,
+  type KvEventPublisherOptionsInput,
 } from '../../../control-plane/kv-events/create-kv-event-publisher.ts'
 import { encodeEventBatch } from '../../../control-plane/kv-events/encode-event-batch.ts'
 import type { KvCacheEvent } from '../../../control-plane/kv-events/kv-cache-event.ts'
@@ -19,7 +19,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-async function publisher(options: Partial<KvEventPublisherOptions> = {}) {
+async function publisher(options: Partial<KvEventPublisherOptionsInput> = {}) {
   const pub = await createKvEventPublisher({
     endpoint: anyPort,
     replayEndpoint: anyPort,
@@ -257,6 +257,7 @@ describe('createKvEventPublisher', () => {
     { hwm: 2 ** 31 },
     { replaySendTimeoutMs: 0 },
     { bufferSteps: 0 },
+    { dataParallelRank: -1 },
     { endpoint: 'tcp://no-such-interface:*' },
   ])('refuses %o as invalid_config', async (options) => {
     await expect(publisher(options)).rejects.toMatchObject({ code: 'invalid_config' })

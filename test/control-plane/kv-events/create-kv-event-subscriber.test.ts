@@ -124,4 +124,17 @@ describe('createKvEventSubscriber', () => {
       createKvEventSubscriber({ endpoint: 'nonsense', onBatch() {}, onError() {} }),
     ).toThrow(KinfError)
   })
+
+  it('refuses socket options libzmq would refuse, before any socket exists', () => {
+    const base = { endpoint: 'tcp://127.0.0.1:1', onBatch() {}, onError() {} }
+    expect(() => createKvEventSubscriber({ ...base, hwm: -1 })).toThrow(
+      expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(/hwm/) }),
+    )
+    expect(() => createKvEventSubscriber({ ...base, maxMessageBytes: 0 })).toThrow(
+      expect.objectContaining({
+        code: 'invalid_config',
+        message: expect.stringMatching(/maxMessageBytes/),
+      }),
+    )
+  })
 })
