@@ -1,3 +1,5 @@
+import { z } from 'zod'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { Tokenizer } from './tokenizer.ts'
 
 /** One word of the stable vocabulary and its two single-token spellings. */
@@ -20,9 +22,26 @@ export interface StableVocabulary {
   toOutputIds(wordIndices: readonly number[]): number[]
 }
 
-export interface StableVocabularyOptions {
-  /** How many words; default 2048. Qwen3 has 6,753 that qualify. */
-  size?: number
+export const StableVocabularyOptions = z.strictObject({
+  size: z
+    .int({ error: 'must be a positive integer' })
+    .min(1, { error: 'must be a positive integer' })
+    .default(2048)
+    .describe('How many words; Qwen3 has 6,753 that qualify'),
+})
+export type StableVocabularyOptions = z.infer<typeof StableVocabularyOptions>
+export type StableVocabularyOptionsInput = z.input<typeof StableVocabularyOptions>
+
+function parseStableVocabularyOptions(
+  input: StableVocabularyOptionsInput,
+): StableVocabularyOptions {
+  const parsed = StableVocabularyOptions.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  throw new KinfError(
+    'invalid_config',
+    `stable vocabulary: ${issue?.path.join('.')} ${issue?.message}`,
+  )
 }
 
 const wordPattern = /^[a-z]{2,12}$/
@@ -58,9 +77,9 @@ function singleToken(tokenizer: Tokenizer, text: string): number | undefined {
  */
 export function createStableVocabulary(
   tokenizer: Tokenizer,
-  options: StableVocabularyOptions = {},
+  input: StableVocabularyOptionsInput = {},
 ): StableVocabulary {
-  const size = options.size ?? 2048
+  const { size } = parseStableVocabularyOptions(input)
   const words: StableWord[] = []
   for (let id = 0; id < tokenizer.vocabSize && words.length < size; id++) {
     const spaced = tokenizer.decode([id])

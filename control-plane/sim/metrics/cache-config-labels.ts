@@ -1,56 +1,74 @@
+import { z } from 'zod'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { pythonFloatRepr } from '../../metrics/float-to-go-string.ts'
 
+const countError = 'must be a whole number >= 0'
+const count = z.int({ error: countError }).min(0, { error: countError })
+/** Absent or null: Python's None. */
+const optionalCount = count.nullable().default(null)
+
 /**
- * The vLLM `CacheConfig` fields a simulated pod reports in `vllm:cache_config_info`. vLLM
- * writes every field as a label, each value as Python's `str()` (`True`, `None`, `0.92`),
- * and the field list changes between releases; the typed fields are the ones the
- * releases share, `extraLabels` adds any others verbatim (already as Python would print
- * them, e.g. `{ calculate_kv_scales: 'False' }`).
+ * The vLLM `CacheConfig` fields a simulated pod reports in `vllm:cache_config_info`, with
+ * vLLM's defaults. vLLM writes every field as a label, each value as Python's `str()`
+ * (`True`, `None`, `0.92`), and the field list changes between releases; the typed fields
+ * are the ones the releases share, `extraLabels` adds any others verbatim (already as
+ * Python would print them, e.g. `{ calculate_kv_scales: 'False' }`).
  */
-export interface VllmCacheConfig {
-  blockSize: number
-  numGpuBlocks: number
-  /** `vllm/config/cache.py` defaults to 0.92 (older releases: 0.9). */
-  gpuMemoryUtilization?: number
-  cacheDtype?: string
-  enablePrefixCaching?: boolean
-  prefixCachingHashAlgo?: string
-  isAttentionFree?: boolean
-  numCpuBlocks?: number | null
-  numGpuBlocksOverride?: number | null
-  slidingWindow?: number | null
-  kvCacheMemoryBytes?: number | null
-  /** Defaults to blockSize × numGpuBlocks, which is what it is for a model with one KV group. */
-  kvCacheSizeTokens?: number | null
-  extraLabels?: Readonly<Record<string, string>>
-}
+export const VllmCacheConfig = z.strictObject({
+  blockSize: count,
+  numGpuBlocks: count,
+  gpuMemoryUtilization: z
+    .number({ error: 'must be in (0, 1]' })
+    .gt(0, { error: 'must be in (0, 1]' })
+    .max(1, { error: 'must be in (0, 1]' })
+    .default(0.92)
+    .describe('vllm/config/cache.py defaults to 0.92 (older releases: 0.9)'),
+  cacheDtype: z.string().default('auto'),
+  enablePrefixCaching: z.boolean().default(true),
+  prefixCachingHashAlgo: z.string().default('sha256'),
+  isAttentionFree: z.boolean().default(false),
+  numCpuBlocks: optionalCount,
+  numGpuBlocksOverride: optionalCount,
+  slidingWindow: optionalCount,
+  kvCacheMemoryBytes: optionalCount,
+  // Absent, not null: derived from the block fields below.
+  kvCacheSizeTokens: count
+    .nullable()
+    .optional()
+    .describe('blockSize × numGpuBlocks when absent: what it is for a model with one KV group'),
+  extraLabels: z.record(z.string(), z.string()).default({}),
+})
+/** What callers write (the name create-vllm-metrics uses); cacheConfigLabels fills in the rest. */
+export type VllmCacheConfig = z.input<typeof VllmCacheConfig>
 
 /** The labels of `vllm:cache_config_info` for one engine, values as Python's `str()`. */
-export function cacheConfigLabels(config: VllmCacheConfig, engine: string): Record<string, string> {
-  const blockSize = int('blockSize', config.blockSize)
-  const numGpuBlocks = int('numGpuBlocks', config.numGpuBlocks)
+export function cacheConfigLabels(input: VllmCacheConfig, engine: string): Record<string, string> {
+  const parsed = VllmCacheConfig.safeParse(input)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    throw new KinfError('invalid_config', `cacheConfig.${issue?.path.join('.')} ${issue?.message}`)
+  }
+  const config = parsed.data
   const typed: Record<string, string> = {
-    block_size: blockSize,
-    cache_dtype: config.cacheDtype ?? 'auto',
-    enable_prefix_caching: bool(config.enablePrefixCaching ?? true),
-    gpu_memory_utilization: pythonFloatRepr(config.gpuMemoryUtilization ?? 0.92),
-    is_attention_free: bool(config.isAttentionFree ?? false),
-    kv_cache_memory_bytes: optionalInt('kvCacheMemoryBytes', config.kvCacheMemoryBytes),
+    block_size: String(config.blockSize),
+    cache_dtype: config.cacheDtype,
+    enable_prefix_caching: bool(config.enablePrefixCaching),
+    gpu_memory_utilization: pythonFloatRepr(config.gpuMemoryUtilization),
+    is_attention_free: bool(config.isAttentionFree),
+    kv_cache_memory_bytes: optionalInt(config.kvCacheMemoryBytes),
     kv_cache_size_tokens: optionalInt(
-      'kvCacheSizeTokens',
       config.kvCacheSizeTokens === undefined
         ? config.blockSize * config.numGpuBlocks
         : config.kvCacheSizeTokens,
     ),
-    num_cpu_blocks: optionalInt('numCpuBlocks', config.numCpuBlocks),
-    num_gpu_blocks: numGpuBlocks,
-    num_gpu_blocks_override: optionalInt('numGpuBlocksOverride', config.numGpuBlocksOverride),
-    prefix_caching_hash_algo: config.prefixCachingHashAlgo ?? 'sha256',
-    sliding_window: optionalInt('slidingWindow', config.slidingWindow),
+    num_cpu_blocks: optionalInt(config.numCpuBlocks),
+    num_gpu_blocks: String(config.numGpuBlocks),
+    num_gpu_blocks_override: optionalInt(config.numGpuBlocksOverride),
+    prefix_caching_hash_algo: config.prefixCachingHashAlgo,
+    sliding_window: optionalInt(config.slidingWindow),
     engine,
   }
-  for (const name of Object.keys(config.extraLabels ?? {})) {
+  for (const name of Object.keys(config.extraLabels)) {
     if (Object.hasOwn(typed, name)) {
       throw new KinfError('invalid_config', `cacheConfig.extraLabels: "${name}" is set already`)
     }
@@ -62,13 +80,6 @@ function bool(value: boolean): string {
   return value ? 'True' : 'False'
 }
 
-function int(field: string, value: number): string {
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new KinfError('invalid_config', `cacheConfig.${field} must be a whole number >= 0`)
-  }
-  return String(value)
-}
-
-function optionalInt(field: string, value: number | null | undefined): string {
-  return value === null || value === undefined ? 'None' : int(field, value)
+function optionalInt(value: number | null): string {
+  return value === null ? 'None' : String(value)
 }

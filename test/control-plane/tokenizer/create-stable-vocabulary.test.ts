@@ -31,6 +31,13 @@ describe('createStableVocabulary', () => {
     expect(() => createStableVocabulary(tokenizer, { size: 100_000 })).toThrow(
       /only \d+ stable words/,
     )
+    expect(createStableVocabulary(tokenizer, { size: 3 }).words).toEqual(words.slice(0, 3))
+    expect(() => createStableVocabulary(tokenizer, { size: 0 })).toThrow(
+      expect.objectContaining({
+        code: 'invalid_config',
+        message: 'stable vocabulary: size must be a positive integer',
+      }),
+    )
   })
 
   it('round-trips any sequence: encode(decode(ids)) gives the ids back', () => {

@@ -47,5 +47,29 @@ describe('cacheConfigLabels', () => {
     )
     expect(() => cacheConfigLabels({ ...config, numGpuBlocks: -1 }, '0')).toThrow(/numGpuBlocks/)
     expect(() => cacheConfigLabels({ ...config, slidingWindow: 0.5 }, '0')).toThrow(/slidingWindow/)
+    expect(() => cacheConfigLabels({ ...config, gpuMemoryUtilization: 0 }, '0')).toThrow(
+      'cacheConfig.gpuMemoryUtilization must be in (0, 1]',
+    )
+  })
+
+  it("fills in vLLM's defaults for the fields left out", () => {
+    expect(cacheConfigLabels({ blockSize: 16, numGpuBlocks: 10 }, '0')).toEqual({
+      block_size: '16',
+      cache_dtype: 'auto',
+      enable_prefix_caching: 'True',
+      engine: '0',
+      gpu_memory_utilization: '0.92',
+      is_attention_free: 'False',
+      kv_cache_memory_bytes: 'None',
+      kv_cache_size_tokens: '160',
+      num_cpu_blocks: 'None',
+      num_gpu_blocks: '10',
+      num_gpu_blocks_override: 'None',
+      prefix_caching_hash_algo: 'sha256',
+      sliding_window: 'None',
+    })
+    expect(
+      cacheConfigLabels({ blockSize: 16, numGpuBlocks: 10, kvCacheSizeTokens: null }, '0'),
+    ).toMatchObject({ kv_cache_size_tokens: 'None' })
   })
 })
