@@ -21,8 +21,11 @@ export class BlockKeyTable {
   private readonly index: PairIndex
   private used = 0
 
-  /** `seed` makes probe positions unpredictable, against crafted prompts that collide. */
-  constructor(initialEntries = 1024, seed = 0) {
+  /**
+   * `seed` makes probe positions unpredictable, against crafted prompts that collide. Both
+   * are MemoryKvIndexOptions (initialBlocks, tableSeed), which own their defaults.
+   */
+  constructor(initialEntries: number, seed: number) {
     const capacity = Math.max(16, 2 ** Math.ceil(Math.log2(initialEntries)))
     this.keyHigh = new Uint32Array(capacity)
     this.keyLow = new Uint32Array(capacity)

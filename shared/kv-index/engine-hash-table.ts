@@ -2,6 +2,8 @@ import { PairIndex } from './pair-index.ts'
 
 /** Splits a bigint into words without allocating (~3 ns, where `h & mask` costs ~60). */
 const scratch = new DataView(new ArrayBuffer(8))
+/** Records allocated up front (a power of two); the table doubles as its pod stores more. */
+const initialRecords = 16
 
 /**
  * One pod's engine hashes (vLLM's, taken modulo 2^64 as the decoder gives them): each maps
@@ -24,8 +26,8 @@ export class EngineHashTable {
   private tail = -1
   private count = 0
 
-  constructor(initialRecords = 16) {
-    const capacity = 2 ** Math.ceil(Math.log2(Math.max(16, initialRecords)))
+  constructor() {
+    const capacity = initialRecords
     this.hashHigh = new Uint32Array(capacity)
     this.hashLow = new Uint32Array(capacity)
     this.entries = new Int32Array(capacity)

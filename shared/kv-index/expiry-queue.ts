@@ -8,6 +8,9 @@ import { KinfError } from '../errors/kinf-error.ts'
  * has a fixed maximum: when full, the oldest item is handed back to be evicted, which is
  * what bounds speculative state under any input.
  */
+/** Items allocated up front (at most maxItems); the ring doubles from there. */
+const initialItems = 256
+
 export class ExpiryQueue {
   private ids: Int32Array
   private slots: Int32Array
@@ -16,7 +19,8 @@ export class ExpiryQueue {
   private count = 0
   readonly maxItems: number
 
-  constructor(maxItems: number, initialItems = 256) {
+  /** `maxItems` is MemoryKvIndexOptions' maxSpeculative, which owns its default. */
+  constructor(maxItems: number) {
     this.maxItems = maxItems
     const capacity = Math.min(maxItems, initialItems)
     this.ids = new Int32Array(capacity)

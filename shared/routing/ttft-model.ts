@@ -1,3 +1,5 @@
+import { z } from 'zod'
+import { KinfError } from '../errors/kinf-error.ts'
 import { admissionWaitMs } from './pod-memory.ts'
 import type { PodCandidate, RoutingRequest, TtftModel } from './routing-strategy.ts'
 
@@ -73,13 +75,17 @@ export function predictTtftMs(
   )
 }
 
-export interface OnlineTtftModelOptions {
-  prior: TtftModel
-  /** Recursive-least-squares forgetting factor, (0.5, 1]. */
-  forgettingFactor: number
-  /** How much the prior is trusted, in equivalent observations. */
-  priorWeight?: number
-}
+export const OnlineTtftModelOptions = z.strictObject({
+  prior: z.custom<TtftModel>((value) => typeof value === 'object' && value !== null),
+  forgettingFactor: z.number().describe('Recursive-least-squares forgetting factor, (0.5, 1]'),
+  priorWeight: z
+    .number({ error: 'must be a number > 0' })
+    .gt(0, { error: 'must be a number > 0' })
+    .default(2)
+    .describe('How much the prior is trusted, in equivalent observations'),
+})
+export type OnlineTtftModelOptions = z.infer<typeof OnlineTtftModelOptions>
+export type OnlineTtftModelOptionsInput = z.input<typeof OnlineTtftModelOptions>
 
 /**
  * TTFT ≈ overhead + msPerToken × effective work, per pod, re-fitted online from the TTFTs
@@ -101,12 +107,21 @@ export class OnlineTtftModel {
   private readonly pMax: readonly [number, number]
   observations = 0
 
-  constructor(options: OnlineTtftModelOptions) {
+  constructor(input: OnlineTtftModelOptionsInput) {
+    const parsed = OnlineTtftModelOptions.safeParse(input)
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]
+      throw new KinfError(
+        'invalid_config',
+        `ttft model: ${issue?.path.join('.')} ${issue?.message}`,
+      )
+    }
+    const options = parsed.data
     this.prior = options.prior
     this.lambda = options.forgettingFactor
     this.overhead = options.prior.overheadMs
     this.slope = options.prior.msPerToken
-    const weight = options.priorWeight ?? 2
+    const weight = options.priorWeight
     // Scale P to the features' magnitudes so both parameters move at a similar pace.
     this.p00 = 1 / weight
     this.p01 = 0

@@ -41,7 +41,7 @@ describe('BlockKeyTable', () => {
   })
 
   it('keeps every bit when the bitsets widen for more pod slots', () => {
-    const table = new BlockKeyTable(16)
+    const table = new BlockKeyTable(16, 0)
     const id = table.acquire(1, 2)
     table.setBit(table.stored, id, 31)
     table.setBit(table.speculative, id, 0)

@@ -51,6 +51,29 @@ describe('OnlineTtftModel', () => {
   })
 })
 
+describe('OnlineTtftModel options', () => {
+  it('trusts the prior as 2 observations unless told otherwise, and refuses a weight <= 0', () => {
+    const prior = { overheadMs: 40, msPerToken: 0.15 }
+    const fitted = (priorWeight?: number) => {
+      const model = new OnlineTtftModel({
+        prior,
+        forgettingFactor: 0.98,
+        ...(priorWeight === undefined ? {} : { priorWeight }),
+      })
+      model.observe(1000, 500)
+      return model.model
+    }
+    expect(fitted()).toEqual(fitted(2))
+    expect(fitted(20)).not.toEqual(fitted(2))
+    expect(() => new OnlineTtftModel({ prior, forgettingFactor: 0.98, priorWeight: 0 })).toThrow(
+      expect.objectContaining({
+        code: 'invalid_config',
+        message: 'ttft model: priorWeight must be a number > 0',
+      }),
+    )
+  })
+})
+
 describe('effectiveWork', () => {
   it('grows as running decodes take the step budget', () => {
     const base = { queuedTokens: 3000, uncachedTokens: 1000, stepBudget: 2048 }
