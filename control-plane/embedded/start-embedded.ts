@@ -23,7 +23,7 @@ export interface EmbeddedOptions {
   quotas: QuotaStore
   /** Index in Redis when set. */
   redisUrl: string | null
-  /** The scorer's port (0: any free one), e.g. for a Worker under wrangler dev to reach. */
+  /** The scorer's port (0 or absent: any free one), e.g. for a Worker under wrangler dev to reach. */
   scorerPort?: number
   /** The edge-scorer HMAC secret; a fresh one when absent. */
   signingSecret?: string
@@ -77,7 +77,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
         namePrefix: (pool) => pool,
       },
       scorer: {
-        port: options.scorerPort ?? 0,
+        // Absent: startSimulatedPools' default, a free port.
+        port: options.scorerPort,
         signingSecrets: [signingSecret],
         redisUrl: options.redisUrl,
       },

@@ -1,6 +1,8 @@
+import { z } from 'zod'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
+import { KvEventEncoding } from '../kv-events/encode-event-batch.ts'
 import { ScorerConfig, type ScorerPod, type ScorerPool } from '../scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../scorer/start-scorer.ts'
 import { scorerPodOf, startSimFleet } from '../sim/sim-fleet.ts'
@@ -10,28 +12,41 @@ import type { SimFaultsPatch } from '../sim/sim-pod-config.ts'
 import { closeAll } from './close-all.ts'
 import { scorerBackendsOf, scorerPoolsOf } from './scorer-backends-of.ts'
 
+const fn = <T>() => z.custom<T>((value) => typeof value === 'function', 'must be a function')
+const object = <T>() => z.custom<T>((value) => typeof value === 'object' && value !== null)
+
+/** A port to listen on; 0, the default, takes a free one. */
+export const ListenPort = z.int().min(0).max(65_535).default(0)
+
 /** How the simulated pods of every pool run. */
-export interface SimulatedPodOptions {
-  profile: GpuProfile
-  timeScale: number
-  /** Pod j of pool i is seeded seed + 100·i + j, so pools never share a random stream. */
-  seed: number
-  /** Default map. */
-  eventEncoding?: 'map' | 'array'
-  /** First pod's HTTP port (0 or absent: free ports); pool i's pods follow pool i-1's. */
-  port?: number
-  /** First pod's ZMQ port (0 or absent: free ports), two per pod, pools one after another. */
-  zmqPort?: number
-  faults?: SimFaultsPatch
-  /** Shared by every pod; loaded once here when absent. */
-  assets?: SimModelAssets
-  /** Pool name → its pods' name prefix (sim-pod when absent); names must differ across pools. */
-  namePrefix?: (pool: string) => string
-}
+export const SimulatedPodOptions = z.strictObject({
+  profile: object<GpuProfile>(),
+  timeScale: z.number(),
+  seed: z
+    .number()
+    .describe('Pod j of pool i is seeded seed + 100·i + j, so pools never share a random stream'),
+  eventEncoding: KvEventEncoding.default('map'),
+  port: ListenPort.describe("First pod's HTTP port; pool i's pods follow pool i-1's"),
+  zmqPort: ListenPort.describe("First pod's ZMQ port, two per pod, pools one after another"),
+  faults: object<SimFaultsPatch>().optional(),
+  assets: object<SimModelAssets>()
+    .optional()
+    .describe('Shared by every pod; loaded once here when absent'),
+  namePrefix: fn<(pool: string) => string>()
+    .optional()
+    .describe(
+      "Pool name → its pods' name prefix (sim-pod when absent); names must differ across pools",
+    ),
+})
+export type SimulatedPodOptions = z.infer<typeof SimulatedPodOptions>
+export type SimulatedPodOptionsInput = z.input<typeof SimulatedPodOptions>
+
+/** ScorerConfig, with a free port when none is asked for. */
+const SimulatedScorerConfig = ScorerConfig.extend({ port: ListenPort })
 
 /** How the scorer in front of the simulated pods runs (ScorerConfig's fields callers vary). */
 export interface SimulatedScorerOptions {
-  /** 0 or absent: a free port. */
+  /** A free one when absent. */
   port?: number
   signingSecrets: string[]
   allowUnsigned?: boolean
@@ -50,7 +65,7 @@ export interface SimulatedPoolsOptions {
   /** The pools to simulate, or a compiled snapshot: all its pools, and its backends. */
   pools: readonly ScorerPool[] | ConfigSnapshot
   podsPerPool: number
-  sim: SimulatedPodOptions
+  sim: SimulatedPodOptionsInput
   scorer: SimulatedScorerOptions
   log: (message: string) => void
 }
@@ -79,10 +94,9 @@ export async function startSimulatedPools(options: SimulatedPoolsOptions): Promi
   const snapshot = 'kind' in options.pools ? options.pools : null
   const pools = 'kind' in options.pools ? scorerPoolsOf(options.pools) : [...options.pools]
   if (pools.length === 0) throw new KinfError('invalid_config', 'the config has no pool')
-  const { sim } = options
+  const sim = parseSimulatedPodOptions(options.sim)
   const assets = sim.assets ?? loadSimModelAssets()
-  const port = sim.port ?? 0
-  const zmqPort = sim.zmqPort ?? 0
+  const { port, zmqPort } = sim
   const started: { close(): Promise<void> }[] = []
   try {
     const fleets: SimulatedFleet[] = []
@@ -98,7 +112,7 @@ export async function startSimulatedPools(options: SimulatedPoolsOptions): Promi
         zmqPort: zmqPort === 0 ? 0 : zmqPort + 2 * first,
         timeScale: sim.timeScale,
         seed: sim.seed + 100 * i,
-        eventEncoding: sim.eventEncoding ?? 'map',
+        eventEncoding: sim.eventEncoding,
         assets,
         ...(sim.faults ? { faults: sim.faults } : {}),
         ...(sim.namePrefix ? { namePrefix: sim.namePrefix(pool.name) } : {}),
@@ -127,6 +141,16 @@ export async function startSimulatedPools(options: SimulatedPoolsOptions): Promi
   }
 }
 
+function parseSimulatedPodOptions(input: SimulatedPodOptionsInput): SimulatedPodOptions {
+  const parsed = SimulatedPodOptions.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  throw new KinfError(
+    'invalid_config',
+    `simulated pods: ${issue?.path.join('.')} ${issue?.message}`,
+  )
+}
+
 /**
  * A scorer over fleets already running, e.g. a second one with other pool specs over the
  * same pods; the caller closes it before the pods.
@@ -138,8 +162,8 @@ export function startScorerOver(
 ): Promise<RunningScorer> {
   return startScorer(
     // Absent fields take ScorerConfig's defaults.
-    ScorerConfig.parse({
-      port: options.port ?? 0,
+    SimulatedScorerConfig.parse({
+      port: options.port,
       signingSecrets: options.signingSecrets,
       allowUnsigned: options.allowUnsigned,
       adminToken: options.adminToken,

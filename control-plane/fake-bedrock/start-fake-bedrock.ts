@@ -2,7 +2,9 @@ import { createServer as createHttpServer, type IncomingMessage } from 'node:htt
 import { createServer as createH2Server, type Http2ServerRequest } from 'node:http2'
 import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { z } from 'zod'
 import type { ConverseUsage } from '../../shared/bedrock/converse-response.ts'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { eventStreamFrame } from './event-stream-frame.ts'
 import {
   type FaultCounters,
@@ -12,6 +14,18 @@ import {
 import { fakeConverseResponse, fakeStreamEvents } from './fake-converse-output.ts'
 import { planFakeReply } from './plan-fake-reply.ts'
 import { validateConverseBody } from './validate-converse-body.ts'
+
+export const FakeBedrockOptions = z.strictObject({
+  port: z
+    .int({ error: 'must be a port number' })
+    .min(0, { error: 'must be a port number' })
+    .max(65_535, { error: 'must be a port number' })
+    .default(0)
+    .describe('0: a free port'),
+  host: z.string().default('127.0.0.1').describe('Loopback unless told otherwise'),
+})
+export type FakeBedrockOptions = z.infer<typeof FakeBedrockOptions>
+export type FakeBedrockOptionsInput = z.input<typeof FakeBedrockOptions>
 
 /** What the fake saw of one request, for tests to assert on. */
 export interface FakeBedrockRequest {
@@ -85,9 +99,16 @@ async function readJson(req: Request): Promise<unknown> {
  * are deterministic (see planFakeReply); faults are injected per request (see
  * parseFakeBedrockFaults).
  */
-export async function startFakeBedrock(
-  options: { port?: number; host?: string } = {},
-): Promise<FakeBedrock> {
+export async function startFakeBedrock(input: FakeBedrockOptionsInput = {}): Promise<FakeBedrock> {
+  const parsed = FakeBedrockOptions.safeParse(input)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]
+    throw new KinfError(
+      'invalid_config',
+      `fake bedrock: ${issue?.path.join('.')} ${issue?.message}`,
+    )
+  }
+  const options = parsed.data
   const requests: FakeBedrockRequest[] = []
   const counters: FaultCounters = new Map()
   const cachedPrefixes = new Set<string>()
@@ -260,7 +281,7 @@ export async function startFakeBedrock(
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve)
+    server.listen(options.port, options.host, resolve)
   })
   const address = server.address() as AddressInfo
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address

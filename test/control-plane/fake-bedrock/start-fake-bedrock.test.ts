@@ -170,3 +170,14 @@ describe('fake Bedrock over HTTP/1.1', () => {
     })
   })
 })
+
+describe('startFakeBedrock options', () => {
+  it('listens on a free loopback port by default and refuses a port out of range', async () => {
+    expect(fake.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+    expect(fake.url).not.toMatch(/:0$/)
+    await expect(startFakeBedrock({ port: 70_000 })).rejects.toMatchObject({
+      code: 'invalid_config',
+      message: 'fake bedrock: port must be a port number',
+    })
+  })
+})
