@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { parseOptions } from '../../shared/config/parse-options.ts'
 
 /**
  * How often and how wide the progress is drawn, defaults included. A plain object, not
@@ -114,8 +114,5 @@ export function createProgress(options: ProgressOptions): Progress {
 }
 
 function parseProgressDrawOptions(input: ProgressDrawOptionsInput): ProgressDrawOptions {
-  const parsed = ProgressDrawOptions.safeParse(input)
-  if (parsed.success) return parsed.data
-  const issue = parsed.error.issues[0]
-  throw new KinfError('invalid_config', `progress: ${issue?.path.join('.')} ${issue?.message}`)
+  return parseOptions(ProgressDrawOptions, input, 'progress')
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { parseOptions } from '../../shared/config/parse-options.ts'
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import type { SimModelAssets } from '../sim/sim-model-assets.ts'
 import { benchModel } from './bench-pool-spec.ts'
@@ -107,13 +107,7 @@ export async function runBenchmarkMatrix(input: MatrixOptions): Promise<Benchmar
 type ParsedMatrixOptions = MatrixOptions & MatrixRunOptions
 
 function parseMatrixRunOptions(input: MatrixRunOptionsInput): MatrixRunOptions {
-  const parsed = MatrixRunOptions.safeParse(input)
-  if (parsed.success) return parsed.data
-  const issue = parsed.error.issues[0]
-  throw new KinfError(
-    'invalid_config',
-    `benchmark matrix: ${issue?.path.join('.')} ${issue?.message}`,
-  )
+  return parseOptions(MatrixRunOptions, input, 'benchmark matrix')
 }
 
 /** The jobs of a matrix, workload × rate × router, in report order. */

@@ -2,7 +2,7 @@ import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { z } from 'zod'
-import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { parseOptions } from '../../shared/config/parse-options.ts'
 import { createSeededRandom } from '../../shared/random/create-seeded-random.ts'
 import { arrivalTimes, describeProfile, type LoadProfile, streamsOf } from './load-profile.ts'
 import type { BenchmarkRun, RequestRecord } from './request-record.ts'
@@ -63,13 +63,7 @@ export interface LiveBenchmarkOptions extends LiveBenchmarkTimingOptionsInput {
 }
 
 function parseLiveBenchmarkTiming(input: LiveBenchmarkTimingOptionsInput) {
-  const parsed = LiveBenchmarkTimingOptions.safeParse(input)
-  if (parsed.success) return parsed.data
-  const issue = parsed.error.issues[0]
-  throw new KinfError(
-    'invalid_config',
-    `live benchmark: ${issue?.path.join('.')} ${issue?.message}`,
-  )
+  return parseOptions(LiveBenchmarkTimingOptions, input, 'live benchmark')
 }
 
 interface ChatMessage {

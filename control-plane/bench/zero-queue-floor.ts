@@ -1,7 +1,7 @@
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import { createStepCostModel } from '../../shared/gpu/step-cost-model.ts'
 import { type ChatFrame, type ChatTurnIds, chatPromptIds } from './chat-prompt-ids.ts'
-import { parseDesTimingOptions } from './des/run-des-benchmark.ts'
+import { parseDesTimingOptions } from './des/des-timing-options.ts'
 import type { Workload } from './workload.ts'
 
 export interface ZeroQueueFloor {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import { z } from 'zod'
+import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { checkQuotaClock, checkQuotaCount, quotaRefusal } from '../../shared/quota/quota-ledger.ts'
 import {
@@ -8,10 +9,7 @@ import {
   type QuotaLimits,
   type QuotaStore,
 } from '../../shared/quota/quota-store.ts'
-import {
-  parseQuotaStoreOptions,
-  QuotaStoreOptions,
-} from '../../shared/quota/quota-store-options.ts'
+import { QuotaStoreOptions } from '../../shared/quota/quota-store-options.ts'
 import { connectRedis } from '../redis/connect-redis.ts'
 
 /**
@@ -118,7 +116,7 @@ export interface RedisQuotaStore extends QuotaStore {
 export async function createRedisQuotaStore(
   input: RedisQuotaStoreOptionsInput,
 ): Promise<RedisQuotaStore> {
-  const options = parseQuotaStoreOptions(RedisQuotaStoreOptions, input, 'redis quota store')
+  const options = parseOptions(RedisQuotaStoreOptions, input, 'redis quota store')
   const { prefix, reservationTtlMs: ttlMs } = options
   const owned = typeof options.redis === 'string'
   const redis =

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import { KvEventEncoding } from '../kv-events/encode-event-batch.ts'
@@ -142,13 +143,7 @@ export async function startSimulatedPools(options: SimulatedPoolsOptions): Promi
 }
 
 function parseSimulatedPodOptions(input: SimulatedPodOptionsInput): SimulatedPodOptions {
-  const parsed = SimulatedPodOptions.safeParse(input)
-  if (parsed.success) return parsed.data
-  const issue = parsed.error.issues[0]
-  throw new KinfError(
-    'invalid_config',
-    `simulated pods: ${issue?.path.join('.')} ${issue?.message}`,
-  )
+  return parseOptions(SimulatedPodOptions, input, 'simulated pods')
 }
 
 /**

@@ -4,7 +4,7 @@ import { type AddressInfo, createServer as createTcpServer, type Socket } from '
 import { setTimeout as sleep } from 'node:timers/promises'
 import { z } from 'zod'
 import type { ConverseUsage } from '../../shared/bedrock/converse-response.ts'
-import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { parseOptions } from '../../shared/config/parse-options.ts'
 import { eventStreamFrame } from './event-stream-frame.ts'
 import {
   type FaultCounters,
@@ -100,15 +100,7 @@ async function readJson(req: Request): Promise<unknown> {
  * parseFakeBedrockFaults).
  */
 export async function startFakeBedrock(input: FakeBedrockOptionsInput = {}): Promise<FakeBedrock> {
-  const parsed = FakeBedrockOptions.safeParse(input)
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]
-    throw new KinfError(
-      'invalid_config',
-      `fake bedrock: ${issue?.path.join('.')} ${issue?.message}`,
-    )
-  }
-  const options = parsed.data
+  const options = parseOptions(FakeBedrockOptions, input, 'fake bedrock')
   const requests: FakeBedrockRequest[] = []
   const counters: FaultCounters = new Map()
   const cachedPrefixes = new Set<string>()

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { Publisher, Router, type Socket } from 'zeromq'
 import { z } from 'zod'
+import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { encodeEventBatch, KvEventEncoding } from './encode-event-batch.ts'
 import type { KvCacheEvent } from './kv-cache-event.ts'
@@ -47,10 +48,7 @@ export type KvEventPublisherOptionsInput = z.input<typeof KvEventPublisherOption
 
 /** Checked before any socket exists (see socket-options.ts). */
 function parsePublisherOptions(input: KvEventPublisherOptionsInput): KvEventPublisherOptions {
-  const parsed = KvEventPublisherOptions.safeParse(input)
-  if (parsed.success) return parsed.data
-  const issue = parsed.error.issues[0]
-  throw new KinfError('invalid_config', `kv-events: ${issue?.path.join('.')}: ${issue?.message}`)
+  return parseOptions(KvEventPublisherOptions, input, 'kv-events')
 }
 
 export interface PublishOptions {

@@ -1,5 +1,6 @@
 import { Subscriber } from 'zeromq'
 import { z } from 'zod'
+import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { decodeEventBatch } from './decode-event-batch.ts'
 import type { EventBatch } from './kv-cache-event.ts'
@@ -32,10 +33,7 @@ export type KvEventSubscriberOptionsInput = z.input<typeof KvEventSubscriberOpti
 
 /** Checked before any socket exists (see socket-options.ts). */
 function parseSubscriberOptions(input: KvEventSubscriberOptionsInput): KvEventSubscriberOptions {
-  const parsed = KvEventSubscriberOptions.safeParse(input)
-  if (parsed.success) return parsed.data
-  const issue = parsed.error.issues[0]
-  throw new KinfError('invalid_config', `kv-events: ${issue?.path.join('.')}: ${issue?.message}`)
+  return parseOptions(KvEventSubscriberOptions, input, 'kv-events')
 }
 
 export interface KvEventSubscriber {

@@ -1,5 +1,6 @@
 import { Dealer } from 'zeromq'
 import { z } from 'zod'
+import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { decodeEventBatch } from './decode-event-batch.ts'
 import type { EventBatch } from './kv-cache-event.ts'
@@ -95,10 +96,7 @@ export async function requestReplay(input: ReplayRequestInput): Promise<Replayed
 
 /** Checked before any socket exists (see socket-options.ts). */
 function parseReplayRequest(input: ReplayRequestInput): ReplayRequest {
-  const parsed = ReplayRequest.safeParse(input)
-  if (parsed.success) return parsed.data
-  const issue = parsed.error.issues[0]
-  throw new KinfError('invalid_config', `kv-events: ${issue?.path.join('.')}: ${issue?.message}`)
+  return parseOptions(ReplayRequest, input, 'kv-events')
 }
 
 /**

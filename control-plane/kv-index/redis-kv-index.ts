@@ -1,12 +1,9 @@
 import type { Redis } from 'ioredis'
 import { z } from 'zod'
+import { parseOptions } from '../../shared/config/parse-options.ts'
 import { keyHex } from '../../shared/kv-index/block-keys.ts'
 import type { ApplyResult, KvIndex, PodId } from '../../shared/kv-index/kv-index.ts'
-import {
-  KvIndexLimits,
-  parseKvIndexOptions,
-  wholeNumber,
-} from '../../shared/kv-index/kv-index-limits.ts'
+import { KvIndexLimits, wholeNumber } from '../../shared/kv-index/kv-index-limits.ts'
 import { connectRedis } from '../redis/connect-redis.ts'
 import { hexOf, parentsToRead, planBatch } from './redis-kv-index-batch.ts'
 import { RedisKvIndexHints } from './redis-kv-index-hints.ts'
@@ -46,7 +43,7 @@ export type RedisKvIndexOptionsInput = z.input<typeof RedisKvIndexOptions>
  * Redis (a lost reply); the caller should treat the pod as untrustworthy and drop it.
  */
 export async function createRedisKvIndex(input: RedisKvIndexOptionsInput): Promise<KvIndex> {
-  const options = parseKvIndexOptions(RedisKvIndexOptions, input, 'redis kv index')
+  const options = parseOptions(RedisKvIndexOptions, input, 'redis kv index')
   const { prefix } = options
   // Script arguments are strings.
   const maxHashes = String(options.maxEngineHashesPerPod)

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { parseOptions } from '../../shared/config/parse-options.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import type { EventBatch } from '../kv-events/kv-cache-event.ts'
 import { requestReplay } from '../kv-events/request-replay.ts'
@@ -61,15 +61,7 @@ export class PodEventIngestor {
   private queue: Promise<void> = Promise.resolve()
 
   constructor(input: PodEventIngestorOptionsInput) {
-    const parsed = PodEventIngestorOptions.safeParse(input)
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]
-      throw new KinfError(
-        'invalid_config',
-        `pod event ingestor: ${issue?.path.join('.')}: ${issue?.message}`,
-      )
-    }
-    this.options = parsed.data
+    this.options = parseOptions(PodEventIngestorOptions, input, 'pod event ingestor')
   }
 
   /** Replays the pod's history (whatever its ring still holds) before live batches. */

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { parseOptions } from '../../shared/config/parse-options.ts'
 import type { Tokenizer } from './tokenizer.ts'
 
 /** One word of the stable vocabulary and its two single-token spellings. */
@@ -35,13 +35,7 @@ export type StableVocabularyOptionsInput = z.input<typeof StableVocabularyOption
 function parseStableVocabularyOptions(
   input: StableVocabularyOptionsInput,
 ): StableVocabularyOptions {
-  const parsed = StableVocabularyOptions.safeParse(input)
-  if (parsed.success) return parsed.data
-  const issue = parsed.error.issues[0]
-  throw new KinfError(
-    'invalid_config',
-    `stable vocabulary: ${issue?.path.join('.')} ${issue?.message}`,
-  )
+  return parseOptions(StableVocabularyOptions, input, 'stable vocabulary')
 }
 
 const wordPattern = /^[a-z]{2,12}$/

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { createAddedTokenSplitter } from './create-added-token-splitter.ts'
 import { createChatTemplateRenderer } from './create-chat-template-renderer.ts'
@@ -32,10 +33,7 @@ export type TokenizerOptions = z.infer<typeof TokenizerOptions>
 export type TokenizerOptionsInput = z.input<typeof TokenizerOptions>
 
 function parseTokenizerOptions(input: TokenizerOptionsInput): TokenizerOptions {
-  const parsed = TokenizerOptions.safeParse(input)
-  if (parsed.success) return parsed.data
-  const issue = parsed.error.issues[0]
-  throw new KinfError('invalid_config', `tokenizer: ${issue?.path.join('.')} ${issue?.message}`)
+  return parseOptions(TokenizerOptions, input, 'tokenizer')
 }
 
 const loaders: Record<TokenizerName, () => TokenizerFiles> = { qwen3: loadQwen3Files }

@@ -1,5 +1,4 @@
 import { z } from 'zod'
-import { KinfError } from '../errors/kinf-error.ts'
 
 /** A whole number of at least `min`; the message reads after the option's name. */
 export function wholeNumber(min: 0 | 1) {
@@ -24,17 +23,3 @@ export const KvIndexLimits = z.strictObject({
     .describe('Expired speculative entries purged per lookup: bounded work per call'),
 })
 export type KvIndexLimits = z.infer<typeof KvIndexLimits>
-
-/**
- * Options of a KvIndex, parsed once when it is created: the fully defaulted values, or
- * KinfError 'invalid_config' naming the first bad option (e.g. "kv index: maxPods must be a
- * positive integer").
- */
-export function parseKvIndexOptions<T>(schema: z.ZodType<T>, input: unknown, subject: string): T {
-  const parsed = schema.safeParse(input)
-  if (parsed.success) return parsed.data
-  const issue = parsed.error.issues[0]
-  const name = issue?.path.join('.') ?? ''
-  const message = issue?.message ?? 'invalid options'
-  throw new KinfError('invalid_config', `${subject}: ${name === '' ? '' : `${name} `}${message}`)
-}

@@ -1,10 +1,11 @@
 import { z } from 'zod'
+import { parseOptions } from '../config/parse-options.ts'
 import { KinfError } from '../errors/kinf-error.ts'
 import { BlockKeyTable } from './block-key-table.ts'
 import type { BlockKeyChain, KeyPair } from './block-keys.ts'
 import { ExpiryQueue } from './expiry-queue.ts'
 import type { ApplyResult, IndexEvent, KvIndex, PodId } from './kv-index.ts'
-import { KvIndexLimits, parseKvIndexOptions, wholeNumber } from './kv-index-limits.ts'
+import { KvIndexLimits, wholeNumber } from './kv-index-limits.ts'
 import { matchPrefixes } from './match-prefixes.ts'
 import { PodHoldings } from './pod-holdings.ts'
 import { storedBlockCount, storedBlockKeys } from './stored-block-keys.ts'
@@ -37,7 +38,7 @@ export type MemoryKvIndexOptionsInput = z.input<typeof MemoryKvIndexOptions>
  * events onto a parent stored in any earlier batch.
  */
 export function createMemoryKvIndex(input: MemoryKvIndexOptionsInput = {}): KvIndex {
-  const options = parseKvIndexOptions(MemoryKvIndexOptions, input, 'kv index')
+  const options = parseOptions(MemoryKvIndexOptions, input, 'kv index')
   const { maxPods, purgePerLookup } = options
   const maxHashes = options.maxEngineHashesPerPod
   const table = new BlockKeyTable(options.initialBlocks, options.tableSeed)

@@ -1,7 +1,8 @@
 import type { z } from 'zod'
+import { parseOptions } from '../config/parse-options.ts'
 import { admitBuckets, msUntilFull, type QuotaBuckets, settleBuckets } from './quota-ledger.ts'
 import type { QuotaAdmission, QuotaLimits, QuotaStore } from './quota-store.ts'
-import { PositiveCount, parseQuotaStoreOptions, QuotaStoreOptions } from './quota-store-options.ts'
+import { PositiveCount, QuotaStoreOptions } from './quota-store-options.ts'
 
 export const MemoryQuotaStoreOptions = QuotaStoreOptions.extend({
   maxOpenReservations: PositiveCount.default(10_000).describe(
@@ -27,7 +28,7 @@ interface TenantLedger {
  * full again with nothing open is forgotten (a fresh state is the same thing).
  */
 export function createMemoryQuotaStore(input: MemoryQuotaStoreOptionsInput = {}): QuotaStore {
-  const options = parseQuotaStoreOptions(MemoryQuotaStoreOptions, input, 'memory quota store')
+  const options = parseOptions(MemoryQuotaStoreOptions, input, 'memory quota store')
   const { reservationTtlMs: ttlMs, maxOpenReservations: maxOpen, sweepEvery } = options
   const tenants = new Map<string, TenantLedger>()
   let counter = 0

@@ -1,5 +1,4 @@
 import { z } from 'zod'
-import { KinfError } from '../errors/kinf-error.ts'
 
 const positiveError = 'must be a positive integer'
 
@@ -13,21 +12,3 @@ export const QuotaStoreOptions = z.strictObject({
   ),
 })
 export type QuotaStoreOptions = z.infer<typeof QuotaStoreOptions>
-
-/**
- * Options of a QuotaStore, parsed once when it is created: the fully defaulted values, or
- * KinfError 'invalid_config' naming the first bad option (e.g. "memory quota store:
- * reservationTtlMs must be a positive integer").
- */
-export function parseQuotaStoreOptions<T>(
-  schema: z.ZodType<T>,
-  input: unknown,
-  subject: string,
-): T {
-  const parsed = schema.safeParse(input)
-  if (parsed.success) return parsed.data
-  const issue = parsed.error.issues[0]
-  const name = issue?.path.join('.') ?? ''
-  const message = issue?.message ?? 'invalid options'
-  throw new KinfError('invalid_config', `${subject}: ${name === '' ? '' : `${name} `}${message}`)
-}

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { KinfError } from '../errors/kinf-error.ts'
+import { parseOptions } from '../config/parse-options.ts'
 import type { IndexTrust } from './routing-strategy.ts'
 
 export const IndexTrustOptions = z.strictObject({
@@ -41,17 +41,10 @@ export class IndexTrustTracker {
   trust: IndexTrust = 'precise'
 
   constructor(input: IndexTrustOptionsInput) {
-    const parsed = IndexTrustOptions.safeParse(input)
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]
-      throw new KinfError(
-        'invalid_config',
-        `index trust: ${issue?.path.join('.')} ${issue?.message}`,
-      )
-    }
-    this.tolerance = parsed.data.tolerance
-    this.minObservations = parsed.data.minObservations
-    this.alpha = parsed.data.alpha
+    const options = parseOptions(IndexTrustOptions, input, 'index trust')
+    this.tolerance = options.tolerance
+    this.minObservations = options.minObservations
+    this.alpha = options.alpha
   }
 
   /** How much of the index's predicted hit to believe when scoring. */

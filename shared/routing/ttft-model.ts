@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { KinfError } from '../errors/kinf-error.ts'
+import { parseOptions } from '../config/parse-options.ts'
 import { admissionWaitMs } from './pod-memory.ts'
 import type { PodCandidate, RoutingRequest, TtftModel } from './routing-strategy.ts'
 
@@ -108,15 +108,7 @@ export class OnlineTtftModel {
   observations = 0
 
   constructor(input: OnlineTtftModelOptionsInput) {
-    const parsed = OnlineTtftModelOptions.safeParse(input)
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]
-      throw new KinfError(
-        'invalid_config',
-        `ttft model: ${issue?.path.join('.')} ${issue?.message}`,
-      )
-    }
-    const options = parsed.data
+    const options = parseOptions(OnlineTtftModelOptions, input, 'ttft model')
     this.prior = options.prior
     this.lambda = options.forgettingFactor
     this.overhead = options.prior.overheadMs

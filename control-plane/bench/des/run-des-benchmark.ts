@@ -1,6 +1,4 @@
-import { z } from 'zod'
 import type { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
-import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { type GpuProfile, numGpuBlocks } from '../../../shared/gpu/gpu-profile.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
 import { type PoolLookup, PoolRouter } from '../../../shared/pool/pool-router.ts'
@@ -15,42 +13,9 @@ import { type ChatFrame, type ChatTurnIds, chatPromptIds } from '../chat-prompt-
 import { arrivalTimes, describeProfile, type LoadProfile, streamsOf } from '../load-profile.ts'
 import type { BenchmarkRun, RequestRecord } from '../request-record.ts'
 import { type PlannedConversation, randomWords, type Workload } from '../workload.ts'
+import { type DesTimingOptionsInput, parseDesTimingOptions } from './des-timing-options.ts'
 import { EventQueue } from './event-queue.ts'
 import { asText, silentAnswer } from './synthetic-text.ts'
-
-const msError = 'must be a number of ms >= 0'
-const ms = z.number({ error: msError }).min(0, { error: msError })
-
-/**
- * The timing the DES models, defaults included. A plain object, not strict: it is read
- * out of the whole DesOptions, whose other fields are not its business.
- */
-export const DesTimingOptions = z.object({
-  eventDelayMs: ms
-    .default(5)
-    .describe('KV events reach the router this long after the step that produced them'),
-  metricsIntervalMs: z
-    .number({ error: 'must be a number of ms > 0' })
-    .gt(0, { error: 'must be a number of ms > 0' })
-    .default(100)
-    .describe('Metrics are scraped this often'),
-  metricsDelayMs: ms
-    .default(20)
-    .describe('Scraped metrics are this old when the router reads them'),
-  networkDelayMs: ms
-    .default(0.5)
-    .describe('One-way client–router–pod latency (the zero-queue floor adds it both ways)'),
-})
-export type DesTimingOptions = z.infer<typeof DesTimingOptions>
-export type DesTimingOptionsInput = z.input<typeof DesTimingOptions>
-
-/** The timing options, defaulted, or KinfError 'invalid_config' naming the bad one. */
-export function parseDesTimingOptions(input: DesTimingOptionsInput): DesTimingOptions {
-  const parsed = DesTimingOptions.safeParse(input)
-  if (parsed.success) return parsed.data
-  const issue = parsed.error.issues[0]
-  throw new KinfError('invalid_config', `des benchmark: ${issue?.path.join('.')} ${issue?.message}`)
-}
 
 export interface DesOptions extends DesTimingOptionsInput {
   pods: number

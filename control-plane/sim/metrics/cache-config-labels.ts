@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { parseOptions } from '../../../shared/config/parse-options.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { pythonFloatRepr } from '../../metrics/float-to-go-string.ts'
 
@@ -43,12 +44,7 @@ export type VllmCacheConfig = z.input<typeof VllmCacheConfig>
 
 /** The labels of `vllm:cache_config_info` for one engine, values as Python's `str()`. */
 export function cacheConfigLabels(input: VllmCacheConfig, engine: string): Record<string, string> {
-  const parsed = VllmCacheConfig.safeParse(input)
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]
-    throw new KinfError('invalid_config', `cacheConfig.${issue?.path.join('.')} ${issue?.message}`)
-  }
-  const config = parsed.data
+  const config = parseOptions(VllmCacheConfig, input, 'cacheConfig')
   const typed: Record<string, string> = {
     block_size: String(config.blockSize),
     cache_dtype: config.cacheDtype,

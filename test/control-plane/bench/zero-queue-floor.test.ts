@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { type ChatFrame, createChatFrame } from '../../../control-plane/bench/chat-prompt-ids.ts'
 import { parseDataSpec } from '../../../control-plane/bench/data-spec.ts'
-import { parseDesTimingOptions } from '../../../control-plane/bench/des/run-des-benchmark.ts'
+import { parseDesTimingOptions } from '../../../control-plane/bench/des/des-timing-options.ts'
 import { createWorkload, type Workload } from '../../../control-plane/bench/workload.ts'
 import { zeroQueueFloor } from '../../../control-plane/bench/zero-queue-floor.ts'
 import { loadSimModelAssets } from '../../../control-plane/sim/sim-model-assets.ts'

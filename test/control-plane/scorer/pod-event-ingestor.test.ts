@@ -29,10 +29,10 @@ describe('PodEventIngestor options', () => {
   })
 
   it.each([
-    [{ replayTimeoutMs: 0 }, /^pod event ingestor: replayTimeoutMs: /],
-    [{ replayTimeoutMs: 1.5 }, /^pod event ingestor: replayTimeoutMs: /],
-    [{ replayTimeoutMs: 2 ** 31 }, /^pod event ingestor: replayTimeoutMs: /],
-    [{ onError: undefined as never }, /^pod event ingestor: onError: /],
+    [{ replayTimeoutMs: 0 }, /^pod event ingestor: replayTimeoutMs /],
+    [{ replayTimeoutMs: 1.5 }, /^pod event ingestor: replayTimeoutMs /],
+    [{ replayTimeoutMs: 2 ** 31 }, /^pod event ingestor: replayTimeoutMs /],
+    [{ onError: undefined as never }, /^pod event ingestor: onError /],
   ])('refuses %o when created', (bad, message) => {
     expect(() => new PodEventIngestor(optionsWith(bad))).toThrow(
       expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(message) }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseDesTimingOptions } from '../../../../control-plane/bench/des/run-des-benchmark.ts'
+import { parseDesTimingOptions } from '../../../../control-plane/bench/des/des-timing-options.ts'
 
 describe('the DES timing options', () => {
   it('default to 5 ms events, metrics every 100 ms read 20 ms late, 0.5 ms network', () => {

@@ -48,7 +48,7 @@ describe('cacheConfigLabels', () => {
     expect(() => cacheConfigLabels({ ...config, numGpuBlocks: -1 }, '0')).toThrow(/numGpuBlocks/)
     expect(() => cacheConfigLabels({ ...config, slidingWindow: 0.5 }, '0')).toThrow(/slidingWindow/)
     expect(() => cacheConfigLabels({ ...config, gpuMemoryUtilization: 0 }, '0')).toThrow(
-      'cacheConfig.gpuMemoryUtilization must be in (0, 1]',
+      'cacheConfig: gpuMemoryUtilization must be in (0, 1]',
     )
   })
 
