@@ -1,12 +1,9 @@
 import { Agent } from 'node:http'
 import { type EdgeClaims, signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
-import type { KinferenceResource } from '../../../shared/crd/resource.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
 import { estimatePromptTokens } from '../../../shared/openai/estimate-prompt-tokens.ts'
-import { policyBundleOf } from '../../../shared/policy/policy-bundle.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
 import { routeEnvelope, routePaths } from '../../../shared/scorer-api/route-protocol.ts'
-import { demoSnapshot } from '../../embedded/demo-snapshot.ts'
 import { createStableVocabulary } from '../../tokenizer/create-stable-vocabulary.ts'
 import { prepareInference } from '../handle-inference.ts'
 import { decideRoute } from '../handle-route.ts'
@@ -16,6 +13,13 @@ import { createTokenizerCache, PoolRuntime } from '../pool-runtime.ts'
 import { ScorerConfig } from '../scorer-config.ts'
 import { createScorerMetrics } from '../scorer-metrics.ts'
 import type { SignedRequest } from '../signed-request.ts'
+import {
+  benchDemoPolicy,
+  benchSecret,
+  demoModel,
+  demoPool,
+  demoTenant,
+} from './bench-demo-policy.ts'
 
 export interface Percentiles {
   p50Ms: number
@@ -43,12 +47,7 @@ const percentiles = (values: number[]): Percentiles => ({
   p99Ms: quantile(values, 0.99),
 })
 
-const secret = 'bench-signing-secret-0123456789'
-// The demo policy's tenant: its rule for this model bursts to Bedrock when the pool is
-// saturated, so the decision depends on the pool's status for this very prompt.
-const claims: EdgeClaims = { tenant: 'demo', labels: [], backends: [], allowBurst: true }
-const model = 'qwen3.8-27b-fp8'
-const poolName = 'sim-27b'
+const claims: EdgeClaims = { tenant: demoTenant, labels: [], backends: [], allowBurst: true }
 
 /** What the edge sends: the body and its signature, as the scorer's server reads them. */
 async function signed(
@@ -58,7 +57,7 @@ async function signed(
   extra: Partial<EdgeClaims> = {},
 ): Promise<SignedRequest> {
   const headers = await signEdgeRequest(
-    secret,
+    benchSecret,
     { method: 'POST', path, body },
     { ...claims, ...extra },
     Date.now() / 1000,
@@ -90,13 +89,9 @@ export async function measureDecision(options: {
   const random = createSeededRandom(options.seed)
   const index = createMemoryKvIndex()
   const tokenizers = createTokenizerCache()
-  const snapshot = await demoSnapshot('http://127.0.0.1:1', 'bench', '0'.repeat(64), withoutTtftSlo)
-  const spec = snapshot.pools[`demo/${poolName}`]?.spec
-  const bundle = policyBundleOf(snapshot, claims.tenant)
-  if (!spec || !bundle) throw new Error('the demo snapshot lost its pool or tenant')
-  const bundleJson = JSON.stringify(bundle)
+  const { spec, bundleJson } = await benchDemoPolicy()
   const pool = new PoolRuntime({
-    name: poolName,
+    name: demoPool,
     spec,
     index,
     tokenizers,
@@ -106,8 +101,8 @@ export async function measureDecision(options: {
   const context: InferenceContext = {
     config: ScorerConfig.parse({
       port: 0,
-      signingSecrets: [secret],
-      pools: [{ name: poolName, spec }],
+      signingSecrets: [benchSecret],
+      pools: [{ name: demoPool, spec }],
       pods: [],
     }),
     pools: [pool],
@@ -129,7 +124,7 @@ export async function measureDecision(options: {
     Array.from({ length: count }, () => words[Math.floor(random() * words.length)]).join(' ')
   const body = (system: string) =>
     JSON.stringify({
-      model,
+      model: demoModel,
       messages: [
         { role: 'system', content: system },
         { role: 'user', content: text(40) },
@@ -193,9 +188,4 @@ export async function measureDecision(options: {
   }
   context.agent.destroy()
   return result
-}
-
-/** The pods here answer in constant time: the pool never counts as saturated by a TTFT limit. */
-function withoutTtftSlo(resource: KinferenceResource): void {
-  if (resource.kind === 'InferencePool') delete resource.spec.ttftSloMs
 }

@@ -3,12 +3,16 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { canonicalJson } from '../../../shared/config/canonical-json.ts'
-import type { KinferenceResource } from '../../../shared/crd/resource.ts'
 import { estimatePromptTokens } from '../../../shared/openai/estimate-prompt-tokens.ts'
-import { policyBundleOf } from '../../../shared/policy/policy-bundle.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
 import { createScorerClient, type ScorerPort } from '../../../workers/scorer-client.ts'
-import { demoSnapshot } from '../../embedded/demo-snapshot.ts'
+import {
+  benchDemoPolicy,
+  benchSecret,
+  demoModel,
+  demoPool,
+  demoTenant,
+} from './bench-demo-policy.ts'
 
 interface Arm {
   p50Ms: number
@@ -27,11 +31,7 @@ export interface ProxyOverhead {
   statusDependentAddedP50Ms: number
 }
 
-const secret = 'bench-signing-secret-0123456789'
-// The demo policy's tenant and model: local first, bursting to Bedrock when saturated.
-const claims = { tenant: 'demo', labels: [], backends: [], allowBurst: false }
-const model = 'qwen3.8-27b-fp8'
-const poolName = 'sim-27b'
+const claims = { tenant: demoTenant, labels: [], backends: [], allowBurst: false }
 
 /** What the edge does for a status-dependent policy: one route call with the policy. */
 async function statusDependentCall(
@@ -103,11 +103,8 @@ export async function measureProxyOverhead(options: {
   const podUrls = (JSON.parse(await firstLine(upstream)) as number[]).map(
     (port) => `http://127.0.0.1:${port}`,
   )
-  const podFlags = podUrls.flatMap((url, i) => ['--pod', `name=p${i},http=${url},pool=${poolName}`])
-  const snapshot = await demoSnapshot('http://127.0.0.1:1', 'bench', '0'.repeat(64), withoutTtftSlo)
-  const bundle = policyBundleOf(snapshot, claims.tenant)
-  if (!bundle) throw new Error('the demo snapshot lost its tenant')
-  const bundleJson = JSON.stringify(bundle)
+  const podFlags = podUrls.flatMap((url, i) => ['--pod', `name=p${i},http=${url},pool=${demoPool}`])
+  const { snapshot, bundleJson } = await benchDemoPolicy()
   const dir = await mkdtemp(join(tmpdir(), 'kinference-bench-'))
   const configFile = join(dir, 'snapshot.json')
   await writeFile(configFile, canonicalJson(snapshot))
@@ -126,7 +123,7 @@ export async function measureProxyOverhead(options: {
     ],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...options.env, KINFERENCE_SIGNING_SECRETS: secret },
+      env: { ...options.env, KINFERENCE_SIGNING_SECRETS: benchSecret },
     },
   )
   try {
@@ -140,7 +137,7 @@ export async function measureProxyOverhead(options: {
     const statusDependent: number[] = []
     const client = createScorerClient({
       url: scorerUrl,
-      signingSecret: secret,
+      signingSecret: benchSecret,
       nowSeconds: () => Date.now() / 1000,
       fetch,
     })
@@ -155,7 +152,7 @@ export async function measureProxyOverhead(options: {
         while (performance.now() < deadline) {
           const base = target === 'direct' ? podUrls[turn++ % podUrls.length] : scorerUrl
           const body = JSON.stringify({
-            model,
+            model: demoModel,
             stream: true,
             messages: [
               { role: 'system', content: system },
@@ -207,9 +204,4 @@ export async function measureProxyOverhead(options: {
     upstream.kill('SIGTERM')
     await rm(dir, { recursive: true, force: true })
   }
-}
-
-/** The pods here answer in constant time: the pool never counts as saturated by a TTFT limit. */
-function withoutTtftSlo(resource: KinferenceResource): void {
-  if (resource.kind === 'InferencePool') delete resource.spec.ttftSloMs
 }
