@@ -6,6 +6,7 @@ import { poolsToAsk } from '../shared/policy/pools-to-ask.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 import { policyBundleJson } from './policy-bundles.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
+import type { RouteAnswer } from './scorer-client.ts'
 
 /** What deciding a request came to: served already (by the scorer), or a decision to carry out. */
 export type EdgeOutcome =
@@ -60,7 +61,7 @@ export async function decideRequest(
   if (bundle === null || poolsToAsk(snapshot, facts).length === 0) return decidedHere([])
   const started = deps.nowMs()
   for (;;) {
-    let answer: Awaited<ReturnType<EdgeDeps['scorer']['route']>>
+    let answer: RouteAnswer
     try {
       answer = await deps.scorer.route(
         request.kind,
