@@ -1,6 +1,8 @@
+import type { z } from 'zod'
 import { formatFieldPath } from '../../shared/config/config-issue.ts'
 import { type DocumentCheck, validateResources } from '../../shared/config/validate-resources.ts'
 import type { KinferenceResource } from '../../shared/crd/resource.ts'
+import { WatchedEndpointSlice, WatchedPod, type Workloads } from '../../shared/kube/watched-pod.ts'
 import { type LoadResult, loadDocuments } from './load-documents.ts'
 import { locateField } from './locate-field.ts'
 
@@ -32,6 +34,8 @@ export interface ValidationReport {
   summary: { valid: number; invalid: number; errors: number; skipped: number }
   /** The schema-valid Kinference resources, when every document is valid. */
   valid: KinferenceResource[]
+  /** Pods and EndpointSlices among the documents: the endpoints compile resolves. */
+  workloads: Workloads
 }
 
 /** Loads, validates as one configuration, and points every problem at file:line. */
@@ -68,6 +72,21 @@ export async function validateInputs(
     valid: allValid
       ? checks.flatMap((check) => (check.status === 'valid' ? [check.resource] : []))
       : [],
+    workloads: workloadsOf(loaded.documents.map((document) => document.value)),
+  }
+}
+
+function workloadsOf(values: readonly unknown[]): Workloads {
+  const pick = <T>(schema: z.ZodType<T>, kind: string, apiVersion: string) =>
+    values.flatMap((value) => {
+      const typed = value as { kind?: unknown; apiVersion?: unknown } | null
+      if (typed?.kind !== kind || typed.apiVersion !== apiVersion) return []
+      const parsed = schema.safeParse(value)
+      return parsed.success ? [parsed.data] : []
+    })
+  return {
+    pods: pick(WatchedPod, 'Pod', 'v1'),
+    endpointSlices: pick(WatchedEndpointSlice, 'EndpointSlice', 'discovery.k8s.io/v1'),
   }
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { backendLocality } from '../crd/gateway-backend.ts'
 import type { KinferenceResource } from '../crd/resource.ts'
 import { KinfError } from '../errors/kinf-error.ts'
+import { noWorkloads, type Workloads } from '../kube/watched-pod.ts'
 import { canonicalJson } from './canonical-json.ts'
 import { checkReferences } from './check-references.ts'
 import type { ConfigIssue } from './config-issue.ts'
@@ -10,10 +11,11 @@ import {
   type ConfigSnapshotContent,
   snapshotSchemaVersion,
 } from './config-snapshot.ts'
+import { type ResolvedEndpoints, resolveEndpoints } from './resolve-endpoints.ts'
 import type { Indexed } from './resource-index.ts'
 
 export type CompileResult =
-  | { ok: true; snapshot: ConfigSnapshot }
+  | { ok: true; snapshot: ConfigSnapshot; resolved: ResolvedEndpoints }
   | { ok: false; issues: ConfigIssue[] }
 
 /**
@@ -23,6 +25,7 @@ export type CompileResult =
 export async function compileSnapshot(
   resources: readonly KinferenceResource[],
   defaultNamespace: string,
+  workloads: Workloads = noWorkloads,
 ): Promise<CompileResult> {
   const { index, issues } = checkReferences(resources, defaultNamespace)
   if (issues.length > 0) return { ok: false, issues }
@@ -34,6 +37,7 @@ export async function compileSnapshot(
       ]),
     )
   const backends = table(index.GatewayBackend)
+  const resolved = resolveEndpoints(index, workloads)
   const content: ConfigSnapshotContent = {
     kind: 'KinferenceConfigSnapshot',
     schemaVersion: snapshotSchemaVersion,
@@ -47,6 +51,7 @@ export async function compileSnapshot(
       ]),
     ),
     policies: table(index.InferencePolicy),
+    endpoints: resolved.endpoints,
     tenants: Object.fromEntries(
       [...index.InferencePolicy].flatMap(([id, { resource }]) =>
         resource.spec.tenants.map((tenant) => [tenant.name, id] as const),
@@ -54,7 +59,8 @@ export async function compileSnapshot(
     ),
   }
   const hash = await sha256Hex(canonicalJson(content))
-  return { ok: true, snapshot: ConfigSnapshot.parse({ ...content, hash: `sha256:${hash}` }) }
+  const snapshot = ConfigSnapshot.parse({ ...content, hash: `sha256:${hash}` })
+  return { ok: true, snapshot, resolved }
 }
 
 async function sha256Hex(text: string): Promise<string> {

@@ -5,6 +5,7 @@ import { InferencePoolSpec } from '../crd/inference-pool.ts'
 import { InferenceProviderSpec } from '../crd/inference-provider.ts'
 import { InferenceWorkerSetSpec } from '../crd/inference-worker-set.ts'
 import { ResourceName } from '../crd/object-meta.ts'
+import { PoolEndpoint } from './pool-endpoint.ts'
 
 const ResourceId = z.string().regex(/^[a-z0-9-]+\/[a-z0-9-]+$/, 'must be namespace/name')
 
@@ -26,7 +27,7 @@ export type SnapshotBackend = z.infer<typeof SnapshotBackend>
 export const SnapshotPolicy = entry(InferencePolicySpec)
 export type SnapshotPolicy = z.infer<typeof SnapshotPolicy>
 
-export const snapshotSchemaVersion = 1
+export const snapshotSchemaVersion = 2
 
 /**
  * The runtime configuration the edge and the scorer load: every resource keyed by
@@ -43,6 +44,8 @@ export const ConfigSnapshot = z.strictObject({
   providers: z.record(ResourceId, SnapshotProvider),
   backends: z.record(ResourceId, SnapshotBackend),
   policies: z.record(ResourceId, SnapshotPolicy),
+  /** Ready endpoints of each pool (by pool id), resolved from Pods and EndpointSlices. */
+  endpoints: z.record(ResourceId, z.array(PoolEndpoint)),
   /** Tenant name to the id of the policy that governs it. */
   tenants: z.record(ResourceName, ResourceId),
 })

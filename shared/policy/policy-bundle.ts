@@ -23,6 +23,8 @@ export function policyBundleOf(snapshot: ConfigSnapshot, tenant: string): Config
     workerSets: {},
     providers: {},
     backends: {},
+    // The scorer knows its pods; a bundle travels with every request, so it carries none.
+    endpoints: {},
     policies: {
       [policyId]: {
         ...policy,

@@ -11,6 +11,9 @@ export const compileUsage = `Usage: kinfctl compile [options] <file|folder|->...
 
 Validates the resources (as kinfctl validate does), then writes the runtime
 config snapshot the edge and the scorer load: versioned, content-hashed JSON.
+Pods (v1) and EndpointSlices (discovery.k8s.io/v1) among the input give each pool its
+endpoints, resolved as kinfctl controller resolves them in a cluster: ready,
+non-terminating slice endpoints whose Pod the pool's selector matches.
 Exit status: 0 written, 1 invalid input, 2 usage error.
 
 Options:
@@ -37,7 +40,7 @@ export async function compileCommand(args: string[], io: CliIo): Promise<number>
     io.stderr('kinfctl compile: no Kinference resources found in the input\n')
     return exitCode.invalid
   }
-  const result = await compileSnapshot(report.valid, values.namespace)
+  const result = await compileSnapshot(report.valid, values.namespace, report.workloads)
   if (!result.ok) {
     // validateInputs already ran the same checks; this only guards against drift between them.
     for (const issue of result.issues)
@@ -52,8 +55,9 @@ export async function compileCommand(args: string[], io: CliIo): Promise<number>
     await writeFile(values.output, text)
   }
   const count = (record: object) => Object.keys(record).length
+  const endpoints = Object.values(snapshot.endpoints).reduce((sum, list) => sum + list.length, 0)
   io.stderr(
-    `compiled ${count(snapshot.pools)} pools, ${count(snapshot.workerSets)} worker sets, ${count(snapshot.providers)} providers, ${count(snapshot.backends)} backends, ${count(snapshot.policies)} policies (${count(snapshot.tenants)} tenants) into ${values.output ?? 'standard output'}: ${snapshot.hash}\n`,
+    `compiled ${count(snapshot.pools)} pools, ${count(snapshot.workerSets)} worker sets, ${count(snapshot.providers)} providers, ${count(snapshot.backends)} backends, ${count(snapshot.policies)} policies (${count(snapshot.tenants)} tenants), ${endpoints} endpoints into ${values.output ?? 'standard output'}: ${snapshot.hash}\n`,
   )
   return exitCode.ok
 }

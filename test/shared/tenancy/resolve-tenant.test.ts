@@ -25,12 +25,13 @@ async function snapshotWith(
   }
   return {
     kind: 'KinferenceConfigSnapshot',
-    schemaVersion: 1,
+    schemaVersion: 2,
     hash: `sha256:${'0'.repeat(64)}`,
     pools: {},
     workerSets: {},
     providers: {},
     backends: {},
+    endpoints: {},
     policies: policies as ConfigSnapshot['policies'],
     tenants: Object.fromEntries(tenants.map((t) => [t.name, t.policy])),
   }

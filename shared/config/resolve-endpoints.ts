@@ -1,0 +1,160 @@
+import type { InferencePool, InferenceWorkerSet } from '../crd/resource.ts'
+import { matchesLabels } from '../kube/match-labels.ts'
+import { isReadyEndpoint, type WatchedPod, type Workloads } from '../kube/watched-pod.ts'
+import type { PoolEndpoint } from './pool-endpoint.ts'
+import type { Indexed, ResourceIndex } from './resource-index.ts'
+
+/** A problem of one pool or worker set with the pods it selects (not a config error). */
+export interface EndpointIssue {
+  kind: 'InferencePool' | 'InferenceWorkerSet'
+  id: string
+  reason: 'OverlappingSelector'
+  message: string
+}
+
+export interface ResolvedEndpoints {
+  /** Ready endpoints by pool id, sorted by name. */
+  endpoints: Record<string, PoolEndpoint[]>
+  /** Pods each pool or worker set selects (not terminating) and how many are ready, by
+   * `Kind/namespace/name`. */
+  counts: Record<string, { pods: number; ready: number }>
+  issues: EndpointIssue[]
+}
+
+/**
+ * A pool's endpoints are the ready, non-terminating EndpointSlice endpoints (of a Service
+ * over the pool's pods) whose Pod the pool's selector matches, one per pod, on the pool's
+ * ports. A pod two pools select belongs to the first by id; the other is told.
+ */
+export function resolveEndpoints(index: ResourceIndex, workloads: Workloads): ResolvedEndpoints {
+  const result: ResolvedEndpoints = { endpoints: {}, counts: {}, issues: [] }
+  const addresses = readyAddresses(workloads)
+  const owner = new Map<string, string>()
+  const pools = [...index.InferencePool].sort(([a], [b]) => a.localeCompare(b))
+  const workerSets = [...index.InferenceWorkerSet.values()]
+  for (const [id, pool] of pools) {
+    const selected = selectedPods(pool, workloads.pods)
+    const claimedElsewhere = selected.filter((pod) => owner.has(podKey(pod)))
+    if (claimedElsewhere.length > 0) {
+      result.issues.push({
+        kind: 'InferencePool',
+        id,
+        reason: 'OverlappingSelector',
+        message: `${describePods(claimedElsewhere)} also selected by InferencePool ${owner.get(podKey(claimedElsewhere[0] as WatchedPod))}; left out of this pool`,
+      })
+    }
+    const own = selected.filter((pod) => !owner.has(podKey(pod)))
+    for (const pod of own) owner.set(podKey(pod), id)
+    const sets = workerSets.filter(
+      (set) =>
+        set.namespace === pool.namespace &&
+        set.resource.spec.poolRef.name === pool.resource.metadata.name,
+    )
+    const endpoints = own.flatMap((pod) => {
+      const address = addresses.get(podKey(pod))
+      if (address === undefined) return []
+      return [endpointOf(pool, pod, address, workerSetOf(sets, pod, result))]
+    })
+    endpoints.sort((a, b) => a.name.localeCompare(b.name))
+    result.endpoints[id] = endpoints
+    result.counts[`InferencePool/${id}`] = { pods: own.length, ready: endpoints.length }
+    for (const set of sets) countWorkerSet(set, own, endpoints, result)
+  }
+  return result
+}
+
+const podKey = (pod: WatchedPod) => `${pod.metadata.namespace}/${pod.metadata.name}`
+
+function describePods(pods: readonly WatchedPod[]): string {
+  const names = pods.slice(0, 5).map((pod) => pod.metadata.name)
+  const more = pods.length > 5 ? ` and ${pods.length - 5} more` : ''
+  return `pod${pods.length === 1 ? '' : 's'} ${names.join(', ')}${more}`
+}
+
+function selectedPods(pool: Indexed<InferencePool>, pods: readonly WatchedPod[]): WatchedPod[] {
+  const selector = pool.resource.spec.selector.matchLabels
+  return pods.filter(
+    (pod) =>
+      pod.metadata.namespace === pool.namespace &&
+      !pod.metadata.deletionTimestamp &&
+      matchesLabels(selector, pod.metadata.labels),
+  )
+}
+
+/** Pod namespace/name → the address of a ready endpoint that targets it. */
+function readyAddresses(workloads: Workloads): Map<string, { address: string; ipv6: boolean }> {
+  const ready = new Map<string, { address: string; ipv6: boolean }>()
+  for (const slice of workloads.endpointSlices) {
+    if (slice.addressType === 'FQDN') continue
+    for (const endpoint of slice.endpoints ?? []) {
+      const target = endpoint.targetRef
+      if (!target || (target.kind !== undefined && target.kind !== 'Pod')) continue
+      if (!isReadyEndpoint(endpoint.conditions)) continue
+      const key = `${target.namespace ?? slice.metadata.namespace}/${target.name}`
+      const address = endpoint.addresses[0]
+      if (address !== undefined && !ready.has(key))
+        ready.set(key, { address, ipv6: slice.addressType === 'IPv6' })
+    }
+  }
+  return ready
+}
+
+function workerSetOf(
+  sets: readonly Indexed<InferenceWorkerSet>[],
+  pod: WatchedPod,
+  result: ResolvedEndpoints,
+): string | null {
+  const matching = sets
+    .filter((set) => matchesLabels(set.resource.spec.selector.matchLabels, pod.metadata.labels))
+    .map((set) => set.resource.metadata.name)
+    .sort()
+  for (const later of matching.slice(1)) {
+    const id = `${pod.metadata.namespace}/${later}`
+    if (result.issues.some((issue) => issue.id === id && issue.kind === 'InferenceWorkerSet'))
+      continue
+    result.issues.push({
+      kind: 'InferenceWorkerSet',
+      id,
+      reason: 'OverlappingSelector',
+      message: `pod ${pod.metadata.name} is also selected by InferenceWorkerSet ${matching[0]}, which it is counted in`,
+    })
+  }
+  return matching[0] ?? null
+}
+
+function countWorkerSet(
+  set: Indexed<InferenceWorkerSet>,
+  pods: readonly WatchedPod[],
+  endpoints: readonly PoolEndpoint[],
+  result: ResolvedEndpoints,
+) {
+  const name = set.resource.metadata.name
+  result.counts[`InferenceWorkerSet/${set.namespace}/${name}`] = {
+    pods: pods.filter((pod) =>
+      matchesLabels(set.resource.spec.selector.matchLabels, pod.metadata.labels),
+    ).length,
+    ready: endpoints.filter((endpoint) => endpoint.workerSet === name).length,
+  }
+}
+
+function endpointOf(
+  pool: Indexed<InferencePool>,
+  pod: WatchedPod,
+  at: { address: string; ipv6: boolean },
+  workerSet: string | null,
+): PoolEndpoint {
+  const { spec } = pool.resource
+  const host = at.ipv6 ? `[${at.address}]` : at.address
+  const metricsPort = spec.metrics.port ?? spec.targetPort
+  return {
+    name: pod.metadata.name,
+    namespace: pod.metadata.namespace,
+    address: at.address,
+    workerSet,
+    http: `http://${host}:${spec.targetPort}`,
+    metrics: `http://${host}:${metricsPort}${spec.metrics.path}`,
+    events: spec.kvEvents ? `tcp://${host}:${spec.kvEvents.port}` : null,
+    replay: spec.kvEvents?.replayPort ? `tcp://${host}:${spec.kvEvents.replayPort}` : null,
+    labels: { ...pod.metadata.labels },
+  }
+}
