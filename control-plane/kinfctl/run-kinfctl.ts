@@ -2,6 +2,7 @@ import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { type CliIo, exitCode, exitCodeOf, exitStatusHelp, UsageError } from './cli-io.ts'
 import { benchCommand, benchUsage } from './commands/bench.ts'
 import { compileCommand, compileUsage } from './commands/compile.ts'
+import { controllerCommand, controllerUsage } from './commands/controller.ts'
 import { crdsCommand, crdsUsage } from './commands/crds.ts'
 import { explainCommand, explainUsage } from './commands/explain.ts'
 import { keyCommand, keyUsage } from './commands/key.ts'
@@ -27,6 +28,11 @@ const commands: Record<string, Command> = {
   explain: { run: explainCommand, usage: explainUsage, summary: 'show a policy decision offline' },
   crds: { run: crdsCommand, usage: crdsUsage, summary: 'generate the CustomResourceDefinitions' },
   key: { run: keyCommand, usage: keyUsage, summary: 'mint an API key and print its hash' },
+  controller: {
+    run: controllerCommand,
+    usage: controllerUsage,
+    summary: 'run the Kubernetes controller (CRDs in, status and snapshots out)',
+  },
   sim: { run: simCommand, usage: simUsage, summary: 'run simulated vLLM pods' },
   scorer: { run: scorerCommand, usage: scorerUsage, summary: 'run the KV-cache-aware scorer' },
   up: { run: upCommand, usage: upUsage, summary: 'run the embedded default (pods, scorer, edge)' },

@@ -1,0 +1,235 @@
+import type { KubernetesObject } from '@kubernetes/client-node'
+import { compileLiveConfig, type LiveDocument } from '../../shared/config/compile-live-config.ts'
+import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import type { ResolvedEndpoints } from '../../shared/config/resolve-endpoints.ts'
+import type { KinferenceResource } from '../../shared/crd/resource.ts'
+import { WatchedEndpointSlice, WatchedPod, type Workloads } from '../../shared/kube/watched-pod.ts'
+import type { ControllerMetrics } from './controller-metrics.ts'
+import {
+  desiredStatus,
+  type PublishState,
+  type ResourceFacts,
+  statusDiffers,
+} from './desired-status.ts'
+import { seededResources } from './seeded-resources.ts'
+import type { StatusWrite } from './status-writer.ts'
+import { kinferenceKinds, type WatchedKind } from './watched-kinds.ts'
+
+/** Where snapshots go live: Redis first (it numbers versions), then Workers KV. */
+export interface SnapshotSink {
+  publish(snapshot: ConfigSnapshot): Promise<{ version: number; changed: boolean }>
+  /** The live snapshot, so a new leader carries on from it; null when there is none. */
+  live(): Promise<{ version: number; snapshot: ConfigSnapshot } | null>
+}
+
+export interface ReconcilerDeps {
+  objects: (kind: string) => readonly KubernetesObject[]
+  sink: SnapshotSink
+  writeStatus: (
+    kind: WatchedKind,
+    object: KubernetesObject,
+    compute: (existing: unknown) => Record<string, unknown> | null,
+  ) => Promise<StatusWrite>
+  isLeader: () => boolean
+  metrics: ControllerMetrics
+  log: (line: string) => void
+  nowMs: () => number
+  /** Asks for another reconcile later (publishing failed). */
+  retryLater: () => void
+}
+
+type Object = KubernetesObject & { status?: unknown }
+
+/**
+ * One reconcile: compile what the caches hold (failing static per resource), publish the
+ * snapshot when its hash is new, and bring every resource's status up to date. Only the
+ * leader publishes and writes; every replica compiles, so a new leader starts warm.
+ */
+export class ConfigReconciler {
+  private readonly deps: ReconcilerDeps
+  private lastGood = new Map<string, KinferenceResource>()
+  private publishState: PublishState = { state: 'pending' }
+  private publishedHash: string | null = null
+  private seeded = false
+
+  constructor(deps: ReconcilerDeps) {
+    this.deps = deps
+  }
+
+  get state(): PublishState {
+    return this.publishState
+  }
+
+  async reconcile(): Promise<void> {
+    const started = performance.now()
+    const { metrics } = this.deps
+    try {
+      const seededNow = this.deps.isLeader() && !this.seeded ? await this.seed() : this.seeded
+      const objects = new Map(
+        kinferenceKinds.map((kind) => [kind.kind, this.deps.objects(kind.kind) as Object[]]),
+      )
+      const documents = [...objects].flatMap(([kind, list]) =>
+        list.map((object) => documentOf(kind, object)),
+      )
+      const live = await compileLiveConfig({
+        documents,
+        lastGood: this.lastGood,
+        workloads: this.workloads(),
+        defaultNamespace: 'default',
+      })
+      this.lastGood = live.carried
+      if (!live.result.ok) {
+        this.deps.log(
+          `controller: the accepted resources do not compile: ${live.result.issues.map((i) => i.message).join('; ')}`,
+        )
+        metrics.reconciles.labels({ result: 'compile-failed' }).inc()
+        return
+      }
+      if (!this.deps.isLeader()) {
+        metrics.reconciles.labels({ result: 'follower' }).inc()
+        return
+      }
+      if (seededNow) await this.publish(live.result.snapshot)
+      await this.writeStatuses(objects, live.verdicts, live.result.resolved)
+      for (const kind of kinferenceKinds) {
+        const rejected = (objects.get(kind.kind) ?? []).filter(
+          (o) => live.verdicts.get(documentOf(kind.kind, o).key)?.accepted === false,
+        )
+        metrics.rejected.labels({ kind: kind.kind }).set(rejected.length)
+      }
+      metrics.reconciles.labels({ result: 'ok' }).inc()
+    } catch (error) {
+      metrics.reconciles.labels({ result: 'error' }).inc()
+      throw error
+    } finally {
+      metrics.reconcileSeconds.labels({}).observe((performance.now() - started) / 1000)
+    }
+  }
+
+  /**
+   * A new leader (or a restarted one) keeps what is live as the last accepted versions.
+   * Until it has read what is live it publishes nothing: it could drop what it cannot see.
+   */
+  private async seed(): Promise<boolean> {
+    let live: Awaited<ReturnType<SnapshotSink['live']>>
+    try {
+      live = await this.deps.sink.live()
+    } catch (error) {
+      this.failPublish(`reading the live snapshot: ${(error as Error).message}`)
+      return false
+    }
+    this.seeded = true
+    if (!live) return true
+    this.publishedHash = live.snapshot.hash
+    this.publishState = { state: 'published', version: live.version, hash: live.snapshot.hash }
+    this.deps.metrics.snapshotVersion.labels({}).set(live.version)
+    for (const [key, resource] of seededResources(live.snapshot))
+      if (!this.lastGood.has(key)) this.lastGood.set(key, resource)
+    return true
+  }
+
+  private failPublish(message: string) {
+    const version = this.publishState.state === 'pending' ? null : this.publishState.version
+    this.publishState = { state: 'failed', message, version }
+    this.deps.log(`controller: ${message}`)
+    this.deps.retryLater()
+  }
+
+  private workloads(): Workloads {
+    const parse = <T>(
+      list: readonly KubernetesObject[],
+      schema: { safeParse: (v: unknown) => { success: boolean; data?: T } },
+    ) =>
+      list.flatMap((object) => {
+        const parsed = schema.safeParse(object)
+        return parsed.success ? [parsed.data as T] : []
+      })
+    return {
+      pods: parse<WatchedPod>(this.deps.objects('Pod'), WatchedPod),
+      endpointSlices: parse<WatchedEndpointSlice>(
+        this.deps.objects('EndpointSlice'),
+        WatchedEndpointSlice,
+      ),
+    }
+  }
+
+  private async publish(snapshot: ConfigSnapshot) {
+    if (snapshot.hash === this.publishedHash && this.publishState.state === 'published') return
+    try {
+      const { version } = await this.deps.sink.publish(snapshot)
+      this.publishedHash = snapshot.hash
+      this.publishState = { state: 'published', version, hash: snapshot.hash }
+      this.deps.metrics.snapshotVersion.labels({}).set(version)
+      this.deps.log(`controller: snapshot version ${version} (${snapshot.hash}) published`)
+    } catch (error) {
+      const message = (error as Error).message
+      const version =
+        this.publishState.state === 'published'
+          ? this.publishState.version
+          : this.publishState.state === 'failed'
+            ? this.publishState.version
+            : null
+      this.publishState = { state: 'failed', message: `publishing failed: ${message}`, version }
+      this.deps.log(`controller: publishing snapshot ${snapshot.hash} failed: ${message}`)
+      this.deps.retryLater()
+    }
+  }
+
+  private async writeStatuses(
+    objects: Map<string, Object[]>,
+    verdicts: Map<string, import('../../shared/config/compile-live-config.ts').Verdict>,
+    resolved: ResolvedEndpoints,
+  ) {
+    const nowIso = new Date(this.deps.nowMs()).toISOString()
+    const writes = kinferenceKinds.flatMap((kind) =>
+      (objects.get(kind.kind) ?? []).map(async (object) => {
+        const { key } = documentOf(kind.kind, object)
+        const facts = this.factsOf(kind.kind, object, verdicts.get(key), resolved)
+        const result = await this.deps
+          .writeStatus(kind, object, (existing) => {
+            const desired = desiredStatus(facts, existing, nowIso)
+            return statusDiffers(existing, desired) ? desired : null
+          })
+          .catch((error: unknown) => {
+            this.deps.log(`controller: status of ${key}: ${(error as Error).message}`)
+            return 'failed' as const
+          })
+        this.deps.metrics.statusWrites.labels({ kind: kind.kind, result }).inc()
+      }),
+    )
+    await Promise.all(writes)
+  }
+
+  private factsOf(
+    kind: string,
+    object: Object,
+    verdict: ResourceFacts['verdict'],
+    resolved: ResolvedEndpoints,
+  ): ResourceFacts {
+    const { key } = documentOf(kind, object)
+    const id = key.slice(kind.length + 1)
+    const carried = this.lastGood.get(key)
+    const generation = object.metadata?.generation ?? 0
+    const counted = kind === 'InferencePool' || kind === 'InferenceWorkerSet'
+    const problem = resolved.issues.find((issue) => issue.kind === kind && issue.id === id)
+    return {
+      kind,
+      generation,
+      verdict,
+      carriedGeneration:
+        verdict?.carried === 'current' ? generation : (carried?.metadata.generation ?? null),
+      ...(counted && { counts: resolved.counts[key] ?? { pods: 0, ready: 0 } }),
+      ...(problem && { selectorProblem: problem.message }),
+      publish: this.publishState,
+    }
+  }
+}
+
+/** The object as compiled: its spec and identity, without what the server and we add. */
+function documentOf(kind: string, object: Object): LiveDocument {
+  const { status: _status, ...rest } = object
+  const metadata = { ...(object.metadata ?? {}) } as Record<string, unknown>
+  delete metadata.managedFields
+  const key = `${kind}/${object.metadata?.namespace ?? 'default'}/${object.metadata?.name ?? ''}`
+  return { key, value: { ...rest, metadata } }
+}

@@ -1,0 +1,182 @@
+import { CoordinationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node'
+import { z } from 'zod'
+import { parseOptions } from '../../shared/config/parse-options.ts'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { ConfigReconciler, type SnapshotSink } from './config-reconciler.ts'
+import { InformerSet } from './controller-informers.ts'
+import { createControllerMetrics } from './controller-metrics.ts'
+import { startControllerServer } from './controller-server.ts'
+import { createDebouncedRunner } from './debounced-runner.ts'
+import { LeaseElector } from './lease-elector.ts'
+import { describeError } from './resilient-informer.ts'
+import { writeStatus } from './status-writer.ts'
+
+export const ControllerOptions = z.strictObject({
+  /** Namespaces watched; empty for all. */
+  namespaces: z.array(z.string().min(1).max(63)).default([]),
+  identity: z.string().min(1),
+  lease: z.strictObject({
+    name: z.string().min(1).default('kinference-controller'),
+    namespace: z.string().min(1),
+    durationMs: z.int().min(1_000).default(15_000),
+    renewDeadlineMs: z.int().min(500).default(10_000),
+    retryPeriodMs: z.int().min(100).default(2_000),
+  }),
+  /** Quiet time after a change before compiling, and the longest a change waits. */
+  debounceMs: z.int().min(0).default(100),
+  maxDebounceMs: z.int().min(0).default(1_000),
+  /** A full reconcile this often even when nothing changed (status drift, missed events). */
+  resyncMs: z.int().min(1_000).default(300_000),
+  watchTimeoutSeconds: z.int().min(1).default(290),
+  staleWatchMs: z.int().min(1_000).default(360_000),
+  publishRetryMs: z.int().min(10).default(1_000),
+  publishRetryMaxMs: z.int().min(10).default(30_000),
+  host: z.string().default('0.0.0.0'),
+  port: z.int().min(0).max(65_535).default(8081),
+})
+export type ControllerOptionsInput = z.input<typeof ControllerOptions>
+
+export interface RunningController {
+  url: string
+  isLeader: () => boolean
+  /** Resolves once no reconcile is under way or pending. */
+  idle: () => Promise<void>
+  metrics: ReturnType<typeof createControllerMetrics>
+  close: () => Promise<void>
+}
+
+/**
+ * The controller: informers over the cluster, a debounced reconcile that compiles and
+ * publishes, status on every resource, leader election, and its probe/metrics server.
+ * Startup fails with one line when the API server cannot be reached or denies a list.
+ */
+export async function startController(
+  kubeConfig: KubeConfig,
+  sink: SnapshotSink,
+  input: ControllerOptionsInput,
+  log: (line: string) => void,
+  metrics = createControllerMetrics(() => Date.now() / 1000),
+): Promise<RunningController> {
+  const options = parseOptions(ControllerOptions, input, 'controller')
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi)
+  let retryMs = options.publishRetryMs
+  let retryTimer: ReturnType<typeof setTimeout> | null = null
+  const elector = new LeaseElector(
+    kubeConfig.makeApiClient(CoordinationV1Api),
+    {
+      name: options.lease.name,
+      namespace: options.lease.namespace,
+      identity: options.identity,
+      leaseDurationMs: options.lease.durationMs,
+      renewDeadlineMs: options.lease.renewDeadlineMs,
+      retryPeriodMs: options.lease.retryPeriodMs,
+    },
+    {
+      nowMs: Date.now,
+      onError: (message) => log(`controller: ${message}`),
+      onStartedLeading: () => {
+        log(`controller: ${options.identity} is the leader`)
+        metrics.leader.labels({}).set(1)
+        runner.trigger()
+      },
+      onStoppedLeading: () => {
+        log(`controller: ${options.identity} is no longer the leader`)
+        metrics.leader.labels({}).set(0)
+      },
+    },
+  )
+  const informers = new InformerSet({
+    kubeConfig,
+    namespaces: options.namespaces,
+    watchTimeoutSeconds: options.watchTimeoutSeconds,
+    staleAfterMs: options.staleWatchMs,
+    random: Math.random,
+    onChange: (kind) => {
+      metrics.changes.labels({ kind }).inc()
+      runner.trigger()
+    },
+    onRestart: (kind, reason, delayMs) => {
+      metrics.watchRestarts.labels({ kind }).inc()
+      log(`controller: ${kind} watch stopped (${reason}); restarting in ${delayMs} ms`)
+    },
+  })
+  const reconciler = new ConfigReconciler({
+    objects: (kind) => informers.objects(kind),
+    sink,
+    isLeader: () => elector.isLeader,
+    metrics,
+    log,
+    nowMs: Date.now,
+    writeStatus: (kind, object, compute) => writeStatus({ api: custom, kind, object, compute }),
+    retryLater: () => {
+      if (retryTimer) return
+      retryTimer = setTimeout(() => {
+        retryTimer = null
+        runner.trigger()
+      }, retryMs)
+      retryMs = Math.min(options.publishRetryMaxMs, retryMs * 2)
+    },
+  })
+  const runner = createDebouncedRunner({
+    delayMs: options.debounceMs,
+    maxDelayMs: options.maxDebounceMs,
+    run: async () => {
+      await reconciler.reconcile()
+      if (reconciler.state.state === 'published') retryMs = options.publishRetryMs
+    },
+    onError: (error) => log(`controller: reconcile failed: ${describeError(error)}`),
+  })
+  try {
+    await informers.start()
+  } catch (error) {
+    await informers.stop()
+    throw startupError(kubeConfig, error)
+  }
+  const server = await startControllerServer(
+    { notReady: () => informers.notReady(), metrics: () => metrics.registry.render() },
+    options.host,
+    options.port,
+  )
+  elector.start()
+  const resync = setInterval(() => runner.trigger(), options.resyncMs)
+  runner.trigger()
+  return {
+    url: server.url,
+    isLeader: () => elector.isLeader,
+    idle: () => runner.idle(),
+    metrics,
+    async close() {
+      clearInterval(resync)
+      if (retryTimer) clearTimeout(retryTimer)
+      await runner.close()
+      await elector.stop()
+      await informers.stop()
+      await server.close()
+    },
+  }
+}
+
+/** The first list failed: say which API server, and what it answered, in one line. */
+function startupError(kubeConfig: KubeConfig, error: unknown): KinfError {
+  const server = kubeConfig.getCurrentCluster()?.server ?? 'the API server'
+  const status =
+    (error as { code?: number; statusCode?: number }).code ??
+    (error as { statusCode?: number }).statusCode
+  const detail = describeError(error)
+  if (status === 401)
+    return new KinfError('unauthorized', `${server} refused the credentials (${detail})`)
+  if (status === 403)
+    return new KinfError(
+      'forbidden',
+      `${server} denied a list the controller needs (${detail}); see infra/k8s/rbac/`,
+    )
+  if (status === 404)
+    return new KinfError(
+      'not_found',
+      `${server} does not serve a watched kind (${detail}); are the CRDs in infra/k8s/crds/ applied?`,
+    )
+  return new KinfError(
+    'upstream_unavailable',
+    `cannot reach the Kubernetes API at ${server}: ${detail}`,
+  )
+}
