@@ -1,0 +1,79 @@
+import type { ResourceType } from './resource-registry.ts'
+
+interface BuiltIn {
+  group: string
+  version: string
+  kind: string
+  plural: string
+  namespaced: boolean
+  shortNames?: string[]
+  categories?: string[]
+  statusSubresource?: boolean
+}
+
+/** The built-in kinds a Kinference controller and kubectl touch; others answer 404. */
+const builtIns: BuiltIn[] = [
+  { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
+  {
+    group: '',
+    version: 'v1',
+    kind: 'Pod',
+    plural: 'pods',
+    namespaced: true,
+    shortNames: ['po'],
+    categories: ['all'],
+    statusSubresource: true,
+  },
+  {
+    group: '',
+    version: 'v1',
+    kind: 'Event',
+    plural: 'events',
+    namespaced: true,
+    shortNames: ['ev'],
+  },
+  { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true },
+  { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
+  {
+    group: 'discovery.k8s.io',
+    version: 'v1',
+    kind: 'EndpointSlice',
+    plural: 'endpointslices',
+    namespaced: true,
+  },
+  {
+    group: 'coordination.k8s.io',
+    version: 'v1',
+    kind: 'Lease',
+    plural: 'leases',
+    namespaced: true,
+  },
+  {
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    kind: 'CustomResourceDefinition',
+    plural: 'customresourcedefinitions',
+    namespaced: false,
+    shortNames: ['crd', 'crds'],
+    categories: ['api-extensions'],
+    statusSubresource: true,
+  },
+]
+
+export function builtInResources(): ResourceType[] {
+  return builtIns.map((b) => ({
+    group: b.group,
+    version: b.version,
+    kind: b.kind,
+    listKind: `${b.kind}List`,
+    plural: b.plural,
+    singular: b.kind.toLowerCase(),
+    namespaced: b.namespaced,
+    shortNames: b.shortNames ?? [],
+    categories: b.categories ?? [],
+    // Namespaces have a status subresource too, but nothing here writes namespace status.
+    statusSubresource: b.statusSubresource ?? false,
+    printerColumns: [{ name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
+    unconditionalUpdate: true,
+  }))
+}
