@@ -4,14 +4,15 @@ import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import { KvEventEncoding } from '../kv-events/encode-event-batch.ts'
-import { ScorerConfig, type ScorerPod, type ScorerPool } from '../scorer/scorer-config.ts'
+import { ScorerConfig, type ScorerPodInput, type ScorerPoolInput } from '../scorer/scorer-config.ts'
+import { poolIdOf } from '../scorer/scorer-state.ts'
 import { type RunningScorer, startScorer } from '../scorer/start-scorer.ts'
 import { scorerPodOf, startSimFleet } from '../sim/sim-fleet.ts'
 import { loadSimModelAssets, type SimModelAssets } from '../sim/sim-model-assets.ts'
 import type { SimPod } from '../sim/sim-pod.ts'
 import type { SimFaultsPatch } from '../sim/sim-pod-config.ts'
 import { closeAll } from './close-all.ts'
-import { scorerBackendsOf, scorerPoolsOf } from './scorer-backends-of.ts'
+import { scorerPoolsOf } from './scorer-backends-of.ts'
 
 const fn = <T>() => z.custom<T>((value) => typeof value === 'function', 'must be a function')
 const object = <T>() => z.custom<T>((value) => typeof value === 'object' && value !== null)
@@ -56,15 +57,20 @@ export interface SimulatedScorerOptions {
   redisPrefix?: string
   eventsBind?: string | null
   maxBodyBytes?: number
-  /** GatewayBackend → pool; from the snapshot when pools come from one, else none. */
+  /** GatewayBackend → pool, besides the snapshot's own when pools come from one. */
   backends?: ScorerConfig['backends']
   /** Pods the scorer routes to besides the simulated ones (pods that are down, real servers). */
-  extraPods?: ScorerPod[]
+  extraPods?: ScorerPodInput[]
+  /**
+   * The snapshot the fleets' pools come from: the scorer starts from it (pool ids, backends,
+   * its hash for applySnapshot), the simulated pods given by hand.
+   */
+  snapshot?: ConfigSnapshot | null
 }
 
 export interface SimulatedPoolsOptions {
   /** The pools to simulate, or a compiled snapshot: all its pools, and its backends. */
-  pools: readonly ScorerPool[] | ConfigSnapshot
+  pools: readonly ScorerPoolInput[] | ConfigSnapshot
   podsPerPool: number
   sim: SimulatedPodOptionsInput
   scorer: SimulatedScorerOptions
@@ -73,7 +79,7 @@ export interface SimulatedPoolsOptions {
 
 /** One pool's simulated pods. */
 export interface SimulatedFleet {
-  pool: ScorerPool
+  pool: ScorerPoolInput
   pods: SimPod[]
 }
 
@@ -121,14 +127,7 @@ export async function startSimulatedPools(options: SimulatedPoolsOptions): Promi
       started.push(...pods)
       fleets.push({ pool, pods })
     }
-    const scorer = await startScorerOver(
-      fleets,
-      {
-        ...options.scorer,
-        backends: options.scorer.backends ?? (snapshot ? scorerBackendsOf(snapshot) : {}),
-      },
-      options.log,
-    )
+    const scorer = await startScorerOver(fleets, { ...options.scorer, snapshot }, options.log)
     started.push(scorer)
     return {
       pods: fleets.flatMap((fleet) => fleet.pods),
@@ -167,9 +166,14 @@ export function startScorerOver(
       eventsBind: options.eventsBind,
       maxBodyBytes: options.maxBodyBytes,
       backends: options.backends,
-      pools: fleets.map((fleet) => fleet.pool),
+      snapshot: options.snapshot ?? null,
+      pools: options.snapshot ? [] : fleets.map((fleet) => fleet.pool),
       pods: [
-        ...fleets.flatMap(({ pool, pods }) => pods.map((pod) => scorerPodOf(pod, pool.name))),
+        ...fleets.flatMap(({ pool, pods }) =>
+          pods.map((pod) =>
+            scorerPodOf(pod, poolIdOf({ name: pool.name, namespace: pool.namespace ?? null })),
+          ),
+        ),
         ...(options.extraPods ?? []),
       ],
     }),

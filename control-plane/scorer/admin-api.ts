@@ -23,6 +23,7 @@ export function podsReport(context: InferenceContext) {
   const now = performance.now()
   return {
     pools: context.pools.map((pool) => ({
+      id: pool.id,
       name: pool.name,
       strategy: pool.router.strategy,
       lateBinding: {

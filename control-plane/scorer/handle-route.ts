@@ -233,9 +233,17 @@ async function attemptFor(
   return { prepared, lookup: await runtime.lookup(prepared.request) }
 }
 
+/**
+ * The runtime of the pool the edge's snapshot names by id; a pool given to the scorer
+ * without namespace answers for its name in any namespace.
+ */
 function runtimeOf(context: InferenceContext, snapshot: ConfigSnapshot, poolId: string) {
   const name = snapshot.pools[poolId]?.name
-  return context.pools.find((pool) => pool.name === name) ?? null
+  return (
+    context.pools.find((pool) => pool.id === poolId) ??
+    context.pools.find((pool) => pool.namespace === null && pool.name === name) ??
+    null
+  )
 }
 
 /** The client's bytes, unless policy sends the request under another model name. */

@@ -2,13 +2,19 @@ import type { Agent } from 'node:http'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import type { PolicyBundleCache } from './policy-bundle-cache.ts'
 import type { PoolRuntime } from './pool-runtime.ts'
-import type { ScorerConfig } from './scorer-config.ts'
+import type { ScorerBackends, ScorerConfig } from './scorer-config.ts'
 import type { ScorerMetrics } from './scorer-metrics.ts'
 
-/** What the scorer's request handlers share: config, pools, index, metrics, the pods' agent. */
+/**
+ * What a request's handler works with: the config, the pools and backends of the request's
+ * start (a later config does not change them under it), the index, metrics, the pods' agent.
+ */
 export interface InferenceContext {
+  /** The process's settings; its pools, pods and backends are only the ones it started with. */
   config: ScorerConfig
   pools: readonly PoolRuntime[]
+  /** GatewayBackend name → pool id and model, for the edge's allowed-backends claim. */
+  backends: ScorerBackends
   index: KvIndex
   metrics: ScorerMetrics
   agent: Agent
@@ -19,3 +25,6 @@ export interface InferenceContext {
   /** Tenants' policies sent with status-dependent requests, parsed once each. */
   bundles: PolicyBundleCache
 }
+
+/** What every request shares: InferenceContext without the pools and backends of one. */
+export type ScorerContext = Omit<InferenceContext, 'pools' | 'backends'>

@@ -75,6 +75,7 @@ export class PodEventIngestor {
     return this.enqueue(() => this.resync(0n, true))
   }
 
+  /** Nothing is applied after this, so a dropPod called next is the pod's last word. */
   close(): void {
     this.closed = true
   }
@@ -165,6 +166,8 @@ export class PodEventIngestor {
   }
 
   private async apply(seq: bigint, batch: EventBatch): Promise<void> {
+    // A replay answered after close must not bring a removed pod's blocks back.
+    if (this.closed) return
     try {
       await this.options.index.apply(
         this.options.pod,

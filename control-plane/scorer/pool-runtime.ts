@@ -1,4 +1,5 @@
 import type { InferencePoolSpec } from '../../shared/crd/inference-pool.ts'
+import type { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import type { OpenAiRequest } from '../../shared/openai/openai-request.ts'
 import {
@@ -7,33 +8,35 @@ import {
   PoolRouter,
   type ServedModel,
 } from '../../shared/pool/pool-router.ts'
-import {
-  createKvEventSubscriber,
-  type KvEventSubscriber,
-} from '../kv-events/create-kv-event-subscriber.ts'
-import type { EventBatch } from '../kv-events/kv-cache-event.ts'
 import { createTokenizer } from '../tokenizer/create-tokenizer.ts'
 import { promptIds } from '../tokenizer/prompt-ids.ts'
 import type { Tokenizer } from '../tokenizer/tokenizer.ts'
-import { PodEventIngestor } from './pod-event-ingestor.ts'
+import type { PodFeedSource } from './pod-feed.ts'
+import { type PodFeedLease, PodFeeds } from './pod-feeds.ts'
 import { type HoldOutcome, PoolAdmission, type Waiter } from './pool-admission.ts'
 import type { ScorerPod } from './scorer-config.ts'
 import type { ScorerMetrics } from './scorer-metrics.ts'
+import { UsageCount } from './usage-count.ts'
 
 interface PodRuntime {
   endpoint: ScorerPod
-  ingestor: PodEventIngestor | null
-  subscriber: KvEventSubscriber | null
+  lease: PodFeedLease
 }
 
 export interface PoolRuntimeOptions {
+  /** namespace/name; the name when absent (a pool given without namespace). */
+  id?: string
   name: string
+  namespace?: string | null
   spec: InferencePoolSpec
   index: KvIndex
+  /**
+   * The pods' KV-event feeds, shared with the scorer's other runtimes (one replacing this
+   * one, say); this runtime's own when absent.
+   */
+  feeds?: PodFeeds
   tokenizers: (name: string) => Tokenizer
   onError: (message: string) => void
-  /** Pods without their own events endpoint get their batches from a shared bound socket. */
-  sharedEvents?: boolean
   /** Randomness of the strategy's choices (Math.random unless told). */
   random?: () => number
   /** A request held by late binding left the queue. */
@@ -42,24 +45,46 @@ export interface PoolRuntimeOptions {
   counters?: Pick<ScorerMetrics, 'tokenizations' | 'lookups'>
 }
 
+/** The feed a pod of a pool with this spec takes its KV events from. */
+export function feedSourceOf(pod: ScorerPod, spec: InferencePoolSpec): PodFeedSource {
+  return {
+    pod: pod.name,
+    model: spec.models[0]?.name ?? '',
+    events: pod.events,
+    replay: pod.replay,
+  }
+}
+
 /**
- * One pool as the scorer runs it: its router (shared/pool) with the late-binding glue of
- * this process, the pods with their KV-event subscriptions and index ingestion, and the
- * tokenizer of each served model.
+ * One pool under one spec, as the scorer runs it: its router (shared/pool) with the
+ * late-binding glue of this process, its pods (their KV-event feeds are shared with any
+ * other runtime routing to them), and the tokenizer of each served model. A new spec is
+ * a new runtime; this one serves the requests that started on it until they are done.
  */
 export class PoolRuntime {
+  readonly id: string
   readonly name: string
+  readonly namespace: string | null
   readonly spec: InferencePoolSpec
   readonly router: PoolRouter<Waiter>
   readonly admission: PoolAdmission
+  /** Requests that may still use this runtime (see LivePools.lease). */
+  readonly usage = new UsageCount()
   private readonly options: PoolRuntimeOptions
+  private readonly feeds: PodFeeds
   private readonly pods = new Map<string, PodRuntime>()
   private readonly topicPattern: RegExp
+  private isClosed = false
 
   constructor(options: PoolRuntimeOptions) {
     this.options = options
+    this.id = options.id ?? options.name
     this.name = options.name
+    this.namespace = options.namespace ?? null
     this.spec = options.spec
+    this.feeds =
+      options.feeds ??
+      new PodFeeds({ index: options.index, sharedEvents: false, onError: options.onError })
     const template = (options.spec.kvEvents?.topic ?? 'kv@{pod}@{model}').replace(
       /[.*+?^$()|[\]\\]/g,
       '\\$&',
@@ -105,46 +130,31 @@ export class PoolRuntime {
     return this.pods.get(name)?.endpoint
   }
 
-  ingestorCounters(name: string) {
-    return this.pods.get(name)?.ingestor?.counters ?? null
+  /** Where the pod's load signals are read: its own metrics URL, or the pool's path. */
+  metricsUrl(pod: ScorerPod): string {
+    return pod.metrics ?? new URL(this.spec.metrics.path, pod.http).toString()
   }
 
+  ingestorCounters(name: string) {
+    return this.pods.get(name)?.lease.feed.counters ?? null
+  }
+
+  /** A pod joins: routed at once (cache-cold until its feed has replayed its history). */
   async addPod(endpoint: ScorerPod): Promise<void> {
     if (this.pods.has(endpoint.name)) await this.removePod(endpoint.name)
-    const runtime: PodRuntime = { endpoint, ingestor: null, subscriber: null }
-    this.pods.set(endpoint.name, runtime)
+    // In the router first: a feed already running tells its readiness at once.
     this.router.addPod(endpoint.name, performance.now())
-    if (endpoint.events === null && !this.options.sharedEvents) {
-      // No KV events: the pod is routed on load alone (its index stays empty).
-      this.router.setIndexReady(endpoint.name, false)
-      return
+    let lease: PodFeedLease
+    try {
+      lease = this.feeds.acquire(feedSourceOf(endpoint, this.spec), (ready) =>
+        this.router.setIndexReady(endpoint.name, ready),
+      )
+    } catch (error) {
+      this.router.removePod(endpoint.name, performance.now())
+      throw error
     }
-    const model = this.spec.models[0]?.name ?? ''
-    const ingestor = new PodEventIngestor({
-      pod: endpoint.name,
-      model,
-      index: this.options.index,
-      replayEndpoint: endpoint.replay,
-      onReady: (ready) => this.router.setIndexReady(endpoint.name, ready),
-      onError: this.options.onError,
-    })
-    runtime.ingestor = ingestor
-    if (endpoint.events !== null) {
-      runtime.subscriber = createKvEventSubscriber({
-        endpoint: endpoint.events,
-        onBatch: (_topic, seq, batch) => void ingestor.receive(seq, batch),
-        onError: (error) => this.options.onError(`${endpoint.name}: ${error.message}`),
-      })
-    }
-    await ingestor.start()
-  }
-
-  /** A batch from the shared bound socket whose topic names this pod; false if unknown. */
-  deliver(pod: string, seq: bigint, batch: EventBatch): boolean {
-    const ingestor = this.pods.get(pod)?.ingestor
-    if (!ingestor) return false
-    void ingestor.receive(seq, batch)
-    return true
+    this.pods.set(endpoint.name, { endpoint, lease })
+    await lease.started
   }
 
   /** The pod a topic names, by the pool's topic template ({pod} and {model}). */
@@ -154,23 +164,30 @@ export class PoolRuntime {
 
   /** The pod's process restarted (seen in its metrics): forget its blocks and replay. */
   async restartDetected(name: string): Promise<void> {
-    await this.pods.get(name)?.ingestor?.restart()
+    await this.pods.get(name)?.lease.feed.restart()
   }
 
-  /** A pod gone: its subscription closes and its index entries are dropped. */
+  /**
+   * A pod gone: no request goes to it from now on; its index entries are dropped once no
+   * other runtime routes to it.
+   */
   async removePod(name: string): Promise<void> {
     const runtime = this.pods.get(name)
     if (!runtime) return
     this.pods.delete(name)
-    runtime.ingestor?.close()
-    await runtime.subscriber?.close()
     this.router.removePod(name, performance.now())
-    await this.options.index.dropPod(name)
+    await runtime.lease.release()
   }
 
-  /** Held requests are answered with an error first (see PoolAdmission.close). */
-  async close(): Promise<void> {
-    await this.admission.close()
+  /** Closed: it holds no pod and takes no request. */
+  get closed(): boolean {
+    return this.isClosed
+  }
+
+  /** Held requests are answered with `error` first (see PoolAdmission.close). */
+  async close(error?: KinfError): Promise<void> {
+    this.isClosed = true
+    await this.admission.close(error)
     for (const name of [...this.pods.keys()]) await this.removePod(name)
   }
 }

@@ -1,11 +1,18 @@
 import { z } from 'zod'
+import { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { InferencePoolSpec } from '../../shared/crd/inference-pool.ts'
 
-/** A pod the scorer routes to: its OpenAI server and its KV-event sockets. */
+/** A pod the scorer routes to: its OpenAI server, its /metrics and its KV-event sockets. */
 export const ScorerPod = z.strictObject({
   name: z.string().min(1).max(253),
+  /** The pool's id (namespace/name), or its name when that names one pool. */
   pool: z.string().min(1),
   http: z.url({ protocol: /^https?$/ }),
+  /** The pod's /metrics; null: the pool's metrics path on the http address. */
+  metrics: z
+    .url({ protocol: /^https?$/ })
+    .nullable()
+    .default(null),
   /** ZMQ PUB endpoint to connect a SUB socket to; null when the pod publishes no events. */
   events: z
     .string()
@@ -17,9 +24,26 @@ export const ScorerPod = z.strictObject({
     .nullable(),
 })
 export type ScorerPod = z.infer<typeof ScorerPod>
+export type ScorerPodInput = z.input<typeof ScorerPod>
 
-export const ScorerPool = z.strictObject({ name: z.string().min(1), spec: InferencePoolSpec })
+export const ScorerPool = z.strictObject({
+  name: z.string().min(1),
+  /**
+   * A snapshot's pool has one; without one (a pool given by hand) the pool is known by its
+   * name alone and answers for a pool of that name in any namespace.
+   */
+  namespace: z.string().min(1).nullable().default(null),
+  spec: InferencePoolSpec,
+})
 export type ScorerPool = z.infer<typeof ScorerPool>
+export type ScorerPoolInput = z.input<typeof ScorerPool>
+
+/** GatewayBackend name → the pool (id, or a name that names one pool) and model it targets. */
+export const ScorerBackends = z.record(
+  z.string(),
+  z.strictObject({ pool: z.string(), model: z.string() }),
+)
+export type ScorerBackends = z.infer<typeof ScorerBackends>
 
 /** The scorer's whole configuration, parsed once at start and passed down. */
 export const ScorerConfig = z.strictObject({
@@ -34,8 +58,14 @@ export const ScorerConfig = z.strictObject({
   /** Shared index in Redis when set (scorer replicas); in memory otherwise. */
   redisUrl: z.string().nullable().default(null),
   redisPrefix: z.string().default('kinf:'),
-  pools: z.array(ScorerPool).min(1),
-  pods: z.array(ScorerPod),
+  /**
+   * The pools, backends and pods (its endpoints) to start with, verified by the caller.
+   * Without one, `pools` and `backends` say; applySnapshot replaces them either way.
+   */
+  snapshot: ConfigSnapshot.nullable().default(null),
+  pools: z.array(ScorerPool).default([]),
+  /** Pods given by hand, kept across snapshots while their pool exists (local trials). */
+  pods: z.array(ScorerPod).default([]),
   /**
    * Bind one SUB socket here for pods whose PUB connects to the scorer (vLLM connects when
    * its endpoint names a host); their batches are told apart by topic (kv@<pod>@<model>).
@@ -45,10 +75,19 @@ export const ScorerConfig = z.strictObject({
     .regex(/^tcp:\/\/.+:(\d+|\*)$/)
     .nullable()
     .default(null),
-  /** GatewayBackend name → pool, from the snapshot, for the edge's allowed-backends claim. */
-  backends: z
-    .record(z.string(), z.strictObject({ pool: z.string(), model: z.string() }))
-    .default({}),
+  /**
+   * GatewayBackend name → pool, for the edge's allowed-backends claim; a snapshot's own
+   * backends take precedence over these.
+   */
+  backends: ScorerBackends.default({}),
+  /**
+   * Longest wait for the requests of a replaced pool runtime (new config) to finish
+   * before it is closed; those still held by late binding then get an error.
+   */
+  drainTimeoutMs: z
+    .int()
+    .positive()
+    .default(10 * 60_000),
   maxBodyBytes: z
     .int()
     .positive()

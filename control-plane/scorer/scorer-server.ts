@@ -7,7 +7,8 @@ import { prometheusTextContentType } from '../metrics/create-prometheus-registry
 import { lookupReport, podsReport } from './admin-api.ts'
 import { handleInference } from './handle-inference.ts'
 import { handleRoute } from './handle-route.ts'
-import type { InferenceContext } from './inference-context.ts'
+import type { InferenceContext, ScorerContext } from './inference-context.ts'
+import type { LivePools } from './live-pools.ts'
 import { parseJson, readBody } from './read-body.ts'
 
 function json(
@@ -20,8 +21,28 @@ function json(
   res.end(JSON.stringify(value))
 }
 
-/** The scorer's HTTP face: OpenAI routes (signed by the edge), /health, /metrics, /admin. */
-export function createScorerServer(context: InferenceContext, refreshMetrics: () => void): Server {
+type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
+
+/**
+ * The scorer's HTTP face: OpenAI routes (signed by the edge), /health, /metrics, /admin.
+ * A request is served by the pools of its start: it leases them until it is answered.
+ */
+export function createScorerServer(
+  context: ScorerContext,
+  live: LivePools,
+  refreshMetrics: () => void,
+): Server {
+  const leased =
+    (handle: (context: InferenceContext, req: IncomingMessage, res: ServerResponse) => unknown) =>
+    async (req: IncomingMessage, res: ServerResponse) => {
+      const lease = live.lease()
+      try {
+        await handle({ ...context, pools: lease.pools, backends: lease.backends }, req, res)
+      } finally {
+        lease.release()
+      }
+    }
+  const now = (): InferenceContext => ({ ...context, ...live.current })
   const admin = (req: IncomingMessage) => {
     const token = context.config.adminToken
     if (token === null)
@@ -31,14 +52,13 @@ export function createScorerServer(context: InferenceContext, refreshMetrics: ()
       throw new KinfError('unauthorized', 'admin API: missing or wrong bearer token')
     }
   }
-  const routes: Record<
-    string,
-    (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
-  > = {
-    'POST /v1/chat/completions': (req, res) => handleInference(context, 'chat', req, res),
-    'POST /v1/completions': (req, res) => handleInference(context, 'completion', req, res),
-    [`POST ${routePaths.chat}`]: (req, res) => handleRoute(context, 'chat', req, res),
-    [`POST ${routePaths.completion}`]: (req, res) => handleRoute(context, 'completion', req, res),
+  const routes: Record<string, Handler> = {
+    'POST /v1/chat/completions': leased((c, req, res) => handleInference(c, 'chat', req, res)),
+    'POST /v1/completions': leased((c, req, res) => handleInference(c, 'completion', req, res)),
+    [`POST ${routePaths.chat}`]: leased((c, req, res) => handleRoute(c, 'chat', req, res)),
+    [`POST ${routePaths.completion}`]: leased((c, req, res) =>
+      handleRoute(c, 'completion', req, res),
+    ),
     'GET /health': (_req, res) => json(res, 200, { status: 'ok' }),
     'GET /metrics': (_req, res) => {
       refreshMetrics()
@@ -47,14 +67,14 @@ export function createScorerServer(context: InferenceContext, refreshMetrics: ()
     },
     'GET /admin/pods': (req, res) => {
       admin(req)
-      json(res, 200, podsReport(context))
+      json(res, 200, podsReport(now()))
     },
     'POST /admin/lookup': async (req, res) => {
       admin(req)
       json(
         res,
         200,
-        await lookupReport(context, parseJson(await readBody(req, context.config.maxBodyBytes))),
+        await lookupReport(now(), parseJson(await readBody(req, context.config.maxBodyBytes))),
       )
     },
   }

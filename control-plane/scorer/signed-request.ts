@@ -64,10 +64,8 @@ export function allowedPools(
   claims: EdgeClaims,
 ): readonly PoolRuntime[] {
   if (claims.backends.length === 0) return context.pools
-  const names = new Set(
-    claims.backends.flatMap((backend) => context.config.backends[backend]?.pool ?? []),
-  )
-  const pools = context.pools.filter((pool) => names.has(pool.name))
+  const ids = new Set(claims.backends.flatMap((backend) => context.backends[backend]?.pool ?? []))
+  const pools = context.pools.filter((pool) => ids.has(pool.id))
   if (pools.length === 0)
     throw new KinfError('forbidden', 'none of the backends this request may use is served here')
   return pools

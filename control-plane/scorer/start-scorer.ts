@@ -1,31 +1,51 @@
 import { Agent } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import { createMemoryKvIndex } from '../../shared/kv-index/memory-kv-index.ts'
 import { bindKvEventSubscriber } from '../kv-events/create-kv-event-subscriber.ts'
 import { createRedisKvIndex } from '../kv-index/redis-kv-index.ts'
-import type { InferenceContext } from './inference-context.ts'
-import { startMetricsScraper } from './metrics-scraper.ts'
+import { LivePools } from './live-pools.ts'
+import { PodFeeds } from './pod-feeds.ts'
 import { PolicyBundleCache } from './policy-bundle-cache.ts'
+import { PoolMetricsScraper } from './pool-metrics-scraper.ts'
 import { createTokenizerCache, PoolRuntime } from './pool-runtime.ts'
 import type { ScorerConfig, ScorerPod } from './scorer-config.ts'
-import { createScorerMetrics } from './scorer-metrics.ts'
+import { createScorerMetrics, type ScorerMetrics } from './scorer-metrics.ts'
+import { type ApplyReport, ScorerReconciler } from './scorer-reconciler.ts'
 import { createScorerServer } from './scorer-server.ts'
+import type { StatePool } from './scorer-state.ts'
+
+export type { ApplyReport } from './scorer-reconciler.ts'
 
 export interface RunningScorer {
   readonly url: string
   /** The bound SUB socket pods connect to, when eventsBind is set. */
   readonly eventsEndpoint: string | null
+  /** The pool runtimes new requests go to. */
   readonly pools: readonly PoolRuntime[]
+  /** Runtimes a new config replaced, finishing the requests that started on them. */
+  readonly draining: readonly PoolRuntime[]
   readonly index: KvIndex
+  /** The hash of the snapshot applied last; null when the scorer has none (pools by hand). */
+  readonly snapshotHash: string | null
+  /**
+   * Serves a verified snapshot's pools, backends and endpoints from now on, without a
+   * restart; calls are applied one after the other, the same hash twice is a no-op, and
+   * a snapshot the scorer cannot serve is refused (the previous config stays).
+   */
+  applySnapshot(snapshot: ConfigSnapshot): Promise<ApplyReport>
+  /** A pod by hand, kept across snapshots while its pool exists; throws for an unknown pool. */
   addPod(pod: ScorerPod): Promise<void>
+  /** A pod out of every pool and the index, until a snapshot lists it again. */
   removePod(name: string): Promise<void>
   close(): Promise<void>
 }
 
 /**
- * Starts the scorer: the index (Redis when configured, else in memory), one runtime per
- * pool with its pods, the metrics scraper, and the HTTP server.
+ * Starts the scorer: the index (Redis when configured, else in memory), the pods' feeds,
+ * one runtime per pool with its pods (from the config's snapshot, or its pools and pods),
+ * the metrics scraper, and the HTTP server.
  */
 export async function startScorer(
   config: ScorerConfig,
@@ -34,112 +54,59 @@ export async function startScorer(
   const index = config.redisUrl
     ? await createRedisKvIndex({ redis: config.redisUrl, prefix: config.redisPrefix })
     : createMemoryKvIndex()
-  const tokenizers = createTokenizerCache()
   const metrics = createScorerMetrics(() => Date.now() / 1000)
-  const pools = config.pools.map(
-    (pool) =>
-      new PoolRuntime({
-        name: pool.name,
-        spec: pool.spec,
-        index,
-        tokenizers,
-        onError: log,
-        sharedEvents: config.eventsBind !== null,
-        random: Math.random,
-        onHoldEnd: (heldMs, outcome) =>
-          metrics.holdSeconds.labels({ pool: pool.name, outcome }).observe(heldMs / 1000),
-        counters: metrics,
-      }),
-  )
+  const feeds = new PodFeeds({ index, sharedEvents: config.eventsBind !== null, onError: log })
+  const live = new LivePools({ pools: [], backends: {} }, log)
+  const scraper = new PoolMetricsScraper({
+    runtimes: () => live.all(),
+    restarted: (pod) => void feeds.get(pod)?.restart(),
+    log,
+  })
+  const reconciler = new ScorerReconciler({
+    live,
+    createRuntime: runtimeFactory(index, feeds, metrics, log),
+    drainTimeoutMs: config.drainTimeoutMs,
+    log,
+    onChange: () => scraper.follow(),
+  })
   const shared = config.eventsBind
     ? await bindKvEventSubscriber({
         endpoint: config.eventsBind,
         onBatch: (topic, seq, batch) => {
-          for (const pool of pools) {
+          for (const pool of live.all()) {
             const pod = pool.podOfTopic(topic)
-            if (pod !== null && pool.deliver(pod, seq, batch)) return
+            if (pod !== null && feeds.deliver(pod, seq, batch)) return
           }
           log(`KV events on topic ${topic} name no known pod; dropped`)
         },
         onError: (error) => log(error.message),
       })
     : null
-  const poolOf = (name: string) => {
-    const pool = pools.find((p) => p.name === name)
-    if (!pool) throw new Error(`pod refers to unknown pool "${name}"`)
-    return pool
+  const agent = new Agent({ keepAlive: true, maxSockets: 1024 })
+  const closeAll = async () => {
+    scraper.stop()
+    await live.close()
+    await shared?.close()
+    agent.destroy()
+    await index.close()
   }
-  const context: InferenceContext = {
+  try {
+    await reconciler.start(config)
+  } catch (error) {
+    await closeAll()
+    throw error
+  }
+  const context = {
     config,
-    pools,
     index,
     metrics,
-    agent: new Agent({ keepAlive: true, maxSockets: 1024 }),
-    podsReportingCache: new Set(),
+    agent,
+    podsReportingCache: new Set<string>(),
     random: Math.random,
     log,
     bundles: new PolicyBundleCache(),
   }
-  // Warm the tokenizers now rather than on the first request.
-  for (const pool of pools) for (const model of pool.spec.models) pool.serves(model.name)
-  for (const pod of config.pods) await poolOf(pod.pool).addPod(pod)
-
-  const lastQueries = new Map<string, number>()
-  const lastStart = new Map<string, number>()
-  const scraper = startMetricsScraper({
-    intervalMs: Math.min(...pools.map((pool) => pool.spec.metrics.intervalMs)),
-    timeoutMs: 1_000,
-    targets: () =>
-      pools.flatMap((pool) =>
-        pool.endpoints().map((pod) => ({
-          pod: pod.name,
-          model: pool.spec.models[0]?.name ?? '',
-          url: new URL(pool.spec.metrics.path, pod.http).toString(),
-        })),
-      ),
-    onSignals: (pod, signals, startedAt) => {
-      const pool = pools.find((p) => p.endpoint(pod))
-      if (!pool) return
-      pool.router.updateMetrics(
-        pod,
-        {
-          running: signals.running ?? 0,
-          waiting: signals.waiting ?? 0,
-          kvCacheUsage: signals.kvCacheUsage ?? 0,
-        },
-        performance.now(),
-        signals.numGpuBlocks !== null && signals.blockSize !== null
-          ? signals.numGpuBlocks * signals.blockSize
-          : null,
-      )
-      // A new process start time, or a counter that went down, means a new process: its
-      // cache is empty whatever the index says.
-      const queries = signals.prefixCacheQueries
-      const before = lastQueries.get(pod)
-      const startedBefore = lastStart.get(pod)
-      if (queries !== null) lastQueries.set(pod, queries)
-      if (startedAt !== null) lastStart.set(pod, startedAt)
-      const newProcess =
-        startedAt !== null && startedBefore !== undefined && startedAt !== startedBefore
-      const counterReset = queries !== null && before !== undefined && queries < before
-      if (newProcess || counterReset) void pool.restartDetected(pod)
-    },
-    onFailure: (pod, reason) => log(`metrics of ${pod}: ${reason}`),
-  })
-
-  const refreshMetrics = () => {
-    const now = performance.now()
-    for (const pool of pools) {
-      metrics.heldRequests.labels({ pool: pool.name }).set(pool.admission.held)
-      for (const report of pool.router.podReports(now)) {
-        metrics.drift.labels({ pod: report.name }).set(report.drift)
-        for (const state of ['precise', 'approximate', 'load-only']) {
-          metrics.trust.labels({ pod: report.name, state }).set(report.trust === state ? 1 : 0)
-        }
-      }
-    }
-  }
-  const server = createScorerServer(context, refreshMetrics)
+  const server = createScorerServer(context, live, () => refreshMetrics(live, metrics))
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(config.port, config.host, () => resolve())
@@ -148,22 +115,68 @@ export async function startScorer(
   return {
     url: `http://${config.host}:${port}`,
     eventsEndpoint: shared?.endpoint ?? null,
-    pools,
-    index,
-    addPod: (pod) => poolOf(pod.pool).addPod(pod),
-    removePod: async (name) => {
-      for (const pool of pools) if (pool.endpoint(name)) await pool.removePod(name)
+    get pools() {
+      return live.current.pools
     },
+    get draining() {
+      return live.draining
+    },
+    index,
+    get snapshotHash() {
+      return reconciler.hash
+    },
+    applySnapshot: (snapshot) => reconciler.applySnapshot(snapshot),
+    addPod: (pod) => reconciler.addPod(pod),
+    removePod: (name) => reconciler.removePod(name),
     async close() {
       scraper.stop()
       // Requests held by late binding get an error answer before connections are cut.
-      await Promise.all(pools.map((pool) => pool.admission.close()))
+      await Promise.all(live.all().map((pool) => pool.admission.close()))
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
-      for (const pool of pools) await pool.close()
-      await shared?.close()
-      context.agent.destroy()
-      await index.close()
+      await closeAll()
     },
+  }
+}
+
+/** Runtimes of new pools share the index, the pods' feeds, the tokenizers and the counters. */
+function runtimeFactory(
+  index: KvIndex,
+  feeds: PodFeeds,
+  metrics: ScorerMetrics,
+  log: (message: string) => void,
+): (pool: StatePool) => PoolRuntime {
+  const tokenizers = createTokenizerCache()
+  return (pool) =>
+    new PoolRuntime({
+      id: pool.id,
+      name: pool.name,
+      namespace: pool.namespace,
+      spec: pool.spec,
+      index,
+      feeds,
+      tokenizers,
+      onError: log,
+      random: Math.random,
+      onHoldEnd: (heldMs, outcome) =>
+        metrics.holdSeconds.labels({ pool: pool.name, outcome }).observe(heldMs / 1000),
+      counters: metrics,
+    })
+}
+
+/** The gauges /metrics shows as of now: held requests per pool, each pod's drift and trust. */
+function refreshMetrics(live: LivePools, metrics: ScorerMetrics): void {
+  const now = performance.now()
+  const held = new Map<string, number>()
+  for (const pool of live.all())
+    held.set(pool.name, (held.get(pool.name) ?? 0) + pool.admission.held)
+  for (const [pool, count] of held) metrics.heldRequests.labels({ pool }).set(count)
+  for (const pool of live.current.pools) {
+    for (const report of pool.router.podReports(now)) {
+      metrics.drift.labels({ pod: report.name }).set(report.drift)
+      for (const state of ['precise', 'approximate', 'load-only']) {
+        metrics.trust.labels({ pod: report.name, state }).set(report.trust === state ? 1 : 0)
+      }
+    }
   }
 }

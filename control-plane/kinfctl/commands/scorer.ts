@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { verifySnapshot } from '../../../shared/config/compile-snapshot.ts'
+import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import { RoutingStrategyName } from '../../../shared/crd/routing-strategy.ts'
-import { scorerBackendsOf, scorerPoolsOf } from '../../embedded/scorer-backends-of.ts'
 import { ScorerConfig, type ScorerConfigInput, type ScorerPod } from '../../scorer/scorer-config.ts'
+import { poolIdOf } from '../../scorer/scorer-state.ts'
 import { startScorer } from '../../scorer/start-scorer.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 
@@ -17,9 +18,11 @@ first token, and proxies to the best one. Runs until interrupted.
 Options:
       --port P             listen port (0 = a free port)
       --host H             listen address (default 127.0.0.1)
-      --config FILE        config snapshot from kinfctl compile (pools, backends)
-      --pod SPEC           a pod: name=N,http=URL[,events=tcp://H:P][,replay=tcp://H:P][,pool=NAME]
-                           (repeatable; the controller feeds pods in a cluster)
+      --config FILE        config snapshot from kinfctl compile (pools, backends, and
+                           its endpoints as the pods)
+      --pod SPEC           a pod the config does not list:
+                           name=N,http=URL[,events=tcp://H:P][,replay=tcp://H:P][,pool=NAME]
+                           (repeatable; pool= is a pool's name or namespace/name)
       --events-bind EP     also bind one SUB socket (e.g. tcp://*:5557) for pods whose
                            PUB connects to the scorer; topics kv@<pod>@<model> name them
 Without --config, one pool serves:
@@ -53,6 +56,7 @@ export function parsePodSpec(text: string, defaultPool: string | null): ScorerPo
   return {
     name: fields.name,
     http: fields.http,
+    metrics: null,
     events: fields.events ?? null,
     replay: fields.replay ?? null,
     pool,
@@ -79,12 +83,10 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
   if (values.port === undefined) throw new UsageError('--port is required')
   const strategy = RoutingStrategyName.safeParse(values.strategy)
   if (!strategy.success) throw new UsageError(`unknown --strategy "${values.strategy}"`)
-  let pools: ScorerConfigInput['pools']
-  let backends: ScorerConfigInput['backends'] = {}
+  let snapshot: ConfigSnapshot | null = null
+  let pools: ScorerConfigInput['pools'] = []
   if (values.config !== undefined) {
-    const snapshot = await verifySnapshot(JSON.parse(await readFile(values.config, 'utf8')))
-    pools = scorerPoolsOf(snapshot)
-    backends = scorerBackendsOf(snapshot)
+    snapshot = await verifySnapshot(JSON.parse(await readFile(values.config, 'utf8')))
   } else {
     const spec = InferencePoolSpec.parse({
       selector: { matchLabels: {} },
@@ -101,7 +103,10 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
     })
     pools = [{ name: 'default', spec }]
   }
-  const defaultPool = pools.length === 1 ? (pools[0]?.name ?? null) : null
+  const poolIds = snapshot
+    ? Object.keys(snapshot.pools)
+    : pools.map((pool) => poolIdOf({ name: pool.name, namespace: pool.namespace ?? null }))
+  const defaultPool = poolIds.length === 1 ? (poolIds[0] ?? null) : null
   const secrets = (io.env.KINFERENCE_SIGNING_SECRETS ?? '').split(',').filter(Boolean)
   const parsed = ScorerConfig.safeParse({
     host: values.host,
@@ -110,8 +115,8 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
     allowUnsigned: values['allow-unsigned'],
     adminToken: io.env.KINFERENCE_ADMIN_TOKEN ?? null,
     redisUrl: io.env.REDIS_URL ?? null,
+    snapshot,
     pools,
-    backends,
     pods: values.pod.map((spec) => parsePodSpec(spec, defaultPool)),
     eventsBind: values['events-bind'] ?? null,
   })
@@ -125,8 +130,9 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
     )
   }
   const scorer = await startScorer(parsed.data, (message) => io.stderr(`${message}\n`))
+  const pods = scorer.pools.reduce((sum, pool) => sum + pool.endpoints().length, 0)
   io.stdout(
-    `scorer listening on ${scorer.url} (${parsed.data.pods.length} pods, index in ${parsed.data.redisUrl ? 'redis' : 'memory'})\n`,
+    `scorer listening on ${scorer.url} (${scorer.pools.length} pools, ${pods} pods, index in ${parsed.data.redisUrl ? 'redis' : 'memory'})\n`,
   )
   await io.untilInterrupted()
   await scorer.close()

@@ -106,6 +106,7 @@ export async function measureDecision(options: {
       pods: [],
     }),
     pools: [pool],
+    backends: {},
     index,
     metrics: createScorerMetrics(() => 0),
     agent: new Agent(),
