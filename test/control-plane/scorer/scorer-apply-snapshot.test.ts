@@ -1,0 +1,198 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { prepareRequest } from '../../../control-plane/scorer/prepare-request.ts'
+import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
+import type { EdgeClaims } from '../../../shared/auth/edge-signature.ts'
+import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
+import {
+  adminToken,
+  decisionOf,
+  model,
+  poolSpec,
+  type Stack,
+  send,
+  until,
+  words,
+} from '../../support/scorer-stack.ts'
+import { snapshotOf, startFromSnapshot, startPods } from './snapshot-stack.ts'
+
+// The scorer follows config snapshots while it runs: the endpoints are its pods, the
+// pools its runtimes, the backends what the edge's allowed-backends claim points at.
+
+const { uniquePrefix } = useRedisTestNamespaces()
+
+let stack: Stack | undefined
+afterEach(async () => {
+  await stack?.close()
+  stack = undefined
+})
+
+const roundRobin = poolSpec({ routing: { strategy: 'round-robin' } } as never)
+
+const messages = (seed: number, tokens: number) => [
+  { role: 'user', content: words(seed, Math.round(tokens / 6.8)) },
+]
+const chat = (seed: number, tokens = 400) => ({
+  model,
+  messages: messages(seed, tokens),
+  max_tokens: 2,
+  ignore_eos: true,
+})
+
+function pick(pods: readonly SimPod[], ...indexes: number[]): SimPod[] {
+  return indexes.map((i) => {
+    const pod = pods[i]
+    if (!pod) throw new Error(`no pod ${i}`)
+    return pod
+  })
+}
+
+const nameOf = (pod: SimPod) => pod.config.podName
+
+/** The prompt's leading blocks the index holds for `pod` (stored or speculative). */
+async function indexedBlocks(s: Stack, pod: string, seed: number): Promise<number> {
+  const prepared = prepareRequest('probe', 'chat', chat(seed, 2_000), s.scorer.pools)
+  const [held] = await s.scorer.index.lookup(prepared.request.keys, [pod], Date.now())
+  return held ?? 0
+}
+
+/** Sends the prompt straight to `pod`: only its KV events tell the index. */
+async function warmDirectly(s: Stack, pod: SimPod, seed: number): Promise<void> {
+  const response = await fetch(`${pod.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(chat(seed, 2_000)),
+  })
+  expect(response.status).toBe(200)
+  await response.text()
+  await until(async () => (await indexedBlocks(s, nameOf(pod), seed)) > 20)
+}
+
+async function podNames(s: Stack): Promise<string[]> {
+  const response = await fetch(`${s.scorer.url}/admin/pods`, {
+    headers: { authorization: `Bearer ${adminToken}` },
+  })
+  const report = (await response.json()) as { pools: { pods: { name: string }[] }[] }
+  return report.pools.flatMap((pool) => pool.pods.map((pod) => pod.name))
+}
+
+async function servedBy(s: Stack, seed: number, claims: Partial<EdgeClaims> = {}) {
+  const answer = await send(s, '/v1/chat/completions', chat(seed), claims)
+  return { status: answer.status, ...decisionOf(answer.headers) }
+}
+
+describe.each(['memory', 'redis'] as const)('applySnapshot, %s index', (kind) => {
+  const indexOptions = () =>
+    kind === 'redis' ? { redisUrl, redisPrefix: uniquePrefix() } : ({} as const)
+
+  it('a new endpoint gets requests; a removed one none, and none of its blocks stay indexed', async () => {
+    const pods = await startPods(3)
+    const [p0, p1, p2] = pick(pods, 0, 1, 2)
+    const first = await snapshotOf([{ name: 'default', spec: roundRobin, pods: [p0, p1] }])
+    stack = await startFromSnapshot(pods, first, indexOptions())
+    const s = stack
+    expect(s.scorer.snapshotHash).toBe(first.hash)
+    await warmDirectly(s, p1, 1)
+    const next = await snapshotOf([{ name: 'default', spec: roundRobin, pods: [p0, p2] }])
+    const report = await s.scorer.applySnapshot(next)
+    expect(report).toMatchObject({
+      outcome: 'applied',
+      hash: next.hash,
+      pools: { added: [], removed: [], changed: [] },
+      pods: { added: [nameOf(p2)], removed: [nameOf(p1)], changed: [] },
+      backendsChanged: false,
+    })
+    // Within the call: out of the router and out of the index.
+    expect(await indexedBlocks(s, nameOf(p1), 1)).toBe(0)
+    expect(await podNames(s)).toEqual([nameOf(p0), nameOf(p2)])
+    const served = new Set<string | undefined>()
+    for (let i = 0; i < 6; i++) {
+      const answer = await servedBy(s, 1)
+      expect(answer.status).toBe(200)
+      served.add(answer.pod)
+    }
+    expect(served).toEqual(new Set([nameOf(p0), nameOf(p2)]))
+    // The new pod's KV events reach the index.
+    await warmDirectly(s, p2, 4)
+  })
+})
+
+describe('applySnapshot', () => {
+  it('adds and removes pools; the backends follow for the edge’s allowed-backends claim', async () => {
+    const pods = await startPods(2)
+    const [p0, p1] = pick(pods, 0, 1)
+    stack = await startFromSnapshot(pods, await snapshotOf([{ name: 'alpha', pods: [p0] }]))
+    const s = stack
+    expect(await servedBy(s, 2, { backends: ['alpha-local'] })).toMatchObject({
+      status: 200,
+      pool: 'alpha',
+      pod: nameOf(p0),
+    })
+    expect((await servedBy(s, 2, { backends: ['beta-local'] })).status).toBe(403)
+
+    const next = await snapshotOf([{ name: 'beta', pods: [p1] }])
+    expect(await s.scorer.applySnapshot(next)).toMatchObject({
+      outcome: 'applied',
+      pools: { added: ['test/beta'], removed: ['test/alpha'], changed: [] },
+      pods: { added: [nameOf(p1)], removed: [nameOf(p0)] },
+      backendsChanged: true,
+    })
+    expect(s.scorer.pools.map((pool) => pool.id)).toEqual(['test/beta'])
+    expect(await servedBy(s, 2, { backends: ['beta-local'] })).toMatchObject({
+      status: 200,
+      pool: 'beta',
+      pod: nameOf(p1),
+    })
+    expect((await servedBy(s, 2, { backends: ['alpha-local'] })).status).toBe(403)
+    // Nothing was in flight on alpha: it closes at once.
+    await until(() => s.scorer.draining.length === 0)
+  })
+
+  it('applies one call after the other, and the same snapshot twice is a no-op', async () => {
+    const pods = await startPods(3)
+    const [p0, p1, p2] = pick(pods, 0, 1, 2)
+    stack = await startFromSnapshot(pods, await snapshotOf([{ name: 'default', pods: [p0] }]))
+    const s = stack
+    const second = await snapshotOf([{ name: 'default', pods: [p0, p1] }])
+    const third = await snapshotOf([{ name: 'default', pods: [p0, p2] }])
+    const [a, b, again] = await Promise.all([
+      s.scorer.applySnapshot(second),
+      s.scorer.applySnapshot(third),
+      s.scorer.applySnapshot(third),
+    ])
+    expect(a).toMatchObject({ outcome: 'applied', pods: { added: [nameOf(p1)], removed: [] } })
+    // Planned against the second snapshot, so applied after it.
+    expect(b).toMatchObject({
+      outcome: 'applied',
+      pods: { added: [nameOf(p2)], removed: [nameOf(p1)] },
+    })
+    expect(again).toEqual({ outcome: 'unchanged', hash: third.hash })
+    expect(s.scorer.snapshotHash).toBe(third.hash)
+    expect(await podNames(s)).toEqual([nameOf(p0), nameOf(p2)])
+  })
+
+  it('refuses a snapshot it cannot serve, and keeps the previous config', async () => {
+    const pods = await startPods(2)
+    const [p0, p1] = pick(pods, 0, 1)
+    const first = await snapshotOf([{ name: 'default', pods: [p0, p1] }])
+    stack = await startFromSnapshot(pods, first)
+    const s = stack
+    const noTokenizer = poolSpec({
+      models: [{ name: model, tokenizer: 'no-such-tokenizer', maxContextTokens: 32_768 }],
+    })
+    const refused = await s.scorer.applySnapshot(
+      await snapshotOf([{ name: 'default', spec: noTokenizer, pods: [p0] }]),
+    )
+    expect(refused).toMatchObject({ outcome: 'refused' })
+    expect(refused.outcome === 'refused' && refused.reason).toMatch(/no-such-tokenizer/)
+    const twice = await s.scorer.applySnapshot(
+      await snapshotOf([
+        { name: 'default', pods: [p0] },
+        { name: 'other', pods: [p0] },
+      ]),
+    )
+    expect(twice.outcome === 'refused' && twice.reason).toMatch(/listed by pools/)
+    expect(s.scorer.snapshotHash).toBe(first.hash)
+    expect(await podNames(s)).toEqual([nameOf(p0), nameOf(p1)])
+    expect((await servedBy(s, 3)).status).toBe(200)
+  })
+})
