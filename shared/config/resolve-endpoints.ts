@@ -24,13 +24,17 @@ export interface ResolvedEndpoints {
 /**
  * A pool's endpoints are the ready, non-terminating EndpointSlice endpoints (of a Service
  * over the pool's pods) whose Pod the pool's selector matches, one per pod, on the pool's
- * ports. A pod two pools select belongs to the first by id; the other is told.
+ * ports. A pod two pools select belongs to the older pool (by creationTimestamp, then
+ * id), so a new pool with a broad selector cannot take pods from one already serving.
  */
 export function resolveEndpoints(index: ResourceIndex, workloads: Workloads): ResolvedEndpoints {
   const result: ResolvedEndpoints = { endpoints: {}, counts: {}, issues: [] }
   const addresses = readyAddresses(workloads)
   const owner = new Map<string, string>()
-  const pools = [...index.InferencePool].sort(([a], [b]) => a.localeCompare(b))
+  const pools = [...index.InferencePool].sort(
+    ([a, first], [b, second]) =>
+      createdAt(first).localeCompare(createdAt(second)) || a.localeCompare(b),
+  )
   const workerSets = [...index.InferenceWorkerSet.values()]
   for (const [id, pool] of pools) {
     const selected = selectedPods(pool, workloads.pods)
@@ -61,6 +65,12 @@ export function resolveEndpoints(index: ResourceIndex, workloads: Workloads): Re
     for (const set of sets) countWorkerSet(set, own, endpoints, result)
   }
   return result
+}
+
+/** RFC 3339 timestamps in UTC sort as text; resources read from files have none. */
+const createdAt = (pool: Indexed<InferencePool>) => {
+  const value = (pool.resource.metadata as { creationTimestamp?: unknown }).creationTimestamp
+  return typeof value === 'string' ? value : ''
 }
 
 const podKey = (pod: WatchedPod) => `${pod.metadata.namespace}/${pod.metadata.name}`

@@ -10,7 +10,7 @@ import { createRedisSnapshotStore } from '../../../control-plane/config-store/re
 import { canonicalJson } from '../../../shared/config/canonical-json.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import { snapshotVariant } from './snapshot-variant.ts'
-import { startTcpProxy } from './tcp-proxy.ts'
+import { startTcpProxy } from '../../support/tcp-proxy.ts'
 
 const { redis, uniquePrefix } = useRedisTestNamespaces()
 const t0 = 1_800_000_000_000

@@ -1,0 +1,126 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import {
+  applyObjects,
+  conditionOf,
+  eventually,
+  type InProcessController,
+  kinference,
+  podObject,
+  sliceObject,
+  startInProcessController,
+  startTestCluster,
+  yamlObjects,
+} from '../../support/controller/controller-fixture.ts'
+import type { KubeApiServer } from '../../support/kube-api-server/start-kube-api-server.ts'
+import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
+
+const platform = yamlObjects('infra/k8s/examples/platform.yaml')
+const burst = yamlObjects('infra/k8s/examples/burst-to-bedrock.yaml')
+const { uniquePrefix } = useRedisTestNamespaces()
+
+describe('kinfctl controller against a test API server', () => {
+  let server: KubeApiServer
+  const running: InProcessController[] = []
+  beforeEach(async () => {
+    server = await startTestCluster()
+  })
+  afterEach(async () => {
+    for (const controller of running.splice(0)) await controller.close()
+    await server.close()
+  })
+  const start = async (prefix: string, options = {}) => {
+    const controller = await startInProcessController(server, { url: redisUrl, prefix }, options)
+    running.push(controller)
+    return controller
+  }
+
+  it('publishes a snapshot with the ready endpoints and writes conditions', async () => {
+    applyObjects(server, [...platform, ...burst])
+    for (const [name, ip] of [
+      ['qwen-27b-0', '10.1.0.1'],
+      ['qwen-27b-1', '10.1.0.2'],
+    ] as const)
+      server.objects.create(
+        'v1',
+        'pods',
+        podObject(name, 'kinference', { app: 'vllm-qwen-27b' }, ip),
+      )
+    server.objects.create(
+      'discovery.k8s.io/v1',
+      'endpointslices',
+      sliceObject('vllm-27b-abcde', 'kinference', [
+        { name: 'qwen-27b-0', ip: '10.1.0.1' },
+        { name: 'qwen-27b-1', ip: '10.1.0.2', ready: false },
+      ]),
+    )
+    const { store } = await start(uniquePrefix())
+    const live = await eventually(async () => {
+      const read = await store.current()
+      return read?.ok && read.published.snapshot.endpoints['kinference/qwen-27b']?.length === 1
+        ? read.published
+        : undefined
+    })
+    expect(live.snapshot.endpoints['kinference/qwen-27b']?.[0]).toMatchObject({
+      name: 'qwen-27b-0',
+      http: 'http://10.1.0.1:8000',
+    })
+    const pool = await eventually(() => {
+      const object = server.objects.get(kinference, 'inferencepools', 'kinference', 'qwen-27b')
+      return conditionOf(object, 'Published')?.status === 'True' ? object : undefined
+    })
+    expect(conditionOf(pool, 'Accepted')).toMatchObject({ status: 'True', observedGeneration: 1 })
+    expect(conditionOf(pool, 'Ready')).toMatchObject({
+      status: 'True',
+      message: '1 of 2 selected pods ready',
+    })
+    expect(conditionOf(pool, 'Published')?.message).toContain(`snapshot version ${live.version}`)
+    expect(pool.status).toMatchObject({ readyPods: 1, pods: 2 })
+  })
+
+  it('rejects a broken change with the field path, keeps the previous version live, and does not loop', async () => {
+    applyObjects(server, [...platform, ...burst])
+    const prefix = uniquePrefix()
+    const { store, controller } = await start(prefix)
+    const first = await eventually(async () => {
+      const read = await store.current()
+      return read?.ok ? read.published : undefined
+    })
+    const broken = structuredClone(burst[0]) as unknown as {
+      spec: { rules: { action: { burst: { local: string[] } } }[] }
+    }
+    const rule = broken.spec.rules[0]
+    if (rule) rule.action.burst.local = ['no-such-backend']
+    applyObjects(server, [broken as never])
+    const policy = await eventually(() => {
+      const object = server.objects.get(
+        kinference,
+        'inferencepolicies',
+        'kinference',
+        'burst-to-bedrock',
+      )
+      return conditionOf(object, 'Accepted')?.status === 'False' ? object : undefined
+    })
+    expect(conditionOf(policy, 'Accepted')?.message).toContain(
+      'spec.rules[0].action.burst.local[0]: GatewayBackend "no-such-backend" not found',
+    )
+    expect(conditionOf(policy, 'Accepted')).toMatchObject({
+      reason: 'InvalidRefs',
+      observedGeneration: 2,
+    })
+    expect(conditionOf(policy, 'ResolvedRefs')).toMatchObject({
+      status: 'False',
+      reason: 'RefNotFound',
+    })
+    expect(conditionOf(policy, 'Published')?.message).toContain('carries generation 1')
+    await controller.idle()
+    const read = await store.current()
+    expect(read?.ok && read.published.version).toBe(first.version)
+    // Our own status writes trigger no further writes.
+    server.requests.length = 0
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    await controller.idle()
+    expect(
+      server.requests.filter((r) => r.subresource === 'status' && r.verb === 'update'),
+    ).toEqual([])
+  })
+})
