@@ -27,7 +27,7 @@ const pool = (name: string, spec: Record<string, unknown>) => ({
   metadata: { name, namespace: 'kinference' },
   spec,
 })
-const baseSpec = structuredClone((platform[0] as { spec: Record<string, unknown> }).spec)
+const baseSpec = structuredClone((platform[0] as unknown as { spec: Record<string, unknown> }).spec)
 
 /**
  * The API server validates against the CRD's schema, so what reaches the controller is

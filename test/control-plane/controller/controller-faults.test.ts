@@ -164,8 +164,8 @@ describe('the controller under faults', () => {
       'kinference',
       'kinference-controller',
     )
-    expect((lease?.spec as { leaseTransitions?: number }).leaseTransitions).toBeGreaterThanOrEqual(
-      1,
-    )
+    expect(
+      (lease?.spec as { leaseTransitions?: number } | undefined)?.leaseTransitions,
+    ).toBeGreaterThanOrEqual(1)
   })
 })
