@@ -38,12 +38,12 @@ const chat = (seed: number, tokens = 400) => ({
   ignore_eos: true,
 })
 
-function pick(pods: readonly SimPod[], ...indexes: number[]): SimPod[] {
-  return indexes.map((i) => {
-    const pod = pods[i]
-    if (!pod) throw new Error(`no pod ${i}`)
-    return pod
-  })
+/** The first `count` pods, each named. */
+function pick(pods: readonly SimPod[], count: 2): [SimPod, SimPod]
+function pick(pods: readonly SimPod[], count: 3): [SimPod, SimPod, SimPod]
+function pick(pods: readonly SimPod[], count: number): SimPod[] {
+  if (pods.length < count) throw new Error(`only ${pods.length} pods`)
+  return pods.slice(0, count)
 }
 
 const nameOf = (pod: SimPod) => pod.config.podName
@@ -75,9 +75,11 @@ async function podNames(s: Stack): Promise<string[]> {
   return report.pools.flatMap((pool) => pool.pods.map((pod) => pod.name))
 }
 
+/** The answer's status, and the pool and pod the decision header names. */
 async function servedBy(s: Stack, seed: number, claims: Partial<EdgeClaims> = {}) {
   const answer = await send(s, '/v1/chat/completions', chat(seed), claims)
-  return { status: answer.status, ...decisionOf(answer.headers) }
+  const { pool, pod } = decisionOf(answer.headers)
+  return { status: answer.status, pool, pod }
 }
 
 describe.each(['memory', 'redis'] as const)('applySnapshot, %s index', (kind) => {
@@ -86,7 +88,7 @@ describe.each(['memory', 'redis'] as const)('applySnapshot, %s index', (kind) =>
 
   it('a new endpoint gets requests; a removed one none, and none of its blocks stay indexed', async () => {
     const pods = await startPods(3)
-    const [p0, p1, p2] = pick(pods, 0, 1, 2)
+    const [p0, p1, p2] = pick(pods, 3)
     const first = await snapshotOf([{ name: 'default', spec: roundRobin, pods: [p0, p1] }])
     stack = await startFromSnapshot(pods, first, indexOptions())
     const s = stack
@@ -119,7 +121,7 @@ describe.each(['memory', 'redis'] as const)('applySnapshot, %s index', (kind) =>
 describe('applySnapshot', () => {
   it('adds and removes pools; the backends follow for the edge’s allowed-backends claim', async () => {
     const pods = await startPods(2)
-    const [p0, p1] = pick(pods, 0, 1)
+    const [p0, p1] = pick(pods, 2)
     stack = await startFromSnapshot(pods, await snapshotOf([{ name: 'alpha', pods: [p0] }]))
     const s = stack
     expect(await servedBy(s, 2, { backends: ['alpha-local'] })).toMatchObject({
@@ -149,7 +151,7 @@ describe('applySnapshot', () => {
 
   it('applies one call after the other, and the same snapshot twice is a no-op', async () => {
     const pods = await startPods(3)
-    const [p0, p1, p2] = pick(pods, 0, 1, 2)
+    const [p0, p1, p2] = pick(pods, 3)
     stack = await startFromSnapshot(pods, await snapshotOf([{ name: 'default', pods: [p0] }]))
     const s = stack
     const second = await snapshotOf([{ name: 'default', pods: [p0, p1] }])
@@ -172,7 +174,7 @@ describe('applySnapshot', () => {
 
   it('refuses a snapshot it cannot serve, and keeps the previous config', async () => {
     const pods = await startPods(2)
-    const [p0, p1] = pick(pods, 0, 1)
+    const [p0, p1] = pick(pods, 2)
     const first = await snapshotOf([{ name: 'default', pods: [p0, p1] }])
     stack = await startFromSnapshot(pods, first)
     const s = stack
