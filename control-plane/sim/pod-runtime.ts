@@ -7,6 +7,7 @@ import type { EngineKvEvent } from './engine/block-pool.ts'
 import { type EngineRequestInput, type StepResult, VllmEngine } from './engine/vllm-engine.ts'
 import { createVllmMetrics, type VllmMetrics } from './metrics/create-vllm-metrics.ts'
 import { RealTimeDriver, type RequestListener } from './real-time-driver.ts'
+import { kvEventBindEndpoints } from './sim-pod-address.ts'
 import { kvEventTopic, type SimFaults, type SimPodConfig } from './sim-pod-config.ts'
 import { toWireEvent } from './to-wire-event.ts'
 
@@ -46,12 +47,11 @@ export async function createPodRuntime(
   config: SimPodConfig,
   faults: () => SimFaults,
   random: () => number,
-  ports: { zmq: number; replay: number },
+  sockets: { bindHost: string; zmq: number; replay: number },
 ): Promise<PodRuntime> {
   const engine = new VllmEngine({ profile: config.profile, random })
   const publisher = await createKvEventPublisher({
-    endpoint: `tcp://*:${ports.zmq || '*'}`,
-    replayEndpoint: `tcp://*:${ports.replay || '*'}`,
+    ...kvEventBindEndpoints(sockets.bindHost, sockets),
     topic: kvEventTopic(config),
     encoding: config.eventEncoding,
   })

@@ -1,3 +1,4 @@
+import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import { loadSimModelAssets, type SimModelAssets } from './sim-model-assets.ts'
 import { createSimPod, type SimPod } from './sim-pod.ts'
@@ -19,6 +20,8 @@ export interface SimFleetOptions {
   assets?: SimModelAssets
   /** Pod i is named `${namePrefix}-${i}` (default sim-pod); unique across the scorer's pools. */
   namePrefix?: string
+  /** Pod i is named names[i] instead (one per pod), e.g. the name of its Pod object. */
+  names?: readonly string[]
 }
 
 /** A simulated pod as the scorer's config lists it (ScorerPod): its HTTP and KV-event endpoints. */
@@ -34,6 +37,11 @@ export function scorerPodOf(pod: SimPod, pool: string) {
 
 /** Starts N simulated pods in this process, with the port layout `kinfctl sim` documents. */
 export async function startSimFleet(options: SimFleetOptions): Promise<SimPod[]> {
+  if (options.names !== undefined && options.names.length !== options.pods)
+    throw new KinfError(
+      'invalid_config',
+      `sim: ${options.names.length} names for ${options.pods} pods; give one per pod`,
+    )
   const assets = options.assets ?? loadSimModelAssets()
   const pods: SimPod[] = []
   try {
@@ -41,7 +49,7 @@ export async function startSimFleet(options: SimFleetOptions): Promise<SimPod[]>
       pods.push(
         await createSimPod(
           {
-            podName: `${options.namePrefix ?? 'sim-pod'}-${i}`,
+            podName: options.names?.[i] ?? `${options.namePrefix ?? 'sim-pod'}-${i}`,
             modelName: options.modelName,
             profile: options.profile,
             host: options.host ?? '127.0.0.1',

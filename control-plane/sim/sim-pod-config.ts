@@ -32,11 +32,20 @@ export const noFaults: SimFaults = {
 }
 
 export const SimPodConfig = z.strictObject({
-  podName: z.string().min(1),
+  /** Frame 0 of its KV events is kv@<pod>@<model>, so no @ in it. */
+  podName: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(/^[^@\s]+$/, 'must not contain @ or spaces'),
   modelName: z.string().min(1),
   profile: GpuProfile,
   /** 0 picks a free port. */
   httpPort: z.int().min(0).max(65_535),
+  /**
+   * HTTP and the KV-event sockets listen here; 0.0.0.0 or :: for every interface. Pods on
+   * distinct addresses (127.0.0.2, 127.0.0.3, … on Linux) can share ports, as in a cluster.
+   */
   host: z.string().default('127.0.0.1'),
   /** KV events PUB and replay ROUTER ports; 0 picks a free port. */
   zmqPort: z.int().min(0).max(65_535),

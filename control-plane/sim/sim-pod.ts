@@ -6,6 +6,7 @@ import { createOutputPlanner } from './output-planner.ts'
 import { createPodHttpServer } from './pod-http-server.ts'
 import { createPodRuntime, type PodRuntime } from './pod-runtime.ts'
 import type { SimModelAssets } from './sim-model-assets.ts'
+import { reachableHost, zmqBindHost } from './sim-pod-address.ts'
 import {
   kvEventTopic,
   noFaults,
@@ -18,9 +19,9 @@ import type { SimPodContext } from './sim-pod-context.ts'
 
 export interface SimPod {
   readonly config: SimPodConfig
-  /** http://host:port of the OpenAI server. */
+  /** http://host:port of the OpenAI server (loopback when it listens on every interface). */
   readonly url: string
-  /** Where subscribers connect for KV events and replays, and the topic. */
+  /** Where subscribers connect for KV events and replays (host as in url), and the topic. */
   readonly kvEventsEndpoint: string
   readonly replayEndpoint: string
   readonly topic: string
@@ -48,6 +49,9 @@ export async function createSimPod(
   const random = createSeededRandom(config.seed)
   let faults: SimFaults = { ...noFaults, ...config.faults }
   const ports = { http: config.httpPort, zmq: config.zmqPort, replay: config.replayPort }
+  // Resolved once: a restart binds the same address, as a restarted process in its pod would.
+  const bindHost = await zmqBindHost(config.host)
+  const advertised = reachableHost(config.host)
   let current: PodRuntime | null = null
   let server: Server | null = null
   let downTimer: NodeJS.Timeout | null = null
@@ -67,7 +71,7 @@ export async function createSimPod(
   }
 
   const startRuntime = async () => {
-    current = await createPodRuntime(config, () => faults, random, ports)
+    current = await createPodRuntime(config, () => faults, random, { bindHost, ...ports })
     ports.zmq = portOf(current.publisher.endpoint)
     ports.replay = portOf(current.publisher.replayEndpoint ?? '')
   }
@@ -81,13 +85,13 @@ export async function createSimPod(
   const pod: SimPod = {
     config,
     get url() {
-      return `http://${config.host}:${ports.http}`
+      return `http://${advertised}:${ports.http}`
     },
     get kvEventsEndpoint() {
-      return `tcp://127.0.0.1:${ports.zmq}`
+      return `tcp://${advertised}:${ports.zmq}`
     },
     get replayEndpoint() {
-      return `tcp://127.0.0.1:${ports.replay}`
+      return `tcp://${advertised}:${ports.replay}`
     },
     topic: kvEventTopic(config),
     get running() {

@@ -7,8 +7,13 @@ export const simUsage = `Usage: kinfctl sim [options]
 
 Starts simulated vLLM pods: vLLM V1's scheduler and prefix cache modelled step by step,
 behind vLLM's OpenAI API, /metrics and KV events (ZMQ). Pod i serves HTTP on
-port + i, publishes KV events on tcp://*:zmq-port + 2i (topic kv@<pod>@<model>) and
-answers replay requests on tcp://*:zmq-port + 2i + 1. Runs until interrupted.
+H:port + i, publishes KV events on tcp://H:zmq-port + 2i (topic kv@<pod>@<model>) and
+answers replay requests on tcp://H:zmq-port + 2i + 1, H being --host (every interface
+for 0.0.0.0 or ::). Pods on their own addresses can share ports, as pods in a cluster
+do: on Linux all of 127.0.0.0/8 is loopback, so
+  kinfctl sim --pods 1 --host 127.0.0.2 --name vllm-a
+  kinfctl sim --pods 1 --host 127.0.0.3 --name vllm-b
+run side by side on ports 8000, 5557 and 5558. Runs until interrupted.
 
 Options:
       --pods N              number of pods (default 3)
@@ -16,7 +21,10 @@ Options:
       --model NAME          served model name (default qwen3.8-27b-fp8)
       --port P              first HTTP port (default 8000; 0 = free ports)
       --zmq-port Z          first KV-event port (default 5557; 0 = free ports)
-      --host H              HTTP listen address (default 127.0.0.1)
+      --host H              HTTP and KV-event listen address (default 127.0.0.1; an IPv4
+                            address or name, or 0.0.0.0 / :: for every interface)
+      --name NAME           the pod's name, e.g. its Pod object's (one pod: --pods defaults
+                            to 1; default sim-pod-0, sim-pod-1, …)
       --time-scale X        run X times faster than the modelled GPU (default 1)
       --seed S              seed of every random choice (default 0)
       --event-encoding E    map (current vLLM) or array (legacy) (default map)
@@ -36,6 +44,19 @@ const number = (name: string, text: string | undefined, fallback: number) => {
   return value
 }
 
+/** A pod's name as Kubernetes spells one (RFC 1123 subdomain), which keeps the topic parseable. */
+const podNamePattern = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/
+
+function podNames(name: string | undefined, pods: number): string[] | undefined {
+  if (name === undefined) return undefined
+  if (pods !== 1) throw new UsageError('--name names one pod: use it with --pods 1')
+  if (!podNamePattern.test(name))
+    throw new UsageError(
+      `--name must be a Kubernetes pod name (lowercase letters, digits, - and .), not "${name}"`,
+    )
+  return [name]
+}
+
 export async function simCommand(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args,
@@ -46,6 +67,7 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
       port: { type: 'string' },
       'zmq-port': { type: 'string' },
       host: { type: 'string', default: '127.0.0.1' },
+      name: { type: 'string' },
       'time-scale': { type: 'string' },
       seed: { type: 'string' },
       'event-encoding': { type: 'string', default: 'map' },
@@ -63,9 +85,10 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
     throw new UsageError('--event-encoding must be map or array')
   if (values.output !== 'text' && values.output !== 'json')
     throw new UsageError('--output must be text or json')
-  const pods = number('pods', values.pods, 3)
+  const pods = number('pods', values.pods, values.name === undefined ? 3 : 1)
   if (!Number.isInteger(pods) || pods < 1 || pods > 256)
     throw new UsageError('--pods must be an integer from 1 to 256')
+  const names = podNames(values.name, pods)
   const timeScale = number('time-scale', values['time-scale'], 1)
   if (!(timeScale > 0)) throw new UsageError('--time-scale must be positive')
   const stallAfter = values['fault-stall-after-tokens']
@@ -74,6 +97,7 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
     profile,
     modelName: values.model,
     host: values.host,
+    ...(names ? { names } : {}),
     port: number('port', values.port, 8000),
     zmqPort: number('zmq-port', values['zmq-port'], 5557),
     timeScale,
@@ -87,6 +111,8 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
         stallAfter === undefined ? null : number('fault-stall-after-tokens', stallAfter, 0),
     },
   })
+  // Listening before the addresses are printed: whoever reads them may interrupt at once.
+  const interrupted = io.untilInterrupted()
   for (const pod of fleet) {
     const where = {
       pod: pod.config.podName,
@@ -104,7 +130,7 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
   io.stderr(
     `${fleet.length} simulated pods (${profile.name}, time scale ${timeScale}); interrupt to stop\n`,
   )
-  await io.untilInterrupted()
+  await interrupted
   await Promise.all(fleet.map((pod) => pod.close()))
   return exitCode.ok
 }
