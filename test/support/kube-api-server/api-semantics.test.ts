@@ -150,6 +150,16 @@ describe('hostile and malformed requests', () => {
     expect((await call('POST', `${pools}?dryRun=Maybe`, pool('b'))).code).toBe(400)
   })
 
+  it('refuses bodies nested deeper than the real server decodes', async () => {
+    const depth = 10_001 // within this server's 64 KiB body limit
+    const data = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`
+    const body = `{"metadata":{"name":"deep"},"data":${data}}`
+    expect((await call('POST', '/api/v1/namespaces/default/configmaps', body)).body).toMatchObject({
+      code: 400,
+      message: expect.stringContaining('nested deeper'),
+    })
+  })
+
   it('does not let __proto__ keys reach prototypes', async () => {
     const body =
       '{"metadata":{"name":"proto","__proto__":{"polluted":true}},"spec":{"gpuProfile":"x","selector":{"matchLabels":{}},"targetPort":1,"models":[]}}'
@@ -209,6 +219,25 @@ describe('writes', () => {
     expect((await call('GET', `${pools}/w1`)).code).toBe(404)
     const collection = await call('DELETE', `${pools}?labelSelector=batch%3Dx`)
     expect(collection.body.items.map((p: any) => p.metadata.name)).toEqual(['w2'])
+  })
+
+  it('keeps an object with finalizers until they are removed, and refuses new ones', async () => {
+    const held = { ...pool('held'), metadata: { name: 'held', finalizers: ['a/b'] } }
+    await call('POST', pools, held)
+    const marked = await call('DELETE', `${pools}/held`)
+    expect(marked.body.metadata).toMatchObject({
+      deletionTimestamp: expect.any(String),
+      generation: 2,
+    })
+    const more = { metadata: { finalizers: ['a/b', 'c/d'] } }
+    expect((await call('PATCH', `${pools}/held`, more, 'application/merge-patch+json')).code).toBe(
+      422,
+    )
+    const release = { metadata: { finalizers: null } }
+    expect(
+      (await call('PATCH', `${pools}/held`, release, 'application/merge-patch+json')).code,
+    ).toBe(200)
+    expect((await call('GET', `${pools}/held`)).code).toBe(404)
   })
 
   it('refuses objects in a missing namespace, and cascades namespace deletion', async () => {

@@ -233,16 +233,33 @@ async function deleteBody(call: Call): Promise<unknown> {
 }
 
 function decodeJson(text: string): unknown {
+  let value: unknown
   try {
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch (error) {
     throw badRequest(`the body of the request could not be decoded: ${(error as Error).message}`)
   }
+  return withinDepth(value)
+}
+
+/** Go's JSON decoding (so the real server's) stops at 10000 levels; so does this one. */
+const maxDepth = 10_000
+
+function withinDepth(value: unknown): unknown {
+  const pending: [unknown, number][] = [[value, 1]]
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [node, depth] = next
+    if (typeof node !== 'object' || node === null) continue
+    if (depth > maxDepth)
+      throw badRequest(`the body of the request is nested deeper than ${maxDepth}`)
+    for (const child of Object.values(node)) pending.push([child, depth + 1])
+  }
+  return value
 }
 
 function decodeYaml(text: string): unknown {
   try {
-    return parseYaml(text, { maxAliasCount: 100 })
+    return withinDepth(parseYaml(text, { maxAliasCount: 100 }))
   } catch (error) {
     throw badRequest(
       `the body of the request could not be decoded as YAML: ${(error as Error).message}`,

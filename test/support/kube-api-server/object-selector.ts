@@ -46,7 +46,13 @@ function splitRequirements(selector: string): string[] {
   return parts.map((p) => p.trim())
 }
 
+/** Far above any valid key and values; keeps the regular expressions' work bounded. */
+const longestRequirement = 4096
+
 function parseRequirement(requirement: string): LabelTest {
+  if (requirement.length > longestRequirement) {
+    throw badRequest('unable to parse requirement: too long')
+  }
   let m = existsForm.exec(requirement)
   if (m) return (labels) => Object.hasOwn(labels, m?.[1] ?? '')
   m = missingForm.exec(requirement)

@@ -21,6 +21,7 @@ import { enforceSchema } from './structural-schema.ts'
 import {
   asKubeObject,
   bumpGenerationIfChanged,
+  checkFinalizersWhileDeleting,
   checkKind,
   checkPreconditions,
   isNoOp,
@@ -200,6 +201,7 @@ export class ResourceApi {
     }
     checkPreconditions(type, current, candidate.metadata)
     const next = mergeWrite(type, current, candidate, options.subresource)
+    checkFinalizersWhileDeleting(type, current, next)
     this.normalize(type, next)
     bumpGenerationIfChanged(type, current, next)
     if (isNoOp(current, next)) return current

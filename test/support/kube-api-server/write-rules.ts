@@ -131,6 +131,22 @@ export function checkPreconditions(
   }
 }
 
+/** Once deletion started, finalizers can only be removed. */
+export function checkFinalizersWhileDeleting(
+  type: ResourceType,
+  current: KubeObject,
+  next: KubeObject,
+): void {
+  if (!current.metadata.deletionTimestamp) return
+  const before = new Set(current.metadata.finalizers ?? [])
+  if ((next.metadata.finalizers ?? []).every((f) => before.has(f))) return
+  const cause = fieldInvalid(
+    'metadata.finalizers',
+    'Forbidden: no new finalizers can be added if the object is being deleted',
+  )
+  throw invalid(type, current.metadata.name ?? '', [cause])
+}
+
 /** The object a write produces from the stored one, before generation and no-op checks. */
 export function mergeWrite(
   type: ResourceType,
