@@ -9,8 +9,8 @@ import {
 import { createRedisSnapshotStore } from '../../../control-plane/config-store/redis-snapshot-store.ts'
 import { canonicalJson } from '../../../shared/config/canonical-json.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
-import { snapshotVariant } from './snapshot-variant.ts'
 import { startTcpProxy } from '../../support/tcp-proxy.ts'
+import { snapshotVariant } from './snapshot-variant.ts'
 
 const { redis, uniquePrefix } = useRedisTestNamespaces()
 const t0 = 1_800_000_000_000
