@@ -1,29 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { parse as parseYaml } from 'yaml'
+import { deleteBody, objectBody, patchBody } from './decode-body.ts'
 import {
   badRequest,
   forbidden,
   KubeError,
   methodNotAllowed,
   qualifiedResource,
-  unsupportedMediaType,
 } from './kube-error.ts'
 import type { KubeObject } from './kube-object.ts'
 import { objectSelector, parseFieldSelector } from './object-selector.ts'
 import type { ResourceTarget } from './parse-request-path.ts'
-import { readBody } from './read-body.ts'
-import type { PatchType, WriteOptions } from './resource-api.ts'
+import type { WriteOptions } from './resource-api.ts'
 import { apiVersionOf, type ResourceType } from './resource-registry.ts'
 import { sendJson } from './send-json.ts'
 import type { KubeRequest, ServerContext } from './server-context.ts'
 import { type IncludeObject, requestedTableVersion, toTable } from './to-table.ts'
-
-const patchTypes: Record<string, PatchType> = {
-  'application/json-patch+json': 'json',
-  'application/merge-patch+json': 'merge',
-  'application/strategic-merge-patch+json': 'strategic',
-  'application/apply-patch+yaml': 'apply',
-}
 
 /**
  * client-go (so kubectl) sends credentials only over TLS, never to an http:// server: its
@@ -112,59 +103,55 @@ function authorize(ctx: ServerContext, record: KubeRequest, type: ResourceType):
 }
 
 async function serveVerb(call: Call, verb: string): Promise<void> {
-  const { ctx, res, type, target, query, namespace } = call
-  const name = target.name ?? ''
+  const { ctx, res, type, target, query } = call
   const listNamespace = target.namespace
   switch (verb) {
     case 'get':
-      return sendObjects(call, 200, [ctx.api.get(type, namespace, name)], false)
+      return sendObjects(call, [ctx.api.get(type, call.namespace, target.name ?? '')], false)
     case 'list':
-      return sendObjects(call, 200, ctx.api.list(type, listNamespace, objectSelector(query)), true)
+      return sendObjects(call, ctx.api.list(type, listNamespace, objectSelector(query)), true)
     case 'watch': {
       const selected = objectSelector(query)
       const byName = target.name ? parseFieldSelector(`metadata.name=${target.name}`) : undefined
       const matches = byName ? (o: KubeObject) => selected(o) && byName(o) : selected
-      ctx.watches.serve(res, {
-        type,
-        namespace: listNamespace,
-        matches,
-        query,
-        render: renderer(call),
-      })
+      const render = renderer(call)
+      ctx.watches.serve(res, { type, namespace: listNamespace, matches, query, render })
       return
     }
-    case 'create':
-      return answer(
-        call,
-        201,
-        ctx.api.create(type, namespace, await objectBody(call), options(call)),
-      )
+    case 'deletecollection': {
+      const selected = objectSelector(query)
+      const deleted = ctx.api.deleteCollection(type, listNamespace, selected, options(call))
+      return answer(call, 200, listOf(type, deleted, String(ctx.store.resourceVersion)))
+    }
+    default:
+      return serveWrite(call, verb)
+  }
+}
+
+async function serveWrite(call: Call, verb: string): Promise<void> {
+  const { ctx, req, type, namespace, query } = call
+  const name = call.target.name ?? ''
+  const limit = ctx.maxBodyBytes
+  switch (verb) {
+    case 'create': {
+      const body = await objectBody(req, limit)
+      return answer(call, 201, ctx.api.create(type, namespace, body, options(call)))
+    }
     case 'update': {
-      const body = await objectBody(call)
+      const body = await objectBody(req, limit)
       return answer(call, 200, ctx.api.replace(type, namespace, name, body, options(call)))
     }
     case 'patch': {
-      const [patchType, patch] = await patchBody(call)
+      const [patchType, patch] = await patchBody(req, limit, type.definedBy !== undefined)
       if (patchType === 'apply' && !query.get('fieldManager')) {
         throw badRequest('PATCH requests with apply content type must specify fieldManager')
       }
       const result = ctx.api.patch(type, namespace, name, patchType, patch, options(call))
       return answer(call, result.created ? 201 : 200, result.object)
     }
-    case 'delete':
-      return answer(
-        call,
-        200,
-        ctx.api.delete(type, namespace, name, await deleteBody(call), options(call)),
-      )
     default: {
-      const deleted = ctx.api.deleteCollection(
-        type,
-        listNamespace,
-        objectSelector(query),
-        options(call),
-      )
-      return answer(call, 200, listOf(type, deleted, String(ctx.store.resourceVersion)))
+      const body = await deleteBody(req, limit)
+      return answer(call, 200, ctx.api.delete(type, namespace, name, body, options(call)))
     }
   }
 }
@@ -200,73 +187,6 @@ function options(call: Call): WriteOptions {
   }
 }
 
-function mediaType(req: IncomingMessage): string {
-  return (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
-}
-
-async function objectBody(call: Call): Promise<unknown> {
-  const type = mediaType(call.req)
-  if (type !== '' && type !== 'application/json' && type !== 'application/yaml') {
-    throw unsupportedMediaType(type, ['application/json', 'application/yaml'])
-  }
-  const text = await readBody(call.req, call.ctx.maxBodyBytes)
-  return type === 'application/yaml' ? decodeYaml(text) : decodeJson(text)
-}
-
-async function patchBody(call: Call): Promise<[PatchType, unknown]> {
-  const type = mediaType(call.req)
-  const patchType = patchTypes[type]
-  const customResource = call.type.definedBy !== undefined
-  if (!patchType || (patchType === 'strategic' && customResource)) {
-    const accepted = Object.keys(patchTypes).filter(
-      (t) => !customResource || !t.includes('strategic'),
-    )
-    throw unsupportedMediaType(type, accepted)
-  }
-  const text = await readBody(call.req, call.ctx.maxBodyBytes)
-  return [patchType, patchType === 'apply' ? decodeYaml(text) : decodeJson(text)]
-}
-
-async function deleteBody(call: Call): Promise<unknown> {
-  const text = await readBody(call.req, call.ctx.maxBodyBytes)
-  return text.trim() === '' ? {} : decodeJson(text)
-}
-
-function decodeJson(text: string): unknown {
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch (error) {
-    throw badRequest(`the body of the request could not be decoded: ${(error as Error).message}`)
-  }
-  return withinDepth(value)
-}
-
-/** Go's JSON decoding (so the real server's) stops at 10000 levels; so does this one. */
-const maxDepth = 10_000
-
-function withinDepth(value: unknown): unknown {
-  const pending: [unknown, number][] = [[value, 1]]
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [node, depth] = next
-    if (typeof node !== 'object' || node === null) continue
-    if (depth > maxDepth)
-      throw badRequest(`the body of the request is nested deeper than ${maxDepth}`)
-    for (const child of Object.values(node)) pending.push([child, depth + 1])
-  }
-  return value
-}
-
-function decodeYaml(text: string): unknown {
-  try {
-    return withinDepth(parseYaml(text, { maxAliasCount: 100 }))
-  } catch (error) {
-    throw badRequest(
-      `the body of the request could not be decoded as YAML: ${(error as Error).message}`,
-    )
-  }
-}
-
 function listOf(type: ResourceType, items: KubeObject[], resourceVersion: string) {
   return {
     kind: type.listKind,
@@ -277,11 +197,11 @@ function listOf(type: ResourceType, items: KubeObject[], resourceVersion: string
 }
 
 /** A list or a single object, or the Table kubectl asks for in its Accept header. */
-function sendObjects(call: Call, code: number, objects: KubeObject[], asList: boolean): void {
+function sendObjects(call: Call, objects: KubeObject[], asList: boolean): void {
   const resourceVersion = String(call.ctx.store.resourceVersion)
   const table = tableOf(call, objects, resourceVersion)
-  if (table) sendJson(call.res, code, table)
-  else sendJson(call.res, code, asList ? listOf(call.type, objects, resourceVersion) : objects[0])
+  if (table) sendJson(call.res, 200, table)
+  else sendJson(call.res, 200, asList ? listOf(call.type, objects, resourceVersion) : objects[0])
 }
 
 function tableOf(call: Call, objects: KubeObject[], resourceVersion: string) {

@@ -19,6 +19,19 @@ export type { KubeObject } from './kube-object.ts'
 export type { KubeObjects } from './kube-objects.ts'
 export type { ForbidRule, KubeRequest } from './server-context.ts'
 
+/*
+ * An in-process Kubernetes API server for tests, good enough for @kubernetes/client-node
+ * and kubectl 1.33 (both tested in this folder). Not implemented, so not testable here:
+ * real server-side apply (no field ownership, conflicts or removal of fields a manager
+ * stopped applying: apply merges the body like a merge patch), strategic merge by list
+ * keys (lists are replaced), schema validation beyond unknown fields (types, enums,
+ * required, CEL rules, admission), RBAC beyond `forbid`, authentication (any token, or
+ * none, is accepted), protobuf bodies (so `kubectl create namespace|secret|configmap`
+ * get 415: apply YAML instead), pagination (`limit` is ignored, lists come whole),
+ * OpenAPI v2, aggregated discovery, garbage collection by ownerReferences, graceful pod
+ * deletion, and built-in kinds other than those in built-in-resources.ts.
+ */
+
 export interface KubeApiServerOptions {
   /** 0 (the default) picks a free port on 127.0.0.1. */
   port?: number
