@@ -132,7 +132,7 @@ describe('cloudflare kv publisher', () => {
 
   it('refuses options and snapshots it cannot publish before sending anything', async () => {
     expect(() =>
-      createCloudflareKvPublisher({ accountId: '../x', namespaceId: 'n', apiToken: 't' }),
+      createCloudflareKvPublisher({ accountId: 'a/b', namespaceId: 'n', apiToken: 't' }),
     ).toThrow(/accountId must be a Cloudflare id/)
     const before = kv.requests.length
     const tampered = { ...(await snapshotVariant(1)), tenants: {} }
