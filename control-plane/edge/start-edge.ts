@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { serve } from '@hono/node-server'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
 import { createEdgeApp } from '../../workers/edge-app.ts'
 import type { EdgeDeps } from '../../workers/edge-deps.ts'
@@ -32,7 +33,7 @@ export interface RunningEdge {
 
 /**
  * The edge app on Node, for the embedded default and for clusters that run the edge
- * in-cluster: the same Hono app as the Worker, with Node's fetch, clock and timers, plus
+ * in-cluster (kinfctl edge): the same Hono app as the Worker, with Node's fetch, clock and timers, plus
  * /metrics.
  */
 export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge> {
@@ -55,15 +56,23 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     log: options.log,
     exposeMetrics: true,
   })
-  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const started = serve(
-      { fetch: app.fetch, port: options.port, hostname: options.host ?? '127.0.0.1' },
-      () => resolve(started),
-    )
+  const host = options.host ?? '127.0.0.1'
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const started = serve({ fetch: app.fetch, port: options.port, hostname: host }, () => {
+      started.off('error', refuse)
+      resolve(started)
+    })
+    // Without a listener, a port in use would be an uncaught 'error' that ends the process.
+    const refuse = (error: NodeJS.ErrnoException) => {
+      const why = error.code === 'EADDRINUSE' ? 'the port is in use' : (error.code ?? error.message)
+      const message = `edge: cannot listen on ${host}:${options.port}: ${why}`
+      reject(new KinfError('invalid_config', message, { cause: error }))
+    }
+    started.once('error', refuse)
   })
   const { port } = server.address() as AddressInfo
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     metrics,
     close: () =>
       new Promise<void>((resolve) => {

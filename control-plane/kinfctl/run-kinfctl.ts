@@ -4,6 +4,7 @@ import { benchCommand, benchUsage } from './commands/bench.ts'
 import { compileCommand, compileUsage } from './commands/compile.ts'
 import { controllerCommand, controllerUsage } from './commands/controller.ts'
 import { crdsCommand, crdsUsage } from './commands/crds.ts'
+import { edgeCommand, edgeUsage } from './commands/edge.ts'
 import { explainCommand, explainUsage } from './commands/explain.ts'
 import { keyCommand, keyUsage } from './commands/key.ts'
 import { piiCommand, piiUsage } from './commands/pii.ts'
@@ -35,6 +36,7 @@ const commands: Record<string, Command> = {
   },
   sim: { run: simCommand, usage: simUsage, summary: 'run simulated vLLM pods' },
   scorer: { run: scorerCommand, usage: scorerUsage, summary: 'run the KV-cache-aware scorer' },
+  edge: { run: edgeCommand, usage: edgeUsage, summary: 'run the edge (OpenAI API) on Node' },
   up: { run: upCommand, usage: upUsage, summary: 'run the embedded default (pods, scorer, edge)' },
   pii: { run: piiCommand, usage: piiUsage, summary: 'print the PII labels of each input line' },
   bench: {

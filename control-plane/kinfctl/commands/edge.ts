@@ -1,0 +1,209 @@
+import { parseArgs } from 'node:util'
+import { z } from 'zod'
+import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
+import type { QuotaStore } from '../../../shared/quota/quota-store.ts'
+import { followRedisSnapshots } from '../../config-store/follow-redis-snapshots.ts'
+import { openSnapshotSource } from '../../config-store/open-snapshot-source.ts'
+import type { PublishedSnapshot } from '../../config-store/published-snapshot.ts'
+import type { SnapshotFeed } from '../../config-store/snapshot-feed.ts'
+import { createRedisQuotaStore } from '../../edge/redis-quota-store.ts'
+import { startEdge } from '../../edge/start-edge.ts'
+import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
+
+export const edgeUsage = `Usage: kinfctl edge --scorer URL --config SOURCE [options]
+
+Runs the edge on Node as its own process: the OpenAI API (/v1/chat/completions,
+/v1/completions, /v1/models) with the API keys, quotas and policy of a config snapshot,
+asking the scorer (requests signed with KINFERENCE_SIGNING_SECRET) and calling the
+external providers the snapshot names; /healthz and /metrics too. With a redis:// config
+it follows the snapshots the controller publishes: each newer verified version applies
+without a restart (requests in flight finish with the one they started with), a refused
+one is logged and the previous one stays, and at start it waits for the first one.
+Runs until interrupted.
+
+Options:
+      --port P             listen port (default 8787; 0 = a free port)
+      --host H             listen address (default 127.0.0.1; 0.0.0.0 in a pod)
+      --scorer URL         the scorer's base URL, e.g. http://127.0.0.1:8080
+      --config SOURCE      a snapshot file from kinfctl compile (read once), or
+                           redis://… or rediss://… to follow the controller's snapshot store
+      --config-prefix P    key prefix of that store (default kinf:, as the controller's
+                           --redis-prefix)
+Environment:
+  KINFERENCE_SIGNING_SECRET  HMAC secret shared with the scorer (required, 16+ characters)
+  REDIS_URL                  keep the tenants' quotas in Redis, shared by every edge replica
+                             (in memory without it)
+  AWS_*                      credentials of Bedrock providers: the AWS SDK's default chain
+                             (environment, IRSA, instance role); the endpoint is the snapshot's
+`
+
+const portMessage = 'must be a port number (0 to 65535; 0 = a free port)'
+
+/** What kinfctl edge runs with, from its flags and environment. */
+export const EdgeCommandOptions = z.strictObject({
+  port: z.int(portMessage).min(0, portMessage).max(65_535, portMessage).default(8787),
+  host: z.string().min(1, 'must not be empty').default('127.0.0.1'),
+  scorer: z.url({
+    protocol: /^https?$/,
+    error: "must be the scorer's base URL, e.g. http://127.0.0.1:8080",
+  }),
+  config: z
+    .string('must name a snapshot file from kinfctl compile, or redis://… to follow the store')
+    .min(1, 'must not be empty'),
+  configPrefix: z.string().min(1, 'must not be empty').default('kinf:'),
+  signingSecret: z
+    .string('must be set: the HMAC secret shared with the scorer')
+    .min(16, 'needs at least 16 characters'),
+  quotaRedisUrl: z.string().nullable().default(null),
+})
+export type EdgeCommandOptions = z.infer<typeof EdgeCommandOptions>
+
+/** Where each option comes from, to name it in a refusal. */
+const optionNames: Record<keyof EdgeCommandOptions, string> = {
+  port: '--port',
+  host: '--host',
+  scorer: '--scorer',
+  config: '--config',
+  configPrefix: '--config-prefix',
+  signingSecret: 'KINFERENCE_SIGNING_SECRET',
+  quotaRedisUrl: 'REDIS_URL',
+}
+
+export function parseEdgeOptions(args: string[], env: CliIo['env']): EdgeCommandOptions {
+  // Without allowPositionals, parseArgs refuses stray arguments itself (exit 2).
+  const { values } = parseArgs({
+    args,
+    options: {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      scorer: { type: 'string' },
+      config: { type: 'string' },
+      'config-prefix': { type: 'string' },
+    },
+  })
+  const port = values.port
+  const parsed = EdgeCommandOptions.safeParse({
+    port: port === undefined ? undefined : port.trim() === '' ? Number.NaN : Number(port),
+    host: values.host,
+    scorer: values.scorer,
+    config: values.config,
+    configPrefix: values['config-prefix'],
+    signingSecret: env.KINFERENCE_SIGNING_SECRET,
+    quotaRedisUrl: env.REDIS_URL || null,
+  })
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  const name = optionNames[issue?.path[0] as keyof EdgeCommandOptions] ?? 'options'
+  throw new UsageError(`${name} ${issue?.message ?? 'is invalid'}`)
+}
+
+/** The edge's config: its feed (newest verified snapshot first), and where it comes from. */
+interface EdgeConfig {
+  feed: SnapshotFeed
+  origin: string
+}
+
+/**
+ * A snapshot file, read and verified once; or the store in Redis, followed. Until Redis
+ * holds a verified snapshot (none published yet, refused, unreachable) this waits, and
+ * resolves null if interrupted meanwhile.
+ */
+async function openEdgeConfig(
+  options: EdgeCommandOptions,
+  log: (line: string) => void,
+  interrupted: Promise<void>,
+): Promise<EdgeConfig | null> {
+  const applied = (published: PublishedSnapshot) =>
+    log(`config: version ${published.version} ${published.hash} applied`)
+  if (!/^rediss?:\/\//.test(options.config)) {
+    const source = await openSnapshotSource(options.config)
+    applied(source.initial)
+    return { feed: source.feed, origin: source.origin }
+  }
+  const origin = withoutPassword(options.config)
+  const follower = followRedisSnapshots({
+    redis: options.config,
+    prefix: options.configPrefix,
+    log,
+  })
+  let arrived = () => {}
+  const first = new Promise<'arrived'>((resolve) => {
+    arrived = () => resolve('arrived')
+  })
+  // Subscribed before the first read completes, so no version goes unlogged.
+  follower.subscribe((published) => {
+    applied(published)
+    arrived()
+  })
+  if ((await follower.ready) === null) {
+    log(`config: no snapshot in ${origin} under ${options.configPrefix}config:current yet; waiting`)
+    if ((await Promise.race([first, interrupted])) !== 'arrived') {
+      await follower.close()
+      return null
+    }
+  }
+  return { feed: follower, origin }
+}
+
+export async function edgeCommand(args: string[], io: CliIo): Promise<number> {
+  const options = parseEdgeOptions(args, io.env)
+  const log = (line: string) => io.stderr(`${line}\n`)
+  // Armed first: a stop while waiting for config, or right after the line is printed, is clean.
+  const interrupted = io.untilInterrupted()
+  const config = await openEdgeConfig(options, log, interrupted)
+  if (config === null) {
+    log('edge stopped before any config arrived')
+    return exitCode.ok
+  }
+  const { feed } = config
+  const closing: (() => Promise<void>)[] = [() => feed.close()]
+  const closeAll = async () => {
+    for (const close of closing.splice(0).reverse()) await close()
+  }
+  try {
+    const quotas: QuotaStore = options.quotaRedisUrl
+      ? await createRedisQuotaStore({ redis: options.quotaRedisUrl }).then((store) => {
+          closing.push(() => store.close())
+          return store
+        })
+      : createMemoryQuotaStore()
+    const edge = await startEdge({
+      port: options.port,
+      host: options.host,
+      // Read once per request by the edge app: a request keeps the snapshot it started with.
+      config: async () => currentSnapshot(feed),
+      scorerUrl: options.scorer,
+      signingSecret: options.signingSecret,
+      quotas,
+      log,
+    })
+    closing.push(() => edge.close())
+    const version = feed.current()?.version ?? 0
+    io.stdout(`edge listening on ${edge.url} (config from ${config.origin}, version ${version})\n`)
+    await interrupted
+  } finally {
+    // The edge stops taking requests first, then the config and quota connections close.
+    await closeAll()
+  }
+  log('edge stopped')
+  return exitCode.ok
+}
+
+function currentSnapshot(feed: SnapshotFeed) {
+  const published = feed.current()
+  // The server only starts once the feed has a snapshot, and a feed never drops one.
+  if (published === null) throw new KinfError('internal', 'edge: no config snapshot')
+  return published.snapshot
+}
+
+/** A Redis URL fit for logs. */
+function withoutPassword(value: string): string {
+  try {
+    const url = new URL(value)
+    if (url.password !== '') url.password = '***'
+    return url.toString()
+  } catch {
+    return 'redis (an unparsable URL)'
+  }
+}
