@@ -1,12 +1,12 @@
-import { readFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
-import { verifySnapshot } from '../../../shared/config/compile-snapshot.ts'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import { RoutingStrategyName } from '../../../shared/crd/routing-strategy.ts'
+import { openConfigFeed } from '../../config-store/open-config-feed.ts'
+import type { PublishedSnapshot } from '../../config-store/published-snapshot.ts'
 import { ScorerConfig, type ScorerConfigInput, type ScorerPod } from '../../scorer/scorer-config.ts'
 import { poolIdOf } from '../../scorer/scorer-state.ts'
-import { startScorer } from '../../scorer/start-scorer.ts'
+import { type RunningScorer, startScorer } from '../../scorer/start-scorer.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 
 export const scorerUsage = `Usage: kinfctl scorer --port P [options]
@@ -18,7 +18,13 @@ first token, and proxies to the best one. Runs until interrupted.
 Options:
       --port P             listen port (0 = a free port)
       --host H             listen address (default 127.0.0.1)
-      --config FILE        config snapshot from kinfctl compile (pools, backends, and
+      --config SOURCE      a snapshot file from kinfctl compile, or redis://… to follow the
+                           live snapshot kinfctl controller publishes (waits for the first
+                           one; later ones apply without restart; one that fails
+                           verification is refused and the previous stays)
+      --config-prefix P    key prefix of that store (default kinf:, the controller's
+                           --redis-prefix)
+                           The snapshot gives pools, backends, and
                            its endpoints as the pods)
       --pod SPEC           a pod the config does not list:
                            name=N,http=URL[,events=tcp://H:P][,replay=tcp://H:P][,pool=NAME]
@@ -70,6 +76,7 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
       port: { type: 'string' },
       host: { type: 'string', default: '127.0.0.1' },
       config: { type: 'string' },
+      'config-prefix': { type: 'string', default: 'kinf:' },
       pod: { type: 'string', multiple: true, default: [] },
       'events-bind': { type: 'string' },
       model: { type: 'string', default: 'qwen3.8-27b-fp8' },
@@ -85,8 +92,26 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
   if (!strategy.success) throw new UsageError(`unknown --strategy "${values.strategy}"`)
   let snapshot: ConfigSnapshot | null = null
   let pools: ScorerConfigInput['pools'] = []
-  if (values.config !== undefined) {
-    snapshot = await verifySnapshot(JSON.parse(await readFile(values.config, 'utf8')))
+  let latest: PublishedSnapshot | null = null
+  let following: RunningScorer | null = null
+  const log = (message: string) => io.stderr(`${message}\n`)
+  const interrupted = io.untilInterrupted()
+  const source =
+    values.config === undefined
+      ? null
+      : await openConfigFeed({
+          config: values.config,
+          prefix: values['config-prefix'],
+          log,
+          interrupted,
+          onSnapshot: (published) => {
+            latest = published
+            if (following) void applyPublished(following, published, log)
+          },
+        })
+  if (values.config !== undefined && source === null) return exitCode.ok
+  if (source) {
+    snapshot = source.initial.snapshot
   } else {
     const spec = InferencePoolSpec.parse({
       selector: { matchLabels: {} },
@@ -129,12 +154,34 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
       'set KINFERENCE_SIGNING_SECRETS (shared with the edge), or pass --allow-unsigned for a local trial',
     )
   }
-  const scorer = await startScorer(parsed.data, (message) => io.stderr(`${message}\n`))
+  const scorer = await startScorer(parsed.data, log).catch(async (error: unknown) => {
+    await source?.feed.close()
+    throw error
+  })
+  following = scorer
+  // A version that arrived while the scorer was starting.
+  if (latest !== null) void applyPublished(scorer, latest, log)
   const pods = scorer.pools.reduce((sum, pool) => sum + pool.endpoints().length, 0)
   io.stdout(
-    `scorer listening on ${scorer.url} (${scorer.pools.length} pools, ${pods} pods, index in ${parsed.data.redisUrl ? 'redis' : 'memory'})\n`,
+    `scorer listening on ${scorer.url} (${scorer.pools.length} pools, ${pods} pods, index in ${parsed.data.redisUrl ? 'redis' : 'memory'}${source ? `, config from ${source.origin} version ${source.initial.version}` : ''})\n`,
   )
-  await io.untilInterrupted()
+  await interrupted
+  await source?.feed.close()
   await scorer.close()
   return exitCode.ok
+}
+
+/** Applies a followed snapshot; requests in flight finish under the one they started with. */
+async function applyPublished(
+  scorer: RunningScorer,
+  published: PublishedSnapshot,
+  log: (line: string) => void,
+): Promise<void> {
+  const report = await scorer.applySnapshot(published.snapshot)
+  if (report.outcome === 'refused')
+    log(`config: version ${published.version} ${published.hash} refused: ${report.reason}`)
+  else if (report.outcome === 'applied')
+    log(
+      `config: version ${published.version} ${published.hash} applied (pools +${report.pools.added.length} -${report.pools.removed.length} ~${report.pools.changed.length}, pods +${report.pods.added.length} -${report.pods.removed.length})`,
+    )
 }
