@@ -37,7 +37,11 @@ export function createSnapshotSink(options: {
       return result
     },
     async live() {
-      const read = await options.store.current()
+      // Reading what is live is the first step of publishing: its failure counts as one.
+      const read = await options.store.current().catch((error: unknown) => {
+        options.metrics.publishFailures.labels({ target: 'redis' }).inc()
+        throw error
+      })
       if (read === null) return null
       if (!read.ok) throw read.error
       return { version: read.published.version, snapshot: read.published.snapshot }
