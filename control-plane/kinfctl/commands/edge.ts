@@ -3,9 +3,7 @@ import { z } from 'zod'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
 import type { QuotaStore } from '../../../shared/quota/quota-store.ts'
-import { followRedisSnapshots } from '../../config-store/follow-redis-snapshots.ts'
-import { openSnapshotSource } from '../../config-store/open-snapshot-source.ts'
-import type { PublishedSnapshot } from '../../config-store/published-snapshot.ts'
+import { openConfigFeed } from '../../config-store/open-config-feed.ts'
 import type { SnapshotFeed } from '../../config-store/snapshot-feed.ts'
 import { createRedisQuotaStore } from '../../edge/redis-quota-store.ts'
 import { startEdge } from '../../edge/start-edge.ts'
@@ -98,60 +96,19 @@ export function parseEdgeOptions(args: string[], env: CliIo['env']): EdgeCommand
   throw new UsageError(`${name} ${issue?.message ?? 'is invalid'}`)
 }
 
-/** The edge's config: its feed (newest verified snapshot first), and where it comes from. */
-interface EdgeConfig {
-  feed: SnapshotFeed
-  origin: string
-}
-
-/**
- * A snapshot file, read and verified once; or the store in Redis, followed. Until Redis
- * holds a verified snapshot (none published yet, refused, unreachable) this waits, and
- * resolves null if interrupted meanwhile.
- */
-async function openEdgeConfig(
-  options: EdgeCommandOptions,
-  log: (line: string) => void,
-  interrupted: Promise<void>,
-): Promise<EdgeConfig | null> {
-  const applied = (published: PublishedSnapshot) =>
-    log(`config: version ${published.version} ${published.hash} applied`)
-  if (!/^rediss?:\/\//.test(options.config)) {
-    const source = await openSnapshotSource(options.config)
-    applied(source.initial)
-    return { feed: source.feed, origin: source.origin }
-  }
-  const origin = withoutPassword(options.config)
-  const follower = followRedisSnapshots({
-    redis: options.config,
-    prefix: options.configPrefix,
-    log,
-  })
-  let arrived = () => {}
-  const first = new Promise<'arrived'>((resolve) => {
-    arrived = () => resolve('arrived')
-  })
-  // Subscribed before the first read completes, so no version goes unlogged.
-  follower.subscribe((published) => {
-    applied(published)
-    arrived()
-  })
-  if ((await follower.ready) === null) {
-    log(`config: no snapshot in ${origin} under ${options.configPrefix}config:current yet; waiting`)
-    if ((await Promise.race([first, interrupted])) !== 'arrived') {
-      await follower.close()
-      return null
-    }
-  }
-  return { feed: follower, origin }
-}
-
 export async function edgeCommand(args: string[], io: CliIo): Promise<number> {
   const options = parseEdgeOptions(args, io.env)
   const log = (line: string) => io.stderr(`${line}\n`)
   // Armed first: a stop while waiting for config, or right after the line is printed, is clean.
   const interrupted = io.untilInterrupted()
-  const config = await openEdgeConfig(options, log, interrupted)
+  const config = await openConfigFeed({
+    config: options.config,
+    prefix: options.configPrefix,
+    log,
+    interrupted,
+    onSnapshot: (published) =>
+      log(`config: version ${published.version} ${published.hash} applied`),
+  })
   if (config === null) {
     log('edge stopped before any config arrived')
     return exitCode.ok
@@ -195,15 +152,4 @@ function currentSnapshot(feed: SnapshotFeed) {
   // The server only starts once the feed has a snapshot, and a feed never drops one.
   if (published === null) throw new KinfError('internal', 'edge: no config snapshot')
   return published.snapshot
-}
-
-/** A Redis URL fit for logs. */
-function withoutPassword(value: string): string {
-  try {
-    const url = new URL(value)
-    if (url.password !== '') url.password = '***'
-    return url.toString()
-  } catch {
-    return 'redis (an unparsable URL)'
-  }
 }
