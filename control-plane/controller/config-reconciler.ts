@@ -36,6 +36,14 @@ export interface ReconcilerDeps {
   nowMs: () => number
   /** Asks for another reconcile later (publishing failed). */
   retryLater: () => void
+  /** Records an Event on a resource whose acceptance changed (best effort). */
+  emitEvent: (object: KubernetesObject, event: AcceptanceEvent) => Promise<void>
+}
+
+export interface AcceptanceEvent {
+  type: 'Normal' | 'Warning'
+  reason: 'Accepted' | 'Rejected'
+  message: string
 }
 
 type Object = KubernetesObject & { status?: unknown }
@@ -195,9 +203,27 @@ export class ConfigReconciler {
             return 'failed' as const
           })
         this.deps.metrics.statusWrites.labels({ kind: kind.kind, result }).inc()
+        if (result === 'written') await this.announce(object, facts)
       }),
     )
     await Promise.all(writes)
+  }
+
+  /** An Event when a resource's acceptance flips, so `kubectl describe` and event feeds show it. */
+  private async announce(object: Object, facts: ResourceFacts) {
+    const before = acceptedStatusOf(object.status)
+    const verdict = facts.verdict
+    if (!verdict || before === (verdict.accepted ? 'True' : 'False')) return
+    const event: AcceptanceEvent = verdict.accepted
+      ? { type: 'Normal', reason: 'Accepted', message: `generation ${facts.generation} accepted` }
+      : {
+          type: 'Warning',
+          reason: 'Rejected',
+          message: verdict.problems.join('; ').slice(0, 1_000),
+        }
+    await this.deps.emitEvent(object, event).catch((error: unknown) => {
+      this.deps.log(`controller: event on ${object.metadata?.name}: ${(error as Error).message}`)
+    })
   }
 
   private factsOf(
@@ -223,6 +249,14 @@ export class ConfigReconciler {
       publish: this.publishState,
     }
   }
+}
+
+function acceptedStatusOf(status: unknown): string | null {
+  const conditions = (status as { conditions?: { type?: string; status?: string }[] } | null)
+    ?.conditions
+  return Array.isArray(conditions)
+    ? (conditions.find((c) => c.type === 'Accepted')?.status ?? null)
+    : null
 }
 
 /** The object as compiled: its spec and identity, without what the server and we add. */

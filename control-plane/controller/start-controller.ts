@@ -1,4 +1,9 @@
-import { CoordinationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node'
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+} from '@kubernetes/client-node'
 import { z } from 'zod'
 import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
@@ -7,6 +12,7 @@ import { InformerSet } from './controller-informers.ts'
 import { createControllerMetrics } from './controller-metrics.ts'
 import { startControllerServer } from './controller-server.ts'
 import { createDebouncedRunner } from './debounced-runner.ts'
+import { emitAcceptanceEvent } from './emit-acceptance-event.ts'
 import { LeaseElector } from './lease-elector.ts'
 import { describeError } from './resilient-informer.ts'
 import { writeStatus } from './status-writer.ts'
@@ -59,6 +65,7 @@ export async function startController(
 ): Promise<RunningController> {
   const options = parseOptions(ControllerOptions, input, 'controller')
   const custom = kubeConfig.makeApiClient(CustomObjectsApi)
+  const core = kubeConfig.makeApiClient(CoreV1Api)
   let retryMs = options.publishRetryMs
   let retryTimer: ReturnType<typeof setTimeout> | null = null
   const elector = new LeaseElector(
@@ -108,6 +115,7 @@ export async function startController(
     log,
     nowMs: Date.now,
     writeStatus: (kind, object, compute) => writeStatus({ api: custom, kind, object, compute }),
+    emitEvent: (object, event) => emitAcceptanceEvent(core, object, event, options.identity),
     retryLater: () => {
       if (retryTimer) return
       retryTimer = setTimeout(() => {

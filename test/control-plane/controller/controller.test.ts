@@ -112,6 +112,14 @@ describe('kinfctl controller against a test API server', () => {
       reason: 'RefNotFound',
     })
     expect(conditionOf(policy, 'Published')?.message).toContain('carries generation 1')
+    const events = await eventually(() => {
+      const list = server.objects.list('v1', 'events', 'kinference')
+      return list.some((e) => e.reason === 'Rejected') ? list : undefined
+    })
+    expect(events.find((e) => e.reason === 'Rejected')).toMatchObject({
+      type: 'Warning',
+      involvedObject: { kind: 'InferencePolicy', name: 'burst-to-bedrock' },
+    })
     await controller.idle()
     const read = await store.current()
     expect(read?.ok && read.published.version).toBe(first.version)

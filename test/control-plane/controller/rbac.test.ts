@@ -1,0 +1,97 @@
+import { readFileSync } from 'node:fs'
+import { afterEach, describe, expect, it } from 'vitest'
+import { parseAllDocuments } from 'yaml'
+import {
+  applyObjects,
+  eventually,
+  podObject,
+  sliceObject,
+  startInProcessController,
+  startTestCluster,
+  yamlObjects,
+} from '../../support/controller/controller-fixture.ts'
+import type { KubeApiServer } from '../../support/kube-api-server/start-kube-api-server.ts'
+import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
+
+interface Rule {
+  apiGroups: string[]
+  resources: string[]
+  verbs: string[]
+}
+
+const rbacFile = 'infra/k8s/rbac/controller-rbac.yaml'
+const documents = parseAllDocuments(readFileSync(rbacFile, 'utf8')).map(
+  (d) => d.toJS() as { kind: string; rules?: Rule[] },
+)
+const rules = documents.flatMap((d) =>
+  d.kind === 'ClusterRole' || d.kind === 'Role' ? (d.rules ?? []) : [],
+)
+const granted = (group: string, resource: string, verb: string) =>
+  rules.some(
+    (r) => r.apiGroups.includes(group) && r.resources.includes(resource) && r.verbs.includes(verb),
+  )
+
+const { uniquePrefix } = useRedisTestNamespaces()
+
+describe(rbacFile, () => {
+  let server: KubeApiServer | undefined
+  afterEach(async () => {
+    await server?.close()
+  })
+
+  it('grants every call the controller makes, and no wildcard', async () => {
+    server = await startTestCluster()
+    const platform = yamlObjects('infra/k8s/examples/platform.yaml')
+    const policy = yamlObjects('infra/k8s/examples/burst-to-bedrock.yaml')
+    applyObjects(server, [...platform, ...policy])
+    server.objects.create(
+      'v1',
+      'pods',
+      podObject('p0', 'kinference', { app: 'vllm-qwen-27b' }, '10.9.0.1'),
+    )
+    server.objects.create(
+      'discovery.k8s.io/v1',
+      'endpointslices',
+      sliceObject('s-1', 'kinference', [{ name: 'p0', ip: '10.9.0.1' }]),
+    )
+    const c = await startInProcessController(server, { url: redisUrl, prefix: uniquePrefix() })
+    try {
+      await eventually(() => c.controller.isLeader())
+      // A rejected change makes the controller write status and record an Event.
+      const broken = structuredClone(policy[0]) as unknown as {
+        spec: { rules: { action: { burst: { local: string[] } } }[] }
+      }
+      const rule = broken.spec.rules[0]
+      if (rule) rule.action.burst.local = ['missing']
+      applyObjects(server, [broken as never])
+      await eventually(() =>
+        server?.objects.list('v1', 'events', 'kinference').some((e) => e.reason === 'Rejected'),
+      )
+      await c.controller.idle()
+    } finally {
+      await c.close()
+    }
+    const calls = new Set(
+      server.requests
+        .filter(
+          (r) => r.token === server?.token && r.resource !== undefined && r.verb !== undefined,
+        )
+        .map(
+          (r) =>
+            `${r.group ?? ''}|${r.resource}${r.subresource ? `/${r.subresource}` : ''}|${r.verb}`,
+        ),
+    )
+    expect(calls.size).toBeGreaterThan(8)
+    const denied = [...calls].filter((call) => {
+      const [group, resource, verb] = call.split('|') as [string, string, string]
+      return !granted(group, resource, verb)
+    })
+    expect(denied).toEqual([])
+    for (const rule of rules)
+      for (const field of [rule.apiGroups, rule.resources, rule.verbs])
+        expect(field).not.toContain('*')
+    // Lease rights only in a Role of its own namespace, not cluster-wide.
+    const clusterRole = documents.find((d) => d.kind === 'ClusterRole')
+    expect(clusterRole?.rules?.some((r) => r.resources.includes('leases'))).toBe(false)
+  })
+})
