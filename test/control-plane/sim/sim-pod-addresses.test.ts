@@ -68,13 +68,24 @@ async function hearsOn(endpoint: string, pod: SimPod, ms: number): Promise<boole
   const sub = new Subscriber({ linger: 0, receiveTimeout: ms })
   sub.connect(endpoint)
   sub.subscribe()
+  // PUB drops what it sends before the subscription has reached it (a slow joiner on a
+  // loaded machine): publish again until something arrives.
+  let heard = false
+  const poke = async () => {
+    while (!heard && !sub.closed) {
+      await fetch(`${pod.url}/reset_prefix_cache`, { method: 'POST' }).catch(() => undefined)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  }
   try {
-    await fetch(`${pod.url}/reset_prefix_cache`, { method: 'POST' })
+    void poke()
     await sub.receive()
+    heard = true
     return true
   } catch {
     return false
   } finally {
+    heard = true
     sub.close()
   }
 }
