@@ -144,6 +144,9 @@ describe('the controller under faults', () => {
     )
     const follower = leader === a ? b : a
     expect(follower.controller.isLeader()).toBe(false)
+    // Probes pass on followers too: a follower must not be restarted for not leading.
+    for (const path of ['/readyz', '/healthz'])
+      expect((await fetch(`${follower.controller.url}${path}`)).status).toBe(200)
     await leader.close()
     running.splice(running.indexOf(leader), 1)
     await eventually(() => follower.controller.isLeader(), 5_000, 'the follower to lead')

@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
+  type CloudflareKvPublisher,
+  createCloudflareKvPublisher,
+} from '../../../control-plane/config-store/cloudflare-kv-publisher.ts'
+import { createKvSnapshotLoader } from '../../../workers/kv-snapshot-loader.ts'
+import {
   applyObjects,
   conditionOf,
   eventually,
@@ -11,6 +16,7 @@ import {
   startTestCluster,
   yamlObjects,
 } from '../../support/controller/controller-fixture.ts'
+import { startFakeCloudflareKv } from '../../support/fake-cloudflare-kv.ts'
 import type { KubeApiServer } from '../../support/kube-api-server/start-kube-api-server.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 
@@ -28,8 +34,17 @@ describe('kinfctl controller against a test API server', () => {
     for (const controller of running.splice(0)) await controller.close()
     await server.close()
   })
-  const start = async (prefix: string, options = {}) => {
-    const controller = await startInProcessController(server, { url: redisUrl, prefix }, options)
+  const start = async (
+    prefix: string,
+    options = {},
+    cloudflare: CloudflareKvPublisher | null = null,
+  ) => {
+    const controller = await startInProcessController(
+      server,
+      { url: redisUrl, prefix },
+      options,
+      cloudflare,
+    )
     running.push(controller)
     return controller
   }
@@ -130,5 +145,33 @@ describe('kinfctl controller against a test API server', () => {
     expect(
       server.requests.filter((r) => r.subresource === 'status' && r.verb === 'update'),
     ).toEqual([])
+  })
+
+  it('publishes the same snapshot to Workers KV, where the Worker verifies it, retrying failures', async () => {
+    const kv = await startFakeCloudflareKv()
+    try {
+      applyObjects(server, [...platform, ...burst])
+      const cloudflare = createCloudflareKvPublisher({
+        accountId: kv.accountId,
+        namespaceId: kv.namespaceId,
+        apiToken: kv.apiToken,
+        baseUrl: kv.baseUrl,
+      })
+      kv.failNext(2, { status: 503 })
+      const { store, controller } = await start(uniquePrefix(), {}, cloudflare)
+      const loader = createKvSnapshotLoader(
+        { get: async (key) => kv.values.get(key)?.value ?? null },
+        { ttlMs: 0, nowMs: Date.now },
+      )
+      const fromKv = await eventually(() => loader().catch(() => undefined), 15_000, 'KV')
+      const read = await store.current()
+      expect(read?.ok && read.published.hash).toBe(fromKv.hash)
+      expect(kv.values.get('snapshot')?.metadata).toMatchObject({ hash: fromKv.hash })
+      expect(controller.metrics.registry.render()).toMatch(
+        /kinference_controller_publish_failures_total\{target="cloudflare-kv"\} [1-9]/,
+      )
+    } finally {
+      await kv.close()
+    }
   })
 })

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseAllDocuments } from 'yaml'
+import type { CloudflareKvPublisher } from '../../../control-plane/config-store/cloudflare-kv-publisher.ts'
 import {
   createRedisSnapshotStore,
   type RedisSnapshotStore,
@@ -115,13 +116,14 @@ export async function startInProcessController(
   server: KubeApiServer,
   redis: { url: string; prefix: string },
   options: Partial<ControllerOptionsInput> = {},
+  cloudflare: CloudflareKvPublisher | null = null,
 ): Promise<InProcessController> {
   const store = await createRedisSnapshotStore({ redis: redis.url, prefix: redis.prefix })
   const metrics = createControllerMetrics(() => Date.now() / 1000)
   const logs: string[] = []
   const controller = await startController(
     loadKubeConfig({ kubeconfig: server.kubeconfigPath, inCluster: false }),
-    createSnapshotSink({ store, cloudflare: null, metrics, nowMs: Date.now }),
+    createSnapshotSink({ store, cloudflare, metrics, nowMs: Date.now }),
     {
       identity: `test-${Math.random().toString(36).slice(2, 8)}`,
       lease: {
