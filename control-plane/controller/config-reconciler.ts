@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node'
+import { canonicalJson } from '../../shared/config/canonical-json.ts'
 import { compileLiveConfig, type LiveDocument } from '../../shared/config/compile-live-config.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { ResolvedEndpoints } from '../../shared/config/resolve-endpoints.ts'
@@ -57,6 +58,8 @@ export class ConfigReconciler {
   private readonly deps: ReconcilerDeps
   private lastGood = new Map<string, KinferenceResource>()
   private publishState: PublishState = { state: 'pending' }
+  /** Per resource: the content it went live with, and in which snapshot version. */
+  private readonly liveSince = new Map<string, { content: string; version: number }>()
   private publishedHash: string | null = null
   private seeded = false
 
@@ -130,10 +133,19 @@ export class ConfigReconciler {
     if (!live) return true
     this.publishedHash = live.snapshot.hash
     this.publishState = { state: 'published', version: live.version, hash: live.snapshot.hash }
+    this.markLive(seededResources(live.snapshot), live.version)
     this.deps.metrics.snapshotVersion.labels({}).set(live.version)
     for (const [key, resource] of seededResources(live.snapshot))
       if (!this.lastGood.has(key)) this.lastGood.set(key, resource)
     return true
+  }
+
+  private markLive(resources: ReadonlyMap<string, KinferenceResource>, version: number) {
+    for (const [key, resource] of resources) {
+      const content = canonicalJson(resource.spec)
+      if (this.liveSince.get(key)?.content !== content)
+        this.liveSince.set(key, { content, version })
+    }
   }
 
   private failPublish(message: string) {
@@ -167,6 +179,7 @@ export class ConfigReconciler {
       const { version } = await this.deps.sink.publish(snapshot)
       this.publishedHash = snapshot.hash
       this.publishState = { state: 'published', version, hash: snapshot.hash }
+      this.markLive(this.lastGood, version)
       this.deps.metrics.snapshotVersion.labels({}).set(version)
       this.deps.log(`controller: snapshot version ${version} (${snapshot.hash}) published`)
     } catch (error) {
@@ -246,7 +259,13 @@ export class ConfigReconciler {
         verdict?.carried === 'current' ? generation : (carried?.metadata.generation ?? null),
       ...(counted && { counts: resolved.counts[key] ?? { pods: 0, ready: 0 } }),
       ...(problem && { selectorProblem: problem.message }),
-      publish: this.publishState,
+      publish:
+        this.publishState.state === 'published'
+          ? {
+              ...this.publishState,
+              version: this.liveSince.get(key)?.version ?? this.publishState.version,
+            }
+          : this.publishState,
     }
   }
 }

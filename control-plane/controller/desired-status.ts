@@ -4,6 +4,7 @@ import type { Condition } from '../../shared/crd/condition.ts'
 
 /** Where the config that carries a resource stands. */
 export type PublishState =
+  /** For one resource, `version` is the snapshot its carried content went live in. */
   | { state: 'published'; version: number; hash: string }
   | { state: 'failed'; message: string; version: number | null }
   | { state: 'pending' }
@@ -168,6 +169,8 @@ function published({ publish, verdict, carriedGeneration }: ResourceFacts): Cond
     type: 'Published',
     status: 'True',
     reason: 'Published',
-    message: `snapshot version ${publish.version} (${publish.hash}) carries generation ${carriedGeneration ?? '?'}`,
+    // The version this resource's content went live in, not the newest one: a new
+    // snapshot must not rewrite every resource's status (a write storm per change).
+    message: `generation ${carriedGeneration ?? '?'} live since snapshot version ${publish.version}`,
   }
 }

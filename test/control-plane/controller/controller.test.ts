@@ -126,7 +126,9 @@ describe('kinfctl controller against a test API server', () => {
       status: 'False',
       reason: 'RefNotFound',
     })
-    expect(conditionOf(policy, 'Published')?.message).toContain('carries generation 1')
+    expect(conditionOf(policy, 'Published')?.message).toContain(
+      'generation 1 live since snapshot version',
+    )
     const events = await eventually(() => {
       const list = server.objects.list('v1', 'events', 'kinference')
       return list.some((e) => e.reason === 'Rejected') ? list : undefined
@@ -145,6 +147,27 @@ describe('kinfctl controller against a test API server', () => {
     expect(
       server.requests.filter((r) => r.subresource === 'status' && r.verb === 'update'),
     ).toEqual([])
+    // A pod joining one pool rewrites that pool's status alone, not every resource's.
+    server.objects.create(
+      'v1',
+      'pods',
+      podObject('solo', 'kinference', { app: 'vllm-qwen-8b' }, '10.1.1.1'),
+    )
+    server.objects.create(
+      'discovery.k8s.io/v1',
+      'endpointslices',
+      sliceObject('vllm-8b-abcde', 'kinference', [{ name: 'solo', ip: '10.1.1.1' }]),
+    )
+    await eventually(
+      () =>
+        conditionOf(
+          server.objects.get(kinference, 'inferencepools', 'kinference', 'qwen-8b'),
+          'Ready',
+        )?.status === 'True',
+    )
+    await controller.idle()
+    const writes = server.requests.filter((r) => r.subresource === 'status' && r.verb === 'update')
+    expect(writes.map((r) => `${r.resource}/${r.name}`)).toEqual(['inferencepools/qwen-8b'])
   })
 
   it('publishes the same snapshot to Workers KV, where the Worker verifies it, retrying failures', async () => {
