@@ -1,48 +1,106 @@
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { type CliIo, exitCode, exitCodeOf, exitStatusHelp, UsageError } from './cli-io.ts'
-import { benchCommand, benchUsage } from './commands/bench.ts'
-import { compileCommand, compileUsage } from './commands/compile.ts'
-import { controllerCommand, controllerUsage } from './commands/controller.ts'
-import { crdsCommand, crdsUsage } from './commands/crds.ts'
-import { edgeCommand, edgeUsage } from './commands/edge.ts'
-import { explainCommand, explainUsage } from './commands/explain.ts'
-import { keyCommand, keyUsage } from './commands/key.ts'
-import { piiCommand, piiUsage } from './commands/pii.ts'
-import { scorerCommand, scorerUsage } from './commands/scorer.ts'
-import { simCommand, simUsage } from './commands/sim.ts'
-import { upCommand, upUsage } from './commands/up.ts'
-import { validateCommand, validateUsage } from './commands/validate.ts'
 
-interface Command {
+interface Loaded {
   run: (args: string[], io: CliIo) => Promise<number>
   usage: string
+}
+
+interface Command {
   summary: string
+  /**
+   * Imported on use: each command pulls in its own stack (the scorer's tokenizers, the
+   * simulator, client-node), and loading all of them cost every process ~100 MiB.
+   */
+  load: () => Promise<Loaded>
 }
 
 const commands: Record<string, Command> = {
-  validate: { run: validateCommand, usage: validateUsage, summary: 'check resources offline' },
+  validate: {
+    summary: 'check resources offline',
+    load: async () => {
+      const { validateCommand: run, validateUsage: usage } = await import('./commands/validate.ts')
+      return { run, usage }
+    },
+  },
   compile: {
-    run: compileCommand,
-    usage: compileUsage,
     summary: 'write the runtime config snapshot',
+    load: async () => {
+      const { compileCommand: run, compileUsage: usage } = await import('./commands/compile.ts')
+      return { run, usage }
+    },
   },
-  explain: { run: explainCommand, usage: explainUsage, summary: 'show a policy decision offline' },
-  crds: { run: crdsCommand, usage: crdsUsage, summary: 'generate the CustomResourceDefinitions' },
-  key: { run: keyCommand, usage: keyUsage, summary: 'mint an API key and print its hash' },
+  explain: {
+    summary: 'show a policy decision offline',
+    load: async () => {
+      const { explainCommand: run, explainUsage: usage } = await import('./commands/explain.ts')
+      return { run, usage }
+    },
+  },
+  crds: {
+    summary: 'generate the CustomResourceDefinitions',
+    load: async () => {
+      const { crdsCommand: run, crdsUsage: usage } = await import('./commands/crds.ts')
+      return { run, usage }
+    },
+  },
+  key: {
+    summary: 'mint an API key and print its hash',
+    load: async () => {
+      const { keyCommand: run, keyUsage: usage } = await import('./commands/key.ts')
+      return { run, usage }
+    },
+  },
   controller: {
-    run: controllerCommand,
-    usage: controllerUsage,
     summary: 'run the Kubernetes controller (CRDs in, status and snapshots out)',
+    load: async () => {
+      const { controllerCommand: run, controllerUsage: usage } = await import(
+        './commands/controller.ts'
+      )
+      return { run, usage }
+    },
   },
-  sim: { run: simCommand, usage: simUsage, summary: 'run simulated vLLM pods' },
-  scorer: { run: scorerCommand, usage: scorerUsage, summary: 'run the KV-cache-aware scorer' },
-  edge: { run: edgeCommand, usage: edgeUsage, summary: 'run the edge (OpenAI API) on Node' },
-  up: { run: upCommand, usage: upUsage, summary: 'run the embedded default (pods, scorer, edge)' },
-  pii: { run: piiCommand, usage: piiUsage, summary: 'print the PII labels of each input line' },
+  sim: {
+    summary: 'run simulated vLLM pods',
+    load: async () => {
+      const { simCommand: run, simUsage: usage } = await import('./commands/sim.ts')
+      return { run, usage }
+    },
+  },
+  scorer: {
+    summary: 'run the KV-cache-aware scorer',
+    load: async () => {
+      const { scorerCommand: run, scorerUsage: usage } = await import('./commands/scorer.ts')
+      return { run, usage }
+    },
+  },
+  edge: {
+    summary: 'run the edge (OpenAI API) on Node',
+    load: async () => {
+      const { edgeCommand: run, edgeUsage: usage } = await import('./commands/edge.ts')
+      return { run, usage }
+    },
+  },
+  up: {
+    summary: 'run the embedded default (pods, scorer, edge)',
+    load: async () => {
+      const { upCommand: run, upUsage: usage } = await import('./commands/up.ts')
+      return { run, usage }
+    },
+  },
+  pii: {
+    summary: 'print the PII labels of each input line',
+    load: async () => {
+      const { piiCommand: run, piiUsage: usage } = await import('./commands/pii.ts')
+      return { run, usage }
+    },
+  },
   bench: {
-    run: benchCommand,
-    usage: benchUsage,
     summary: 'benchmark routing strategies side by side',
+    load: async () => {
+      const { benchCommand: run, benchUsage: usage } = await import('./commands/bench.ts')
+      return { run, usage }
+    },
   },
 }
 
@@ -70,11 +128,12 @@ export async function runKinfctl(argv: string[], io: CliIo): Promise<number> {
     ;(name === undefined ? io.stderr : io.stdout)(usage)
     return name === undefined ? exitCode.usage : exitCode.ok
   }
-  const command = commands[name]
-  if (command === undefined) {
+  const entry = Object.hasOwn(commands, name) ? commands[name] : undefined
+  if (entry === undefined) {
     io.stderr(`kinfctl: unknown command "${name}"\n\n${usage}`)
     return exitCode.usage
   }
+  const command = await entry.load()
   if (args.includes('--help') || args.includes('-h')) {
     io.stdout(command.usage)
     return exitCode.ok

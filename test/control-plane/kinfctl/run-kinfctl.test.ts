@@ -97,4 +97,29 @@ describe('kinfctl exit status', () => {
     expect(stdout).toMatch(/^ {2}2 {2}usage/m)
     expect(Object.fromEntries(documentedExits(stdout))).toEqual(expectedExit)
   })
+
+  it('is 2 for an unknown command, also one named like an object property', async () => {
+    for (const name of ['frobnicate', 'toString', '__proto__', 'constructor']) {
+      const { code, stderr } = await runCli([name])
+      expect(stderr).toMatch(new RegExp(`^kinfctl: unknown command "${name}"`))
+      expect(code).toBe(2)
+    }
+  })
+
+  it('lists every command in --help and shows a command usage on demand', async () => {
+    const { stdout } = await runCli(['--help'])
+    for (const name of [
+      'validate',
+      'compile',
+      'controller',
+      'scorer',
+      'edge',
+      'sim',
+      'up',
+      'bench',
+    ])
+      expect(stdout).toMatch(new RegExp(`^ {2}${name} +\\S`, 'm'))
+    const help = await runCli(['controller', '--help'])
+    expect(help.stdout).toMatch(/^Usage: kinfctl controller/)
+  })
 })
