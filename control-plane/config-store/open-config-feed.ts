@@ -1,7 +1,7 @@
 import { followRedisSnapshots } from './follow-redis-snapshots.ts'
-import { openSnapshotSource } from './open-snapshot-source.ts'
 import type { PublishedSnapshot } from './published-snapshot.ts'
-import type { SnapshotFeed } from './snapshot-feed.ts'
+import { readSnapshotFile } from './read-snapshot-file.ts'
+import { type SnapshotFeed, staticSnapshotFeed } from './snapshot-feed.ts'
 
 /** A `--config` source opened for a long-running process: its feed, first snapshot and origin. */
 export interface ConfigFeed {
@@ -22,17 +22,20 @@ export async function openConfigFeed(options: {
   log: (line: string) => void
   interrupted: Promise<void>
   onSnapshot: (published: PublishedSnapshot) => void
+  /** The follower's safety-net poll of Redis (its default when absent). */
+  pollMs?: number
 }): Promise<ConfigFeed | null> {
   if (!/^rediss?:\/\//.test(options.config)) {
-    const source = await openSnapshotSource(options.config)
-    options.onSnapshot(source.initial)
-    return source
+    const initial = await readSnapshotFile(options.config)
+    options.onSnapshot(initial)
+    return { initial, feed: staticSnapshotFeed(initial), origin: options.config }
   }
   const origin = withoutPassword(options.config)
   const follower = followRedisSnapshots({
     redis: options.config,
     prefix: options.prefix,
     log: options.log,
+    ...(options.pollMs !== undefined && { pollMs: options.pollMs }),
   })
   let arrived: (published: PublishedSnapshot) => void = () => {}
   const first = new Promise<PublishedSnapshot>((resolve) => {
@@ -43,16 +46,18 @@ export async function openConfigFeed(options: {
     options.onSnapshot(published)
     arrived(published)
   })
-  let initial = await follower.ready
+  // A first read against an unreachable Redis can take long: a stop must not wait for it.
+  const stopped = options.interrupted.then(() => 'stopped' as const)
+  let initial = await Promise.race([follower.ready, stopped])
   if (initial === null) {
     options.log(
       `config: no snapshot in ${origin} under ${options.prefix}config:current yet; waiting`,
     )
-    initial = await Promise.race([first, options.interrupted.then(() => null)])
-    if (initial === null) {
-      await follower.close()
-      return null
-    }
+    initial = await Promise.race([first, stopped])
+  }
+  if (initial === 'stopped') {
+    await follower.close()
+    return null
   }
   return { feed: follower, initial, origin }
 }
