@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { canonicalJson } from '../../shared/config/canonical-json.ts'
 import { verifySnapshot } from '../../shared/config/compile-snapshot.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
-import { parseOptions } from '../../shared/config/parse-options.ts'
+import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { snapshotKey } from '../../workers/kv-snapshot-loader.ts'
 import {
@@ -11,7 +11,6 @@ import {
   cloudflareUnreachable,
 } from './cloudflare-api-failure.ts'
 
-const fn = <T>() => z.custom<T>((value) => typeof value === 'function', 'must be a function')
 const CloudflareId = z
   .string()
   .regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a Cloudflare id (letters, digits, dashes)')
@@ -21,7 +20,7 @@ export const CloudflareKvPublisherOptions = z.strictObject({
   namespaceId: CloudflareId.describe('The KV namespace bound as CONFIG (wrangler.toml)'),
   apiToken: z.string().min(1).describe('A token with Workers KV Storage: Edit on the account'),
   baseUrl: z.url().default('https://api.cloudflare.com/client/v4'),
-  fetch: fn<typeof fetch>().default(() => fetch),
+  fetch: functionOption<typeof fetch>().default(() => fetch),
   timeoutMs: z.int().positive().default(10_000).describe('Per request'),
 })
 export type CloudflareKvPublisherOptionsInput = z.input<typeof CloudflareKvPublisherOptions>

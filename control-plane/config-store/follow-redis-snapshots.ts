@@ -1,14 +1,12 @@
 import { Redis } from 'ioredis'
 import { z } from 'zod'
-import { parseOptions } from '../../shared/config/parse-options.ts'
+import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
+import { RedisClientOption } from '../redis/redis-client-option.ts'
 import { configStoreKeys } from './config-store-keys.ts'
 import { createFollowState, messageOf } from './create-follow-state.ts'
 import { type PublishedSnapshot, SnapshotNotice } from './published-snapshot.ts'
 import { type CurrentRead, readCurrentSnapshot } from './read-current-snapshot.ts'
-import { RedisClientOption } from './redis-client-option.ts'
 import type { SnapshotFeed } from './snapshot-feed.ts'
-
-const fn = <T>() => z.custom<T>((value) => typeof value === 'function', 'must be a function')
 
 export const FollowRedisSnapshotsOptions = z.strictObject({
   redis: RedisClientOption,
@@ -18,13 +16,13 @@ export const FollowRedisSnapshotsOptions = z.strictObject({
     .positive()
     .default(5_000)
     .describe('How often config:current is read besides notices, in case one was missed'),
-  onSnapshot: fn<(published: PublishedSnapshot) => void | Promise<void>>()
+  onSnapshot: functionOption<(published: PublishedSnapshot) => void | Promise<void>>()
     .optional()
     .describe('Each newer verified snapshot, the first included, in version order'),
-  onRefused: fn<(reason: string, version: number | null) => void>()
+  onRefused: functionOption<(reason: string, version: number | null) => void>()
     .optional()
     .describe('A newer version that failed verification; the held one stays'),
-  log: fn<(line: string) => void>()
+  log: functionOption<(line: string) => void>()
     .default(() => () => {})
     .describe('Refusals, outages and recoveries, one line each'),
 })

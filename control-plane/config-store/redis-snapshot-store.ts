@@ -6,6 +6,7 @@ import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { connectRedis } from '../redis/connect-redis.ts'
+import { RedisClientOption } from '../redis/redis-client-option.ts'
 import { configStoreKeys } from './config-store-keys.ts'
 import { publishLua } from './config-store-lua.ts'
 import type { PublishedVersion, SnapshotRead } from './published-snapshot.ts'
@@ -15,7 +16,6 @@ import {
   readCurrentSnapshot,
   redisUnavailable,
 } from './read-current-snapshot.ts'
-import { RedisClientOption } from './redis-client-option.ts'
 
 export const RedisSnapshotStoreOptions = z.strictObject({
   redis: RedisClientOption,

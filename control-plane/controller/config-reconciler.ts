@@ -1,6 +1,10 @@
 import type { KubernetesObject } from '@kubernetes/client-node'
 import { canonicalJson } from '../../shared/config/canonical-json.ts'
-import { compileLiveConfig, type LiveDocument } from '../../shared/config/compile-live-config.ts'
+import {
+  compileLiveConfig,
+  type LiveDocument,
+  type Verdict,
+} from '../../shared/config/compile-live-config.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { ResolvedEndpoints } from '../../shared/config/resolve-endpoints.ts'
 import type { KinferenceResource } from '../../shared/crd/resource.ts'
@@ -47,7 +51,8 @@ export interface AcceptanceEvent {
   message: string
 }
 
-type Object = KubernetesObject & { status?: unknown }
+/** A watched Kinference object, with whatever status it has. */
+type Watched = KubernetesObject & { status?: unknown }
 
 /**
  * One reconcile: compile what the caches hold (failing static per resource), publish the
@@ -77,7 +82,7 @@ export class ConfigReconciler {
     try {
       const seededNow = this.deps.isLeader() && !this.seeded ? await this.seed() : this.seeded
       const objects = new Map(
-        kinferenceKinds.map((kind) => [kind.kind, this.deps.objects(kind.kind) as Object[]]),
+        kinferenceKinds.map((kind) => [kind.kind, this.deps.objects(kind.kind) as Watched[]]),
       )
       const documents = [...objects].flatMap(([kind, list]) =>
         list.map((object) => documentOf(kind, object)),
@@ -197,8 +202,8 @@ export class ConfigReconciler {
   }
 
   private async writeStatuses(
-    objects: Map<string, Object[]>,
-    verdicts: Map<string, import('../../shared/config/compile-live-config.ts').Verdict>,
+    objects: Map<string, Watched[]>,
+    verdicts: Map<string, Verdict>,
     resolved: ResolvedEndpoints,
   ) {
     const nowIso = new Date(this.deps.nowMs()).toISOString()
@@ -223,7 +228,7 @@ export class ConfigReconciler {
   }
 
   /** An Event when a resource's acceptance flips, so `kubectl describe` and event feeds show it. */
-  private async announce(object: Object, facts: ResourceFacts) {
+  private async announce(object: Watched, facts: ResourceFacts) {
     const before = acceptedStatusOf(object.status)
     const verdict = facts.verdict
     if (!verdict || before === (verdict.accepted ? 'True' : 'False')) return
@@ -241,7 +246,7 @@ export class ConfigReconciler {
 
   private factsOf(
     kind: string,
-    object: Object,
+    object: Watched,
     verdict: ResourceFacts['verdict'],
     resolved: ResolvedEndpoints,
   ): ResourceFacts {
@@ -279,7 +284,7 @@ function acceptedStatusOf(status: unknown): string | null {
 }
 
 /** The object as compiled: its spec and identity, without what the server and we add. */
-function documentOf(kind: string, object: Object): LiveDocument {
+function documentOf(kind: string, object: Watched): LiveDocument {
   const { status: _status, ...rest } = object
   const metadata = { ...(object.metadata ?? {}) } as Record<string, unknown>
   delete metadata.managedFields

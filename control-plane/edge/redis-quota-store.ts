@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import type { Redis } from 'ioredis'
 import { z } from 'zod'
 import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
@@ -11,6 +10,7 @@ import {
 } from '../../shared/quota/quota-store.ts'
 import { QuotaStoreOptions } from '../../shared/quota/quota-store-options.ts'
 import { connectRedis } from '../redis/connect-redis.ts'
+import { RedisClientOption } from '../redis/redis-client-option.ts'
 
 /**
  * The ledger of shared/quota/quota-ledger.ts in Lua, so that each admit and each settle is
@@ -93,13 +93,7 @@ const scripts = { admit: admitLua, settle: settleLua } as const
 type ScriptName = keyof typeof scripts
 
 export const RedisQuotaStoreOptions = QuotaStoreOptions.extend({
-  redis: z
-    .union([z.string(), z.custom<Redis>((value) => typeof value === 'object' && value !== null)], {
-      error: 'must be a Redis client or a URL',
-    })
-    .describe(
-      'A connected client (close() leaves it open), or a URL to connect to (close() quits it)',
-    ),
+  redis: RedisClientOption,
   prefix: z.string().default('kinf:').describe('Namespace of every key'),
 })
 export type RedisQuotaStoreOptions = z.infer<typeof RedisQuotaStoreOptions>

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
-import { parseOptions } from '../../shared/config/parse-options.ts'
+import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import { KvEventEncoding } from '../kv-events/encode-event-batch.ts'
@@ -14,7 +14,6 @@ import type { SimFaultsPatch } from '../sim/sim-pod-config.ts'
 import { closeAll } from './close-all.ts'
 import { scorerPoolsOf } from './scorer-backends-of.ts'
 
-const fn = <T>() => z.custom<T>((value) => typeof value === 'function', 'must be a function')
 const object = <T>() => z.custom<T>((value) => typeof value === 'object' && value !== null)
 
 /** A port to listen on; 0, the default, takes a free one. */
@@ -34,7 +33,7 @@ export const SimulatedPodOptions = z.strictObject({
   assets: object<SimModelAssets>()
     .optional()
     .describe('Shared by every pod; loaded once here when absent'),
-  namePrefix: fn<(pool: string) => string>()
+  namePrefix: functionOption<(pool: string) => string>()
     .optional()
     .describe(
       "Pool name → its pods' name prefix (sim-pod when absent); names must differ across pools",

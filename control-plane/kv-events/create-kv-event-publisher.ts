@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { Publisher, Router, type Socket } from 'zeromq'
 import { z } from 'zod'
-import { parseOptions } from '../../shared/config/parse-options.ts'
+import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { encodeEventBatch, KvEventEncoding } from './encode-event-batch.ts'
 import type { KvCacheEvent } from './kv-cache-event.ts'
@@ -9,7 +9,6 @@ import { createReplayBuffer, type ReplayBuffer } from './replay-buffer.ts'
 import { readSeqFrame, replayEndSeq, seqFrame } from './seq-frame.ts'
 import { Count, HighWaterMark, TimeoutMs } from './socket-options.ts'
 
-const fn = <T>() => z.custom<T>((value) => typeof value === 'function', 'must be a function')
 const ignore = () => {}
 
 export const KvEventPublisherOptions = z.strictObject({
@@ -39,7 +38,7 @@ export const KvEventPublisherOptions = z.strictObject({
     'How long one replay reply may wait on a client that does not read before it is dropped',
   ),
   // A function default is called for the value: this one gives the no-op.
-  onError: fn<(error: KinfError) => void>()
+  onError: functionOption<(error: KinfError) => void>()
     .default(() => ignore)
     .describe('Replay failures; the publisher carries on'),
 })

@@ -1,13 +1,11 @@
 import { Subscriber } from 'zeromq'
 import { z } from 'zod'
-import { parseOptions } from '../../shared/config/parse-options.ts'
+import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { decodeEventBatch } from './decode-event-batch.ts'
 import type { EventBatch } from './kv-cache-event.ts'
 import { readSeqFrame } from './seq-frame.ts'
 import { HighWaterMark, MessageBytes } from './socket-options.ts'
-
-const fn = <T>() => z.custom<T>((value) => typeof value === 'function', 'must be a function')
 
 export const KvEventSubscriberOptions = z.strictObject({
   endpoint: z.string().describe("A pod's PUB address; more can be added with connect()"),
@@ -21,10 +19,10 @@ export const KvEventSubscriberOptions = z.strictObject({
   maxMessageBytes: MessageBytes.default(64 * 1024 * 1024).describe(
     'Larger messages make ZMQ drop the connection (it reconnects)',
   ),
-  onBatch: fn<(topic: string, seq: bigint, batch: EventBatch) => void>().describe(
+  onBatch: functionOption<(topic: string, seq: bigint, batch: EventBatch) => void>().describe(
     'Each well-formed batch, in arrival order. It is called synchronously; throwing reports to onError',
   ),
-  onError: fn<(error: KinfError) => void>().describe(
+  onError: functionOption<(error: KinfError) => void>().describe(
     'Malformed messages (skipped) and onBatch failures; the subscriber carries on',
   ),
 })

@@ -1,10 +1,10 @@
-import type { Redis } from 'ioredis'
 import { z } from 'zod'
 import { parseOptions } from '../../shared/config/parse-options.ts'
 import { keyHex } from '../../shared/kv-index/block-keys.ts'
 import type { ApplyResult, KvIndex, PodId } from '../../shared/kv-index/kv-index.ts'
 import { KvIndexLimits, wholeNumber } from '../../shared/kv-index/kv-index-limits.ts'
 import { connectRedis } from '../redis/connect-redis.ts'
+import { RedisClientOption } from '../redis/redis-client-option.ts'
 import { hexOf, parentsToRead, planBatch } from './redis-kv-index-batch.ts'
 import { RedisKvIndexHints } from './redis-kv-index-hints.ts'
 import { loadRedisKvIndexScripts, toUpstreamError } from './redis-kv-index-scripts.ts'
@@ -16,13 +16,7 @@ import { loadRedisKvIndexScripts, toUpstreamError } from './redis-kv-index-scrip
  * Past maxSpeculative the entries expiring first go.
  */
 export const RedisKvIndexOptions = KvIndexLimits.extend({
-  redis: z
-    .union([z.string(), z.custom<Redis>((value) => typeof value === 'object' && value !== null)], {
-      error: 'must be a Redis client or a URL',
-    })
-    .describe(
-      'A connected client (close() leaves it open), or a URL to connect to (close() quits it)',
-    ),
+  redis: RedisClientOption,
   prefix: z.string().default('kinf:').describe('Namespace of every key; one per pool, or per test'),
   maxHintsPerPod: wholeNumber(1)
     .default(262_144)

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { parseOptions } from '../../shared/config/parse-options.ts'
+import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import type { EventBatch } from '../kv-events/kv-cache-event.ts'
 import { requestReplay } from '../kv-events/request-replay.ts'
@@ -15,8 +15,6 @@ export interface IngestorCounters {
   applyErrors: number
 }
 
-const fn = <T>() => z.custom<T>((value) => typeof value === 'function', 'must be a function')
-
 export const PodEventIngestorOptions = z.strictObject({
   pod: z.string(),
   model: z.string(),
@@ -28,10 +26,10 @@ export const PodEventIngestorOptions = z.strictObject({
   replayTimeoutMs: TimeoutMs.default(2_000).describe(
     'Longest wait for the next replay reply message',
   ),
-  onReady: fn<(ready: boolean) => void>().describe(
+  onReady: functionOption<(ready: boolean) => void>().describe(
     'The index of this pod can (true) or cannot (false) be believed right now',
   ),
-  onError: fn<(message: string) => void>(),
+  onError: functionOption<(message: string) => void>(),
 })
 export type PodEventIngestorOptions = z.infer<typeof PodEventIngestorOptions>
 export type PodEventIngestorOptionsInput = z.input<typeof PodEventIngestorOptions>

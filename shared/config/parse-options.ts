@@ -1,4 +1,4 @@
-import type { z } from 'zod'
+import { z } from 'zod'
 import { KinfError } from '../errors/kinf-error.ts'
 
 /**
@@ -19,4 +19,9 @@ export function parseOptions<S extends z.ZodType>(
   throw new KinfError('invalid_config', `${subject}: ${name === '' ? '' : `${name} `}${message}`, {
     cause: parsed.error,
   })
+}
+
+/** An options field holding a function (a callback, a clock), typed by the caller. */
+export function functionOption<T>() {
+  return z.custom<T>((value) => typeof value === 'function', 'must be a function')
 }
