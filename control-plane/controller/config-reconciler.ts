@@ -65,7 +65,6 @@ export class ConfigReconciler {
   private publishState: PublishState = { state: 'pending' }
   /** Per resource: the content it went live with, and in which snapshot version. */
   private readonly liveSince = new Map<string, { content: string; version: number }>()
-  private publishedHash: string | null = null
   private seeded = false
 
   constructor(deps: ReconcilerDeps) {
@@ -136,7 +135,6 @@ export class ConfigReconciler {
     }
     this.seeded = true
     if (!live) return true
-    this.publishedHash = live.snapshot.hash
     this.publishState = { state: 'published', version: live.version, hash: live.snapshot.hash }
     this.markLive(seededResources(live.snapshot), live.version)
     this.deps.metrics.snapshotVersion.labels({}).set(live.version)
@@ -179,10 +177,9 @@ export class ConfigReconciler {
   }
 
   private async publish(snapshot: ConfigSnapshot) {
-    if (snapshot.hash === this.publishedHash && this.publishState.state === 'published') return
+    if (this.publishState.state === 'published' && this.publishState.hash === snapshot.hash) return
     try {
       const { version } = await this.deps.sink.publish(snapshot)
-      this.publishedHash = snapshot.hash
       this.publishState = { state: 'published', version, hash: snapshot.hash }
       this.markLive(this.lastGood, version)
       this.deps.metrics.snapshotVersion.labels({}).set(version)
