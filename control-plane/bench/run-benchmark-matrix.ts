@@ -6,6 +6,7 @@ import { benchModel } from './bench-pool-spec.ts'
 import { createProgress } from './create-progress.ts'
 import { parseDataSpec } from './data-spec.ts'
 import type { DesJob } from './des/des-job.ts'
+import type { DesTimingOptionsInput } from './des/des-timing-options.ts'
 import { runDesJobs } from './des/run-des-jobs.ts'
 import { describeProfile, profileFor } from './load-profile.ts'
 import type { BenchmarkRun } from './request-record.ts'
@@ -51,6 +52,8 @@ export interface MatrixOptions extends MatrixRunOptionsInput {
   profile: GpuProfile
   seed: number
   assets: SimModelAssets
+  /** DES: event delay, scrape interval and lag (the defaults where unset). */
+  desTiming?: DesTimingOptionsInput
   /** Live: an OpenAI-compatible server; without one, a loopback stack per benchmark. */
   target?: string | null
   headers?: Record<string, string>
@@ -124,6 +127,7 @@ export function desJobsOf(options: MatrixOptions): DesJob[] {
         pods: options.pods,
         gpuProfile: options.profile.name,
         seed: options.seed,
+        ...(options.desTiming ? { timing: options.desTiming } : {}),
       })),
     ),
   )

@@ -6,6 +6,7 @@ import { parseDataSpec } from '../data-spec.ts'
 import { profileFor } from '../load-profile.ts'
 import type { BenchmarkRun } from '../request-record.ts'
 import { createWorkload } from '../workload.ts'
+import type { DesTimingOptionsInput } from './des-timing-options.ts'
 import { runDesBenchmark } from './run-des-benchmark.ts'
 
 /** One discrete-event benchmark, as plain data (it crosses to worker threads). */
@@ -19,6 +20,8 @@ export interface DesJob {
   pods: number
   gpuProfile: string
   seed: number
+  /** Event delay, scrape interval and lag, network; the defaults where unset. */
+  timing?: DesTimingOptionsInput
 }
 
 /** Runs one job; the same job gives the same run wherever it runs. */
@@ -41,6 +44,7 @@ export function runDesJob(
     seed: job.seed,
     frame: createChatFrame(assets.tokenizer),
     vocabulary: assets.vocabulary,
+    ...job.timing,
     ...(onProgress ? { onProgress } : {}),
   })
 }
