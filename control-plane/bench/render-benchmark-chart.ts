@@ -27,6 +27,19 @@ export function niceTicks(max: number): number[] {
   return ticks
 }
 
+/**
+ * Decades from the one at or below `min` to the one at or above `max`: a log axis, so
+ * the cache-aware routers' sub-second TTFTs are not flattened to zero by round robin's
+ * minutes. Non-positive or non-finite inputs fall back to 0.01–1.
+ */
+export function logTicks(min: number, max: number): number[] {
+  const low = min > 0 && Number.isFinite(min) ? min : 0.01
+  const high = max > 0 && Number.isFinite(max) ? Math.max(max, low) : Math.max(1, low)
+  const first = Math.floor(Math.log10(low) + 1e-9)
+  const last = Math.max(first + 1, Math.ceil(Math.log10(high) - 1e-9))
+  return Array.from({ length: last - first + 1 }, (_, i) => round(10 ** (first + i)))
+}
+
 const round = (value: number) => Number(value.toPrecision(12))
 const label = (value: number) => {
   const abs = Math.abs(value)
@@ -34,6 +47,35 @@ const label = (value: number) => {
   return String(round(value))
 }
 const at = (value: number) => value.toFixed(1)
+
+/** What a panel draws beside the routers: a bound as a dashed horizontal line. */
+export interface ChartBounds {
+  /** Zero-queue TTFT floor (median), seconds. */
+  ttftFloorS?: number | null
+  /** Output tokens/s at the fluid throughput bound. */
+  outputTokensPerSecond?: number | null
+}
+
+interface Scale {
+  ticks: number[]
+  /** 0 at the bottom of the axis, 1 at the top. */
+  of: (value: number) => number
+}
+
+function linearScale(values: readonly number[]): Scale {
+  const ticks = niceTicks(Math.max(0, ...values))
+  const max = ticks.at(-1) ?? 1
+  return { ticks, of: (v) => v / max }
+}
+
+function logScale(values: readonly number[]): Scale {
+  const positive = values.filter((v) => v > 0 && Number.isFinite(v))
+  const ticks = logTicks(Math.min(...positive), Math.max(...positive))
+  const low = Math.log10(ticks[0] ?? 0.01)
+  const span = Math.log10(ticks.at(-1) ?? 1) - low
+  const floor = ticks[0] ?? 0.01
+  return { ticks, of: (v) => (Math.log10(Math.max(v, floor)) - low) / span }
+}
 
 interface Series {
   router: string
@@ -92,21 +134,29 @@ function seriesOf(
   )
 }
 
+interface PanelSpec {
+  index: number
+  title: string
+  unit: string
+  value: (point: Series['points'][number]) => number
+  log: boolean
+  bound: { value: number; label: string } | null
+}
+
 function drawPanel(
-  index: number,
-  title: string,
-  unit: string,
+  spec: PanelSpec,
   series: readonly Series[],
-  value: (point: Series['points'][number]) => number,
   axis: ReturnType<typeof xAxis>,
 ): string[] {
+  const { index, title, unit, value, bound } = spec
   const left = index * panel.width + panel.left
   const right = (index + 1) * panel.width - panel.right
   const bottom = height - panel.bottom
-  const ticks = niceTicks(Math.max(0, ...series.flatMap((s) => s.points.map(value))))
-  const yMax = ticks.at(-1) ?? 1
+  const values = [...series.flatMap((s) => s.points.map(value)), ...(bound ? [bound.value] : [])]
+  const scale = spec.log ? logScale(values) : linearScale(values)
+  const ticks = scale.ticks
   const px = (fraction: number) => left + fraction * (right - left)
-  const py = (v: number) => bottom - (v / yMax) * (bottom - panel.top)
+  const py = (v: number) => bottom - scale.of(v) * (bottom - panel.top)
   const out = [`<g class="panel">`]
   out.push(
     `<text x="${at((left + right) / 2)}" y="${panel.top - 14}" text-anchor="middle" font-size="14" font-weight="600">${escapeXml(title)}</text>`,
@@ -134,6 +184,13 @@ function drawPanel(
   out.push(
     `<text x="${left - 52}" y="${middle}" text-anchor="middle" transform="rotate(-90 ${left - 52} ${middle})">${escapeXml(unit)}</text>`,
   )
+  if (bound) {
+    const y = at(py(bound.value))
+    out.push(
+      `<line class="bound" x1="${left}" y1="${y}" x2="${right}" y2="${y}" stroke="#555" stroke-dasharray="6 4"/>`,
+      `<text x="${right - 4}" y="${at(py(bound.value) - 6)}" text-anchor="end" fill="#555">${escapeXml(bound.label)}</text>`,
+    )
+  }
   for (const s of series) {
     const points = s.points.map((p) => `${at(px(p.x))},${at(py(value(p)))}`).join(' ')
     out.push(
@@ -150,13 +207,15 @@ function drawPanel(
 }
 
 /**
- * A chart of one workload as a standalone SVG: median TTFT (successful requests) and mean
- * output throughput against the rate, one line per router, a shared legend. The x axis
- * is numeric when every run has a rate, else one slot per profile.
+ * A chart of one workload as a standalone SVG: median TTFT (successful requests, log
+ * scale) and mean output throughput against the rate, one line per router, a shared
+ * legend, and the workload's bounds as dashed lines where given. The x axis is numeric
+ * when every run has a rate, else one slot per profile.
  */
 export function renderBenchmarkChart(
   workload: string,
   entries: readonly BenchmarkReportEntry[],
+  bounds: ChartBounds = {},
 ): string {
   const axis = xAxis(entries)
   const series = seriesOf(entries, axis.of)
@@ -177,8 +236,26 @@ export function renderBenchmarkChart(
     x += 48 + 7 * s.router.length
   }
   out.push('</g>')
-  out.push(...drawPanel(0, 'Median TTFT', 'seconds', series, (p) => p.ttft, axis))
-  out.push(...drawPanel(1, 'Output throughput', 'tokens/s', series, (p) => p.throughput, axis))
+  const floor = bounds.ttftFloorS ?? null
+  const fluid = bounds.outputTokensPerSecond ?? null
+  const ttftPanel: PanelSpec = {
+    index: 0,
+    title: 'Median TTFT (log scale)',
+    unit: 'seconds',
+    value: (p) => p.ttft,
+    log: true,
+    bound: floor !== null && floor > 0 ? { value: floor, label: 'zero-queue floor' } : null,
+  }
+  const throughputPanel: PanelSpec = {
+    index: 1,
+    title: 'Output throughput',
+    unit: 'tokens/s',
+    value: (p) => p.throughput,
+    log: false,
+    bound: fluid !== null && fluid > 0 ? { value: fluid, label: 'fluid bound' } : null,
+  }
+  out.push(...drawPanel(ttftPanel, series, axis))
+  out.push(...drawPanel(throughputPanel, series, axis))
   out.push('</svg>', '')
   return out.join('\n')
 }

@@ -4,6 +4,7 @@ import { basename, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { computeBenchmarkMetrics } from '../../../control-plane/bench/compute-benchmark-metrics.ts'
 import {
+  logTicks,
   niceTicks,
   renderBenchmarkChart,
 } from '../../../control-plane/bench/render-benchmark-chart.ts'
@@ -201,7 +202,7 @@ describe('writeBenchmarkReports', () => {
       for (const line of lines) expect(line.attrs.points?.split(' ')).toHaveLength(3)
       expect(svg).toContain(`>${workload}</text>`)
       for (const text of [
-        'Median TTFT',
+        'Median TTFT (log scale)',
         'Output throughput',
         'Request rate (req/s)',
         'seconds',
@@ -261,6 +262,43 @@ describe('renderBenchmarkChart', () => {
 
   it('a workload with no successful requests still renders', () => {
     expect(() => checkXml(renderBenchmarkChart('empty', []))).not.toThrow()
+  })
+
+  it('draws TTFT on a log axis, so equal ratios are equal distances, and the bounds as dashed lines', () => {
+    const ttftOf = (median: number) => ({
+      ...entries[0],
+      metrics: {
+        ...entries[0]?.metrics,
+        time_to_first_token_ms: { successful: { median } },
+      },
+    })
+    const three = [0.1, 1, 10].map((seconds, i) => {
+      const entry = ttftOf(seconds * 1000) as (typeof entries)[number]
+      return { ...entry, config: { ...entry.config, rate: i + 1, profile: `poisson@${i + 1}` } }
+    })
+    const svg = renderBenchmarkChart('log', three, { ttftFloorS: 0.05, outputTokensPerSecond: 900 })
+    const { elements } = checkXml(svg)
+    const ys = (elements.find((e) => e.name === 'polyline')?.attrs.points ?? '')
+      .split(' ')
+      .map((p) => Number(p.split(',')[1]))
+    const [a = 0, b = 0, c = 0] = ys
+    expect(a - b).toBeCloseTo(b - c, 0)
+    expect(a - b).toBeGreaterThan(10)
+    const bounds = elements.filter((e) => e.name === 'line' && e.attrs.class === 'bound')
+    expect(bounds).toHaveLength(2)
+    // The floor (0.05 s) sits below the 0.1 s point: a larger SVG y.
+    expect(Number(bounds[0]?.attrs.y1)).toBeGreaterThan(a)
+    expect(svg).toContain('>zero-queue floor</text>')
+    expect(svg).toContain('>fluid bound</text>')
+  })
+})
+
+describe('logTicks', () => {
+  it('spans whole decades around the values', () => {
+    expect(logTicks(0.19, 46.9)).toEqual([0.1, 1, 10, 100])
+    expect(logTicks(1, 1)).toEqual([1, 10])
+    expect(logTicks(0, Number.NaN)).toEqual([0.01, 0.1, 1])
+    expect(logTicks(0.01, 0.01)).toEqual([0.01, 0.1])
   })
 })
 
