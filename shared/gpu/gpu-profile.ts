@@ -98,8 +98,63 @@ export const l40s27bFp8: GpuProfile = {
   jitter: 0.05,
 }
 
+/**
+ * Long-context pods: a dense 32B model (Qwen3-32B's shape) in FP8 with an FP8 KV cache on
+ * one NVIDIA H200 SXM, 131,072 tokens of context (docs/vllm-wire.md §5.4).
+ * - GPU: H200 datasheet, 141 GB HBM3e at 4.8 TB/s, 1,979 TFLOP/s FP8 dense and 989
+ *   TFLOP/s BF16 dense (3,958 and 1,979 with sparsity).
+ * - Model: 64 layers, hidden 5120, 64 query heads and 8 KV heads of 128, FFN 25600,
+ *   vocabulary 151,936, untied head. The GEMMs are the 64 blocks' 31,206,298,624
+ *   parameters (the P_body of data/calibration's qwen3-32b-shape); a step streams them in
+ *   FP8 plus the BF16 lm_head (777,912,320 × 2 B), 32.76e9 bytes. The BF16 embedding table
+ *   is resident but only gathered.
+ * - KV cache: FP8, 2·64·8·128·1 = 131,072 bytes/token. gpu_memory_utilization 0.9 of the
+ *   139.8 GiB the CUDA runtime reports for this GPU (data/calibration/summary.json) is
+ *   125.8 GiB; less 34.32e9 B (31.96 GiB) of weights and embeddings and ~5 GiB of peak
+ *   activations (8192-token batches, a 1024-sequence sampler warm-up), CUDA graphs and
+ *   non-torch memory leaves ~88.9 GiB: 45,494 blocks of 16, ~728k tokens.
+ * - Efficiencies: the ranges `npm run sim:calibration` fits on this very GPU (0.73–0.82 of
+ *   bandwidth, 0.53–0.58 of the BF16 GEMM peak, 0.29–0.30 of the BF16 attention peak) give
+ *   0.8, 0.55 and 0.29. Assumed: FP8 GEMMs reach the same fraction of their peak as BF16
+ *   ones did. Attention is FlashAttention-2's figure; vLLM runs FlashAttention 3 on Hopper,
+ *   which reaches more, so long prefills come out slow rather than fast until a vLLM
+ *   measurement says otherwise. Fixed overhead 3 ms as for the L40S (vLLM's scheduler and
+ *   launches, not the fit's 12 ms of HF Python). With BF16 weights this function predicts
+ *   every measured 32B point within 10%
+ *   (test/control-plane/sim/calibration/check-profile-shape.test.ts).
+ * - Scheduler: vLLM's `vllm serve` defaults for GPUs of 70 GiB or more other than the A100
+ *   (EngineArgs.get_batch_defaults, docs/vllm-wire.md §5.1): 8192 batched tokens, 1024
+ *   sequences.
+ */
+export const h200x32bFp8: GpuProfile = {
+  name: 'h200-32b-fp8',
+  gpu: {
+    name: 'NVIDIA H200',
+    memoryBandwidth: 4.8e12,
+    linearPeakFlops: 1979e12,
+    attentionPeakFlops: 989e12,
+  },
+  model: {
+    name: 'qwen3-32b-fp8',
+    parameters: 31_206_298_624,
+    weightBytes: 31_206_298_624 + 2 * 777_912_320,
+    layers: 64,
+    attentionWidth: 64 * 128,
+    kvHeads: 8,
+    headDim: 128,
+    kvBytesPerElement: 1,
+    maxModelLen: 131_072,
+  },
+  efficiency: { memoryBandwidth: 0.8, linear: 0.55, attention: 0.29, fixedOverheadMs: 3 },
+  kvCacheBytes: 0.9 * 139.8 * GiB - (31_206_298_624 + 4 * 777_912_320) - 5 * GiB,
+  blockSize: 16,
+  scheduler: { maxNumBatchedTokens: 8192, maxNumSeqs: 1024 },
+  jitter: 0.05,
+}
+
 export const gpuProfiles: Record<string, GpuProfile> = {
   [l40s27bFp8.name]: l40s27bFp8,
+  [h200x32bFp8.name]: h200x32bFp8,
 }
 
 /** KV-cache bytes one token occupies: K and V, every layer, every KV head. */

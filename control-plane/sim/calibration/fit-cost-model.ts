@@ -7,6 +7,7 @@ import { createStepCostModel, type StepShape } from '../../../shared/gpu/step-co
 /** Model geometry as data/calibration/summary.json records it. */
 const Geometry = z.looseObject({
   P_body: z.number(),
+  P_head: z.number(),
   L: z.number(),
   H: z.number(),
   KVH: z.number(),
@@ -14,8 +15,9 @@ const Geometry = z.looseObject({
   weight_bytes_read: z.number(),
   kv_bytes_per_token: z.number(),
 })
-type Geometry = z.infer<typeof Geometry>
+export type Geometry = z.infer<typeof Geometry>
 const Summary = z.looseObject({
+  env: z.looseObject({ gpu: z.string() }),
   models: z.record(z.string(), z.looseObject({ geometry: Geometry })),
 })
 
@@ -27,6 +29,8 @@ export interface CalibrationPoint {
 
 export interface CalibrationModel {
   name: string
+  /** The GPU it was measured on, as the run recorded it. */
+  gpu: string
   geometry: Geometry
   points: CalibrationPoint[]
 }
@@ -44,6 +48,7 @@ export async function loadCalibration(dir: string): Promise<CalibrationModel[]> 
   const decode = await rows('decode.csv')
   return Object.entries(summary.models).map(([name, { geometry }]) => ({
     name,
+    gpu: summary.env.gpu,
     geometry,
     points: [
       ...prefill
@@ -80,32 +85,32 @@ export async function loadCalibration(dir: string): Promise<CalibrationModel[]> 
   }))
 }
 
-export interface FittedCostModel {
+/** Effective rates of the step-time function: ms, bytes/s and FLOP/s. */
+export interface EffectiveRates {
   fixedOverheadMs: number
-  /** Effective rates the fit found: bytes/s and FLOP/s. */
   bandwidth: number
   linearFlops: number
   attentionFlops: number
+}
+
+/** How a step-time function's predictions compare with the measured points. */
+export interface CalibrationComparison {
   r2: number
   maxRelativeResidual: number
   residuals: { label: string; measuredMs: number; modelMs: number }[]
 }
 
+export interface FittedCostModel extends EffectiveRates, CalibrationComparison {}
+
 /** A profile whose peaks are the given effective rates (efficiencies 1), for this geometry. */
-function profileFor(geometry: Geometry, params: readonly number[]): GpuProfile {
-  const [c0, bandwidth, linear, attention] = params.map((p) => Math.exp(p)) as [
-    number,
-    number,
-    number,
-    number,
-  ]
+export function profileForRates(geometry: Geometry, rates: EffectiveRates): GpuProfile {
   return {
     name: 'calibration',
     gpu: {
       name: 'fit',
-      memoryBandwidth: bandwidth,
-      linearPeakFlops: linear,
-      attentionPeakFlops: attention,
+      memoryBandwidth: rates.bandwidth,
+      linearPeakFlops: rates.linearFlops,
+      attentionPeakFlops: rates.attentionFlops,
     },
     model: {
       name: 'fit',
@@ -118,7 +123,12 @@ function profileFor(geometry: Geometry, params: readonly number[]): GpuProfile {
       kvBytesPerElement: geometry.kv_bytes_per_token / (2 * geometry.L * geometry.KVH * geometry.D),
       maxModelLen: 32_768,
     },
-    efficiency: { memoryBandwidth: 1, linear: 1, attention: 1, fixedOverheadMs: c0 },
+    efficiency: {
+      memoryBandwidth: 1,
+      linear: 1,
+      attention: 1,
+      fixedOverheadMs: rates.fixedOverheadMs,
+    },
     kvCacheBytes: 1,
     blockSize: 16,
     scheduler: { maxNumBatchedTokens: 8192, maxNumSeqs: 256 },
@@ -126,36 +136,25 @@ function profileFor(geometry: Geometry, params: readonly number[]): GpuProfile {
   }
 }
 
-/**
- * Fits the simulator's own step-time function (not a separate formula) to measured
- * points: four free rates (fixed overhead, bandwidth, linear and attention FLOP/s),
- * least squares on relative error, by Nelder–Mead over their logarithms.
- */
-export function fitCostModel(model: CalibrationModel): FittedCostModel {
-  const predict = (params: readonly number[]) => {
-    const cost = createStepCostModel(profileFor(model.geometry, params))
-    return model.points.map((point) => cost.stepMs(point.shape))
-  }
-  const loss = (params: readonly number[]) =>
-    predict(params).reduce((sum, ms, i) => sum + (ms / (model.points[i]?.ms ?? 1) - 1) ** 2, 0)
-  const start = [Math.log(5), Math.log(2e12), Math.log(5e14), Math.log(3e14)]
-  const best = nelderMead(loss, start, 4_000)
-  const predicted = predict(best)
+const ratesOf = (params: readonly number[]): EffectiveRates => {
+  const [fixedOverheadMs, bandwidth, linearFlops, attentionFlops] = params.map((p) =>
+    Math.exp(p),
+  ) as [number, number, number, number]
+  return { fixedOverheadMs, bandwidth, linearFlops, attentionFlops }
+}
+
+/** The profile's step times for the measured shapes, against the measurements. */
+export function compareWithCalibration(
+  model: CalibrationModel,
+  profile: GpuProfile,
+): CalibrationComparison {
+  const cost = createStepCostModel(profile)
+  const predicted = model.points.map((point) => cost.stepMs(point.shape))
   const measured = model.points.map((p) => p.ms)
   const mean = measured.reduce((a, b) => a + b, 0) / measured.length
   const ssRes = measured.reduce((sum, ms, i) => sum + (ms - (predicted[i] ?? 0)) ** 2, 0)
   const ssTot = measured.reduce((sum, ms) => sum + (ms - mean) ** 2, 0)
-  const [c0, bandwidth, linear, attention] = best.map((p) => Math.exp(p)) as [
-    number,
-    number,
-    number,
-    number,
-  ]
   return {
-    fixedOverheadMs: c0,
-    bandwidth,
-    linearFlops: linear,
-    attentionFlops: attention,
     r2: 1 - ssRes / ssTot,
     maxRelativeResidual: Math.max(
       ...measured.map((ms, i) => Math.abs((predicted[i] ?? 0) / ms - 1)),
@@ -166,6 +165,24 @@ export function fitCostModel(model: CalibrationModel): FittedCostModel {
       modelMs: predicted[i] ?? 0,
     })),
   }
+}
+
+/**
+ * Fits the simulator's own step-time function (not a separate formula) to measured
+ * points: four free rates (fixed overhead, bandwidth, linear and attention FLOP/s),
+ * least squares on relative error, by Nelder–Mead over their logarithms.
+ */
+export function fitCostModel(model: CalibrationModel): FittedCostModel {
+  const loss = (params: readonly number[]) => {
+    const cost = createStepCostModel(profileForRates(model.geometry, ratesOf(params)))
+    return model.points.reduce(
+      (sum, point) => sum + (cost.stepMs(point.shape) / point.ms - 1) ** 2,
+      0,
+    )
+  }
+  const start = [Math.log(5), Math.log(2e12), Math.log(5e14), Math.log(3e14)]
+  const rates = ratesOf(nelderMead(loss, start, 4_000))
+  return { ...rates, ...compareWithCalibration(model, profileForRates(model.geometry, rates)) }
 }
 
 function nelderMead(

@@ -1,5 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
+import { h200x32bFp8 } from '../../../shared/gpu/gpu-profile.ts'
+import { checkProfileShape } from './check-profile-shape.ts'
 import { fitCostModel, loadCalibration } from './fit-cost-model.ts'
 
 /**
@@ -15,10 +17,16 @@ const { values } = parseArgs({
     },
   },
 })
-const h200 = { bandwidth: 4.8e12, bf16: 989e12 }
-for (const model of await loadCalibration(values.dir)) {
-  const fit = fitCostModel(model)
-  const pct = (x: number) => `${(x * 100).toFixed(1)}%`
+const h200 = {
+  bandwidth: h200x32bFp8.gpu.memoryBandwidth,
+  bf16: h200x32bFp8.gpu.attentionPeakFlops,
+}
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`
+const fitted = (await loadCalibration(values.dir)).map((model) => ({
+  model,
+  fit: fitCostModel(model),
+}))
+for (const { model, fit } of fitted) {
   process.stdout.write(
     `${model.name}: R² ${fit.r2.toFixed(4)}, max |residual| ${pct(fit.maxRelativeResidual)} over ${model.points.length} points\n` +
       `  fixed overhead ${fit.fixedOverheadMs.toFixed(2)} ms; bandwidth ${(fit.bandwidth / 1e12).toFixed(2)} TB/s (${pct(fit.bandwidth / h200.bandwidth)} of H200 peak); ` +
@@ -31,3 +39,13 @@ for (const model of await loadCalibration(values.dir)) {
     )
   }
 }
+const check = checkProfileShape(h200x32bFp8, fitted, 'qwen3-32b-shape')
+process.stdout.write(
+  `${h200x32bFp8.name} in BF16 against qwen3-32b-shape: R² ${check.bf16.r2.toFixed(4)}, max |residual| ${pct(check.bf16.maxRelativeResidual)}\n` +
+    check.efficiencies
+      .map(
+        (e) =>
+          `  ${e.name} ${e.profile} (fitted ${e.fittedMin.toFixed(3)}–${e.fittedMax.toFixed(3)})\n`,
+      )
+      .join(''),
+)
