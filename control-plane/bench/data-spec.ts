@@ -25,6 +25,20 @@ export const PrefixBucket = z.strictObject({
 })
 export type PrefixBucket = z.infer<typeof PrefixBucket>
 
+/**
+ * Sibling bursts (a fan-out: one prompt answered `size` ways at once): conversations come
+ * in groups of `size` that share a system prefix of `prefixTokens` no other group has
+ * (so no pod holds it when the group arrives), each with its own user text. Open loop:
+ * groups arrive as the profile's process at rate / size (the profile's rate stays in
+ * requests/s, like every other workload), siblings spread uniformly over `windowMs`.
+ */
+export const FanOutSpec = z.strictObject({
+  size: z.int().min(1).max(1_024),
+  windowMs: z.number().min(0).max(3_600_000).default(50),
+  prefixTokens: z.int().min(1),
+})
+export type FanOutSpec = z.infer<typeof FanOutSpec>
+
 /** GuideLLM's synthetic data, as the benchmark generates it. */
 export const DataSpec = z.strictObject({
   promptTokens: LengthSpec,
@@ -35,6 +49,7 @@ export const DataSpec = z.strictObject({
   turns: z.int().min(1).max(1_000).default(1),
   /** Shared prefixes (a system message under chat): drawn per conversation, by weight. */
   prefixBuckets: z.array(PrefixBucket).max(64).default([]),
+  fanOut: FanOutSpec.optional(),
 })
 export type DataSpec = z.infer<typeof DataSpec>
 
@@ -54,8 +69,9 @@ const lengthField = {
 /**
  * Parses GuideLLM's data argument: `key=value,key=value` (prompt_tokens, output_tokens,
  * first_prompt_tokens, first_output_tokens, each with _stdev/_min/_max; prefix_count,
- * prefix_tokens; turns) or the same keys as a JSON object, which can also hold
- * `prefix_buckets: [{bucket_weight, prefix_count, prefix_tokens}]`.
+ * prefix_tokens; turns; fan_out, fan_out_window_ms) or the same keys as a JSON object,
+ * which can also hold `prefix_buckets: [{bucket_weight, prefix_count, prefix_tokens}]`.
+ * With fan_out, prefix_tokens is the length of each burst's own prefix.
  */
 export function parseDataSpec(text: string): DataSpec {
   const raw = text.trim().startsWith('{') ? parseJson(text) : parsePairs(text)
@@ -80,7 +96,10 @@ export function parseDataSpec(text: string): DataSpec {
       )
   }
   if (raw.turns !== undefined) out.turns = raw.turns
-  if (raw.prefix_buckets !== undefined) {
+  if (raw.fan_out !== undefined) out.fanOut = parseFanOut(raw)
+  else if (raw.fan_out_window_ms !== undefined)
+    throw new KinfError('invalid_request', 'data spec: fan_out_window_ms without fan_out')
+  else if (raw.prefix_buckets !== undefined) {
     out.prefixBuckets = parseBuckets(raw.prefix_buckets)
   } else if (raw.prefix_tokens !== undefined || raw.prefix_count !== undefined) {
     out.prefixBuckets = [{ count: raw.prefix_count ?? 1, tokens: raw.prefix_tokens ?? 0 }]
@@ -91,6 +110,8 @@ export function parseDataSpec(text: string): DataSpec {
     'prefix_count',
     'prefix_tokens',
     'prefix_buckets',
+    'fan_out',
+    'fan_out_window_ms',
   ])
   const unknown = Object.keys(raw).filter((key) => !known.has(key))
   if (unknown.length > 0)
@@ -110,6 +131,28 @@ export function parseDataSpec(text: string): DataSpec {
   return parsed.data
 }
 
+/** fan_out's keys; its prefix is prefix_tokens, and no other prefix can go with it. */
+function parseFanOut(raw: Record<string, unknown>): Record<string, unknown> {
+  if (raw.prefix_count !== undefined || raw.prefix_buckets !== undefined)
+    throw new KinfError(
+      'invalid_request',
+      'data spec: fan_out gives each burst its own prefix: use prefix_tokens, not prefix_count or prefix_buckets',
+    )
+  if (raw.prefix_tokens === undefined)
+    throw new KinfError('invalid_request', 'data spec: fan_out needs prefix_tokens')
+  return {
+    size: raw.fan_out,
+    prefixTokens: raw.prefix_tokens,
+    ...(raw.fan_out_window_ms !== undefined && { windowMs: raw.fan_out_window_ms }),
+  }
+}
+
+const fanOutKeys: Record<string, string> = {
+  size: 'fan_out',
+  windowMs: 'fan_out_window_ms',
+  prefixTokens: 'prefix_tokens',
+}
+
 const userLengthKeys: Record<string, string> = Object.fromEntries(
   Object.entries(lengthField).map(([key, field]) => [field, key]),
 )
@@ -125,6 +168,7 @@ function userKey(path: readonly PropertyKey[]): string {
   if (head === undefined) return 'data spec'
   const length = userLengthKeys[head]
   if (length) return second === undefined || second === 'avg' ? length : `${length}_${second}`
+  if (head === 'fanOut') return fanOutKeys[second ?? ''] ?? 'fan_out'
   if (head === 'prefixBuckets')
     return `prefix_buckets[${second ?? ''}]${third ? `.${bucketFieldKeys[third] ?? third}` : ''}`
   return head

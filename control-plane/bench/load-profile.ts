@@ -4,7 +4,8 @@ import { KinfError } from '../../shared/errors/kinf-error.ts'
 /**
  * GuideLLM's load profiles. Open loop (constant, poisson): requests leave on a schedule
  * whatever the answers. Closed loop (synchronous, concurrent, throughput): each of N
- * streams sends its next request (or next turn) when the previous one finished.
+ * streams sends its next request (or next turn) when the previous one finished. Trace:
+ * open loop on a trace's own timestamps, divided by `rate` (the replay speed).
  */
 export const LoadProfile = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('synchronous') }),
@@ -12,6 +13,7 @@ export const LoadProfile = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('throughput'), maxConcurrency: z.int().min(1).max(100_000) }),
   z.strictObject({ kind: z.literal('constant'), rate: z.number().positive() }),
   z.strictObject({ kind: z.literal('poisson'), rate: z.number().positive() }),
+  z.strictObject({ kind: z.literal('trace'), rate: z.number().positive().default(1) }),
 ])
 export type LoadProfile = z.infer<typeof LoadProfile>
 
@@ -27,10 +29,12 @@ export function profileFor(kind: string, rate: number | null): LoadProfile {
     case 'constant':
     case 'poisson':
       return { kind, rate: requireRate(kind, rate, false) }
+    case 'trace':
+      return { kind, rate: rate === null ? 1 : requireRate(kind, rate, false) }
     default:
       throw new KinfError(
         'invalid_request',
-        `unknown profile "${kind}": synchronous, concurrent, throughput, constant, poisson`,
+        `unknown profile "${kind}": synchronous, concurrent, throughput, constant, poisson, trace`,
       )
   }
 }
@@ -39,7 +43,7 @@ function requireRate(kind: string, rate: number | null, integer: boolean): numbe
   if (rate === null || !(rate > 0) || (integer && !Number.isInteger(rate))) {
     throw new KinfError(
       'invalid_request',
-      `profile ${kind} needs --rate ${integer ? 'N (streams)' : 'R (requests/s)'}`,
+      `profile ${kind} needs --rate ${integer ? 'N (streams)' : kind === 'trace' ? 'X (replay speed)' : 'R (requests/s)'}`,
     )
   }
   return rate
@@ -53,10 +57,10 @@ export function streamsOf(profile: LoadProfile): number | null {
   return null
 }
 
-/** Send times (ms from start) of `count` requests of an open-loop profile, seeded. */
+/** Send times (ms from start) of `count` requests of a constant or poisson profile, seeded. */
 export function arrivalTimes(profile: LoadProfile, count: number, random: () => number): number[] {
   if (profile.kind !== 'constant' && profile.kind !== 'poisson') {
-    throw new KinfError('internal', `${profile.kind} is a closed-loop profile`)
+    throw new KinfError('internal', `${profile.kind} does not generate arrival times`)
   }
   const mean = 1000 / profile.rate
   const times: number[] = []
@@ -68,9 +72,17 @@ export function arrivalTimes(profile: LoadProfile, count: number, random: () => 
   return times
 }
 
-/** "poisson@2", "concurrent@16": how reports name a profile at a rate. */
+/** Requests/s (constant, poisson), the replay speed (trace), streams (concurrent), else null. */
+export function rateOfProfile(profile: LoadProfile): number | null {
+  if (profile.kind === 'constant' || profile.kind === 'poisson' || profile.kind === 'trace')
+    return profile.rate
+  if (profile.kind === 'concurrent') return profile.streams
+  return null
+}
+
+/** "poisson@2", "concurrent@16", "trace@0.5": how reports name a profile at a rate. */
 export function describeProfile(profile: LoadProfile): string {
-  if (profile.kind === 'constant' || profile.kind === 'poisson')
+  if (profile.kind === 'constant' || profile.kind === 'poisson' || profile.kind === 'trace')
     return `${profile.kind}@${profile.rate}`
   const streams = streamsOf(profile)
   return profile.kind === 'synchronous' ? 'synchronous' : `${profile.kind}@${streams}`

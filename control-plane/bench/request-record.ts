@@ -41,6 +41,11 @@ export interface BenchmarkRun {
   records: RequestRecord[]
   /** The pods' own prefix-cache counters over the run (tokens). */
   prefixCache: { queries: number; hits: number } | null
+  /**
+   * Requests of the data not sent because they do not fit the model's context (a trace
+   * replay's; 0 or absent otherwise).
+   */
+  skippedRequests?: number
   /** Wall-clock seconds the run took to compute (DES) or execute (live). */
   elapsedSeconds: number
 }

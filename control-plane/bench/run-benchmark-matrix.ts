@@ -3,8 +3,9 @@ import { parseOptions } from '../../shared/config/parse-options.ts'
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import type { SimModelAssets } from '../sim/sim-model-assets.ts'
 import { benchModel } from './bench-pool-spec.ts'
+import { createChatFrame } from './chat-prompt-ids.ts'
+import { createBenchWorkload } from './create-bench-workload.ts'
 import { createProgress } from './create-progress.ts'
-import { parseDataSpec } from './data-spec.ts'
 import type { DesJob } from './des/des-job.ts'
 import type { DesTimingOptionsInput } from './des/des-timing-options.ts'
 import { runDesJobs } from './des/run-des-jobs.ts'
@@ -12,7 +13,6 @@ import { describeProfile, profileFor } from './load-profile.ts'
 import type { BenchmarkRun } from './request-record.ts'
 import { LiveBenchmarkTimingOptions, runLiveBenchmark } from './run-live-benchmark.ts'
 import { startLoopbackStack } from './start-loopback-stack.ts'
-import { createWorkload } from './workload.ts'
 
 /** One workload to run at each of its rates. */
 export interface MatrixWorkload {
@@ -22,6 +22,8 @@ export interface MatrixWorkload {
   /** Rates in the profile's unit; [null] for profiles without one (synchronous). */
   rates: readonly (number | null)[]
   maxRequests: number
+  /** A trace replay's first request (data trace:FILE). */
+  traceOffset?: number
 }
 
 const threadsError = 'must be a positive integer'
@@ -73,8 +75,14 @@ export async function runBenchmarkMatrix(input: MatrixOptions): Promise<Benchmar
   if (options.mode === 'des') return runDesMatrix(options)
   const runs: BenchmarkRun[] = []
   for (const workloadSpec of options.workloads) {
-    const spec = parseDataSpec(workloadSpec.data)
-    const workload = createWorkload(spec, options.seed, options.assets.vocabulary)
+    const workload = await createBenchWorkload(workloadSpec.data, {
+      seed: options.seed,
+      vocabulary: options.assets.vocabulary,
+      frame: createChatFrame(options.assets.tokenizer),
+      maxModelLen: options.profile.model.maxModelLen,
+      maxRequests: workloadSpec.maxRequests,
+      ...(workloadSpec.traceOffset !== undefined && { traceOffset: workloadSpec.traceOffset }),
+    })
     for (const rate of workloadSpec.rates) {
       const load = profileFor(workloadSpec.profile, rate)
       for (const router of options.routers) {
@@ -128,6 +136,7 @@ export function desJobsOf(options: MatrixOptions): DesJob[] {
         gpuProfile: options.profile.name,
         seed: options.seed,
         ...(options.desTiming ? { timing: options.desTiming } : {}),
+        ...(workload.traceOffset !== undefined && { traceOffset: workload.traceOffset }),
       })),
     ),
   )

@@ -4,7 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { z } from 'zod'
 import { parseOptions } from '../../shared/config/parse-options.ts'
 import { createSeededRandom } from '../../shared/random/create-seeded-random.ts'
-import { arrivalTimes, describeProfile, type LoadProfile, streamsOf } from './load-profile.ts'
+import { describeProfile, type LoadProfile, rateOfProfile, streamsOf } from './load-profile.ts'
+import { openLoopSchedule } from './open-loop-schedule.ts'
 import type { BenchmarkRun, RequestRecord } from './request-record.ts'
 import { type StreamedChatTarget, sendStreamedChat } from './send-streamed-chat.ts'
 import type { Workload } from './workload.ts'
@@ -71,24 +72,17 @@ interface ChatMessage {
   content: string
 }
 
-/** Requests/s for constant and poisson, streams for concurrent, null otherwise. */
-export function rateOfProfile(profile: LoadProfile): number | null {
-  if (profile.kind === 'constant' || profile.kind === 'poisson') return profile.rate
-  if (profile.kind === 'concurrent') return profile.streams
-  return null
-}
-
 /**
  * The benchmark generator over HTTP against any OpenAI-compatible endpoint: streamed
  * chat completions (`stream_options.include_usage`, `max_tokens` = the turn's output
  * length, `ignore_eos`), the conversation's prefix as the system message and each turn's
  * words as the user message. A conversation's turns go one after the other on one client
  * stream, each carrying the real history (the answers as received). Open loop (constant,
- * poisson): a conversation starts at each arrival time (seeded with seed + 11, as the
- * discrete-event run does) while fewer than maxRequests requests were sent. Closed loop
- * (synchronous, concurrent, throughput): that many streams each take the next
- * conversation when the last one ends. A failed turn ends its conversation. Failures are
- * records with `error` set; the run always completes.
+ * poisson, trace): a conversation starts at each time of openLoopSchedule (seeded with
+ * seed + 11, as the discrete-event run does) while fewer than maxRequests requests were
+ * sent. Closed loop (synchronous, concurrent, throughput): that many streams each take
+ * the next conversation when the last one ends. A failed turn ends its conversation.
+ * Failures are records with `error` set; the run always completes.
  */
 export async function runLiveBenchmark(options: LiveBenchmarkOptions): Promise<BenchmarkRun> {
   const wallStart = performance.now()
@@ -109,6 +103,11 @@ export async function runLiveBenchmark(options: LiveBenchmarkOptions): Promise<B
     now,
   }
   const records: RequestRecord[] = []
+  // A trace slice can hold fewer requests than asked for (it skips what does not fit).
+  const maxRequests = Math.min(
+    options.maxRequests,
+    options.workload.size ?? Number.POSITIVE_INFINITY,
+  )
   const prefixTexts = new Map<string, string>()
   let sent = 0
   let nextConversation = 0
@@ -126,7 +125,7 @@ export async function runLiveBenchmark(options: LiveBenchmarkOptions): Promise<B
       messages.push({ role: 'system', content: text })
     }
     for (let turn = 0; turn < plan.turns.length; turn++) {
-      if (sent >= options.maxRequests) return
+      if (sent >= maxRequests) return
       sent++
       const planned = plan.turns[turn] as (typeof plan.turns)[number]
       messages.push({ role: 'user', content: options.decode(planned.userIds) })
@@ -163,27 +162,26 @@ export async function runLiveBenchmark(options: LiveBenchmarkOptions): Promise<B
     const streams = streamsOf(options.profile)
     if (streams === null) {
       const origin = now()
-      const schedule = arrivalTimes(
+      const schedule = openLoopSchedule(
         options.profile,
-        options.maxRequests,
+        options.workload,
+        maxRequests,
         createSeededRandom(options.seed + 11),
       )
       const running: Promise<void>[] = []
-      for (const at of schedule) {
-        if (sent >= options.maxRequests) break
-        const wait = (origin + at - now()) / scale
+      for (const { atMs, conversation } of schedule) {
+        if (sent >= maxRequests) break
+        const wait = (origin + atMs - now()) / scale
         if (wait >= 1) await sleep(wait)
-        if (sent >= options.maxRequests) break
-        running.push(runConversation(nextConversation++))
+        if (sent >= maxRequests) break
+        running.push(runConversation(conversation))
       }
       await Promise.all(running)
     } else {
       const stream = async () => {
-        while (sent < options.maxRequests) await runConversation(nextConversation++)
+        while (sent < maxRequests) await runConversation(nextConversation++)
       }
-      await Promise.all(
-        Array.from({ length: Math.min(streams, Math.max(0, options.maxRequests)) }, stream),
-      )
+      await Promise.all(Array.from({ length: Math.min(streams, Math.max(0, maxRequests)) }, stream))
     }
   } finally {
     agent.destroy()
@@ -208,6 +206,7 @@ export async function runLiveBenchmark(options: LiveBenchmarkOptions): Promise<B
     endMs,
     records,
     prefixCache: (await options.readPrefixCache?.()) ?? null,
+    skippedRequests: options.workload.skipped,
     elapsedSeconds: (performance.now() - wallStart) / 1000,
   }
 }

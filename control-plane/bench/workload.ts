@@ -1,6 +1,6 @@
 import { createSeededRandom } from '../../shared/random/create-seeded-random.ts'
 import type { StableVocabulary } from '../tokenizer/create-stable-vocabulary.ts'
-import { type DataSpec, lengthSampler } from './data-spec.ts'
+import { type DataSpec, type FanOutSpec, lengthSampler } from './data-spec.ts'
 
 /** One turn: the new user message (content token ids) and how many tokens to generate. */
 export interface PlannedTurn {
@@ -16,8 +16,18 @@ export interface PlannedConversation {
   turns: PlannedTurn[]
 }
 
+/** What the benchmark sends: synthetic data (createWorkload) or a trace replay. */
 export interface Workload {
-  readonly spec: DataSpec
+  /** Turns per conversation (1 for a trace). */
+  readonly turns: number
+  /** Conversations there are (a trace slice's requests); null when they never run out. */
+  readonly size: number | null
+  /** Requests of the data left out because they do not fit the model's context. */
+  readonly skipped: number
+  /** Sibling bursts, when the data has them (they shape open-loop arrivals). */
+  readonly fanOut: FanOutSpec | null
+  /** A trace's send times by conversation, ms from the first, at speed 1; null otherwise. */
+  readonly timestampsMs: readonly number[] | null
   conversation(index: number): PlannedConversation
 }
 
@@ -44,7 +54,8 @@ export function randomWords(
  * conversation by bucket weight then uniformly; every turn's user text random words, so
  * no two requests share anything beyond the prefix (and, in a conversation, its
  * history). Words come from the stable vocabulary, one token each, so a DES run and a
- * live run over HTTP see the same token ids for the same seed.
+ * live run over HTTP see the same token ids for the same seed. With fan_out, conversation
+ * i belongs to burst ⌊i / size⌋, whose prefix is drawn from (seed, burst) alone.
  */
 export function createWorkload(
   spec: DataSpec,
@@ -59,12 +70,19 @@ export function createWorkload(
     })),
   )
   const totalWeight = spec.prefixBuckets.reduce((sum, bucket) => sum + bucket.weight, 0)
+  const fanOut = spec.fanOut ?? null
   return {
-    spec,
+    turns: spec.turns,
+    size: null,
+    skipped: 0,
+    fanOut,
+    timestampsMs: null,
     conversation(index) {
       const random = createSeededRandom((seed * 0x9e3779b1 + index * 0x85ebca6b) >>> 0)
       let prefix: PlannedConversation['prefix'] = null
-      if (totalWeight > 0) {
+      if (fanOut !== null)
+        prefix = burstPrefix(vocabulary, fanOut, seed, Math.floor(index / fanOut.size))
+      else if (totalWeight > 0) {
         let pick = random() * totalWeight
         let bucket = 0
         while (
@@ -97,4 +115,17 @@ export function createWorkload(
       return { index, prefix, turns }
     },
   }
+}
+
+/** A fan-out burst's own prefix: a function of (seed, burst) only. */
+function burstPrefix(
+  vocabulary: StableVocabulary,
+  fanOut: FanOutSpec,
+  seed: number,
+  burst: number,
+): NonNullable<PlannedConversation['prefix']> {
+  const random = createSeededRandom(
+    Math.imul(seed + 5, 0x9e3779b1) ^ Math.imul(burst + 1, 0xc2b2ae35),
+  )
+  return { key: `f${burst}`, ids: randomWords(vocabulary, fanOut.prefixTokens, random) }
 }

@@ -2,10 +2,9 @@ import { gpuProfiles } from '../../../shared/gpu/gpu-profile.ts'
 import type { SimModelAssets } from '../../sim/sim-model-assets.ts'
 import { benchPoolSpec } from '../bench-pool-spec.ts'
 import { createChatFrame } from '../chat-prompt-ids.ts'
-import { parseDataSpec } from '../data-spec.ts'
+import { createBenchWorkload } from '../create-bench-workload.ts'
 import { profileFor } from '../load-profile.ts'
 import type { BenchmarkRun } from '../request-record.ts'
-import { createWorkload } from '../workload.ts'
 import type { DesTimingOptionsInput } from './des-timing-options.ts'
 import { runDesBenchmark } from './run-des-benchmark.ts'
 
@@ -22,27 +21,37 @@ export interface DesJob {
   seed: number
   /** Event delay, scrape interval and lag, network; the defaults where unset. */
   timing?: DesTimingOptionsInput
+  /** A trace replay's first request (data trace:FILE). */
+  traceOffset?: number
 }
 
 /** Runs one job; the same job gives the same run wherever it runs. */
-export function runDesJob(
+export async function runDesJob(
   job: DesJob,
   assets: SimModelAssets,
   onProgress?: (done: number) => void,
 ): Promise<BenchmarkRun> {
   const profile = gpuProfiles[job.gpuProfile]
   if (!profile) throw new Error(`unknown GPU profile ${job.gpuProfile}`)
+  const frame = createChatFrame(assets.tokenizer)
   return runDesBenchmark({
     pods: job.pods,
     gpuProfile: profile,
     pool: benchPoolSpec(job.router, job.gpuProfile),
-    workload: createWorkload(parseDataSpec(job.data), job.seed, assets.vocabulary),
+    workload: await createBenchWorkload(job.data, {
+      seed: job.seed,
+      vocabulary: assets.vocabulary,
+      frame,
+      maxModelLen: profile.model.maxModelLen,
+      maxRequests: job.maxRequests,
+      ...(job.traceOffset !== undefined && { traceOffset: job.traceOffset }),
+    }),
     workloadName: job.workloadName,
     dataSpec: job.data,
     load: profileFor(job.profile, job.rate),
     maxRequests: job.maxRequests,
     seed: job.seed,
-    frame: createChatFrame(assets.tokenizer),
+    frame,
     vocabulary: assets.vocabulary,
     ...job.timing,
     ...(onProgress ? { onProgress } : {}),

@@ -10,7 +10,8 @@ import { type StepResult, VllmEngine } from '../../sim/engine/vllm-engine.ts'
 import { toWireEvent } from '../../sim/to-wire-event.ts'
 import type { StableVocabulary } from '../../tokenizer/create-stable-vocabulary.ts'
 import { type ChatFrame, type ChatTurnIds, chatPromptIds } from '../chat-prompt-ids.ts'
-import { arrivalTimes, describeProfile, type LoadProfile, streamsOf } from '../load-profile.ts'
+import { describeProfile, type LoadProfile, rateOfProfile, streamsOf } from '../load-profile.ts'
+import { openLoopSchedule } from '../open-loop-schedule.ts'
 import type { BenchmarkRun, RequestRecord } from '../request-record.ts'
 import { type PlannedConversation, randomWords, type Workload } from '../workload.ts'
 import { type DesTimingOptionsInput, parseDesTimingOptions } from './des-timing-options.ts'
@@ -34,7 +35,7 @@ export interface DesOptions extends DesTimingOptionsInput {
 }
 
 type SimEvent =
-  | { kind: 'arrival' }
+  | { kind: 'arrival'; conversation: number }
   | { kind: 'send'; turn: PendingTurn }
   | { kind: 'step'; pod: number }
   | { kind: 'step-end'; pod: number; step: StepResult }
@@ -131,7 +132,12 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     }
     return plan
   }
-  const multiTurn = options.workload.spec.turns > 1
+  const multiTurn = options.workload.turns > 1
+  // A trace slice can hold fewer requests than asked for (it skips what does not fit).
+  const maxRequests = Math.min(
+    options.maxRequests,
+    options.workload.size ?? Number.POSITIVE_INFINITY,
+  )
   const records: RequestRecord[] = []
   const inFlight = new Map<string, InFlight>()
   let sent = 0
@@ -141,24 +147,25 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
 
   /** Queue the request for conversation `conversation`, turn `turn` at `time`. */
   const send = (time: number, conversation: number, turn: number, history: ChatTurnIds[]) => {
-    if (sent >= options.maxRequests) return
+    if (sent >= maxRequests) return
     sent++
     queue.push(time, { kind: 'send', turn: { conversation, turn, history } })
   }
   const startConversation = (time: number) => {
-    if (sent >= options.maxRequests) return
+    if (sent >= maxRequests) return
     send(time, nextConversation++, 0, [])
   }
 
   const streams = streamsOf(options.load)
   if (streams === null) {
-    const times = arrivalTimes(
+    const starts = openLoopSchedule(
       options.load,
-      options.maxRequests,
+      options.workload,
+      maxRequests,
       createSeededRandom(options.seed + 11),
     )
     // Open loop: conversations start on the schedule; their later turns follow answers.
-    for (const time of times) queue.push(time, { kind: 'arrival' })
+    for (const { atMs, conversation } of starts) queue.push(atMs, { kind: 'arrival', conversation })
   } else {
     for (let s = 0; s < streams; s++) startConversation(0)
   }
@@ -258,9 +265,9 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     const { time, event } = item
     now = time
     if (event.kind === 'arrival') {
-      if (sent < options.maxRequests) {
+      if (sent < maxRequests) {
         sent++
-        await dispatch(time, { conversation: nextConversation++, turn: 0, history: [] })
+        await dispatch(time, { conversation: event.conversation, turn: 0, history: [] })
       }
     } else if (event.kind === 'send') await dispatch(time, event.turn)
     else if (event.kind === 'step') {
@@ -325,7 +332,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
         kvCacheUsage: stats.kvCacheUsage,
       }))
       queue.push(time + scrapeDelay, { kind: 'metrics', snapshot })
-      if (done < options.maxRequests && (queue.size > 0 || inFlight.size > 0))
+      if (done < maxRequests && (queue.size > 0 || inFlight.size > 0))
         queue.push(time + scrapeEvery, { kind: 'scrape' })
     }
   }
@@ -343,10 +350,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       router: options.pool.routing.strategy,
       workload: options.workloadName,
       profile: describeProfile(options.load),
-      rate:
-        options.load.kind === 'constant' || options.load.kind === 'poisson'
-          ? options.load.rate
-          : streams,
+      rate: rateOfProfile(options.load) ?? streams,
       pods: options.pods,
       gpuProfile: options.gpuProfile.name,
       seed: options.seed,
@@ -356,6 +360,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     endMs: lastEnd,
     records: records.sort((a, b) => a.startMs - b.startMs),
     prefixCache,
+    skippedRequests: options.workload.skipped,
     elapsedSeconds: (performance.now() - started) / 1000,
   }
 }
