@@ -208,7 +208,8 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
     const plan = createWorkload(parseDataSpec(workload.data), seed, assets.vocabulary)
     floors.set(workload.name, zeroQueueFloor(plan, frame, profile, workload.maxRequests))
   }
-  const summary = presets.length > 0 ? summarizeSuite(runs, presets, floors, sloMs) : null
+  const bounds = new Map([...floors].map(([name, floor]) => [name, { floor }]))
+  const summary = presets.length > 0 ? summarizeSuite(runs, presets, bounds, sloMs) : null
   const timing = `${runs.length} benchmarks, ${runs.reduce((n, r) => n + r.records.length, 0)} requests, ${seconds.toFixed(1)} s (${mode})`
   const written = await writeBenchmarkReports(runs, values.out, {
     args: { ...values, routers },
