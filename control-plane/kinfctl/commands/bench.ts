@@ -12,11 +12,14 @@ import {
   peakTtftSloMs,
 } from '../../bench/bench-presets.ts'
 import { createChatFrame } from '../../bench/chat-prompt-ids.ts'
+import { createBenchWorkload } from '../../bench/create-bench-workload.ts'
 import { parseDataSpec } from '../../bench/data-spec.ts'
-import { profileFor } from '../../bench/load-profile.ts'
+import { profileFor, streamsOf } from '../../bench/load-profile.ts'
 import { renderBenchmarkMarkdown } from '../../bench/render-benchmark-markdown.ts'
+import type { BenchmarkRun } from '../../bench/request-record.ts'
 import { type MatrixWorkload, runBenchmarkMatrix } from '../../bench/run-benchmark-matrix.ts'
 import { summarizeSuite } from '../../bench/summarize-suite.ts'
+import { isTraceData } from '../../bench/trace/load-mooncake-trace.ts'
 import { createWorkload } from '../../bench/workload.ts'
 import {
   createBenchmarkReport,
@@ -40,13 +43,24 @@ What to run:
       --data SPEC           GuideLLM synthetic data: key=value,... (prompt_tokens,
                             output_tokens, first_prompt_tokens, first_output_tokens, each
                             with _stdev/_min/_max; prefix_count, prefix_tokens; turns) or
-                            the same as JSON, which also takes prefix_buckets
+                            the same as JSON, which also takes prefix_buckets. Fan-out:
+                            fan_out=N,fan_out_window_ms=W with prefix_tokens gives bursts
+                            of N siblings within W ms sharing a prefix of their own
+                            (--rate still counts requests, not bursts). Or trace:FILE, a
+                            Mooncake trace (JSONL) replayed; trace:NAME is one vendored
+                            in data/traces (e.g. trace:mooncake-synthetic)
       --name NAME           what reports call a --data workload (default custom)
-      --profile P           synchronous, concurrent, throughput, constant, poisson
-                            (default poisson; a preset brings its own)
+      --profile P           synchronous, concurrent, throughput, constant, poisson,
+                            trace (default poisson, trace for trace data; a preset
+                            brings its own)
       --rate LIST           comma-separated: requests/s (constant, poisson) or streams
                             (concurrent, throughput); overrides a preset's rates
       --max-requests N      requests per benchmark, every turn counting (default ${defaultMaxRequests})
+      --trace-speed LIST    trace: comma-separated replay speeds (timestamps ÷ speed), one
+                            benchmark each, like --rate (default 1)
+      --trace-offset N      trace: the first request replayed (default 0); the slice is
+                            --max-requests long, minus the requests longer than the
+                            model's context (skipped and counted)
 How:
       --mode des|live       discrete-event simulation in virtual time (default), or HTTP
       --target URL          live: an OpenAI-compatible server (its router is what runs;
@@ -99,6 +113,8 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
       profile: { type: 'string' },
       rate: { type: 'string' },
       'max-requests': { type: 'string' },
+      'trace-speed': { type: 'string' },
+      'trace-offset': { type: 'string' },
       mode: { type: 'string', default: 'des' },
       target: { type: 'string' },
       'time-scale': { type: 'string', default: '20' },
@@ -148,12 +164,11 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
 
   const presets: BenchPreset[] = []
   const workloads: MatrixWorkload[] = []
+  const traceOffset = traceOffsetOf(values['trace-offset'], values.data)
   if (values.data !== undefined) {
     const data = values.data
-    asUsage(() => parseDataSpec(data))
-    const kind = values.profile ?? 'poisson'
-    const list = rates ?? (kind === 'synchronous' ? [null] : [])
-    if (list.length === 0) throw new UsageError(`profile ${kind} needs --rate`)
+    const kind = values.profile ?? (isTraceData(data) ? 'trace' : 'poisson')
+    const list = dataRates(data, kind, rates, values['trace-speed'])
     for (const rate of list) asUsage(() => profileFor(kind, rate))
     workloads.push({
       name: values.name,
@@ -161,6 +176,7 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
       profile: kind,
       rates: list,
       maxRequests: maxRequests ?? defaultMaxRequests,
+      ...(traceOffset !== undefined && { traceOffset }),
     })
   } else {
     const names =
@@ -187,6 +203,18 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
   }
 
   const assets = loadSimModelAssets()
+  const frame = createChatFrame(assets.tokenizer)
+  // A bad trace fails here, naming its file and line, before any benchmark starts.
+  for (const workload of workloads)
+    if (isTraceData(workload.data))
+      await createBenchWorkload(workload.data, {
+        seed,
+        vocabulary: assets.vocabulary,
+        frame,
+        maxModelLen: profile.model.maxModelLen,
+        maxRequests: workload.maxRequests,
+        ...(workload.traceOffset !== undefined && { traceOffset: workload.traceOffset }),
+      })
   const started = performance.now()
   const runs = await runBenchmarkMatrix({
     mode,
@@ -203,17 +231,20 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
   })
   const seconds = (performance.now() - started) / 1000
   const floors = new Map<string, ZeroQueueFloor>()
-  const frame = createChatFrame(assets.tokenizer)
   for (const workload of workloads) {
+    // A trace's requests share blocks with earlier ones in ways the floor does not model.
+    if (isTraceData(workload.data)) continue
     const plan = createWorkload(parseDataSpec(workload.data), seed, assets.vocabulary)
     floors.set(workload.name, zeroQueueFloor(plan, frame, profile, workload.maxRequests))
   }
   const bounds = new Map([...floors].map(([name, floor]) => [name, { floor }]))
   const summary = presets.length > 0 ? summarizeSuite(runs, presets, bounds, sloMs) : null
   const timing = `${runs.length} benchmarks, ${runs.reduce((n, r) => n + r.records.length, 0)} requests, ${seconds.toFixed(1)} s (${mode})`
+  const notes = traceNotes(workloads, runs, profile.model.maxModelLen)
   const written = await writeBenchmarkReports(runs, values.out, {
     args: { ...values, routers },
     ...(summary ? { summaryMarkdown: `${summary.markdown}\n${timing}\n` } : {}),
+    ...(!summary && notes !== '' ? { summaryMarkdown: notes } : {}),
   })
   if (summary) io.stdout(`${summary.markdown}\n`)
   else {
@@ -227,7 +258,59 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
       io.stdout(
         `${name}: zero-queue floor median TTFT ${floor.medianMs.toFixed(0)} ms, p90 ${floor.p90Ms.toFixed(0)} ms\n`,
       )
+    io.stdout(notes)
   }
   io.stdout(`${timing}\nwrote ${written.join(', ')}\n`)
   return exitCode.ok
+}
+
+/** --trace-offset, which only a trace takes. */
+function traceOffsetOf(text: string | undefined, data: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  if (data === undefined || !isTraceData(data))
+    throw new UsageError('--trace-offset needs --data trace:FILE')
+  const offset = Number(text)
+  if (text.trim() === '' || !Number.isInteger(offset) || offset < 0)
+    throw new UsageError(`--trace-offset must be a non-negative integer, not "${text}"`)
+  return offset
+}
+
+/**
+ * The rates of a --data workload: a trace profile's are the --trace-speed list (default
+ * 1); any other profile's the --rate list. Fan-out bursts need an open-loop profile.
+ */
+function dataRates(
+  data: string,
+  kind: string,
+  rates: number[] | undefined,
+  speeds: string | undefined,
+): (number | null)[] {
+  if (kind === 'trace') {
+    if (!isTraceData(data)) throw new UsageError('profile trace needs --data trace:FILE')
+    if (rates !== undefined) throw new UsageError('a trace replays at --trace-speed, not --rate')
+    return speeds?.split(',').map((s) => positive('trace-speed', s, false)) ?? [1]
+  }
+  if (speeds !== undefined) throw new UsageError('--trace-speed needs --profile trace')
+  const fanOut = !isTraceData(data) && asUsage(() => parseDataSpec(data)).fanOut !== undefined
+  const list = rates ?? (kind === 'synchronous' ? [null] : [])
+  if (list.length === 0) throw new UsageError(`profile ${kind} needs --rate`)
+  if (fanOut && list.some((rate) => streamsOf(asUsage(() => profileFor(kind, rate))) !== null))
+    throw new UsageError('fan_out bursts need an open-loop profile (constant, poisson)')
+  return list
+}
+
+/** One line per trace workload: the slice and how many of its requests were skipped. */
+function traceNotes(
+  workloads: readonly MatrixWorkload[],
+  runs: readonly BenchmarkRun[],
+  maxModelLen: number,
+): string {
+  return workloads
+    .filter((workload) => isTraceData(workload.data))
+    .map((workload) => {
+      const run = runs.find((r) => r.config.workload === workload.name)
+      const offset = workload.traceOffset ?? 0
+      return `${workload.name}: ${workload.data} requests ${offset} to ${offset + workload.maxRequests - 1}, ${run?.skippedRequests ?? 0} skipped (prompt and output over the ${maxModelLen}-token context)\n`
+    })
+    .join('')
 }
