@@ -26,8 +26,11 @@ export function tracePathOf(data: string): string {
   return fileURLToPath(new URL(file, vendoredTraceDir))
 }
 
-/** Reads and parses the Mooncake trace a `trace:` data argument names. */
-export async function loadMooncakeTrace(data: string): Promise<MooncakeRequest[]> {
+/** Reads and parses the Mooncake trace a `trace:` data argument names, up to `maxBytes`. */
+export async function loadMooncakeTrace(
+  data: string,
+  maxBytes = maxTraceBytes,
+): Promise<MooncakeRequest[]> {
   const path = tracePathOf(data)
   let size: number
   try {
@@ -40,10 +43,10 @@ export async function loadMooncakeTrace(data: string): Promise<MooncakeRequest[]
       `${path}: cannot read the trace (${code ?? (error as Error).message})${known ? `; vendored traces: ${known}` : ''}`,
     )
   }
-  if (size > maxTraceBytes)
+  if (size > maxBytes)
     throw new KinfError(
       'invalid_request',
-      `${path}: the trace is ${size} bytes, over the limit of ${maxTraceBytes}`,
+      `${path}: the trace is ${size} bytes, over the limit of ${maxBytes}`,
     )
   return parseMooncakeTrace(await readFile(path, 'utf8'), path)
 }
