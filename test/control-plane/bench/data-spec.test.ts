@@ -366,3 +366,43 @@ describe('lengthSampler', () => {
     expect(samples(spec, 200, 11)).not.toEqual(samples(spec, 200, 12))
   })
 })
+
+describe('parseDataSpec: fan-out', () => {
+  it('reads fan_out with prefix_tokens as each burst’s own prefix, the window 50 ms by default', () => {
+    const spec = parseDataSpec('fan_out=16,prefix_tokens=4096,prompt_tokens=64,output_tokens=32')
+    expect(spec.fanOut).toEqual({ size: 16, windowMs: 50, prefixTokens: 4096 })
+    expect(spec.prefixBuckets).toEqual([])
+    expect(
+      parseDataSpec(
+        JSON.stringify({
+          fan_out: 4,
+          fan_out_window_ms: 10,
+          prefix_tokens: 32,
+          prompt_tokens: 8,
+          output_tokens: 1,
+        }),
+      ).fanOut,
+    ).toEqual({ size: 4, windowMs: 10, prefixTokens: 32 })
+  })
+
+  it('refuses fan-out keys that do not make bursts', () => {
+    const base = 'prompt_tokens=8,output_tokens=1'
+    expect(parseError(`fan_out=4,${base}`).message).toBe('data spec: fan_out needs prefix_tokens')
+    expect(parseError(`fan_out=4,prefix_tokens=8,prefix_count=2,${base}`).message).toMatch(
+      /fan_out gives each burst its own prefix/,
+    )
+    expect(parseError(`fan_out_window_ms=5,${base}`).message).toBe(
+      'data spec: fan_out_window_ms without fan_out',
+    )
+    expect(parseError(`fan_out=0,prefix_tokens=8,${base}`).message).toMatch(/^data spec: fan_out: /)
+    expect(parseError(`fan_out=2.5,prefix_tokens=8,${base}`).message).toMatch(
+      /^data spec: fan_out: /,
+    )
+    expect(parseError(`fan_out=2,prefix_tokens=0,${base}`).message).toMatch(
+      /^data spec: prefix_tokens: /,
+    )
+    expect(parseError(`fan_out=2,fan_out_window_ms=-1,prefix_tokens=8,${base}`).message).toMatch(
+      /^data spec: fan_out_window_ms: /,
+    )
+  })
+})

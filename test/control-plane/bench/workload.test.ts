@@ -225,3 +225,31 @@ describe('createWorkload: no sharing beyond the prefix', () => {
     }
   })
 })
+
+describe('createWorkload: fan-out', () => {
+  const data = 'fan_out=4,prefix_tokens=64,prompt_tokens=16,output_tokens=2'
+
+  it('gives the siblings of a burst one prefix of their own, and each its own user text', () => {
+    const plans = conversations(data, 12)
+    const prefixOf = (c: PlannedConversation) => c.prefix?.ids.join(',')
+    for (let burst = 0; burst < 3; burst++) {
+      const siblings = plans.slice(burst * 4, burst * 4 + 4)
+      expect(siblings.map((c) => c.prefix?.key)).toEqual(Array(4).fill(`f${burst}`))
+      expect(new Set(siblings.map(prefixOf)).size).toBe(1)
+      expect(siblings[0]?.prefix?.ids).toHaveLength(64)
+      expect(new Set(siblings.map((c) => c.turns[0]?.userIds.join(','))).size).toBe(4)
+    }
+    // Fresh per burst: no two bursts share even a first block.
+    expect(new Set(plans.map((c) => c.prefix?.ids.slice(0, 16).join(','))).size).toBe(3)
+  })
+
+  it('draws a burst’s prefix from the seed and the burst alone', () => {
+    expect(workloadOf(data).conversation(9).prefix).toEqual(
+      workloadOf(data).conversation(10).prefix,
+    )
+    expect(workloadOf(data, 43).conversation(9).prefix?.ids).not.toEqual(
+      workloadOf(data).conversation(9).prefix?.ids,
+    )
+    expect(workloadOf(data).fanOut).toEqual({ size: 4, windowMs: 50, prefixTokens: 64 })
+  })
+})
