@@ -29,7 +29,7 @@ export const FindCapacityOptions = z
       .describe('…and at least this share of its requests completed within the run'),
     runAt: functionOption<RunAtRate>(),
   })
-  .refine((o) => o.low < o.high, { error: 'low must be below high', path: ['low'] })
+  .refine((o) => o.low < o.high, { error: 'must be below high', path: ['low'] })
 export type FindCapacityOptionsInput = Omit<z.input<typeof FindCapacityOptions>, 'runAt'>
 
 export interface CapacityStep extends CapacityProbe {

@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { capacityHitCeiling } from '../../../../control-plane/bench/bounds/capacity-hit-ceiling.ts'
 import { infiniteHitCeiling } from '../../../../control-plane/bench/bounds/hit-ceiling.ts'
-import type {
-  RequestStream,
-  StreamRequest,
-} from '../../../../control-plane/bench/bounds/request-stream.ts'
 import { request, stream } from './stream-request.ts'
 
 /** Documents A, B, C of two blocks each (33 tokens), asked for in turn, `rounds` times. */

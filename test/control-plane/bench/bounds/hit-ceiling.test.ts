@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { infiniteHitCeiling } from '../../../../control-plane/bench/bounds/hit-ceiling.ts'
-import type {
-  RequestStream,
-  StreamRequest,
-} from '../../../../control-plane/bench/bounds/request-stream.ts'
+import type { RequestStream } from '../../../../control-plane/bench/bounds/request-stream.ts'
 import { request, stream } from './stream-request.ts'
 
 describe('infiniteHitCeiling', () => {

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest'
+import { fluidThroughputBound } from '../../../../control-plane/bench/bounds/fluid-throughput-bound.ts'
+import type { HitCeiling } from '../../../../control-plane/bench/bounds/hit-ceiling.ts'
+import type { RequestStream } from '../../../../control-plane/bench/bounds/request-stream.ts'
+import { h200x32bFp8, l40s27bFp8 } from '../../../../shared/gpu/gpu-profile.ts'
+import { createStepCostModel } from '../../../../shared/gpu/step-cost-model.ts'
+
+/** `n` requests of `prompt` + `output` tokens (the bound reads only their lengths). */
+const uniform = (prompt: number, output: number, n = 10): RequestStream => ({
+  blockSize: 16,
+  requests: Array.from({ length: n }, (_, i) => ({
+    conversation: i,
+    turn: 0,
+    promptTokens: prompt,
+    outputTokens: output,
+    promptBlocks: [],
+    answerBlocks: [],
+  })),
+})
+/** The capacity ceiling, as a share of the stream's prompt tokens served from cache. */
+const served = (s: RequestStream, share: number): HitCeiling => {
+  const promptTokens = s.requests.reduce((sum, r) => sum + r.promptTokens, 0)
+  return { hitTokens: share * promptTokens, promptTokens, fraction: share, blockFraction: share }
+}
+const cost = createStepCostModel(l40s27bFp8)
+const decodeMs = (batch: number, context: number) =>
+  cost.stepMs({
+    tokens: batch,
+    decodeContext: batch * context,
+    prefillContext: 0,
+    prefillAttention: 0,
+  })
+
+describe('fluidThroughputBound', () => {
+  it('is the prefill rate over the uncached tokens when nothing is decoded', () => {
+    const s = uniform(4096, 1)
+    const bound = fluidThroughputBound(s, served(s, 0), l40s27bFp8, 3)
+    const rPeak =
+      (2048 * 1000) /
+      cost.stepMs({
+        tokens: 2048,
+        decodeContext: 0,
+        prefillContext: 2048,
+        prefillAttention: 2048 ** 2 / 2,
+      })
+    expect(bound.prefillTokensPerSecond).toBeCloseTo(rPeak, 9)
+    expect(bound.binding).toBe('prefill')
+    expect(bound.requestsPerSecond).toBeCloseTo((3 * rPeak) / 4096, 9)
+    expect(bound.terms.decode).toBe(Number.POSITIVE_INFINITY)
+  })
+
+  it('rises as the cache serves more of each prompt', () => {
+    const s = uniform(4096, 1)
+    const cold = fluidThroughputBound(s, served(s, 0), l40s27bFp8, 3)
+    const warm = fluidThroughputBound(s, served(s, 0.75), l40s27bFp8, 3)
+    expect(warm.meanUncachedTokens).toBe(1024)
+    expect(warm.terms.prefill).toBeCloseTo(4 * cold.terms.prefill, 9)
+  })
+
+  it('is bound by decode for long answers: a full pod’s decode rate over the tokens to decode', () => {
+    const s = uniform(250, 8000)
+    const bound = fluidThroughputBound(s, served(s, 0), l40s27bFp8, 3)
+    expect(bound.binding).toBe('decode')
+    // KV for 5,888 blocks ÷ ⌈8250/16⌉ = 516 blocks each: ~11.4 requests a pod.
+    expect(bound.kvConcurrency).toBeCloseTo(5888 / 516, 9)
+    const perPod = (bound.kvConcurrency * 1000) / decodeMs(bound.kvConcurrency, 250 + 4000)
+    expect(bound.requestsPerSecond).toBeCloseTo((3 * perPod) / 7999, 9)
+  })
+
+  it('is bound by KV when few requests fit and each holds it through a long prefill', () => {
+    // Room for two 4,160-token requests per pod.
+    const tight = { ...l40s27bFp8, kvCacheBytes: 2 * 260 * 16 * 131_072 }
+    const s = uniform(4096, 64)
+    const bound = fluidThroughputBound(s, served(s, 0), tight, 3)
+    expect(bound.kvConcurrency).toBe(2)
+    expect(bound.binding).toBe('kv')
+    const service = 4096 / bound.prefillTokensPerSecond + (63 * decodeMs(1, 4096 + 32)) / 1000
+    expect(bound.meanServiceSeconds).toBeCloseTo(service, 9)
+    expect(bound.requestsPerSecond).toBeCloseTo((3 * 2) / service, 9)
+  })
+
+  it('scales with the pods, and the H200 profile serves more than the L40S one', () => {
+    const s = uniform(1024, 350)
+    const one = fluidThroughputBound(s, served(s, 0), l40s27bFp8, 1)
+    const four = fluidThroughputBound(s, served(s, 0), l40s27bFp8, 4)
+    expect(four.requestsPerSecond).toBeCloseTo(4 * one.requestsPerSecond, 9)
+    const h200 = fluidThroughputBound(s, served(s, 0), h200x32bFp8, 1)
+    expect(h200.requestsPerSecond).toBeGreaterThan(2 * one.requestsPerSecond)
+    expect(h200.kvConcurrency).toBe(Math.min(1024, 45_495 / 86))
+  })
+})
