@@ -34,7 +34,7 @@ export async function runDesJob(
   const profile = gpuProfiles[job.gpuProfile]
   if (!profile) throw new Error(`unknown GPU profile ${job.gpuProfile}`)
   const frame = createChatFrame(assets.tokenizer)
-  return runDesBenchmark({
+  const run = await runDesBenchmark({
     pods: job.pods,
     gpuProfile: profile,
     pool: benchPoolSpec(job.router, job.gpuProfile),
@@ -56,4 +56,6 @@ export async function runDesJob(
     ...job.timing,
     ...(onProgress ? { onProgress } : {}),
   })
+  // A benchmark router may be a variant of a strategy (dynamo-lmetric): reports name the router.
+  return { ...run, config: { ...run.config, router: job.router } }
 }
