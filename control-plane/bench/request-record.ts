@@ -41,6 +41,8 @@ export interface BenchmarkRun {
   records: RequestRecord[]
   /** The pods' own prefix-cache counters over the run (tokens). */
   prefixCache: { queries: number; hits: number } | null
+  /** Preemptions (by recompute) the pods made over the run; absent when unknown. */
+  preemptions?: number
   /**
    * Requests of the data not sent because they do not fit the model's context (a trace
    * replay's; 0 or absent otherwise).

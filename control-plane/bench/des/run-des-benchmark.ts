@@ -360,6 +360,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     endMs: lastEnd,
     records: records.sort((a, b) => a.startMs - b.startMs),
     prefixCache,
+    preemptions: pods.reduce((sum, pod) => sum + pod.engine.stats.preemptions, 0),
     skippedRequests: options.workload.skipped,
     elapsedSeconds: (performance.now() - started) / 1000,
   }
