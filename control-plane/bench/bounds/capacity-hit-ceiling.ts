@@ -37,35 +37,34 @@ export function capacityHitCeiling(
   let version = 0
   let hitBlocks = 0
   let unheldBlocks = 0
-  const evict = (pinned: ReadonlySet<number>): boolean => {
-    const held: { time: number; event: { key: number; version: number } }[] = []
-    let evicted = false
+  // Pinned blocks are out of the queue while their request is served (their entries
+  // are stale), so an eviction never has to step over them.
+  const evict = (): boolean => {
     for (let item = queue.pop(); item; item = queue.pop()) {
       const { key, version: v } = item.event
       if (resident.get(key) !== v) continue
-      if (pinned.has(key)) {
-        held.push(item)
-        continue
-      }
       resident.delete(key)
-      evicted = true
-      break
+      return true
     }
-    for (const item of held) queue.push(item.time, item.event)
-    return evicted
+    return false
   }
   for (const [r, request] of requests.entries()) {
     hitBlocks += leadingHits(request, blockSize, (key) => resident.has(key))
     const blocks = [...request.promptBlocks, ...request.answerBlocks]
-    const pinned = new Set(blocks)
+    const pinned: [depth: number, key: number][] = []
     for (const [depth, key] of blocks.entries()) {
-      if (!resident.has(key) && resident.size >= capacityBlocks && !evict(pinned)) {
+      if (!resident.has(key) && resident.size >= capacityBlocks && !evict()) {
         unheldBlocks++
         continue
       }
-      version++
-      resident.set(key, version)
-      queue.push(-(nextUse(key, r) * depthSpan + depth), { key, version })
+      resident.set(key, ++version)
+      pinned.push([depth, key])
+    }
+    for (const [depth, key] of pinned) {
+      queue.push(-(nextUse(key, r) * depthSpan + depth), {
+        key,
+        version: resident.get(key) as number,
+      })
     }
   }
   return { ...toHitCeiling(stream, hitBlocks), capacityBlocks, unheldBlocks }

@@ -53,8 +53,9 @@ export function createBlockKeyer(blockSize: number) {
 }
 
 /**
- * The first `count` requests of a workload, conversation by conversation and turn by turn
- * (the zero-queue floor's order), each later turn carrying its history. An answer is
+ * The first `count` requests of a workload (fewer if a trace runs out), conversation by
+ * conversation and turn by turn (the zero-queue floor's order; a trace's is its arrival
+ * order), each later turn carrying its history. An answer is
  * `outputTokens` ids, as the DES sends random words of the stable vocabulary; what
  * matters for caching is only that they are the conversation's own, so each conversation
  * gets ids no prompt contains (negative ones). The pod computes KV for the prompt and all
@@ -68,10 +69,9 @@ export function requestStreamOf(
 ): RequestStream {
   const keysOf = createBlockKeyer(blockSize)
   const requests: StreamRequest[] = []
-  for (let c = 0; requests.length < count; c++) {
+  const conversations = workload.size ?? Number.POSITIVE_INFINITY
+  for (let c = 0; requests.length < count && c < conversations; c++) {
     const plan = workload.conversation(c)
-    // A conversation without turns ends a finite workload (a trace) early.
-    if (plan.turns.length === 0) break
     const prefix = plan.prefix?.ids ?? null
     const history: ChatTurnIds[] = []
     for (const [turn, planned] of plan.turns.entries()) {

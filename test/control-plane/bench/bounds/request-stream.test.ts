@@ -101,9 +101,12 @@ describe('requestStreamOf', () => {
   it('stops where a finite workload runs out of conversations', () => {
     const inner = workloadOf('prompt_tokens=100,output_tokens=4')
     const finite: Workload = {
-      spec: inner.spec,
-      conversation: (index) =>
-        index < 3 ? inner.conversation(index) : { index, prefix: null, turns: [] },
+      ...inner,
+      size: 3,
+      conversation: (index) => {
+        if (index >= 3) throw new Error(`no conversation ${index}`)
+        return inner.conversation(index)
+      },
     }
     expect(requestStreamOf(finite, build, 10).requests).toHaveLength(3)
   })
