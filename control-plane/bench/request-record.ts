@@ -34,6 +34,8 @@ export interface BenchmarkRun {
     gpuProfile: string
     seed: number
     dataSpec: string
+    /** Scorer replicas (DES), when more than one. */
+    replicas?: number
   }
   /** Measured window: first request sent to last request finished. */
   startMs: number

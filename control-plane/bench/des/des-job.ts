@@ -19,6 +19,8 @@ export interface DesJob {
   pods: number
   gpuProfile: string
   seed: number
+  /** Scorer replicas sharing the index (default 1). */
+  replicas?: number
   /** Event delay, scrape interval and lag, network; the defaults where unset. */
   timing?: DesTimingOptionsInput
   /** A trace replay's first request (data trace:FILE). */
@@ -54,6 +56,7 @@ export async function runDesJob(
     frame,
     vocabulary: assets.vocabulary,
     ...job.timing,
+    ...(job.replicas !== undefined ? { replicas: job.replicas } : {}),
     ...(onProgress ? { onProgress } : {}),
   })
   // A benchmark router may be a variant of a strategy (dynamo-lmetric): reports name the router.

@@ -16,9 +16,12 @@ import type { BenchmarkRun, RequestRecord } from '../request-record.ts'
 import { type PlannedConversation, randomWords, type Workload } from '../workload.ts'
 import { type DesTimingOptionsInput, parseDesTimingOptions } from './des-timing-options.ts'
 import { EventQueue } from './event-queue.ts'
+import { ScorerReplicas } from './scorer-replicas.ts'
 import { asText, silentAnswer } from './synthetic-text.ts'
 
 export interface DesOptions extends DesTimingOptionsInput {
+  /** Scorer replicas sharing the KV index (default 1). */
+  replicas?: number
   pods: number
   gpuProfile: GpuProfile
   /** The pool as the scorer would run it: strategy and parameters, block size, SLO. */
@@ -40,8 +43,12 @@ type SimEvent =
   | { kind: 'step'; pod: number }
   | { kind: 'step-end'; pod: number; step: StepResult }
   | { kind: 'events'; pod: number; events: EngineKvEvent[]; seq: bigint }
-  | { kind: 'scrape' }
-  | { kind: 'metrics'; snapshot: { running: number; waiting: number; kvCacheUsage: number }[] }
+  | { kind: 'scrape'; replica: number }
+  | {
+      kind: 'metrics'
+      replica: number
+      snapshot: { running: number; waiting: number; kvCacheUsage: number }[]
+    }
 
 /** A turn to send: its conversation, its index, and the conversation so far. */
 interface PendingTurn {
@@ -95,16 +102,26 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
   const index = createMemoryKvIndex()
   // The index's clock is the simulation's: `now` follows the event being handled.
   let now = 0
-  const router = new PoolRouter<Arrival>({
-    name: 'bench',
-    spec: options.pool,
-    index,
-    random: routerRandom,
-    indexNowMs: () => now,
-    onError: (message) => {
-      throw new Error(message)
-    },
-  })
+  const replicaCount = Math.max(1, options.replicas ?? 1)
+  // Replica 0 draws what the single router always drew, so one replica is today's run.
+  const replicas = new ScorerReplicas(
+    Array.from(
+      { length: replicaCount },
+      (_, r) =>
+        new PoolRouter<Arrival>({
+          name: 'bench',
+          spec: options.pool,
+          index,
+          random:
+            r === 0 ? routerRandom : createSeededRandom((options.seed ^ 0x5bd1e995) + r * 7_919),
+          indexNowMs: () => now,
+          onError: (message) => {
+            throw new Error(message)
+          },
+        }),
+    ),
+    createSeededRandom(options.seed ^ 0x68e31da4),
+  )
   const model = options.pool.models[0]?.name ?? ''
   const pods: Pod[] = Array.from({ length: options.pods }, (_, i) => ({
     name: `pod-${i}`,
@@ -117,10 +134,11 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
   }))
   const podIndex = new Map(pods.map((pod, i) => [pod.name, i]))
   const capacity = numGpuBlocks(options.gpuProfile) * options.gpuProfile.blockSize
-  for (const pod of pods) {
-    router.addPod(pod.name, 0)
-    router.setIndexReady(pod.name, true)
-  }
+  for (const router of replicas.all)
+    for (const pod of pods) {
+      router.addPod(pod.name, 0)
+      router.setIndexReady(pod.name, true)
+    }
 
   // Plans are regenerated from the seed on demand; keep the ones in progress.
   const plans = new Map<number, PlannedConversation>()
@@ -169,7 +187,9 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
   } else {
     for (let s = 0; s < streams; s++) startConversation(0)
   }
-  queue.push(0, { kind: 'scrape' })
+  // Replicas scrape on their own schedules, spread over the interval.
+  for (let r = 0; r < replicaCount; r++)
+    queue.push((r * timing.metricsIntervalMs) / replicaCount, { kind: 'scrape', replica: r })
 
   const kick = (podIndex: number, time: number) => {
     const pod = pods[podIndex] as Pod
@@ -186,8 +206,10 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       ...entry.history,
       { userIds: turn.userIds },
     ])
+    const id = `c${entry.conversation}t${entry.turn}`
+    const router = replicas.assign(id)
     const request = router.prepare({
-      id: `c${entry.conversation}t${entry.turn}`,
+      id,
       model,
       promptIds: prompt,
       maxTokens: turn.outputTokens,
@@ -302,12 +324,13 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
         record.outputTokens++
         if (output.index === 0) {
           record.firstTokenMs = at
-          router.firstToken(record.id, at)
-        } else router.progress(record.id, record.outputTokens)
+          replicas.of(record.id)?.firstToken(record.id, at)
+        } else replicas.of(record.id)?.progress(record.id, record.outputTokens)
         if (output.finished) {
           record.endMs = at
           inFlight.delete(output.requestId)
-          router.finished(record.id, at, record.cachedTokens)
+          replicas.of(record.id)?.finished(record.id, at, record.cachedTokens)
+          replicas.release(record.id)
           finish(at, flight)
         }
       }
@@ -321,6 +344,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
         event.seq,
       )
     } else if (event.kind === 'metrics') {
+      const router = replicas.all[event.replica] as PoolRouter<Arrival>
       event.snapshot.forEach((view, i) => {
         router.updateMetrics((pods[i] as Pod).name, view, time, capacity)
       })
@@ -331,9 +355,9 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
         waiting: stats.waiting,
         kvCacheUsage: stats.kvCacheUsage,
       }))
-      queue.push(time + scrapeDelay, { kind: 'metrics', snapshot })
+      queue.push(time + scrapeDelay, { kind: 'metrics', replica: event.replica, snapshot })
       if (done < maxRequests && (queue.size > 0 || inFlight.size > 0))
-        queue.push(time + scrapeEvery, { kind: 'scrape' })
+        queue.push(time + scrapeEvery, { kind: 'scrape', replica: event.replica })
     }
   }
 
@@ -355,6 +379,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       gpuProfile: options.gpuProfile.name,
       seed: options.seed,
       dataSpec: options.dataSpec,
+      ...(replicaCount > 1 ? { replicas: replicaCount } : {}),
     },
     startMs: 0,
     endMs: lastEnd,

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest'
+import { type DesJob, runDesJob } from '../../../../control-plane/bench/des/des-job.ts'
+import { loadSimModelAssets } from '../../../../control-plane/sim/sim-model-assets.ts'
+
+const assets = loadSimModelAssets()
+
+const job = (router: string, replicas?: number): DesJob => ({
+  workloadName: 'tiny',
+  data: 'prefix_count=4,prefix_tokens=1024,prompt_tokens=128,output_tokens=32',
+  profile: 'poisson',
+  rate: 6,
+  router,
+  maxRequests: 60,
+  pods: 3,
+  gpuProfile: 'l40s-27b-fp8',
+  seed: 5,
+  ...(replicas !== undefined ? { replicas } : {}),
+})
+
+const trace = (run: Awaited<ReturnType<typeof runDesJob>>) =>
+  run.records.map((r) => [r.id, r.pod, r.firstTokenMs, r.endMs, r.cachedTokens])
+
+describe('scorer replicas in the DES', () => {
+  it('one replica is the run without replicas, request for request', async () => {
+    for (const router of ['kinference', 'round-robin', 'gie-default']) {
+      const plain = await runDesJob(job(router), assets)
+      const one = await runDesJob(job(router, 1), assets)
+      expect(trace(one)).toEqual(trace(plain))
+      expect(one.config.replicas).toBeUndefined()
+    }
+  })
+
+  it('each replica keeps its own state: three round robins interleave differently from one', async () => {
+    const one = await runDesJob(job('round-robin', 1), assets)
+    const three = await runDesJob(job('round-robin', 3), assets)
+    expect(three.config.replicas).toBe(3)
+    const pods = (run: typeof one) => run.records.map((r) => r.pod)
+    expect(pods(three)).not.toEqual(pods(one))
+    // One round robin alternates strictly; three independent ones cannot.
+    const sequence = pods(one)
+    expect(sequence.every((pod, i) => i === 0 || pod !== sequence[i - 1])).toBe(true)
+    const spread = new Map<string, number>()
+    for (const pod of pods(three)) spread.set(pod as string, (spread.get(pod as string) ?? 0) + 1)
+    expect([...spread.values()].every((n) => n >= 10)).toBe(true)
+  })
+
+  it('is deterministic for a seed, and replicas share the index: later requests still hit', async () => {
+    const a = await runDesJob(job('kinference', 3), assets)
+    const b = await runDesJob(job('kinference', 3), assets)
+    expect(trace(a)).toEqual(trace(b))
+    const cached = a.records.filter((r) => r.cachedTokens >= 1024).length
+    expect(cached).toBeGreaterThan(a.records.length / 2)
+  })
+})
