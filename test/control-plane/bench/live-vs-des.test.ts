@@ -27,8 +27,9 @@ import { l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
  * at 2, 11× at 10 and 60× at 20 (the CLI's live default is 20: fine for short prompts,
  * not for these). None of it is the DES's mistake, and the fix (the pods off the
  * scorer's event loop) is outside the harness, so the loaded case runs at time scale 1,
- * where 60 requests measured +4% to +11% alone, and allows +25% for a busy machine; the
- * trace slice's prompts are up to 30k tokens (+19% measured), so it allows +40%.
+ * where 60 requests measured +4% to +11% alone, and allows +25% for a busy machine. The
+ * trace slice has six requests, so its median is one of them: it measured +19% and
+ * allows +40%.
  */
 const assets = loadSimModelAssets()
 
