@@ -240,9 +240,14 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
   const bounds = new Map([...floors].map(([name, floor]) => [name, { floor }]))
   const summary = presets.length > 0 ? summarizeSuite(runs, presets, bounds, sloMs) : null
   const timing = `${runs.length} benchmarks, ${runs.reduce((n, r) => n + r.records.length, 0)} requests, ${seconds.toFixed(1)} s (${mode})`
-  const notes = traceNotes(workloads, runs, profile.model.maxModelLen)
+  const skipped = skippedByTrace(workloads, runs)
+  const notes = traceNotes(workloads, skipped, profile.model.maxModelLen)
   const written = await writeBenchmarkReports(runs, values.out, {
-    args: { ...values, routers },
+    args: {
+      ...values,
+      routers,
+      ...(Object.keys(skipped).length > 0 && { trace_skipped_requests: skipped }),
+    },
     ...(summary ? { summaryMarkdown: `${summary.markdown}\n${timing}\n` } : {}),
     ...(!summary && notes !== '' ? { summaryMarkdown: notes } : {}),
   })
@@ -299,18 +304,32 @@ function dataRates(
   return list
 }
 
+/** Requests each trace workload skipped (the same for all its runs: slice and context decide). */
+function skippedByTrace(
+  workloads: readonly MatrixWorkload[],
+  runs: readonly BenchmarkRun[],
+): Record<string, number> {
+  return Object.fromEntries(
+    workloads
+      .filter((workload) => isTraceData(workload.data))
+      .map((workload) => [
+        workload.name,
+        runs.find((r) => r.config.workload === workload.name)?.skippedRequests ?? 0,
+      ]),
+  )
+}
+
 /** One line per trace workload: the slice and how many of its requests were skipped. */
 function traceNotes(
   workloads: readonly MatrixWorkload[],
-  runs: readonly BenchmarkRun[],
+  skipped: Record<string, number>,
   maxModelLen: number,
 ): string {
   return workloads
     .filter((workload) => isTraceData(workload.data))
     .map((workload) => {
-      const run = runs.find((r) => r.config.workload === workload.name)
       const offset = workload.traceOffset ?? 0
-      return `${workload.name}: ${workload.data} requests ${offset} to ${offset + workload.maxRequests - 1}, ${run?.skippedRequests ?? 0} skipped (prompt and output over the ${maxModelLen}-token context)\n`
+      return `${workload.name}: ${workload.data} requests ${offset} to ${offset + workload.maxRequests - 1}, ${skipped[workload.name] ?? 0} skipped (prompt and output over the ${maxModelLen}-token context)\n`
     })
     .join('')
 }

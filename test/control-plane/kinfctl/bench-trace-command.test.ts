@@ -54,6 +54,7 @@ describe('kinfctl bench --data trace:FILE', () => {
       ['trace@4', 4],
     ])
     for (const b of report.benchmarks) expect(b.metrics.request_totals.total).toBe(3)
+    expect(report.args.trace_skipped_requests).toEqual({ custom: 1 })
   }, 60_000)
 
   it('names the file, line and field of a bad line, with no stack trace, and writes nothing', async () => {
