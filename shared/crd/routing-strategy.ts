@@ -84,57 +84,145 @@ export const KinferenceParameters = z.strictObject({
 export type KinferenceParameters = z.infer<typeof KinferenceParameters>
 
 export const GieDefaultParameters = z.strictObject({
-  queueWeight: z.number().min(0).default(2).describe('Weight of the queue scorer.'),
-  kvCacheUtilWeight: z.number().min(0).default(2).describe('Weight of the KV-utilisation scorer.'),
-  prefixWeight: z.number().min(0).default(3).describe('Weight of the approximate prefix scorer.'),
+  queueWeight: z
+    .number()
+    .min(0)
+    .default(2)
+    .describe('Weight of the queue scorer (GIE pkg/epp/config/loader/defaults.go).'),
+  kvCacheUtilWeight: z
+    .number()
+    .min(0)
+    .default(2)
+    .describe('Weight of the KV-utilisation scorer (GIE pkg/epp/config/loader/defaults.go).'),
+  prefixWeight: z
+    .number()
+    .min(0)
+    .default(3)
+    .describe('Weight of the approximate prefix scorer (GIE pkg/epp/config/loader/defaults.go).'),
+  autoTune: z
+    .boolean()
+    .default(true)
+    .describe(
+      'Size each pod’s prefix LRU from its num_gpu_blocks, as GIE’s approximate prefix producer does by default (autoTune, approximateprefix/types.go); lruCapacityPerServer applies to a pod whose capacity is unknown.',
+    ),
   lruCapacityPerServer: z
     .int()
     .positive()
     .default(31_250)
-    .describe('Blocks remembered per pod by the approximate prefix index.'),
+    .describe(
+      'Blocks remembered per pod by the approximate prefix index when autoTune is off or the pod’s capacity is unknown (GIE default, approximateprefix/types.go).',
+    ),
   maxPrefixBlocksToMatch: z
     .int()
     .positive()
     .default(256)
-    .describe('Longest prefix matched, in blocks.'),
+    .describe('Longest prefix matched, in blocks (GIE default, approximateprefix/types.go).'),
 })
 
 export const LlmdStickyParameters = z.strictObject({
   affinityThreshold: fraction
     .default(0.8)
-    .describe('Prefix match ratio at or above which a pod is sticky.'),
+    .describe(
+      'Prefix match ratio at or above which a pod is sticky (llm-d prefix-cache-affinity-filter default).',
+    ),
   explorationProbability: fraction
-    .default(0.01)
-    .describe('Probability of ignoring stickiness for one request.'),
+    .default(0)
+    .describe(
+      'Probability of ignoring stickiness for one request: 0 in the filter’s current defaults and in every run of the sticky-until-saturated blog (an older filter README said 0.01).',
+    ),
   maxTtftPenaltyMs: z
     .number()
     .min(0)
-    .default(5_000)
-    .describe('Stickiness breaks when the sticky pod is slower than a cold one by more than this.'),
+    .default(18_000)
+    .describe(
+      'T_max: stickiness breaks when the best sticky pod’s queued uncached prefill, in time at the peak prefill throughput, exceeds the best cold pod’s by more than this; 0 never breaks it. 18,000 is the filter’s shipped default (llm-d prefix-cache-affinity-filter), τ = peak throughput × T_max in tokens.',
+    ),
+  peakPrefillTokensPerSecond: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      'R_peak of the release gate, tokens/s. Default: calibrated from the pool’s GPU profile as llm-d’s calibrate.sh measures it, one full chunk of max_num_batched_tokens over its prefill time (the filter’s own 15,928 is Qwen3-32B on 2× H100 and is to be re-measured per model and accelerator).',
+    ),
+  addEstimatedOutputTokens: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Also count an output estimate in a pod’s tokens in flight until the request ends (llm-d in-flight-load-producer addEstimatedOutputTokens, off by default).',
+    ),
+  outputRatio: z
+    .number()
+    .min(0)
+    .default(1.5)
+    .describe(
+      'Estimated output per prompt token when addEstimatedOutputTokens is on, capped by the request’s max_tokens (llm-d in-flight-load-producer outputRatio).',
+    ),
 })
 
 export const DynamoParameters = z.strictObject({
-  overlapScoreCredit: z.number().min(0).default(1).describe('Credit per cached device block.'),
-  prefillLoadScale: z.number().min(0).default(1).describe('Weight of prefill blocks in the cost.'),
+  overlapScoreCredit: z
+    .number()
+    .min(0)
+    .default(1)
+    .describe(
+      'Credit per cached device block against the prefill load (Dynamo overlap_score_credit, lib/kv-router/src/scheduling/config.rs).',
+    ),
+  prefillLoadScale: z
+    .number()
+    .min(0)
+    .default(1)
+    .describe(
+      'Weight of the adjusted prefill blocks in the default cost (Dynamo prefill_load_scale, config.rs).',
+    ),
   temperature: z
     .number()
     .min(0)
     .default(0)
-    .describe('0 picks the lowest cost; above 0 samples with softmax over normalised costs.'),
+    .describe(
+      '0 picks the lowest cost; above 0 samples with softmax over normalised costs (Dynamo router_temperature, config.rs).',
+    ),
+  selectionPolicy: z
+    .enum(['default', 'lmetric'])
+    .default('default')
+    .describe(
+      'default: cost = prefill_load_scale × adjusted prefill blocks + decode blocks. lmetric: cost = adjusted prefill blocks × (decode blocks + 1) (Dynamo router_selection_policy, docs/components/router/router-concepts.md).',
+    ),
 })
 
 export const SglangCacheAwareParameters = z.strictObject({
   cacheThreshold: fraction
-    .default(0.5)
-    .describe('Match rate above which the best-matching worker is chosen.'),
-  balanceAbsThreshold: z.int().min(0).default(32).describe('Absolute queue imbalance trigger.'),
-  balanceRelThreshold: z.number().min(1).default(1.1).describe('Relative queue imbalance trigger.'),
-  evictionIntervalSeconds: z.int().positive().default(30).describe('Tree eviction period.'),
+    .default(0.3)
+    .describe(
+      'Match rate above which the best-matching worker is chosen: the router launcher’s default (SGLang sgl-router router_args.py; SMG model_gateway/src/main.rs), not the 0.5 of the Rust struct.',
+    ),
+  balanceAbsThreshold: z
+    .int()
+    .min(0)
+    .default(64)
+    .describe(
+      'In-flight gap (max − min) above which, together with the relative test, the least-loaded worker is chosen: launcher default (router_args.py; SMG main.rs), not the struct’s 32.',
+    ),
+  balanceRelThreshold: z
+    .number()
+    .min(1)
+    .default(1.5)
+    .describe(
+      'Ratio max / min above which, together with the absolute test, the least-loaded worker is chosen: launcher default (router_args.py; SMG main.rs), not the struct’s 1.1.',
+    ),
+  evictionIntervalSeconds: z
+    .int()
+    .positive()
+    .default(120)
+    .describe(
+      'Tree eviction period: launcher default (router_args.py eviction_interval_secs; SMG main.rs eviction_interval), not the struct’s 30.',
+    ),
   maxTreeSize: z
     .int()
     .positive()
-    .default(10_000)
-    .describe('Largest approximate tree per worker, in characters (as SGLang counts it).'),
+    .default(2 ** 26)
+    .describe(
+      'Largest approximate tree per worker, in characters as SGLang counts it (tenant_char_count): launcher default 2^26 (router_args.py; SMG main.rs), not the struct’s 10,000.',
+    ),
 })
 
 /** Parameter blocks by strategy; a pool may set only the block of its own strategy. */

@@ -79,12 +79,14 @@ const unhealthyCooldownMs = 5_000
 /** The routing core of a pool: its strategy, TTFT prior, memory and step cost. */
 export function routerCoreOptions(spec: InferencePoolSpec): RouterCoreOptions {
   const kinference = kinferenceParametersOf(spec)
+  const prior = ttftPrior(spec)
   return {
     strategy: createRoutingStrategy(spec.routing.strategy, spec.routing, {
       stepBudget: spec.scheduler.maxNumBatchedTokens,
+      peakPrefillTokensPerSecond: 1000 / prior.msPerToken,
     }),
     stepBudget: spec.scheduler.maxNumBatchedTokens,
-    prior: ttftPrior(spec),
+    prior,
     onlineCalibration: kinference.onlineCalibration,
     forgettingFactor: kinference.forgettingFactor,
     driftTolerance: kinference.driftTolerance,

@@ -151,6 +151,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
       blockSize,
       promptText: this.core.strategy.usesPromptText ? input.promptText() : '',
       maxTokens: input.maxTokens,
+      blockKeys: keys,
     }
     return { routing, keys }
   }

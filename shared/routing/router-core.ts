@@ -204,7 +204,9 @@ export class RouterCore {
 
   /**
    * The request went to `pod`: count its load until its first token and its end, and let
-   * strategies that learn from their own decisions (GIE's and SGLang's prefixes) learn.
+   * strategies that learn from their own decisions (GIE's and SGLang's prefixes) or keep
+   * their own accounts (Dynamo's active blocks) follow it: routed here, its first token in
+   * firstToken, its end in finished and failed.
    */
   dispatched(
     request: RoutingRequest,
@@ -216,7 +218,7 @@ export class RouterCore {
     const candidate = result.candidates.find((c) => c.name === pod)
     if (!state || !candidate) return
     const nowMs = context.nowMs
-    this.options.strategy.onRouted?.(request, pod, context)
+    this.options.strategy.onRouted?.(request, pod, context, candidate)
     const features = ttftFeatures(request, candidate, this.options.stepBudget)
     const tracked: Tracked = {
       pod,
@@ -264,6 +266,7 @@ export class RouterCore {
     state.load.pendingPrefillTokens -= request.uncachedTokens
     if (this.options.onlineCalibration)
       this.ttft.observe(request.work, nowMs - request.dispatchedAtMs - request.admissionWaitMs)
+    this.options.strategy.onFirstToken?.(id)
   }
 
   /** Tokens generated so far (the KV footprint grows with them). */
@@ -317,6 +320,7 @@ export class RouterCore {
 
   private release(id: string, request: Tracked, _nowMs: number): void {
     this.tracked.delete(id)
+    this.options.strategy.onReleased?.(id)
     const state = this.pods.get(request.pod)
     if (!state) return
     state.requests.delete(request)

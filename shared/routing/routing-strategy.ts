@@ -1,4 +1,5 @@
 import type { RoutingStrategyName } from '../crd/routing-strategy.ts'
+import type { BlockKeyChain } from '../kv-index/block-keys.ts'
 import type { PodMemory } from './pod-memory.ts'
 
 /** How far a pod's index entries can be believed (verified against reported cached tokens). */
@@ -67,6 +68,11 @@ export interface RoutingRequest {
    */
   promptText: string
   maxTokens: number
+  /**
+   * The prompt's full blocks as the index keys them (the chain the lookup used): what
+   * strategies that track which blocks are active on a pod (Dynamo's) compare.
+   */
+  blockKeys: BlockKeyChain
 }
 
 export interface PodScore {
@@ -106,7 +112,20 @@ export interface RoutingStrategy {
     candidates: readonly PodCandidate[],
     context: RoutingContext,
   ): RoutingDecision
-  /** The request was sent to `pod` (strategies that learn prefixes from their own decisions). */
-  onRouted?(request: RoutingRequest, pod: string, context: RoutingContext): void
+  /**
+   * The request was sent to `pod`, which `candidate` described when it was chosen
+   * (strategies that learn prefixes from their own decisions, or track their own load).
+   */
+  onRouted?(
+    request: RoutingRequest,
+    pod: string,
+    context: RoutingContext,
+    candidate: PodCandidate,
+  ): void
+  /** The routed request's first token arrived: its prefill is done. */
+  onFirstToken?(id: string): void
+  /** The routed request finished or failed: nothing of it is active on its pod any more. */
+  onReleased?(id: string): void
+  /** The pod left the pool; the requests in flight there are forgotten without a release. */
   onPodRemoved?(pod: string): void
 }

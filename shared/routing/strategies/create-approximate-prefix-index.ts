@@ -9,16 +9,23 @@ export interface ApproximatePrefixIndex {
    * holds, and count for every pod the blocks it holds up to there.
    */
   match(hashes: readonly number[]): Map<string, number>
-  /** The request with these blocks was sent to `pod`: they become its most recent entries. */
-  add(pod: string, hashes: readonly number[]): void
+  /**
+   * The request with these blocks was sent to `pod`: they become its most recent entries. A
+   * pod's LRU is sized when its first entries arrive, with `capacity` if given (GIE sizes it
+   * from the pod's num_gpu_blocks then, and never resizes it).
+   */
+  add(pod: string, hashes: readonly number[], capacity?: number): void
   removePod(pod: string): void
   /** Block hashes remembered for `pod`. */
   size(pod: string): number
 }
 
-export function createApproximatePrefixIndex(capacityPerPod: number): ApproximatePrefixIndex {
+export function createApproximatePrefixIndex(
+  defaultCapacityPerPod: number,
+): ApproximatePrefixIndex {
   // A Map iterates in insertion order: re-inserting a key makes it the most recent.
   const lruByPod = new Map<string, Map<number, true>>()
+  const capacityByPod = new Map<string, number>()
   const podsByHash = new Map<number, Set<string>>()
 
   function forget(hash: number, pod: string): void {
@@ -38,12 +45,17 @@ export function createApproximatePrefixIndex(capacityPerPod: number): Approximat
       }
       return matched
     },
-    add(pod, hashes) {
+    add(pod, hashes, capacity) {
       let lru = lruByPod.get(pod)
       if (lru === undefined) {
         lru = new Map()
         lruByPod.set(pod, lru)
+        capacityByPod.set(
+          pod,
+          capacity !== undefined && capacity > 0 ? capacity : defaultCapacityPerPod,
+        )
       }
+      const capacityPerPod = capacityByPod.get(pod) as number
       for (const hash of hashes) {
         if (lru.delete(hash)) {
           lru.set(hash, true)
@@ -68,6 +80,7 @@ export function createApproximatePrefixIndex(capacityPerPod: number): Approximat
       if (lru === undefined) return
       for (const hash of lru.keys()) forget(hash, pod)
       lruByPod.delete(pod)
+      capacityByPod.delete(pod)
     },
     size(pod) {
       return lruByPod.get(pod)?.size ?? 0

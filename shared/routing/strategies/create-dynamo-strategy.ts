@@ -1,11 +1,22 @@
 import type { z } from 'zod'
 import { DynamoParameters } from '../../crd/routing-strategy.ts'
 import type { PodCandidate, RoutingRequest, RoutingStrategy } from '../routing-strategy.ts'
+import { blockIdsOf, createActiveSequences } from './create-active-sequences.ts'
 import { formatRange } from './format-range.ts'
 import { noCandidateDecision } from './no-candidate-decision.ts'
 import { pickMaxScore } from './pick-max-score.ts'
 
 export type DynamoStrategyParameters = z.output<typeof DynamoParameters>
+
+/** A worker's projected load for one request, as Dynamo's slot tracker reports it. */
+export interface DynamoWorkerLoad {
+  /** Uncached prompt tokens of the requests routed there whose prefill has not finished. */
+  activePrefillTokens: number
+  /** Distinct prompt blocks of the requests in flight there. */
+  activeBlocks: number
+  /** This request's blocks not already active there. */
+  newBlocks: number
+}
 
 export interface DynamoCost {
   prefillBlocks: number
@@ -14,34 +25,35 @@ export interface DynamoCost {
 }
 
 /**
- * Dynamo's default worker cost in blocks (DYN `docs/components/router/router-concepts.md`,
- * `lib/kv-router/src/scheduling/selector/default.rs`):
+ * Dynamo's worker cost in blocks (DYN `lib/kv-router/src/scheduling/selector/{mod,default}.rs`,
+ * `docs/components/router/router-concepts.md`), device tier only (no host or disk tiers here):
  *
- *   cost = prefill_load_scale × max(active_prefill_blocks + incoming_prompt_blocks
- *                                   − overlap_score_credit × overlap_blocks, 0) + decode_blocks
+ *   raw_prefill  = (active_prefill_tokens + uncached + cached) / block_size
+ *   prefill      = max(raw_prefill − overlap_score_credit × overlap_blocks, 0)
+ *   decode       = active_blocks + new_blocks
+ *   default:  cost = prefill_load_scale × prefill + decode
+ *   lmetric:  cost = prefill × (decode + 1)
  *
- * Blocks are fractional tokens ÷ block size, as Dynamo divides its token counts. Active prefill
- * is the router-tracked uncached prompt work in flight (`pendingPrefillTokens`), overlap the
- * pod's cached leading blocks (device tier only: no host or disk tiers here), decode the
- * router-tracked KV footprint of the requests in flight (`activeTokens`, Dynamo's
- * `router_track_active_blocks`). Dynamo also adds the request's own blocks not yet active on the
- * worker to the decode term; the router does not know which in-flight blocks a pod shares with
- * this request, and the full prompt's blocks would add the same constant to every pod, which
- * changes neither the minimum nor the softmax over normalised costs, so the term is left out.
+ * with cached = overlap_blocks × block_size and uncached = max(prompt − cached, 0), Dynamo's
+ * `effective_prefill_tokens`. Blocks are fractional, as Dynamo divides its token counts. A
+ * scale would multiply every lmetric cost alike, so Dynamo's formula has none.
  */
 export function dynamoCost(
   request: RoutingRequest,
-  pod: PodCandidate,
+  overlapBlocks: number,
+  load: DynamoWorkerLoad,
   parameters: DynamoStrategyParameters,
 ): DynamoCost {
-  const rawPrefill = (pod.load.pendingPrefillTokens + request.promptTokens) / request.blockSize
-  const prefillBlocks = Math.max(rawPrefill - parameters.overlapScoreCredit * pod.cachedBlocks, 0)
-  const decodeBlocks = pod.load.activeTokens / request.blockSize
-  return {
-    prefillBlocks,
-    decodeBlocks,
-    cost: parameters.prefillLoadScale * prefillBlocks + decodeBlocks,
-  }
+  const cached = overlapBlocks * request.blockSize
+  const uncached = Math.max(request.promptTokens - cached, 0)
+  const rawPrefill = (load.activePrefillTokens + uncached + cached) / request.blockSize
+  const prefillBlocks = Math.max(rawPrefill - parameters.overlapScoreCredit * overlapBlocks, 0)
+  const decodeBlocks = load.activeBlocks + load.newBlocks
+  const cost =
+    parameters.selectionPolicy === 'lmetric'
+      ? prefillBlocks * (decodeBlocks + 1)
+      : parameters.prefillLoadScale * prefillBlocks + decodeBlocks
+  return { prefillBlocks, decodeBlocks, cost }
 }
 
 /**
@@ -67,18 +79,44 @@ function sampleIndex(probabilities: readonly number[], sample: number): number {
   return probabilities.length - 1
 }
 
+function terms(cost: DynamoCost, parameters: DynamoStrategyParameters): string {
+  const prefill = cost.prefillBlocks.toFixed(1)
+  const decode = cost.decodeBlocks.toFixed(1)
+  return parameters.selectionPolicy === 'lmetric'
+    ? `prefill ${prefill} × (decode ${decode} + 1)`
+    : `${parameters.prefillLoadScale} × prefill ${prefill} + decode ${decode}`
+}
+
+/** Uncached tokens a request is charged on the pod it went to, until its first token. */
+function prefillTokensOn(request: RoutingRequest, pod: PodCandidate): number {
+  return Math.max(request.promptTokens - pod.cachedBlocks * request.blockSize, 0)
+}
+
 /**
- * NVIDIA Dynamo's KV router with its default selector: the lowest block cost wins, exact ties
- * at random; a `temperature` above 0 samples with softmax over the normalised costs instead.
+ * NVIDIA Dynamo's KV router. Its load is its own (`router_track_active_blocks`, on by default),
+ * kept here as Dynamo's `ActiveSequences`: a request adds its prompt blocks to its worker when
+ * routed, counted once however many requests share them, and its uncached tokens to the
+ * worker's prefill load until its first token; both leave when it finishes or fails. The lowest
+ * cost wins, exact ties at random; a `temperature` above 0 samples with softmax instead.
  */
 export function createDynamoStrategy(
   parameters: DynamoStrategyParameters = DynamoParameters.parse({}),
 ): RoutingStrategy {
+  const sequences = createActiveSequences()
   return {
     name: 'dynamo',
     choose(request, candidates, context) {
       if (candidates.length === 0) return noCandidateDecision('dynamo')
-      const costs = candidates.map((pod) => dynamoCost(request, pod, parameters))
+      const blocks = blockIdsOf(request.blockKeys)
+      const costs = candidates.map((pod) => {
+        const active = sequences.load(pod.name)
+        const load = {
+          activePrefillTokens: active.activePrefillTokens,
+          activeBlocks: active.activeBlocks,
+          newBlocks: sequences.newBlocks(pod.name, blocks),
+        }
+        return dynamoCost(request, pod.cachedBlocks, load, parameters)
+      })
       const values = costs.map((c) => c.cost)
       let best: number
       let how: string
@@ -97,12 +135,12 @@ export function createDynamoStrategy(
       const cost = costs[best]
       if (chosen === undefined || cost === undefined) return noCandidateDecision('dynamo')
       const others = values.filter((_, i) => i !== best)
+      const policy = parameters.selectionPolicy === 'lmetric' ? ' (lmetric)' : ''
       return {
         pod: chosen.name,
         reason:
-          `dynamo: ${chosen.name} ${how}, ${cost.cost.toFixed(1)} blocks ` +
-          `(${parameters.prefillLoadScale} × prefill ${cost.prefillBlocks.toFixed(1)} + decode ` +
-          `${cost.decodeBlocks.toFixed(1)})` +
+          `dynamo${policy}: ${chosen.name} ${how}, ${cost.cost.toFixed(1)} ` +
+          `(${terms(cost, parameters)} blocks)` +
           (others.length === 0
             ? ', the only candidate'
             : ` vs ${formatRange(others, 1)} on the others`),
@@ -113,6 +151,23 @@ export function createDynamoStrategy(
           score: values[i] ?? null,
         })),
       }
+    },
+    onRouted(request, pod, _context, candidate) {
+      sequences.add(
+        request.id,
+        pod,
+        blockIdsOf(request.blockKeys),
+        prefillTokensOn(request, candidate),
+      )
+    },
+    onFirstToken(id) {
+      sequences.prefillDone(id)
+    },
+    onReleased(id) {
+      sequences.free(id)
+    },
+    onPodRemoved(pod) {
+      sequences.removePod(pod)
     },
   }
 }

@@ -1,6 +1,11 @@
 import type { z } from 'zod'
 import { GieDefaultParameters } from '../../crd/routing-strategy.ts'
-import type { PodMetricsView, RoutingRequest, RoutingStrategy } from '../routing-strategy.ts'
+import type {
+  PodCandidate,
+  PodMetricsView,
+  RoutingRequest,
+  RoutingStrategy,
+} from '../routing-strategy.ts'
 import { createApproximatePrefixIndex } from './create-approximate-prefix-index.ts'
 import { formatRange } from './format-range.ts'
 import { hashPromptBlocks } from './hash-prompt-blocks.ts'
@@ -18,6 +23,19 @@ const neverScraped: PodMetricsView = { running: 0, waiting: 0, kvCacheUsage: 0, 
 /** GIE forgets a request's block hashes once PreRequest has used them; this bounds a lost one. */
 const maxPendingRequests = 1024
 
+/**
+ * GIE's `autoTune` (on by default): a pod's LRU holds as many entries as the pod has KV blocks
+ * (vllm:cache_config_info num_gpu_blocks); without that, `lruCapacityPerServer`.
+ */
+function lruCapacityOf(
+  request: RoutingRequest,
+  pod: PodCandidate,
+  parameters: GieDefaultStrategyParameters,
+): number {
+  if (!parameters.autoTune || pod.memory === null) return parameters.lruCapacityPerServer
+  return Math.floor(pod.memory.capacityTokens / request.blockSize)
+}
+
 /** GIE clamps every scorer's output to [0, 1] before weighting it. */
 function clamp01(value: number): number {
   return Math.min(1, Math.max(0, value))
@@ -31,8 +49,10 @@ function clamp01(value: number): number {
  * - queue: `(maxQ − q)/(maxQ − minQ)` over the candidates' waiting requests, 1 when all equal
  *   (GIE `P/scheduling/scorer/queuedepth/queue.go`).
  * - kv-util: `1 − kvCacheUsage` (GIE `P/scheduling/scorer/kvcacheutilization`).
- * - prefix: matched ÷ total of the prompt's character blocks (GIE `P/scheduling/scorer/prefix/
- *   plugin.go`), so a one-block prompt scores 1.0 on a 64-byte match (GIE #2561).
+ * - prefix: matched ÷ total of the prompt's character blocks, a last partial block included
+ *   (GIE `P/scheduling/scorer/prefix/plugin.go`), so a one-block prompt scores 1.0 on a 64-byte
+ *   match (GIE #2561). Each pod's index holds as many blocks as the pod has KV blocks
+ *   (`autoTune`, GIE's default), else `lruCapacityPerServer`.
  *
  * Metrics: the default profile has no staleness filter; GIE's `metrics-staleness-threshold`
  * (2 s) feeds only flow control's saturation detector. Its scorers read whatever the datastore
@@ -118,10 +138,10 @@ export function createGieDefaultStrategy(
         })),
       }
     },
-    onRouted(request, pod) {
+    onRouted(request, pod, _context, candidate) {
       const hashes = pendingHashes.get(request.id) ?? hashesOf(request)
       pendingHashes.delete(request.id)
-      index.add(pod, hashes)
+      index.add(pod, hashes, lruCapacityOf(request, candidate, parameters))
     },
     onPodRemoved(pod) {
       index.removePod(pod)

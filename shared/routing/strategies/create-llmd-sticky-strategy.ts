@@ -6,26 +6,29 @@ import { pickMaxScore } from './pick-max-score.ts'
 
 export type LlmdStickyStrategyParameters = z.output<typeof LlmdStickyParameters>
 
+/** What llm-d calibrates once per (model, accelerator) instead of predicting. */
+export interface LlmdCalibration {
+  /** R_peak: one full chunk of max_num_batched_tokens over its prefill time, tokens/s. */
+  peakPrefillTokensPerSecond: number
+}
+
+/**
+ * The filter's shipped `peakPrefillThroughput` (Qwen3-32B on 2× H100, TP 2), for a pool without
+ * a GPU profile to calibrate from; its README says to re-measure it per model and accelerator.
+ */
+export const SHIPPED_PEAK_PREFILL_TOKENS_PER_SECOND = 15_928
+
 /** token-load-scorer's `queueThresholdTokens` default: 128 requests of 32K tokens. */
 export const QUEUE_THRESHOLD_TOKENS = 4_194_304
 
 interface PodView {
   hit: number
-  /** Uncached in-flight prefill plus this request's uncached tokens on the pod. */
-  lookahead: number
-  /** lookahead ÷ the pod's peak prefill throughput. */
+  /** The pod's tokens in flight: uncached prompt until the first token, plus output estimates. */
+  inFlight: number
+  /** This request's tokens there: its uncached prompt, plus its output estimate. */
+  own: number
+  /** The release gate's TTFT estimate: tokens in flight at the peak prefill throughput. */
   ttftMs: number
-}
-
-function viewOf(request: RoutingRequest, pod: PodCandidate): PodView {
-  const cached = Math.min(pod.cachedBlocks * request.blockSize, request.promptTokens)
-  // prompt × (1 − hit), computed from integers so the τ comparison is exact.
-  const lookahead = pod.load.pendingPrefillTokens + (request.promptTokens - cached)
-  return {
-    hit: request.promptTokens > 0 ? cached / request.promptTokens : 0,
-    lookahead,
-    ttftMs: lookahead * pod.ttft.msPerToken,
-  }
 }
 
 interface Gate {
@@ -37,11 +40,12 @@ function percent(value: number): string {
   return `${Math.round(value * 100)}%`
 }
 
-/** llm-d's `prefix-cache-affinity-filter`, in its throughput mode. */
+/** llm-d's `prefix-cache-affinity-filter` with its default TTFT source, `prefillThroughput`. */
 function affinityGate(
   views: readonly PodView[],
   candidates: readonly PodCandidate[],
   parameters: LlmdStickyStrategyParameters,
+  tau: number,
   random: () => number,
 ): Gate {
   const all = views.map(() => true)
@@ -59,29 +63,24 @@ function affinityGate(
       why: `no sticky pod (best hit ${percent(bestHit)} < ${percent(parameters.affinityThreshold)})`,
     }
   }
-  const fastest = (indexes: number[]) =>
-    indexes.reduce((best, i) => ((views[i]?.ttftMs ?? 0) < (views[best]?.ttftMs ?? 0) ? i : best))
   if (parameters.maxTtftPenaltyMs > 0 && coldIndexes.length > 0) {
+    const fastest = (indexes: number[]) =>
+      indexes.reduce((best, i) =>
+        (views[i] as PodView).ttftMs < (views[best] as PodView).ttftMs ? i : best,
+      )
     const bestSticky = fastest(stickyIndexes)
     const bestCold = fastest(coldIndexes)
     const stickyView = views[bestSticky] as PodView
     const coldView = views[bestCold] as PodView
-    const msPerToken = candidates[bestSticky]?.ttft.msPerToken ?? 0
-    const tau = msPerToken > 0 ? Math.round(parameters.maxTtftPenaltyMs / msPerToken) : Infinity
     const gap =
-      `${candidates[bestSticky]?.name} ${Math.round(stickyView.lookahead)} tokens ahead ` +
+      `${candidates[bestSticky]?.name} ${Math.round(stickyView.inFlight)} tokens in flight ` +
       `(${Math.round(stickyView.ttftMs)} ms) vs ${candidates[bestCold]?.name} ` +
-      `${Math.round(coldView.lookahead)} (${Math.round(coldView.ttftMs)} ms)`
+      `${Math.round(coldView.inFlight)} (${Math.round(coldView.ttftMs)} ms)`
+    const limit = `${parameters.maxTtftPenaltyMs} ms (τ ${Math.round(tau)} tokens)`
     if (stickyView.ttftMs - coldView.ttftMs > parameters.maxTtftPenaltyMs) {
-      return {
-        kept: all,
-        why: `stickiness broken: ${gap}, more than ${parameters.maxTtftPenaltyMs} ms (τ ≈ ${tau} tokens)`,
-      }
+      return { kept: all, why: `stickiness broken: ${gap}, more than ${limit}` }
     }
-    return {
-      kept: sticky,
-      why: `sticky: ${gap}, within ${parameters.maxTtftPenaltyMs} ms (τ ≈ ${tau} tokens)`,
-    }
+    return { kept: sticky, why: `sticky: ${gap}, within ${limit}` }
   }
   return {
     kept: sticky,
@@ -89,35 +88,75 @@ function affinityGate(
   }
 }
 
+/** llm-d's output estimate: round(prompt × outputRatio), capped by the request's max_tokens. */
+function estimatedOutput(
+  request: RoutingRequest,
+  parameters: LlmdStickyStrategyParameters,
+): number {
+  if (!parameters.addEstimatedOutputTokens) return 0
+  return Math.min(Math.round(request.promptTokens * parameters.outputRatio), request.maxTokens)
+}
+
 /**
- * llm-d's "sticky-until-saturated" profile (LDW `blog/2026-08-17_sticky-until-saturated-token-
- * aware-routing.mdx`; LDR `P/scheduling/filter/prefixcacheaffinity/plugin.go`,
- * `P/scheduling/scorer/tokenload/token_load.go`):
+ * llm-d's "sticky-until-saturated" default (LDW `blog/2026-08-17_bottleneck-aware-scheduling-
+ * for-llm-inference.mdx`; LDR `P/scheduling/filter/prefixcacheaffinity/plugin.go`,
+ * `P/scheduling/scorer/tokenload/token_load.go`, `P/requestcontrol/dataproducer/inflightload/`):
  *
  * 1. prefix-cache-affinity-filter: a pod is sticky when its precise hit ratio
  *    `cachedBlocks·blockSize / promptTokens` ≥ `affinityThreshold`; with probability
- *    `explorationProbability` the gate is skipped; with no sticky pod every pod stays. The
- *    gate breaks (every pod stays) when the best sticky pod's predicted TTFT exceeds the best
- *    cold pod's by more than `maxTtftPenaltyMs`. llm-d predicts TTFT as lookahead tokens ÷
- *    `peakPrefillThroughput`, so the gate is a token gap τ = peakPrefillThroughput ×
- *    maxTTFTPenaltyMs. The peak throughput here is each pod's own, 1/`ttft.msPerToken` tokens
- *    per ms, which equals llm-d's single calibrated constant when the pods are alike; llm-d
- *    adds no fixed overhead, so neither does this.
+ *    `explorationProbability` the gate is skipped; with no sticky pod every pod stays. Each
+ *    pod's TTFT is its tokens in flight ÷ R_peak, a calibrated constant, and the gate breaks
+ *    (every pod stays) when the best sticky pod's exceeds the best cold pod's by more than
+ *    `maxTtftPenaltyMs`: a gap in queued prefill of τ = R_peak × T_max tokens.
  * 2. token-load-scorer on the remaining pods: `1 − min(1, lookahead / 4,194,304)`, lookahead =
- *    uncached in-flight tokens (`pendingPrefillTokens`) + prompt × (1 − hit).
+ *    tokens in flight + this request's uncached tokens (prompt × (1 − hit)).
  * 3. max-score-picker: highest score, random among ties.
+ *
+ * Tokens in flight are the uncached prompt tokens sent to the pod and not yet answered by a
+ * first token (the router's `pendingPrefillTokens`, which is what llm-d's in-flight load producer
+ * holds by default). With `addEstimatedOutputTokens` an output estimate per request is added,
+ * held until the request ends, as the producer does.
  */
 export function createLlmdStickyStrategy(
   parameters: LlmdStickyStrategyParameters = LlmdStickyParameters.parse({}),
+  calibration: LlmdCalibration = {
+    peakPrefillTokensPerSecond: SHIPPED_PEAK_PREFILL_TOKENS_PER_SECOND,
+  },
 ): RoutingStrategy {
+  const tokensPerMs = calibration.peakPrefillTokensPerSecond / 1000
+  const tau = tokensPerMs * parameters.maxTtftPenaltyMs
+  // Output estimates held per pod until their requests end (addEstimatedOutputTokens).
+  const outputByRequest = new Map<string, { pod: string; tokens: number }>()
+  const outputByPod = new Map<string, number>()
+
+  function viewOf(request: RoutingRequest, pod: PodCandidate): PodView {
+    const cached = Math.min(pod.cachedBlocks * request.blockSize, request.promptTokens)
+    const inFlight = pod.load.pendingPrefillTokens + (outputByPod.get(pod.name) ?? 0)
+    return {
+      hit: request.promptTokens > 0 ? cached / request.promptTokens : 0,
+      inFlight,
+      // prompt × (1 − hit), from integers so comparisons stay exact.
+      own: request.promptTokens - cached + estimatedOutput(request, parameters),
+      ttftMs: inFlight / tokensPerMs,
+    }
+  }
+
+  function release(id: string): void {
+    const held = outputByRequest.get(id)
+    if (!held) return
+    outputByRequest.delete(id)
+    outputByPod.set(held.pod, (outputByPod.get(held.pod) ?? 0) - held.tokens)
+  }
+
   return {
     name: 'llmd-sticky',
     choose(request, candidates, context) {
       if (candidates.length === 0) return noCandidateDecision('llmd-sticky')
       const views = candidates.map((pod) => viewOf(request, pod))
-      const gate = affinityGate(views, candidates, parameters, context.random)
-      const scores = views.map((view, i) =>
-        gate.kept[i] ? 1 - Math.min(1, view.lookahead / QUEUE_THRESHOLD_TOKENS) : null,
+      const gate = affinityGate(views, candidates, parameters, tau, context.random)
+      const lookahead = views.map((view) => view.inFlight + view.own)
+      const scores = lookahead.map((tokens, i) =>
+        gate.kept[i] ? 1 - Math.min(1, tokens / QUEUE_THRESHOLD_TOKENS) : null,
       )
       const best = pickMaxScore(
         scores.map((score) => score ?? -Infinity),
@@ -130,7 +169,7 @@ export function createLlmdStickyStrategy(
         pod: chosen.name,
         reason:
           `llmd-sticky: ${gate.why}; ${chosen.name} has the least token load of the ` +
-          `${gate.kept.filter(Boolean).length} kept (lookahead ${Math.round(view.lookahead)}, hit ${percent(view.hit)})`,
+          `${gate.kept.filter(Boolean).length} kept (lookahead ${Math.round(lookahead[best] ?? 0)}, hit ${percent(view.hit)})`,
         scores: candidates.map((pod, i) => ({
           pod: pod.name,
           cachedTokens: pod.cachedBlocks * request.blockSize,
@@ -138,6 +177,18 @@ export function createLlmdStickyStrategy(
           score: scores[i] ?? null,
         })),
       }
+    },
+    onRouted(request, pod) {
+      const tokens = estimatedOutput(request, parameters)
+      if (tokens === 0) return
+      release(request.id)
+      outputByRequest.set(request.id, { pod, tokens })
+      outputByPod.set(pod, (outputByPod.get(pod) ?? 0) + tokens)
+    },
+    onReleased: release,
+    onPodRemoved(pod) {
+      outputByPod.delete(pod)
+      for (const [id, held] of outputByRequest) if (held.pod === pod) outputByRequest.delete(id)
     },
   }
 }

@@ -14,7 +14,10 @@ import { createDynamoStrategy } from './create-dynamo-strategy.ts'
 import { createGieDefaultStrategy } from './create-gie-default-strategy.ts'
 import { createKinferenceStrategy } from './create-kinference-strategy.ts'
 import { createLeastRequestStrategy } from './create-least-request-strategy.ts'
-import { createLlmdStickyStrategy } from './create-llmd-sticky-strategy.ts'
+import {
+  createLlmdStickyStrategy,
+  SHIPPED_PEAK_PREFILL_TOKENS_PER_SECOND,
+} from './create-llmd-sticky-strategy.ts'
 import { createRoundRobinStrategy } from './create-round-robin-strategy.ts'
 import { createSglangCacheAwareStrategy } from './create-sglang-cache-aware-strategy.ts'
 
@@ -64,10 +67,16 @@ function parametersOf<S extends z.ZodType>(
 export interface StrategyPool {
   /** Per-step token budget (vLLM max_num_batched_tokens). */
   stepBudget: number
+  /**
+   * One full step of prefill over its duration, tokens/s: the pods' peak prefill throughput
+   * from their GPU profile, what llm-d's calibrate.sh measures on a pod.
+   */
+  peakPrefillTokensPerSecond: number
 }
 
 const defaultPool: StrategyPool = {
   stepBudget: SchedulerLimits.parse({}).maxNumBatchedTokens,
+  peakPrefillTokensPerSecond: SHIPPED_PEAK_PREFILL_TOKENS_PER_SECOND,
 }
 
 /**
@@ -88,8 +97,13 @@ export function createRoutingStrategy(
       return createLeastRequestStrategy()
     case 'gie-default':
       return createGieDefaultStrategy(parametersOf(name, parameters, GieDefaultParameters))
-    case 'llmd-sticky':
-      return createLlmdStickyStrategy(parametersOf(name, parameters, LlmdStickyParameters))
+    case 'llmd-sticky': {
+      const own = parametersOf(name, parameters, LlmdStickyParameters)
+      return createLlmdStickyStrategy(own, {
+        peakPrefillTokensPerSecond:
+          own.peakPrefillTokensPerSecond ?? pool.peakPrefillTokensPerSecond,
+      })
+    }
     case 'dynamo':
       return createDynamoStrategy(parametersOf(name, parameters, DynamoParameters))
     case 'sglang-cache-aware':

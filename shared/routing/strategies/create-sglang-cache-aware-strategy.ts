@@ -1,6 +1,6 @@
 import type { z } from 'zod'
 import { SglangCacheAwareParameters } from '../../crd/routing-strategy.ts'
-import type { RoutingStrategy } from '../routing-strategy.ts'
+import type { PodCandidate, RoutingStrategy } from '../routing-strategy.ts'
 import {
   type ApproximateRadixTree,
   createApproximateRadixTree,
@@ -15,29 +15,50 @@ function percent(value: number): string {
 }
 
 /**
- * SGLang router's `cache_aware` policy (SGL `sgl-router/src/policies/cache_aware.rs`, tree in
- * `tree.rs`), over HTTP, i.e. on the raw characters of the request:
+ * SGLang router's `cache_aware` policy as its current code runs it (SMG
+ * `model_gateway/src/policies/cache_aware.rs`, string tree in `crates/kv_index/src/string_tree.rs`;
+ * SGL `sgl-model-gateway/src/policies/cache_aware.rs`), over HTTP, i.e. on the raw characters of
+ * the request:
  *
  * 1. Loads are this router's in-flight counts. If `max − min > balanceAbsThreshold` and
- *    `max > balanceRelThreshold × min`, the first pod with the fewest goes (shortest queue).
+ *    `max > balanceRelThreshold × min`, the least-loaded pod goes (shortest queue).
  * 2. Otherwise, match rate = characters of the longest prefix in the model's tree ÷ prompt
- *    characters; above `cacheThreshold` the tenant holding it goes, else the pod with the
- *    smallest tree (fewest characters; a pod never routed to holds 0).
- * 3. Every decision inserts the prompt into the tree under the chosen pod (`onRouted`).
- * 4. Every `evictionIntervalSeconds`, each tenant's leaves are evicted, least recently used
+ *    characters; above `cacheThreshold` the tenant holding it goes, else the least-loaded pod.
+ *    (The first sgl-router sent a miss to the pod with the smallest tree; both SGLang's gateway
+ *    and SMG have sent it to the least-loaded pod since that spiralled, SGL PR #14305.)
+ * 3. The least-loaded pod is the first by (in flight, requests routed so far, candidate order),
+ *    SMG's tie-break (SMG PR #1714).
+ * 4. Every decision inserts the prompt into the tree under the chosen pod (`onRouted`).
+ * 5. Every `evictionIntervalSeconds`, each tenant's leaves are evicted, least recently used
  *    first, until it holds at most `maxTreeSize` characters. SGLang runs this on a timer thread;
  *    here it runs lazily at the first call past the interval. SGLang counts this limit in
  *    characters per tenant (`tenant_char_count`), although its docs say nodes.
  *
  * The candidates are the healthy workers: the tree only answers with a candidate (the deepest
- * node's first candidate tenant; SGLang takes the first key of that node's hash map), and the
- * smallest tree is the smallest among the candidates.
+ * node's first candidate tenant; SGLang takes the first key of that node's hash map).
  */
 export function createSglangCacheAwareStrategy(
   parameters: SglangCacheAwareStrategyParameters = SglangCacheAwareParameters.parse({}),
 ): RoutingStrategy {
   const trees = new Map<string, ApproximateRadixTree>()
+  const routedByPod = new Map<string, number>()
   let lastEvictionMs: number | null = null
+
+  function leastLoaded(candidates: readonly PodCandidate[]): number {
+    let best = 0
+    for (let i = 1; i < candidates.length; i++) {
+      const pod = candidates[i] as PodCandidate
+      const current = candidates[best] as PodCandidate
+      const routed = routedByPod.get(pod.name) ?? 0
+      const currentRouted = routedByPod.get(current.name) ?? 0
+      if (
+        pod.load.inFlight < current.load.inFlight ||
+        (pod.load.inFlight === current.load.inFlight && routed < currentRouted)
+      )
+        best = i
+    }
+    return best
+  }
 
   function evictWhenDue(nowMs: number): void {
     if (lastEvictionMs === null) lastEvictionMs = nowMs
@@ -79,11 +100,11 @@ export function createSglangCacheAwareStrategy(
       const loads = candidates.map((pod) => pod.load.inFlight)
       const max = Math.max(...loads)
       const min = Math.min(...loads)
+      const shortest = leastLoaded(candidates)
       if (
         max - min > parameters.balanceAbsThreshold &&
         max > parameters.balanceRelThreshold * min
       ) {
-        const shortest = loads.indexOf(min)
         return decide(
           shortest,
           `load imbalanced (in flight ${min}–${max}: gap ${max - min} > ${parameters.balanceAbsThreshold} ` +
@@ -100,20 +121,20 @@ export function createSglangCacheAwareStrategy(
           `${match.tenant} matches ${percent(rate)} of the prompt (> ${percent(parameters.cacheThreshold)})`,
         )
       }
-      const sizes = candidates.map((pod) => tree.charCount(pod.name))
-      const smallest = sizes.indexOf(Math.min(...sizes))
       return decide(
-        smallest,
+        shortest,
         `best match ${percent(rate)} ≤ ${percent(parameters.cacheThreshold)}, ` +
-          `${candidates[smallest]?.name} has the smallest tree (${sizes[smallest]} chars)`,
+          `least loaded ${candidates[shortest]?.name} (${min} in flight)`,
       )
     },
     onRouted(request, pod, context) {
       evictWhenDue(context.nowMs)
       treeOf(request.model).insert(request.promptText, pod, context.nowMs)
+      routedByPod.set(pod, (routedByPod.get(pod) ?? 0) + 1)
     },
     onPodRemoved(pod) {
       for (const tree of trees.values()) tree.removeTenant(pod)
+      routedByPod.delete(pod)
     },
   }
 }

@@ -3,8 +3,9 @@ import { avalanche32, mix32 } from '../../hashing/murmur-mix.ts'
 /**
  * GIE's approximate prefix hashing (GIE `P/requestcontrol/dataproducer/approximateprefix/
  * hashing.go`): no tokenizer, so a block is `blockSizeTokens × 4` bytes of the prompt's UTF-8
- * text, at most `maxBlocks` of them (the rest is ignored), each hash chained on the previous
- * one and the first seeded with the model name. A last partial block is not hashed, and a
+ * text, at most `maxBlocks` of them (the rest is cut off), each hash chained on the previous
+ * one and the first seeded with the model name. What is left after the last full block is
+ * hashed as one partial block (never after a cut, which falls on a block boundary), and a
  * prompt shorter than one block has no blocks at all.
  *
  * GIE uses xxhash64. Any well-mixed chained 64-bit hash finds the same matches, so this is two
@@ -30,17 +31,19 @@ export function hashPromptBlocks(
   const blockBytes = blockSizeTokens * CHARACTERS_PER_TOKEN
   const limit = blockBytes * maxBlocks
   // encodeInto stops before a character that does not fit: 4 spare bytes keep `limit` reachable.
-  const bytes = new Uint8Array(Math.min(limit + 4, text.length * 3))
+  // The spare bytes past `length` are zero, so a partial block's last word is zero-padded.
+  const bytes = new Uint8Array(Math.min(limit + 4, text.length * 3) + 3)
   const length = Math.min(encoder.encodeInto(text, bytes).written, limit)
-  const count = Math.floor(length / blockBytes)
-  const hashes = new Array<number>(count)
+  if (length < blockBytes) return []
+  const hashes: number[] = []
   let high = seedOf(model, 0x9747b28c)
   let low = seedOf(model, 0x2f6b6579)
-  for (let block = 0; block < count; block++) {
+  for (let start = 0; start < length; start += blockBytes) {
+    const end = Math.min(start + blockBytes, length)
     let h1 = high
     let h2 = low ^ 0x5bd1e995
-    const end = (block + 1) * blockBytes
-    for (let i = block * blockBytes; i < end; i += 4) {
+    for (let i = start; i < end; i += 4) {
+      if (i + 4 > end) bytes.fill(0, end, i + 4)
       const word =
         (bytes[i] as number) |
         ((bytes[i + 1] as number) << 8) |
@@ -49,9 +52,10 @@ export function hashPromptBlocks(
       h1 = mix32(h1, word)
       h2 = mix32(h2, word ^ 0x7f4a7c15)
     }
-    high = avalanche32(h1 ^ blockBytes)
+    // The block's length enters the hash: a partial block never equals a full one.
+    high = avalanche32(h1 ^ (end - start))
     low = avalanche32(h2 ^ high)
-    hashes[block] = (high & 0x1fffff) * 4_294_967_296 + low
+    hashes.push((high & 0x1fffff) * 4_294_967_296 + low)
   }
   return hashes
 }

@@ -87,6 +87,8 @@ describe('PoolRouter', () => {
     })
     expect(base.keys.length).toBe(80)
     expect(adapter.keys).not.toEqual(base.keys)
+    // The strategy sees the blocks it was looked up with (Dynamo counts them per pod).
+    expect(base.routing.blockKeys).toBe(base.keys)
   })
 
   it('dispatches to the pod holding the prompt and adds its blocks there as speculative entries', async () => {

@@ -36,6 +36,7 @@ const request = (id: string, promptTokens = 3_000): RoutingRequest => ({
   blockSize: 16,
   promptText: '',
   maxTokens: 16,
+  blockKeys: new Uint32Array(0),
 })
 const held = (id: string, sinceMs = 0): HeldRequest<string> => ({
   request: request(id),

@@ -1,12 +1,37 @@
 import { describe, expect, it } from 'vitest'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
 import { RouterCore } from '../../../shared/routing/router-core.ts'
-import type { RoutingRequest } from '../../../shared/routing/routing-strategy.ts'
+import type { RoutingRequest, RoutingStrategy } from '../../../shared/routing/routing-strategy.ts'
+import { createDynamoStrategy } from '../../../shared/routing/strategies/create-dynamo-strategy.ts'
 import { createKinferenceStrategy } from '../../../shared/routing/strategies/create-kinference-strategy.ts'
+import { createRoundRobinStrategy } from '../../../shared/routing/strategies/create-round-robin-strategy.ts'
+import { blockKeys } from './strategies/routing-fixtures.ts'
 
-function core() {
+/** Round robin that writes down the lifecycle hooks the core calls. */
+function recording(): { strategy: RoutingStrategy; calls: string[] } {
+  const calls: string[] = []
+  const { choose } = createRoundRobinStrategy()
+  return {
+    calls,
+    strategy: {
+      name: 'round-robin',
+      choose,
+      onRouted: (routed, pod, _context, candidate) =>
+        calls.push(
+          `routed ${routed.id} ${pod} (${candidate.name}, ${candidate.cachedBlocks} cached)`,
+        ),
+      onFirstToken: (id) => calls.push(`first token ${id}`),
+      onReleased: (id) => calls.push(`released ${id}`),
+      onPodRemoved: (pod) => calls.push(`removed ${pod}`),
+    },
+  }
+}
+
+function core(
+  strategy: RoutingStrategy = createKinferenceStrategy({ stepBudget: 2048, copyHeadroom: 0.85 }),
+) {
   const router = new RouterCore({
-    strategy: createKinferenceStrategy({ stepBudget: 2048, copyHeadroom: 0.85 }),
+    strategy,
     stepBudget: 2048,
     prior: { overheadMs: 44, msPerToken: 0.1445 },
     onlineCalibration: true,
@@ -30,6 +55,7 @@ const request = (id: string, promptTokens = 4352): RoutingRequest => ({
   blockSize: 16,
   promptText: '',
   maxTokens: 16,
+  blockKeys: new Uint32Array(0),
 })
 /** The index's answer: blocks of pods a and b. */
 const held = (a: number, b: number) =>
@@ -71,6 +97,66 @@ describe('RouterCore', () => {
       activeTokens: 0,
     })
     expect(a?.driftObservations).toBe(1)
+  })
+
+  it('tells the strategy of a request’s dispatch, first token and end, once each', () => {
+    const { strategy, calls } = recording()
+    const router = core(strategy)
+    for (const [id, pod] of [
+      ['r1', 'a'],
+      ['r2', 'b'],
+    ] as const) {
+      const route = router.route(request(id), held(256, 16), context(0))
+      router.dispatched(request(id), pod, route, context(0))
+    }
+    router.firstToken('r1', 10)
+    router.firstToken('r1', 11)
+    router.progress('r1', 5)
+    router.finished('r1', 20, 4096)
+    router.finished('r1', 21, 4096)
+    router.failed('r2', 30, false)
+    router.failed('r2', 31, false)
+    router.firstToken('never-sent', 40)
+    expect(calls).toEqual([
+      'routed r1 a (a, 256 cached)',
+      'routed r2 b (b, 16 cached)',
+      'first token r1',
+      'released r1',
+      'released r2',
+    ])
+  })
+
+  it('lets a removed pod’s requests go without a release', () => {
+    const { strategy, calls } = recording()
+    const router = core(strategy)
+    const route = router.route(request('r1'), held(0, 0), context(0))
+    router.dispatched(request('r1'), 'a', route, context(0))
+    router.removePod('a')
+    router.firstToken('r1', 10)
+    router.finished('r1', 20, null)
+    expect(calls).toEqual(['routed r1 a (a, 0 cached)', 'removed a'])
+  })
+
+  it('keeps Dynamo’s active blocks: shared ones once, prefill until the first token, all until the end', () => {
+    const router = core(createDynamoStrategy())
+    const chat = (id: string): RoutingRequest => ({
+      ...request(id),
+      blockKeys: blockKeys(['system', 256], [id, 16]),
+    })
+    const costOfA = () =>
+      router.route(chat('probe'), held(0, 0), context(0)).decision.scores[0]?.score
+    for (const id of ['r1', 'r2']) {
+      router.dispatched(chat(id), 'a', router.route(chat(id), held(0, 0), context(0)), context(0))
+    }
+    // prefill (2 × 272 pending + 272) blocks; decode 256 + 2 × 16 active + 16 new.
+    expect(costOfA()).toBe(816 + 304)
+    router.firstToken('r1', 10)
+    router.firstToken('r2', 10)
+    expect(costOfA()).toBe(272 + 304)
+    router.finished('r1', 20, 0)
+    expect(costOfA()).toBe(272 + 272 + 16)
+    router.failed('r2', 30, false)
+    expect(costOfA()).toBe(272 + 272)
   })
 
   it("counts as unseen only the waiting requests that were not this replica's when the metrics were read", () => {

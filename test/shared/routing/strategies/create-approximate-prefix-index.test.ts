@@ -25,6 +25,18 @@ describe('createApproximatePrefixIndex', () => {
     expect(index.match([1, 3, 4])).toEqual(new Map([['pod-a', 3]]))
   })
 
+  it('sizes a pod’s LRU once, when its first entries arrive', () => {
+    const index = createApproximatePrefixIndex(100)
+    index.add('pod-a', [1, 2, 3], 2)
+    index.add('pod-a', [4, 5, 6], 1_000)
+    expect(index.size('pod-a')).toBe(2)
+    index.add('pod-b', [1, 2, 3])
+    expect(index.size('pod-b')).toBe(3)
+    index.removePod('pod-a')
+    index.add('pod-a', [7, 8, 9], 3)
+    expect(index.size('pod-a')).toBe(3)
+  })
+
   it('forgets a removed pod entirely', () => {
     const index = createApproximatePrefixIndex(10)
     index.add('pod-a', [1, 2])

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { GieDefaultParameters } from '../../../../shared/crd/routing-strategy.ts'
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
 import { createGieDefaultStrategy } from '../../../../shared/routing/strategies/create-gie-default-strategy.ts'
 import { context, expectSeededProperties, pod, request, route } from './routing-fixtures.ts'
@@ -15,7 +16,7 @@ describe('createGieDefaultStrategy', () => {
   it('sums queue ×2, kv-util ×2 and approximate prefix ×3, then takes the maximum', () => {
     const strategy = createGieDefaultStrategy()
     const text = 'p'.repeat(256) // four 64-byte blocks
-    strategy.onRouted?.(request({ promptText: text }), 'pod-c', context())
+    strategy.onRouted?.(request({ promptText: text }), 'pod-c', context(), pod('pod-c'))
     const decision = strategy.choose(
       request({ promptText: text }),
       [
@@ -62,10 +63,14 @@ describe('createGieDefaultStrategy', () => {
   it('inflates a short prompt’s match ratio (GIE #2561): one shared block scores like a full match', () => {
     const strategy = createGieDefaultStrategy()
     const head = 'h'.repeat(64)
-    strategy.onRouted?.(request({ promptText: `${head}${'a'.repeat(576)}` }), 'pod-a', context())
+    const first = request({ promptText: `${head}${'a'.repeat(576)}` })
+    strategy.onRouted?.(first, 'pod-a', context(), pod('pod-a'))
     const pods = [pod('pod-a'), pod('pod-b')]
-    const short = strategy.choose(request({ promptText: `${head}?` }), pods, context())
+    const short = strategy.choose(request({ promptText: head }), pods, context())
     expect(short.scores.map((score) => score.score)).toEqual([2 + 2 + 3 * 1, 2 + 2])
+    // One byte more is a partial second block, which GIE hashes too: half a match.
+    const partial = strategy.choose(request({ promptText: `${head}?` }), pods, context())
+    expect(partial.scores.map((score) => score.score)).toEqual([2 + 2 + 3 * 0.5, 2 + 2])
     const long = strategy.choose(
       request({ promptText: `${head}${'b'.repeat(576)}` }),
       pods,
@@ -76,7 +81,7 @@ describe('createGieDefaultStrategy', () => {
 
   it('has no prefix signal for a prompt shorter than one block', () => {
     const strategy = createGieDefaultStrategy()
-    strategy.onRouted?.(request({ promptText: 'hi' }), 'pod-a', context())
+    strategy.onRouted?.(request({ promptText: 'hi' }), 'pod-a', context(), pod('pod-a'))
     const decision = strategy.choose(
       request({ promptText: 'hi' }),
       [pod('pod-a'), pod('pod-b')],
@@ -113,7 +118,7 @@ describe('createGieDefaultStrategy', () => {
   it('forgets the prefixes of a removed pod', () => {
     const strategy = createGieDefaultStrategy()
     const promptText = 'r'.repeat(200)
-    strategy.onRouted?.(request({ promptText }), 'pod-a', context())
+    strategy.onRouted?.(request({ promptText }), 'pod-a', context(), pod('pod-a'))
     strategy.onPodRemoved?.('pod-a')
     const decision = strategy.choose(
       request({ promptText }),
@@ -140,6 +145,7 @@ describe('createGieDefaultStrategy', () => {
       queueWeight: 0,
       kvCacheUtilWeight: 1,
       prefixWeight: 0,
+      autoTune: false,
       lruCapacityPerServer: 10,
       maxPrefixBlocksToMatch: 4,
     })
@@ -150,6 +156,33 @@ describe('createGieDefaultStrategy', () => {
     )
     expect(decision.pod).toBe('pod-b')
     expect(decision.scores[1]?.score).toBeCloseTo(0.8, 12)
+  })
+
+  it('sizes each pod’s index from its KV blocks (autoTune), else from lruCapacityPerServer', () => {
+    const text = 'k'.repeat(256) // four blocks
+    const pods = [pod('pod-a'), pod('pod-b')]
+    // 48 KV tokens are 3 blocks of 16: the first of the four is forgotten, and with it the match.
+    const small = pod('pod-a', {
+      memory: {
+        capacityTokens: 48,
+        usedTokens: 0,
+        pendingTokens: 0,
+        stepMs: 30,
+        releases: () => [],
+      },
+    })
+    const tuned = createGieDefaultStrategy()
+    tuned.onRouted?.(request({ promptText: text }), 'pod-a', context(), small)
+    expect(tuned.choose(request({ promptText: text }), pods, context()).scores[0]?.score).toBe(4)
+    const fixed = createGieDefaultStrategy(GieDefaultParameters.parse({ autoTune: false }))
+    fixed.onRouted?.(request({ promptText: text }), 'pod-a', context(), small)
+    expect(fixed.choose(request({ promptText: text }), pods, context()).scores[0]?.score).toBe(7)
+    // Capacity unknown: lruCapacityPerServer.
+    const unknown = createGieDefaultStrategy(
+      GieDefaultParameters.parse({ lruCapacityPerServer: 3 }),
+    )
+    unknown.onRouted?.(request({ promptText: text }), 'pod-a', context(), pod('pod-a'))
+    expect(unknown.choose(request({ promptText: text }), pods, context()).scores[0]?.score).toBe(4)
   })
 
   it('answers no pod when there is no candidate', () => {

@@ -11,6 +11,7 @@ const request: RoutingRequest = {
   blockSize: 16,
   promptText: '',
   maxTokens: 256,
+  blockKeys: new Uint32Array(0),
 }
 const ttft = { overheadMs: 44, msPerToken: 0.1445 }
 function pod(

@@ -7,50 +7,72 @@ import {
 } from '../../../../shared/routing/strategies/create-llmd-sticky-strategy.ts'
 import { context, expectSeededProperties, pod, request } from './routing-fixtures.ts'
 
-// 0.25 ms per token is a peak prefill of 4 tokens/ms: τ = 4 × 5,000 ms = 20,000 tokens.
-const prompt = request({ promptTokens: 1000, blockSize: 16 })
+// R_peak 4,000 tokens/s is 4 tokens/ms: with T_max 5,000 ms, τ = 20,000 tokens.
+const calibration = { peakPrefillTokensPerSecond: 4_000 }
+const penalty5s = LlmdStickyParameters.parse({ maxTtftPenaltyMs: 5_000 })
+const sticky = (parameters = penalty5s) => createLlmdStickyStrategy(parameters, calibration)
+const prompt = request({ promptTokens: 1000, blockSize: 16, maxTokens: 128 })
 const warm = (pendingPrefillTokens: number) =>
   pod('pod-warm', { cachedBlocks: 60, load: { pendingPrefillTokens } }) // hit 960/1000
 const cold = (pendingPrefillTokens = 0) => pod('pod-cold', { load: { pendingPrefillTokens } })
 
 describe('createLlmdStickyStrategy', () => {
-  it('keeps only sticky pods while the lookahead gap stays within τ', () => {
-    // warm: 20,960 + 40 uncached = 21,000 tokens = 5,250 ms; cold: 1,000 = 250 ms; gap 5,000 ms.
-    const decision = createLlmdStickyStrategy().choose(prompt, [cold(), warm(20_960)], context())
+  it('defaults to the filter’s current values: threshold 0.8, no exploration, T_max 18 s', () => {
+    expect(LlmdStickyParameters.parse({})).toEqual({
+      affinityThreshold: 0.8,
+      explorationProbability: 0,
+      maxTtftPenaltyMs: 18_000,
+      addEstimatedOutputTokens: false,
+      outputRatio: 1.5,
+    })
+  })
+
+  it('keeps only sticky pods while their queued prefill leads by at most τ', () => {
+    // warm: 20,000 in flight = 5,000 ms; cold: 0.
+    const decision = sticky().choose(prompt, [cold(), warm(20_000)], context())
     expect(decision.pod).toBe('pod-warm')
     expect(decision.scores.map((score) => score.score)).toEqual([
       null,
-      1 - 21_000 / QUEUE_THRESHOLD_TOKENS,
+      1 - 20_040 / QUEUE_THRESHOLD_TOKENS,
     ])
     expect(decision.reason).toBe(
-      'llmd-sticky: sticky: pod-warm 21000 tokens ahead (5250 ms) vs pod-cold 1000 (250 ms), ' +
-        'within 5000 ms (τ ≈ 20000 tokens); pod-warm has the least token load of the 1 kept (lookahead 21000, hit 96%)',
+      'llmd-sticky: sticky: pod-warm 20000 tokens in flight (5000 ms) vs pod-cold 0 (0 ms), ' +
+        'within 5000 ms (τ 20000 tokens); pod-warm has the least token load of the 1 kept (lookahead 20040, hit 96%)',
     )
   })
 
-  it('breaks stickiness once the gap exceeds τ, then the least token load wins', () => {
-    const decision = createLlmdStickyStrategy().choose(prompt, [cold(), warm(20_964)], context())
+  it('breaks stickiness once the lead exceeds τ, then the least token load wins', () => {
+    const decision = sticky().choose(prompt, [cold(), warm(20_004)], context())
     expect(decision.pod).toBe('pod-cold')
-    expect(decision.reason).toContain('stickiness broken: pod-warm 21004 tokens ahead (5251 ms)')
+    expect(decision.reason).toContain(
+      'stickiness broken: pod-warm 20004 tokens in flight (5001 ms) vs pod-cold 0 (0 ms), more than 5000 ms',
+    )
     expect(decision.scores.map((score) => score.score)).toEqual([
       1 - 1_000 / QUEUE_THRESHOLD_TOKENS,
-      1 - 21_004 / QUEUE_THRESHOLD_TOKENS,
+      1 - 20_044 / QUEUE_THRESHOLD_TOKENS,
     ])
   })
 
-  it('compares predicted TTFTs, so a faster sticky pod stays sticky longer', () => {
-    const fast = pod('pod-warm', {
-      cachedBlocks: 60,
-      load: { pendingPrefillTokens: 30_000 },
-      ttft: { overheadMs: 20, msPerToken: 0.1 }, // 30,040 × 0.1 = 3,004 ms
-    })
-    expect(createLlmdStickyStrategy().choose(prompt, [cold(), fast], context()).pod).toBe(
+  it('gates on tokens already in flight, not on this request’s own uncached tokens', () => {
+    // With the request counted (20,440 vs 1,000) the lead would be 19,440 tokens, within τ.
+    expect(sticky().choose(prompt, [cold(), warm(20_400)], context()).pod).toBe('pod-cold')
+  })
+
+  it('measures the lead in time at the calibrated peak, whatever the fitted TTFT model says', () => {
+    const fast = { ...calibration, peakPrefillTokensPerSecond: 8_000 } // τ = 40,000
+    const pods = [cold(), warm(30_000)]
+    expect(createLlmdStickyStrategy(penalty5s, fast).choose(prompt, pods, context()).pod).toBe(
+      'pod-warm',
+    )
+    expect(sticky().choose(prompt, pods, context()).pod).toBe('pod-cold')
+    const slowFit = pods.map((p) => ({ ...p, ttft: { overheadMs: 500, msPerToken: 5 } }))
+    expect(createLlmdStickyStrategy(penalty5s, fast).choose(prompt, slowFit, context()).pod).toBe(
       'pod-warm',
     )
   })
 
   it('is sticky from the affinity threshold up (cachedBlocks·blockSize / promptTokens ≥ 0.8)', () => {
-    const strategy = createLlmdStickyStrategy()
+    const strategy = sticky()
     const at = pod('pod-80', { cachedBlocks: 50, load: { pendingPrefillTokens: 5_000 } }) // 800/1000
     const below = pod('pod-79', { cachedBlocks: 49, load: { pendingPrefillTokens: 5_000 } })
     expect(strategy.choose(prompt, [cold(), at], context()).pod).toBe('pod-80')
@@ -59,29 +81,64 @@ describe('createLlmdStickyStrategy', () => {
     expect(none.reason).toContain('no sticky pod (best hit 78% < 80%)')
   })
 
-  it('ignores stickiness with the exploration probability', () => {
-    const exploring = createLlmdStickyStrategy().choose(
+  it('never explores by default, and ignores stickiness with an exploration probability set', () => {
+    expect(
+      createLlmdStickyStrategy().choose(
+        prompt,
+        [cold(), warm(5_000)],
+        context(() => 0),
+      ).pod,
+    ).toBe('pod-warm')
+    const exploring = sticky(LlmdStickyParameters.parse({ explorationProbability: 0.01 }))
+    const skipped = exploring.choose(
       prompt,
       [cold(), warm(5_000)],
       context(() => 0.005),
     )
-    expect(exploring.pod).toBe('pod-cold')
-    expect(exploring.reason).toContain('exploring (p 0.01)')
-    const sticking = createLlmdStickyStrategy().choose(
-      prompt,
-      [cold(), warm(5_000)],
-      context(() => 0.01),
-    )
-    expect(sticking.pod).toBe('pod-warm')
+    expect(skipped.pod).toBe('pod-cold')
+    expect(skipped.reason).toContain('exploring (p 0.01)')
+    expect(
+      exploring.choose(
+        prompt,
+        [cold(), warm(5_000)],
+        context(() => 0.01),
+      ).pod,
+    ).toBe('pod-warm')
   })
 
   it('never breaks stickiness with a penalty of 0', () => {
-    const strategy = createLlmdStickyStrategy(LlmdStickyParameters.parse({ maxTtftPenaltyMs: 0 }))
+    const strategy = sticky(LlmdStickyParameters.parse({ maxTtftPenaltyMs: 0 }))
     expect(strategy.choose(prompt, [cold(), warm(1_000_000)], context()).pod).toBe('pod-warm')
   })
 
+  it('holds an output estimate per request until it ends, with addEstimatedOutputTokens', () => {
+    const strategy = sticky(
+      LlmdStickyParameters.parse({ maxTtftPenaltyMs: 5_000, addEstimatedOutputTokens: true }),
+    )
+    // min(round(1000 × 1.5), max_tokens 128) = 128 output tokens a request.
+    const pods = [cold(), warm(19_900)]
+    expect(strategy.choose(prompt, pods, context()).scores[1]?.score).toBe(
+      1 - (19_900 + 40 + 128) / QUEUE_THRESHOLD_TOKENS,
+    )
+    strategy.onRouted?.(
+      request({ id: 'held', promptTokens: 1000, maxTokens: 128 }),
+      'pod-warm',
+      context(),
+      warm(0),
+    )
+    // 19,900 + 128 = 20,028 in flight: more than τ ahead.
+    expect(strategy.choose(prompt, pods, context()).pod).toBe('pod-cold')
+    strategy.onFirstToken?.('held')
+    expect(strategy.choose(prompt, pods, context()).pod).toBe('pod-cold')
+    strategy.onReleased?.('held')
+    expect(strategy.choose(prompt, pods, context()).pod).toBe('pod-warm')
+    expect(sticky().choose(prompt, pods, context()).scores[1]?.score).toBe(
+      1 - 19_940 / QUEUE_THRESHOLD_TOKENS,
+    )
+  })
+
   it('spreads over several sticky pods by token load, ties at random', () => {
-    const strategy = createLlmdStickyStrategy()
+    const strategy = sticky()
     const pods = [
       pod('pod-a', { cachedBlocks: 62, load: { pendingPrefillTokens: 300 } }),
       pod('pod-b', { cachedBlocks: 62, load: { pendingPrefillTokens: 300 } }),
@@ -101,5 +158,10 @@ describe('createLlmdStickyStrategy', () => {
 
   it('only picks candidates, identically for a seed', () => {
     expectSeededProperties(createLlmdStickyStrategy)
+    expectSeededProperties(() =>
+      sticky(
+        LlmdStickyParameters.parse({ addEstimatedOutputTokens: true, explorationProbability: 0.1 }),
+      ),
+    )
   })
 })

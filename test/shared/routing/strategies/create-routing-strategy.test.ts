@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { RoutingSpec } from '../../../../shared/crd/routing-strategy.ts'
 import { KinfError } from '../../../../shared/errors/kinf-error.ts'
 import { createRoutingStrategy } from '../../../../shared/routing/strategies/create-routing-strategy.ts'
-import { context, pod, request } from './routing-fixtures.ts'
+import { blockKeys, context, pod, request } from './routing-fixtures.ts'
 
 const peers = [
   'round-robin',
@@ -42,15 +42,43 @@ describe('createRoutingStrategy', () => {
     const routing = RoutingSpec.parse({ strategy: 'dynamo', dynamo: { prefillLoadScale: 0 } })
     const strategy = createRoutingStrategy(routing.strategy, routing)
     const decision = strategy.choose(
-      request({ promptTokens: 320 }),
-      [
-        pod('pod-a', { load: { pendingPrefillTokens: 100_000, activeTokens: 16 } }),
-        pod('pod-b', { load: { activeTokens: 160 } }),
-      ],
+      request({ promptTokens: 320, blockKeys: blockKeys(['p', 20]) }),
+      [pod('pod-a', { cachedBlocks: 4 }), pod('pod-b')],
       context(),
     )
-    // prefill is weighted 0: only the decode blocks (1 vs 10) count.
-    expect(decision.scores.map((score) => score.score)).toEqual([1, 10])
+    // prefill is weighted 0: only the 20 new blocks count on either pod.
+    expect(decision.scores.map((score) => score.score)).toEqual([20, 20])
+    const lmetric = RoutingSpec.parse({
+      strategy: 'dynamo',
+      dynamo: { selectionPolicy: 'lmetric' },
+    })
+    const product = createRoutingStrategy(lmetric.strategy, lmetric).choose(
+      request({ promptTokens: 320, blockKeys: blockKeys(['p', 20]) }),
+      [pod('pod-a', { cachedBlocks: 4 }), pod('pod-b')],
+      context(),
+    )
+    expect(product.scores.map((score) => score.score)).toEqual([16 * 21, 20 * 21])
+  })
+
+  it('gives llm-d the pool’s calibrated peak prefill, unless its own parameter names one', () => {
+    const pool = { stepBudget: 2048, peakPrefillTokensPerSecond: 2_000 }
+    // T_max 1 s: τ = 2,000 tokens at the pool's peak, 10,000 at the parameter's.
+    const pods = [
+      pod('pod-cold'),
+      pod('pod-warm', { cachedBlocks: 60, load: { pendingPrefillTokens: 5_000 } }),
+    ]
+    const calibrated = createRoutingStrategy(
+      'llmd-sticky',
+      { llmdSticky: { maxTtftPenaltyMs: 1_000 } },
+      pool,
+    )
+    expect(calibrated.choose(request({ promptTokens: 1000 }), pods, context()).pod).toBe('pod-cold')
+    const named = createRoutingStrategy(
+      'llmd-sticky',
+      { llmdSticky: { maxTtftPenaltyMs: 1_000, peakPrefillTokensPerSecond: 10_000 } },
+      pool,
+    )
+    expect(named.choose(request({ promptTokens: 1000 }), pods, context()).pod).toBe('pod-warm')
   })
 
   it('applies defaults to a partial block', () => {
@@ -79,9 +107,7 @@ describe('createRoutingStrategy', () => {
     const strategy = createRoutingStrategy(
       'kinference',
       { kinference: { copyHeadroom: 0.5 } },
-      {
-        stepBudget: 4096,
-      },
+      { stepBudget: 4096, peakPrefillTokensPerSecond: 8_000 },
     )
     expect(strategy.name).toBe('kinference')
     const decision = strategy.choose(request(), [pod('a'), pod('b')], context())

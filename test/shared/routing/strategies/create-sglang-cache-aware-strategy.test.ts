@@ -7,52 +7,60 @@ const document = 'The quick brown fox jumps over the lazy dog. '.repeat(20) // 9
 const loaded = (name: string, inFlight: number) => pod(name, { load: { inFlight } })
 
 describe('createSglangCacheAwareStrategy', () => {
+  it('defaults to the router launcher’s values, not the Rust struct’s', () => {
+    expect(SglangCacheAwareParameters.parse({})).toEqual({
+      cacheThreshold: 0.3,
+      balanceAbsThreshold: 64,
+      balanceRelThreshold: 1.5,
+      evictionIntervalSeconds: 120,
+      maxTreeSize: 2 ** 26,
+    })
+  })
+
   it('routes to the best-matching worker when the match rate is above the threshold', () => {
     const strategy = createSglangCacheAwareStrategy()
-    strategy.onRouted?.(request({ promptText: document }), 'pod-b', context())
+    strategy.onRouted?.(request({ promptText: document }), 'pod-b', context(), pod('pod-b'))
     const decision = strategy.choose(
       request({ promptText: `${document}Summarise.` }), // 900 of 910 chars
       [loaded('pod-a', 0), loaded('pod-b', 3)],
       context(),
     )
     expect(decision.pod).toBe('pod-b')
-    expect(decision.reason).toBe('sglang-cache-aware: pod-b matches 99% of the prompt (> 50%)')
+    expect(decision.reason).toBe('sglang-cache-aware: pod-b matches 99% of the prompt (> 30%)')
     expect(decision.scores.map((score) => score.score)).toEqual([0, 900 / 910])
   })
 
-  it('falls back to the smallest tree at or below the threshold', () => {
+  it('sends a miss to the least-loaded pod, then the one routed to least, then the first', () => {
     const strategy = createSglangCacheAwareStrategy()
-    const pods = [pod('pod-a'), pod('pod-b'), pod('pod-c')]
-    strategy.onRouted?.(request({ promptText: 'x'.repeat(50) }), 'pod-a', context())
-    strategy.onRouted?.(request({ promptText: 'y'.repeat(20) }), 'pod-b', context())
-    // Half the prompt matches pod-a: 0.5 is not above 0.5.
-    const half = strategy.choose(
-      request({ promptText: `${'x'.repeat(50)}${'z'.repeat(50)}` }),
-      pods,
+    strategy.onRouted?.(request({ promptText: 'x'.repeat(30) }), 'pod-a', context(), pod('pod-a'))
+    // 30 of 100 characters match pod-a: 0.3 is not above 0.3.
+    const miss = request({ promptText: `${'x'.repeat(30)}${'z'.repeat(70)}` })
+    const busyA = strategy.choose(
+      miss,
+      [loaded('pod-a', 0), loaded('pod-b', 2), loaded('pod-c', 1)],
       context(),
     )
-    expect(half.pod).toBe('pod-c')
-    expect(half.reason).toBe(
-      'sglang-cache-aware: best match 50% ≤ 50%, pod-c has the smallest tree (0 chars)',
+    expect(busyA.pod).toBe('pod-a')
+    expect(busyA.reason).toBe(
+      'sglang-cache-aware: best match 30% ≤ 30%, least loaded pod-a (0 in flight)',
     )
-    const withoutC = strategy.choose(
-      request({ promptText: 'new topic' }),
-      pods.slice(0, 2),
-      context(),
-    )
-    expect(withoutC.pod).toBe('pod-b')
+    // Equal loads: pod-a already had a request routed to it.
+    const even = [loaded('pod-a', 1), loaded('pod-b', 1), loaded('pod-c', 1)]
+    expect(strategy.choose(miss, even, context()).pod).toBe('pod-b')
+    strategy.onRouted?.(request({ promptText: 'y' }), 'pod-b', context(), pod('pod-b'))
+    expect(strategy.choose(miss, even, context()).pod).toBe('pod-c')
   })
 
   it('lets the imbalance gate override cache affinity, and still learns the prompt', () => {
     const strategy = createSglangCacheAwareStrategy()
-    strategy.onRouted?.(request({ promptText: document }), 'pod-a', context())
-    const imbalanced = [loaded('pod-a', 40), loaded('pod-b', 2), loaded('pod-c', 5)]
+    strategy.onRouted?.(request({ promptText: document }), 'pod-a', context(), pod('pod-a'))
+    const imbalanced = [loaded('pod-a', 100), loaded('pod-b', 2), loaded('pod-c', 5)]
     const decision = strategy.choose(request({ promptText: document }), imbalanced, context())
     expect(decision.pod).toBe('pod-b')
     expect(decision.reason).toBe(
-      'sglang-cache-aware: load imbalanced (in flight 2–40: gap 38 > 32 and 40 > 1.1 × 2), shortest queue pod-b',
+      'sglang-cache-aware: load imbalanced (in flight 2–100: gap 98 > 64 and 100 > 1.5 × 2), shortest queue pod-b',
     )
-    strategy.onRouted?.(request({ promptText: document }), 'pod-b', context())
+    strategy.onRouted?.(request({ promptText: document }), 'pod-b', context(), pod('pod-b'))
     const balanced = strategy.choose(
       request({ promptText: document }),
       [loaded('pod-a', 3), loaded('pod-b', 3)],
@@ -65,15 +73,37 @@ describe('createSglangCacheAwareStrategy', () => {
     const strategy = createSglangCacheAwareStrategy(
       SglangCacheAwareParameters.parse({ balanceAbsThreshold: 1 }),
     )
-    strategy.onRouted?.(request({ promptText: document }), 'pod-a', context())
-    const near = [loaded('pod-a', 33), loaded('pod-b', 31)] // gap 2 > 1, but 33 ≤ 1.1 × 31
+    strategy.onRouted?.(request({ promptText: document }), 'pod-a', context(), pod('pod-a'))
+    const near = [loaded('pod-a', 46), loaded('pod-b', 31)] // gap 15 > 1, but 46 ≤ 1.5 × 31
     expect(strategy.choose(request({ promptText: document }), near, context()).pod).toBe('pod-a')
-    const far = [loaded('pod-a', 35), loaded('pod-b', 31)] // 35 > 34.1
+    const far = [loaded('pod-a', 47), loaded('pod-b', 31)] // 47 > 46.5
     expect(strategy.choose(request({ promptText: document }), far, context()).pod).toBe('pod-b')
     const defaults = createSglangCacheAwareStrategy()
-    defaults.onRouted?.(request({ promptText: document }), 'pod-a', context())
-    const gap32 = [loaded('pod-a', 40), loaded('pod-b', 8)] // gap 32 is not above 32
-    expect(defaults.choose(request({ promptText: document }), gap32, context()).pod).toBe('pod-a')
+    defaults.onRouted?.(request({ promptText: document }), 'pod-a', context(), pod('pod-a'))
+    const gap64 = [loaded('pod-a', 72), loaded('pod-b', 8)] // gap 64 is not above 64
+    expect(defaults.choose(request({ promptText: document }), gap64, context()).pod).toBe('pod-a')
+  })
+
+  it('keeps a long prompt through an eviction at the default tree size', () => {
+    // A shared-prefix prompt (~17,400 characters) is larger than the struct's 10,000.
+    const prompt = request({ promptText: 's'.repeat(17_400) })
+    const pods = [pod('pod-a'), pod('pod-b')]
+    const afterEviction = (strategy: ReturnType<typeof createSglangCacheAwareStrategy>) => {
+      route(
+        strategy,
+        prompt,
+        pods.slice(0, 1),
+        context(() => 0.5, 0),
+      )
+      return strategy.choose(
+        prompt,
+        pods,
+        context(() => 0.5, 121_000),
+      )
+    }
+    expect(afterEviction(createSglangCacheAwareStrategy()).pod).toBe('pod-a')
+    const small = SglangCacheAwareParameters.parse({ maxTreeSize: 10_000 })
+    expect(afterEviction(createSglangCacheAwareStrategy(small)).reason).toContain('best match 0%')
   })
 
   it('evicts lazily once per interval, least recently used first, down to maxTreeSize', () => {
@@ -96,7 +126,7 @@ describe('createSglangCacheAwareStrategy', () => {
       context(() => 0.5, 10_000),
     )
     // Imbalanced, so the tree is read without refreshing anything: both prompts still held.
-    const busy = [loaded('pod-a', 40), loaded('pod-b', 0)]
+    const busy = [loaded('pod-a', 100), loaded('pod-b', 0)]
     const early = strategy.choose(
       request({ promptText: older }),
       busy,
@@ -121,7 +151,12 @@ describe('createSglangCacheAwareStrategy', () => {
 
   it('keeps one tree per model and forgets a removed pod', () => {
     const strategy = createSglangCacheAwareStrategy()
-    strategy.onRouted?.(request({ model: 'm1', promptText: document }), 'pod-a', context())
+    strategy.onRouted?.(
+      request({ model: 'm1', promptText: document }),
+      'pod-a',
+      context(),
+      pod('pod-a'),
+    )
     const pods = [pod('pod-b'), pod('pod-a')]
     expect(
       strategy.choose(request({ model: 'm1', promptText: document }), pods, context()).pod,
