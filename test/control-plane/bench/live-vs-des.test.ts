@@ -59,6 +59,26 @@ const hitRate = (r: BenchmarkRun) =>
   r.prefixCache ? r.prefixCache.hits / r.prefixCache.queries : 0
 const of = (runs: Map<string, BenchmarkRun>, router: string) => runs.get(router) as BenchmarkRun
 
+/** One router's run of `workload` both ways. */
+async function bothWays(workload: MatrixWorkload, router: string, timeScale: number) {
+  const des = of(await run('des', workload, [router], timeScale), router)
+  const live = of(await run('live', workload, [router], timeScale), router)
+  return { des, live }
+}
+
+/** Live median TTFT within [low × DES, high × DES + plusMs]. */
+function expectMedianWithin(
+  runs: { des: BenchmarkRun; live: BenchmarkRun },
+  low: number,
+  high: number,
+  plusMs: number,
+) {
+  const simulated = medianTtft(runs.des)
+  const measured = medianTtft(runs.live)
+  expect(measured).toBeGreaterThanOrEqual(low * simulated)
+  expect(measured).toBeLessThanOrEqual(high * simulated + plusMs)
+}
+
 function expectAllAnswered(runs: Iterable<BenchmarkRun>, count: number) {
   for (const r of runs) {
     expect(r.records).toHaveLength(count)
@@ -124,23 +144,18 @@ describe('loaded: round robin at 4 req/s with 4,096-token prefixes (time scale 1
     rates: [4],
     maxRequests: 60,
   }
-  let des: BenchmarkRun
-  let live: BenchmarkRun
+  let runs: { des: BenchmarkRun; live: BenchmarkRun }
 
   it('runs both ways, every request answered, the same hit rate', async () => {
-    des = of(await run('des', workload, ['round-robin'], 1), 'round-robin')
-    live = of(await run('live', workload, ['round-robin'], 1), 'round-robin')
-    expectAllAnswered([des, live], workload.maxRequests)
-    expect(Math.abs(hitRate(des) - hitRate(live))).toBeLessThan(0.03)
+    runs = await bothWays(workload, 'round-robin', 1)
+    expectAllAnswered([runs.des, runs.live], workload.maxRequests)
+    expect(Math.abs(hitRate(runs.des) - hitRate(runs.live))).toBeLessThan(0.03)
   }, 60_000)
 
   it('keeps the live median TTFT within [0.9 × DES, 1.25 × DES + 10 ms]', () => {
-    const simulated = medianTtft(des)
-    const measured = medianTtft(live)
     // Queueing is what this case is about: the DES's median is several prefills long.
-    expect(simulated).toBeGreaterThan(400)
-    expect(measured).toBeGreaterThanOrEqual(0.9 * simulated)
-    expect(measured).toBeLessThanOrEqual(1.25 * simulated + 10)
+    expect(medianTtft(runs.des)).toBeGreaterThan(400)
+    expectMedianWithin(runs, 0.9, 1.25, 10)
   })
 })
 
@@ -154,12 +169,11 @@ describe('a trace slice: the Mooncake synthetic trace, both ways', () => {
     maxRequests: 12,
     traceOffset: 3910,
   }
-  let des: BenchmarkRun
-  let live: BenchmarkRun
+  let runs: { des: BenchmarkRun; live: BenchmarkRun }
 
   it('sends the same requests, skipping the same ones', async () => {
-    des = of(await run('des', workload, ['kinference'], 1), 'kinference')
-    live = of(await run('live', workload, ['kinference'], 1), 'kinference')
+    runs = await bothWays(workload, 'kinference', 1)
+    const { des, live } = runs
     expectAllAnswered([des, live], 6)
     expect(des.skippedRequests).toBe(6)
     expect(live.skippedRequests).toBe(6)
@@ -169,15 +183,12 @@ describe('a trace slice: the Mooncake synthetic trace, both ways', () => {
   it('reuses the same blocks: equal cached tokens per request, the same hit rate', () => {
     const cached = (r: BenchmarkRun) =>
       [...r.records].sort((a, b) => a.conversation - b.conversation).map((x) => x.cachedTokens)
-    expect(cached(live)).toEqual(cached(des))
-    expect(cached(des).some((tokens) => tokens > 0)).toBe(true)
-    expect(Math.abs(hitRate(des) - hitRate(live))).toBeLessThan(0.02)
+    expect(cached(runs.live)).toEqual(cached(runs.des))
+    expect(cached(runs.des).some((tokens) => tokens > 0)).toBe(true)
+    expect(Math.abs(hitRate(runs.des) - hitRate(runs.live))).toBeLessThan(0.02)
   })
 
   it('agrees on median TTFT within [0.8 × DES, 1.4 × DES + 20 ms]', () => {
-    const simulated = medianTtft(des)
-    const measured = medianTtft(live)
-    expect(measured).toBeGreaterThanOrEqual(0.8 * simulated)
-    expect(measured).toBeLessThanOrEqual(1.4 * simulated + 20)
+    expectMedianWithin(runs, 0.8, 1.4, 20)
   })
 })
