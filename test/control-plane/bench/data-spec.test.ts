@@ -4,6 +4,10 @@ import {
   lengthSampler,
   parseDataSpec,
 } from '../../../control-plane/bench/data-spec.ts'
+import {
+  isTraceData,
+  loadMooncakeTrace,
+} from '../../../control-plane/bench/trace/load-mooncake-trace.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
 
@@ -160,10 +164,12 @@ describe('parseDataSpec: the JSON form', () => {
     expect(spec.prefixBuckets).toEqual([{ weight: 1, count: 2, tokens: 20 }])
   })
 
-  it('parses every shipped preset', async () => {
+  it('parses every shipped preset (a trace preset names a vendored trace that loads)', async () => {
     const { benchPresets } = await import('../../../control-plane/bench/bench-presets.ts')
     for (const preset of Object.values(benchPresets)) {
-      expect(() => parseDataSpec(preset.data), preset.name).not.toThrow()
+      if (isTraceData(preset.data))
+        expect((await loadMooncakeTrace(preset.data)).length, preset.name).toBeGreaterThan(0)
+      else expect(() => parseDataSpec(preset.data), preset.name).not.toThrow()
     }
   })
 })
