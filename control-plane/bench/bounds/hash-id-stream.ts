@@ -3,7 +3,7 @@ import type { RequestStream } from './request-stream.ts'
 
 /**
  * A Mooncake trace as a stream of its own 512-token hash-id blocks, in trace order: the
- * trace's terms, in which routing-anchors-style ceilings are quoted (a hash id already
+ * trace's terms, in which published trace ceilings are quoted (a hash id already
  * names its block and every block before it). Only full blocks are kept.
  */
 export function hashIdStreamOf(trace: readonly MooncakeRequest[]): RequestStream {
