@@ -1,5 +1,4 @@
 import { z } from 'zod'
-import { RoutingStrategyName } from '../../shared/crd/routing-strategy.ts'
 
 /** Requests per benchmark, as GuideLLM's --max-requests. */
 export const BenchMaxRequests = z
@@ -20,20 +19,31 @@ export interface BriefNumbers {
 }
 
 /**
- * A named workload: GuideLLM data, a load profile and a fixed rate list, so every router
- * runs at the same loads. The rates were chosen from round robin's behaviour alone (its
- * median TTFT is several seconds at the top rate, as in the brief), never from ours.
+ * Fractions of a workload's fluid throughput bound at which every preset runs, the one
+ * rule for every grid: open loop, that many times the bound's requests/s; closed loop,
+ * that many times the streams that would carry the bound's rate at the zero-queue service
+ * time (Little's law); a trace, the speed that gives that rate. The bound is a property of the request stream and the pool
+ * (docs/benchmark-bounds.md), so no router's behaviour picks the rates.
+ */
+export const gridFractions: readonly number[] = [0.125, 0.25, 0.5, 0.75, 0.9, 1, 1.25, 1.5]
+
+/**
+ * A named workload: GuideLLM data (or a trace) and a load profile. Its rates follow the
+ * one grid rule (`gridFractions`) unless it is a fixed scenario (`rates`), so every router
+ * runs at the same loads.
  */
 export interface BenchPreset {
   name: string
   description: string
   data: string
-  profile: 'poisson' | 'concurrent'
-  /** Requests/s (poisson) or streams (concurrent), ascending. */
-  rates: readonly number[]
+  profile: 'poisson' | 'concurrent' | 'trace'
+  /** A fixed scenario's loads (requests/s, streams or trace speeds); null: the grid rule. */
+  rates: readonly number[] | null
   /** Requests per benchmark (every turn counts), as GuideLLM's --max-requests. */
   maxRequests: number
   brief: BriefNumbers | null
+  /** Pods' GPU profile when not the default l40s-27b-fp8. */
+  gpuProfile?: string
 }
 
 export const benchPresets: Record<string, BenchPreset> = {
@@ -43,9 +53,7 @@ export const benchPresets: Record<string, BenchPreset> = {
       '32 system prompts of 4096 tokens, drawn uniformly, each followed by 256 unique tokens; 256 out. The prefixes (131k tokens) overflow one pod’s KV cache (94k) and fit in the pool’s (283k).',
     data: 'prefix_count=32,prefix_tokens=4096,prompt_tokens=256,output_tokens=256',
     profile: 'poisson',
-    // Round robin: 0.4 s at 3/s, ~7 s at 4/s (the brief's 6.88 s), far gone at 6 and 8.
-    // The rates above its collapse are there to find the others' peak.
-    rates: [0.5, 1, 2, 3, 4, 6, 8],
+    rates: null,
     maxRequests: defaultMaxRequests,
     brief: {
       roundRobin: { ttftS: 6.88, e2eS: 20.5 },
@@ -59,10 +67,7 @@ export const benchPresets: Record<string, BenchPreset> = {
       '5-turn conversations: one of 8 system prompts (1024 tokens), a 2048-token first question, 256-token follow-ups carrying the real history; 256 out per turn. Closed loop.',
     data: 'turns=5,prefix_count=8,prefix_tokens=1024,first_prompt_tokens=2048,prompt_tokens=256,output_tokens=256',
     profile: 'concurrent',
-    // Up to the concurrency where round robin's median TTFT is the brief's 1.70 s
-    // (docs/architecture.md §7): 0.66 s at 64 streams, 1.76 s at 80. (At 96 the histories no
-    // longer fit the pool's KV cache and every router is at several seconds.)
-    rates: [16, 32, 48, 64, 80],
+    rates: null,
     maxRequests: defaultMaxRequests,
     brief: {
       roundRobin: { ttftS: 1.7, e2eS: 13.4 },
@@ -76,9 +81,7 @@ export const benchPresets: Record<string, BenchPreset> = {
       'The control: 4352 unique prompt tokens (shared-prefix’s total), 256 out, nothing shared. A KV-aware router can only match a good balancer.',
     data: 'prompt_tokens=4352,output_tokens=256',
     profile: 'poisson',
-    // Shared-prefix's rates up to the one where round robin matches the brief there
-    // (~7 s at 4/s); without a shared prefix every router is far past saturation by 3/s.
-    rates: [0.5, 1, 2, 3, 4],
+    rates: null,
     maxRequests: defaultMaxRequests,
     brief: {
       roundRobin: { ttftS: 6.92, e2eS: null },
@@ -107,21 +110,65 @@ export const benchPresets: Record<string, BenchPreset> = {
       ],
     }),
     profile: 'poisson',
-    // Round robin: 0.17 s at 6/s, 1.1 s at 8, ~6 s at 10.
-    rates: [2, 4, 6, 8, 10],
+    rates: null,
     maxRequests: defaultMaxRequests,
     brief: null,
+  },
+  b2b: {
+    name: 'b2b',
+    description:
+      'llm-d’s b2b-saas shape on this pool: 34 system prompts of 6000 tokens (204k tokens, 72% of the pool’s 283k-token KV cache, as llm-d sized its prefix set to 73% of its cluster’s), drawn uniformly, each followed by a 1200-token question; 1000 out.',
+    data: 'prefix_count=34,prefix_tokens=6000,prompt_tokens=1200,output_tokens=1000',
+    profile: 'poisson',
+    rates: null,
+    maxRequests: defaultMaxRequests,
+    brief: null,
+  },
+  'fan-out': {
+    name: 'fan-out',
+    description:
+      'Bursts of 16 siblings arriving within 50 ms that share a 4096-token prefix no pod has seen (a fresh one per burst), each with 256 tokens of its own; 256 out. Rates count requests.',
+    data: 'fan_out=16,fan_out_window_ms=50,prefix_tokens=4096,prompt_tokens=256,output_tokens=256',
+    profile: 'poisson',
+    rates: null,
+    maxRequests: defaultMaxRequests,
+    brief: null,
+  },
+  reasoning: {
+    name: 'reasoning',
+    description:
+      'Decode-bound, after inference-perf’s reasoning shape: one 250-token system prompt, 1000-token questions, 8000 tokens out.',
+    data: 'prefix_count=1,prefix_tokens=250,prompt_tokens=1000,output_tokens=8000',
+    profile: 'poisson',
+    rates: null,
+    maxRequests: 200,
+    brief: null,
+  },
+  'overload-closed': {
+    name: 'overload-closed',
+    description:
+      'Past saturation, closed loop: the shared-prefix data at 300 streams, 3000 requests. About 300 × 512 private tokens plus the prefixes ask for more KV than the pool has.',
+    data: 'prefix_count=32,prefix_tokens=4096,prompt_tokens=256,output_tokens=256',
+    profile: 'concurrent',
+    rates: [300],
+    maxRequests: 3000,
+    brief: null,
+  },
+  mooncake: {
+    name: 'mooncake',
+    description:
+      'The Mooncake synthetic trace (data/traces: 3,993 requests, mean input ~15k tokens in 512-token hash blocks, Poisson arrivals) replayed on h200-32b-fp8 pods (131k context); rates are replay speeds.',
+    data: 'trace:mooncake-synthetic',
+    profile: 'trace',
+    rates: null,
+    maxRequests: 1000,
+    brief: null,
+    gpuProfile: 'h200-32b-fp8',
   },
 }
 
 /** The brief's table: these three, in this order. */
 export const briefSuite = ['shared-prefix', 'multi-turn', 'no-prefix'] as const
-
-/** Every strategy the scorer can run: the baselines, then ours. */
-export const allRouters: readonly RoutingStrategyName[] = [
-  ...RoutingStrategyName.options.filter((name) => name !== 'kinference'),
-  'kinference',
-]
 
 /** Median TTFT a rate must stay under to count toward peak throughput. */
 export const peakTtftSloMs = 1_000

@@ -56,6 +56,8 @@ export interface MatrixOptions extends MatrixRunOptionsInput {
   assets: SimModelAssets
   /** DES: event delay, scrape interval and lag (the defaults where unset). */
   desTiming?: DesTimingOptionsInput
+  /** DES: scorer replicas sharing the KV index (default 1). */
+  replicas?: number
   /** Live: an OpenAI-compatible server; without one, a loopback stack per benchmark. */
   target?: string | null
   headers?: Record<string, string>
@@ -136,6 +138,7 @@ export function desJobsOf(options: MatrixOptions): DesJob[] {
         gpuProfile: options.profile.name,
         seed: options.seed,
         ...(options.desTiming ? { timing: options.desTiming } : {}),
+        ...(options.replicas && options.replicas > 1 ? { replicas: options.replicas } : {}),
         ...(workload.traceOffset !== undefined && { traceOffset: workload.traceOffset }),
       })),
     ),

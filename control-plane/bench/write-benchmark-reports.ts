@@ -7,9 +7,10 @@ import {
   type PrefixCacheSummary,
   type StatusBreakdown,
 } from './compute-benchmark-metrics.ts'
-import { renderBenchmarkChart } from './render-benchmark-chart.ts'
+import { type ChartBounds, renderBenchmarkChart } from './render-benchmark-chart.ts'
 import { renderBenchmarkMarkdown } from './render-benchmark-markdown.ts'
 import type { BenchmarkRun } from './request-record.ts'
+import type { WorkloadBounds } from './suite/rate-table.ts'
 
 /** One benchmark of the report: GuideLLM's paths (config, scheduler_metrics, metrics). */
 export interface BenchmarkReportEntry {
@@ -50,6 +51,8 @@ export interface BenchmarkReportOptions {
   kinferenceVersion?: string
   /** Put before the tables of benchmarks.md (a suite's summary). */
   summaryMarkdown?: string
+  /** Each workload's bounds, drawn on its chart. */
+  bounds?: ReadonlyMap<string, WorkloadBounds>
 }
 
 /** The report's format version (GuideLLM's metadata.version). */
@@ -159,7 +162,27 @@ export async function writeBenchmarkReports(
     let stem = toFileStem(workload)
     for (let n = 2; stems.has(stem); n++) stem = `${toFileStem(workload)}-${n}`
     stems.add(stem)
-    await write(`${stem}.svg`, renderBenchmarkChart(workload, entries))
+    await write(
+      `${stem}.svg`,
+      renderBenchmarkChart(workload, entries, chartBounds(entries, options.bounds?.get(workload))),
+    )
   }
   return written
+}
+
+/**
+ * The chart's dashed lines: the zero-queue floor's median, and the fluid bound as output
+ * tokens/s (its requests/s times the runs' mean output tokens per request).
+ */
+function chartBounds(
+  entries: readonly BenchmarkReportEntry[],
+  bounds: WorkloadBounds | undefined,
+): ChartBounds {
+  if (!bounds) return {}
+  const outputs = entries.map((e) => e.metrics.output_token_count.successful.mean)
+  const meanOutput = outputs.length > 0 ? outputs.reduce((a, b) => a + b, 0) / outputs.length : 0
+  return {
+    ttftFloorS: bounds.floor ? bounds.floor.medianMs / 1000 : null,
+    outputTokensPerSecond: bounds.fluidRps != null ? bounds.fluidRps * meanOutput : null,
+  }
 }

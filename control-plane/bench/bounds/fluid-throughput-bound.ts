@@ -29,9 +29,10 @@ export interface FluidThroughputBound {
  *
  * - ū: mean uncached prompt tokens per request at the capacity ceiling; R_peak = B /
  *   t_step(B prefill tokens, nothing cached) for the step budget B (max_num_batched_tokens).
- * - C = min(max_num_seqs, blocks per pod / mean ⌈(prompt + output)/block⌉): the requests a
- *   pod can hold if each keeps its whole context in blocks of its own (a system prompt
- *   shared by running requests is counted per request).
+ * - C = min(max_num_seqs, blocks per pod / ((ū + ō) / block)): the requests a pod can
+ *   hold if each needs blocks only for what it computes itself (its uncached prompt and
+ *   its answer) and the cached part costs nothing: running requests share those blocks,
+ *   and holding them once per pod is left out, so C is an upper bound.
  * - S = ū/R_peak + (ō − 1)·t_step(one decode at the mean context x̄ = p̄ + ō/2): the least
  *   time a request holds its KV (the first output token comes with the last prefill chunk).
  * - D_peak = C / t_step(C decodes at context x̄): the decode tokens/s of a full pod, the
@@ -51,8 +52,8 @@ export function fluidThroughputBound(
     requests.reduce((sum, r) => sum + f(r), 0) / n
   const meanOutput = mean((r) => r.outputTokens)
   const meanPrompt = mean((r) => r.promptTokens)
-  const meanBlocks = mean((r) => Math.ceil((r.promptTokens + r.outputTokens) / blockSize))
   const meanUncachedTokens = (capacity.promptTokens - capacity.hitTokens) / n
+  const meanBlocks = (meanUncachedTokens + meanOutput) / blockSize
   const context = meanPrompt + meanOutput / 2
   const { stepMs } = createStepCostModel(profile)
   const budget = profile.scheduler.maxNumBatchedTokens

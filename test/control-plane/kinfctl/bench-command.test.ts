@@ -113,8 +113,12 @@ describe('kinfctl bench: discrete-event runs', () => {
     expect(code).toBe(0)
     expect(stdout).toContain('# Kinference vs the brief')
     expect(stdout).toContain('## shared-prefix')
+    // The per-rate table: round robin's row names its stability where others show a ratio.
     expect(stdout).toMatch(
-      /^\| round-robin \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| 1\.0x \| [01] \|$/m,
+      /^\| 1 \| round-robin \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+% \([\d.]+%\) \| (stable|served|TTFT)/m,
+    )
+    expect(stdout).toMatch(
+      /^Bounds: zero-queue floor median TTFT [\d.]+ s, p90 [\d.]+ s; infinite-cache hit ceiling [\d.]+%; capacity-constrained hit ceiling [\d.]+%; fluid throughput bound [\d.]+ req\/s\.$/m,
     )
     expect(readdirSync(out).sort()).toEqual([
       'benchmarks.json',
@@ -155,12 +159,19 @@ describe('kinfctl bench: discrete-event runs', () => {
 })
 
 describe('kinfctl bench: requests per benchmark', () => {
-  it('defaults to one number, for --data workloads and every preset', () => {
+  it('defaults to one number for --data workloads and the grid presets; scenarios state their own', () => {
     expect(defaultMaxRequests).toBe(600)
     expect(benchUsage).toContain(`every turn counting (default ${defaultMaxRequests})`)
-    for (const preset of Object.values(benchPresets)) {
-      expect(preset.maxRequests).toBe(defaultMaxRequests)
-    }
+    const own = Object.values(benchPresets)
+      .filter((preset) => preset.maxRequests !== defaultMaxRequests)
+      .map((preset) => [preset.name, preset.maxRequests])
+    // Decode-bound runs are long, overload is 3000 requests by its definition, and the
+    // trace slice is a quarter of the trace.
+    expect(own).toEqual([
+      ['reasoning', 200],
+      ['overload-closed', 3000],
+      ['mooncake', 1000],
+    ])
   })
 })
 

@@ -61,8 +61,8 @@ describe('fluidThroughputBound', () => {
     const s = uniform(250, 8000)
     const bound = fluidThroughputBound(s, served(s, 0), l40s27bFp8, 3)
     expect(bound.binding).toBe('decode')
-    // KV for 5,888 blocks ÷ ⌈8250/16⌉ = 516 blocks each: ~11.4 requests a pod.
-    expect(bound.kvConcurrency).toBeCloseTo(5888 / 516, 9)
+    // KV for 5,888 blocks ÷ 8250/16 = 515.6 blocks each: ~11.4 requests a pod.
+    expect(bound.kvConcurrency).toBeCloseTo(5888 / (8250 / 16), 9)
     const perPod = (bound.kvConcurrency * 1000) / decodeMs(bound.kvConcurrency, 250 + 4000)
     expect(bound.requestsPerSecond).toBeCloseTo((3 * perPod) / 7999, 9)
   })
@@ -86,6 +86,16 @@ describe('fluidThroughputBound', () => {
     expect(four.requestsPerSecond).toBeCloseTo(4 * one.requestsPerSecond, 9)
     const h200 = fluidThroughputBound(s, served(s, 0), h200x32bFp8, 1)
     expect(h200.requestsPerSecond).toBeGreaterThan(2 * one.requestsPerSecond)
-    expect(h200.kvConcurrency).toBe(Math.min(1024, 45_495 / 86))
+    expect(h200.kvConcurrency).toBeCloseTo(Math.min(1024, 45_495 / ((1024 + 350) / 16)), 9)
+  })
+
+  it('counts only what a request computes itself against KV: cached prefixes are shared', () => {
+    // 4,352-token prompts of which 4,096 are served from cache, 256 out: 512 tokens each.
+    const s = uniform(4352, 256)
+    const cold = fluidThroughputBound(s, served(s, 0), l40s27bFp8, 3)
+    const warm = fluidThroughputBound(s, served(s, 4096 / 4352), l40s27bFp8, 3)
+    expect(cold.kvConcurrency).toBeCloseTo(5888 / (4608 / 16), 9)
+    expect(warm.kvConcurrency).toBeCloseTo(5888 / (512 / 16), 9)
+    expect(warm.requestsPerSecond).toBeGreaterThan(1.5 * cold.requestsPerSecond)
   })
 })

@@ -1,0 +1,73 @@
+import { type BenchPreset, benchPresets } from '../../bench-presets.ts'
+import type { TargetCheck } from '../../summarize-suite.ts'
+import { spreadOf } from '../rate-points.ts'
+import type { RunSummary } from './run-summary.ts'
+import type { Wave2Context } from './wave2-context.ts'
+import { runAtLoad, type ScenarioRuns } from './wave2-scenarios.ts'
+
+/** The brief's ratios, its own round robin ÷ Kinference figures (docs/architecture.md). */
+const briefRatios = [
+  { preset: 'shared-prefix', ttft: 22, e2e: 1.8 },
+  { preset: 'multi-turn', ttft: 2.9, e2e: null },
+] as const
+
+const mean = (runs: readonly RunSummary[], router: string, metric: (r: RunSummary) => number) =>
+  spreadOf(runs.filter((r) => r.router === router).map(metric)).mean
+
+/**
+ * The brief's table as targets: each workload over its grid (round robin and kinference,
+ * every seed), judged at the rate where round robin's mean median TTFT is closest, as a
+ * ratio, to the brief's; round robin's stability there is printed with it, and a ratio
+ * against an unstable round robin is a miss (it measures the run's length).
+ */
+export async function briefTargets(
+  ctx: Wave2Context,
+  gridOf: (ctx: Wave2Context, preset: BenchPreset) => Promise<number[]>,
+): Promise<{ sections: string[]; targets: TargetCheck[] }> {
+  const sections: string[] = []
+  const targets: TargetCheck[] = []
+  for (const wanted of briefRatios) {
+    const preset = benchPresets[wanted.preset] as BenchPreset
+    const brief = preset.brief
+    if (!brief) continue
+    const grid = await gridOf(ctx, preset)
+    const loads: ScenarioRuns[] = await Promise.all(
+      grid.map((rate) =>
+        runAtLoad(ctx, 'the brief’s table', { preset, replicas: 1, rate }, [
+          'round-robin',
+          'kinference',
+        ]),
+      ),
+    )
+    const distance = (load: ScenarioRuns) =>
+      Math.abs(
+        Math.log(mean(load.runs, 'round-robin', (r) => r.ttftMedianS) / brief.roundRobin.ttftS),
+      )
+    const matched = [...loads].sort((a, b) => distance(a) - distance(b))[0]
+    if (!matched) continue
+    const rrRuns = matched.runs.filter((r) => r.router === 'round-robin')
+    const unstable = rrRuns.filter((r) => !r.stability.stable)
+    const stability =
+      unstable.length === 0
+        ? 'stable'
+        : `baseline unstable on seed ${unstable.map((r) => r.seed).join(', ')}: ${unstable[0]?.stability.why}`
+    const rrTtft = mean(matched.runs, 'round-robin', (r) => r.ttftMedianS)
+    sections.push(
+      `### the brief's table: ${preset.name}`,
+      '',
+      `Grid ${grid.join(', ')}; round robin's median TTFT is closest to the brief's ${brief.roundRobin.ttftS} s at ${matched.rate} (${rrTtft.toFixed(2)} s, ${stability}).`,
+      '',
+    )
+    const check = (metric: string, want: number, get: (r: RunSummary) => number) => {
+      const ratio = mean(matched.runs, 'round-robin', get) / mean(matched.runs, 'kinference', get)
+      targets.push({
+        name: `${preset.name}, the brief's table: median ${metric} ≥ ${want}x lower than round robin`,
+        met: unstable.length === 0 && ratio >= want,
+        detail: `${ratio.toFixed(2)}x at ${matched.rate}, round robin ${rrTtft.toFixed(2)} s, ${stability}`,
+      })
+    }
+    check('TTFT', wanted.ttft, (r) => r.ttftMedianS)
+    if (wanted.e2e !== null) check('e2e', wanted.e2e, (r) => r.e2eMedianS)
+  }
+  return { sections, targets }
+}

@@ -1,0 +1,302 @@
+import { type BenchPreset, benchPresets } from '../../bench-presets.ts'
+import type { TargetCheck } from '../../summarize-suite.ts'
+import { spreadOf } from '../rate-points.ts'
+import { describeBounds } from '../rate-table.ts'
+import { briefTargets } from './brief-targets.ts'
+import { createWave2Context, type Wave2Options } from './wave2-context.ts'
+import {
+  type CapacityOutcome,
+  gridOf,
+  measureCapacity,
+  runAtLoad,
+  type ScenarioRuns,
+  traceSpeed,
+} from './wave2-scenarios.ts'
+import {
+  capacityTargets,
+  compareWith,
+  compareWithBest,
+  samplesOf,
+  scenarioTable,
+} from './wave2-targets.ts'
+
+export interface Wave2Report {
+  markdown: string
+  targets: TargetCheck[]
+}
+
+const preset = (name: string): BenchPreset => benchPresets[name] as BenchPreset
+const capacityWorkloads = ['shared-prefix', 'b2b', 'mixed-tenants']
+/** The overload-open load, as a multiple of kinference's own capacity. */
+const overloadFactor = 1.5
+/** Grid fractions (of the fluid bound) the no-regression workloads are judged at. */
+const noRegressionFractions = [0.5, 0.75, 0.9]
+
+/**
+ * The second wave's suite (docs/benchmarks.md): capacity by bisection, overload closed and
+ * open, multi-turn tails, the Mooncake trace on h200-32b-fp8, fan-out, the brief's table at
+ * the matched rate, no regression on no-prefix and reasoning, each under every replica
+ * count asked for where the issue asks; every router and seed side by side on one pool of
+ * DES workers. Returns the report and every target, met or missed, with its figure.
+ */
+export async function runWave2Suite(options: Wave2Options): Promise<Wave2Report> {
+  const ctx = createWave2Context(options)
+  try {
+    const sections: string[] = []
+    const targets: TargetCheck[] = []
+    for (const replicas of options.replicas) {
+      const tag = replicas > 1 ? ` (${replicas} scorer replicas)` : ''
+      const outcomes = await capacityRuns(ctx, replicas)
+      for (const name of capacityWorkloads) {
+        const mine = outcomes.filter((o) => o.preset.name === name)
+        targets.push(...capacityTargets(`${name}${tag}`, mine))
+        sections.push(capacityTable(name, tag, mine))
+      }
+      const overload = await overloadRuns(ctx, replicas, outcomes)
+      sections.push(...overload.flatMap((s) => scenarioTable(s)))
+      targets.push(...overloadTargets(tag, overload, outcomes))
+      const multi = await runAtLoad(ctx, 'multi-turn tails', {
+        preset: preset('multi-turn'),
+        replicas,
+        rate: 80,
+      })
+      sections.push(...scenarioTable(multi))
+      targets.push(
+        compareWithBest(
+          `multi-turn at 80 streams${tag}: p90 TTFT ≤ 0.85x the best peer's`,
+          samplesOf(multi.runs, (r) => r.ttftP90S),
+          { factor: 0.85, unit: ' s' },
+        ),
+        compareWithBest(
+          `multi-turn at 80 streams${tag}: median TTFT ≤ the best peer's`,
+          samplesOf(multi.runs, (r) => r.ttftMedianS),
+          { unit: ' s' },
+        ),
+      )
+      if (replicas !== 1) continue
+      const single = await singleReplicaScenarios(ctx)
+      sections.push(...single.sections)
+      targets.push(...single.targets)
+    }
+    const lines = [
+      '# Kinference, second wave',
+      '',
+      `Discrete-event runs, ${options.pods} pods, seeds ${options.seeds.join(', ')} (means, spread over seeds in brackets), routers ${options.routers.join(', ')}; request scale ${options.requestScale}.`,
+      '',
+      ...sections,
+      '## Targets',
+      '',
+      ...targets.map((t) => `- ${t.met ? 'met' : '**missed**'}: ${t.name} (${t.detail})`),
+      '',
+    ]
+    return { markdown: lines.join('\n'), targets }
+  } finally {
+    await ctx.close()
+  }
+}
+
+async function capacityRuns(
+  ctx: ReturnType<typeof createWave2Context>,
+  replicas: number,
+): Promise<CapacityOutcome[]> {
+  return Promise.all(
+    capacityWorkloads.flatMap((name) =>
+      ctx.routers.flatMap((router) =>
+        ctx.seeds.map((seed) => measureCapacity(ctx, preset(name), router, seed, replicas)),
+      ),
+    ),
+  )
+}
+
+function capacityTable(name: string, tag: string, outcomes: readonly CapacityOutcome[]): string {
+  const rows = [
+    `### capacity: ${name}${tag}`,
+    '',
+    'Highest Poisson rate with p90 TTFT ≤ 2 s and ≥ 98% of requests completing within the run, by bisection.',
+    '',
+    '| router | capacity req/s | of fluid bound | runs | converged |',
+    '| --- | ---: | ---: | ---: | ---: |',
+  ]
+  for (const router of [...new Set(outcomes.map((o) => o.router))]) {
+    const mine = outcomes.filter((o) => o.router === router)
+    const rate = spreadOf(mine.map((o) => o.result.rate ?? 0))
+    const fluid = spreadOf(mine.map((o) => o.fluidRps))
+    rows.push(
+      `| ${router} | ${rate.mean.toFixed(2)} (${rate.min.toFixed(2)}–${rate.max.toFixed(2)}) | ${((rate.mean / fluid.mean) * 100).toFixed(0)}% | ${mine.reduce((n, o) => n + o.result.steps.length, 0)} | ${mine.filter((o) => o.result.converged).length}/${mine.length} |`,
+    )
+  }
+  rows.push('')
+  return rows.join('\n')
+}
+
+async function overloadRuns(
+  ctx: ReturnType<typeof createWave2Context>,
+  replicas: number,
+  outcomes: readonly CapacityOutcome[],
+): Promise<ScenarioRuns[]> {
+  const ours = outcomes.filter(
+    (o) => o.preset.name === 'shared-prefix' && o.router === 'kinference',
+  )
+  const capacity = spreadOf(ours.map((o) => o.result.rate ?? 0)).mean
+  const rate = Number((overloadFactor * capacity).toPrecision(3))
+  return Promise.all([
+    runAtLoad(ctx, 'overload, closed loop', {
+      preset: preset('overload-closed'),
+      replicas,
+      rate: 300,
+    }),
+    runAtLoad(
+      ctx,
+      `overload, open loop (${overloadFactor}x kinference's capacity ${capacity.toFixed(2)} req/s)`,
+      {
+        preset: preset('shared-prefix'),
+        replicas,
+        rate: rate > 0 ? rate : 1,
+        profile: 'poisson',
+      },
+    ),
+  ])
+}
+
+function overloadTargets(
+  tag: string,
+  [closed, open]: readonly ScenarioRuns[],
+  outcomes: readonly CapacityOutcome[],
+): TargetCheck[] {
+  if (!closed || !open) return []
+  const atCapacity = outcomes.filter(
+    (o) => o.preset.name === 'shared-prefix' && o.router === 'kinference' && o.atCapacity,
+  )
+  const goodputAtCapacity = spreadOf(atCapacity.map((o) => o.atCapacity?.goodputRps ?? 0)).mean
+  const openGoodput = spreadOf(
+    open.runs.filter((r) => r.router === 'kinference').map((r) => r.goodputRps),
+  ).mean
+  return [
+    compareWithBest(
+      `overload closed${tag}: median TTFT ≤ the best peer's`,
+      samplesOf(closed.runs, (r) => r.ttftMedianS),
+      { unit: ' s' },
+    ),
+    compareWith(
+      `overload closed${tag}: preemptions ≤ llm-d sticky's`,
+      samplesOf(closed.runs, (r) => r.preemptions ?? Number.NaN),
+      'llmd-sticky',
+      1,
+    ),
+    compareWithBest(
+      `overload closed${tag}: served req/s ≥ the best peer's`,
+      samplesOf(closed.runs, (r) => r.servedRps),
+      { higher: true, unit: ' req/s' },
+    ),
+    compareWithBest(
+      `overload open${tag}: SLO goodput ≥ every peer's`,
+      samplesOf(open.runs, (r) => r.goodputRps),
+      { higher: true, unit: ' req/s' },
+    ),
+    {
+      name: `overload open${tag}: SLO goodput ≥ 0.9 of kinference's goodput at capacity`,
+      met: openGoodput >= 0.9 * goodputAtCapacity,
+      detail: `${openGoodput.toFixed(2)} vs ${goodputAtCapacity.toFixed(2)} req/s at capacity (${((openGoodput / goodputAtCapacity) * 100).toFixed(0)}%)`,
+    },
+  ]
+}
+
+async function singleReplicaScenarios(ctx: ReturnType<typeof createWave2Context>) {
+  const sections: string[] = []
+  const targets: TargetCheck[] = []
+  const mooncake = preset('mooncake')
+  const { speed, roundRobinMedianS } = await traceSpeed(ctx, mooncake)
+  const trace = await runAtLoad(
+    ctx,
+    `Mooncake trace at speed ${speed} (round robin's median ${roundRobinMedianS.toFixed(2)} s on seed ${ctx.seeds[0]})`,
+    { preset: mooncake, replicas: 1, rate: speed },
+  )
+  const ceiling = (await ctx.bounds(mooncake, ctx.seeds[0] ?? 42)).capacityHitCeiling ?? Number.NaN
+  sections.push(
+    describeBounds(await ctx.bounds(mooncake, ctx.seeds[0] ?? 42)),
+    '',
+    ...scenarioTable(trace),
+  )
+  const hit = spreadOf(
+    trace.runs.filter((r) => r.router === 'kinference').map((r) => r.hitRate),
+  ).mean
+  targets.push(
+    compareWithBest(
+      "mooncake: mean TTFT ≤ every peer's",
+      samplesOf(trace.runs, (r) => r.ttftMeanS),
+      { unit: ' s' },
+    ),
+    compareWithBest(
+      "mooncake: p90 TTFT ≤ every peer's",
+      samplesOf(trace.runs, (r) => r.ttftP90S),
+      { unit: ' s' },
+    ),
+    compareWith(
+      "mooncake: mean TTFT ≤ 0.45x round robin's",
+      samplesOf(trace.runs, (r) => r.ttftMeanS),
+      'round-robin',
+      0.45,
+    ),
+    {
+      name: 'mooncake: hit rate ≥ 0.95 of the capacity-constrained ceiling',
+      met: hit >= 0.95 * ceiling,
+      detail: `${(hit * 100).toFixed(1)}% vs ceiling ${(ceiling * 100).toFixed(1)}% (${((hit / ceiling) * 100).toFixed(0)}%)${roundRobinMedianS * 1000 > 2000 ? '' : '; round robin never exceeded 2 s on the grid'}`,
+    },
+  )
+  const fanOut = preset('fan-out')
+  const fanBounds = await ctx.bounds(fanOut, ctx.seeds[0] ?? 42)
+  const fan = await runAtLoad(ctx, 'fan-out', {
+    preset: fanOut,
+    replicas: 1,
+    rate: Number((0.75 * fanBounds.fluid.requestsPerSecond).toPrecision(2)),
+  })
+  sections.push(...scenarioTable(fan))
+  const duplicate = spreadOf(
+    fan.runs
+      .filter((r) => r.router === 'kinference')
+      .map((r) => r.duplicatePrefillRatio ?? Number.NaN),
+  )
+  targets.push(
+    {
+      name: 'fan-out: duplicate-prefill ratio ≤ 1.05',
+      met: duplicate.mean <= 1.05,
+      detail: `${duplicate.mean.toFixed(3)} (${duplicate.min.toFixed(3)}–${duplicate.max.toFixed(3)})`,
+    },
+    compareWithBest(
+      "fan-out: p50 TTFT ≤ the best peer's",
+      samplesOf(fan.runs, (r) => r.ttftMedianS),
+      { unit: ' s' },
+    ),
+  )
+  const brief = await briefTargets(ctx, gridOf)
+  sections.push(...brief.sections)
+  targets.push(...brief.targets)
+  for (const name of ['no-prefix', 'reasoning']) {
+    const p = preset(name)
+    const fluid = (await ctx.bounds(p, ctx.seeds[0] ?? 42)).fluid.requestsPerSecond
+    const loads = await Promise.all(
+      noRegressionFractions.map((f) =>
+        runAtLoad(ctx, `no regression (${f} of the fluid bound)`, {
+          preset: p,
+          replicas: 1,
+          rate: Number((f * fluid).toPrecision(2)),
+        }),
+      ),
+    )
+    sections.push(...loads.flatMap((s) => scenarioTable(s)))
+    for (const load of loads)
+      targets.push(
+        compareWithBest(
+          `${name} at ${load.rate} req/s: median TTFT within 1% of the best peer`,
+          samplesOf(load.runs, (r) => r.ttftMedianS),
+          { factor: 1.01, unit: ' s' },
+        ),
+        compareWithBest(
+          `${name} at ${load.rate} req/s: median e2e within 1% of the best peer`,
+          samplesOf(load.runs, (r) => r.e2eMedianS),
+          { factor: 1.01, unit: ' s' },
+        ),
+      )
+  }
+  return { sections, targets }
+}

@@ -1,0 +1,113 @@
+import type { BenchPreset } from '../../bench-presets.ts'
+import { type CapacityResult, findCapacity } from '../../bounds/find-capacity.ts'
+import { rateGrid } from '../rate-grid.ts'
+import type { RunSummary } from './run-summary.ts'
+import { sloTtftMs } from './run-summary.ts'
+import type { Probe, Wave2Context } from './wave2-context.ts'
+
+/** Every router × seed at one load of one workload. */
+export interface ScenarioRuns {
+  scenario: string
+  preset: BenchPreset
+  replicas: number
+  rate: number
+  runs: RunSummary[]
+}
+
+/** Capacity by bisection for one router and seed, with the run at that capacity. */
+export interface CapacityOutcome {
+  preset: BenchPreset
+  router: string
+  seed: number
+  replicas: number
+  result: CapacityResult
+  atCapacity: RunSummary | null
+  fluidRps: number
+}
+
+/** Lowest and highest rate bisection starts from, as fractions of the fluid bound. */
+const bracket = { low: 0.125, high: 1 }
+
+/**
+ * The highest Poisson rate at which p90 TTFT ≤ 2 s and ≥ 98% of the requests complete
+ * within the run (the middle third's completions keep up with its arrivals: the served
+ * fraction of baseline-stability.ts), by bisection from the fluid bound down.
+ */
+export async function measureCapacity(
+  ctx: Wave2Context,
+  preset: BenchPreset,
+  router: string,
+  seed: number,
+  replicas: number,
+): Promise<CapacityOutcome> {
+  const fluidRps = (await ctx.bounds(preset, seed)).fluid.requestsPerSecond
+  const byRate = new Map<number, RunSummary>()
+  const result = await findCapacity(
+    async (rate) => {
+      const summary = await ctx.run({ preset, router, seed, replicas, rate, profile: 'poisson' })
+      byRate.set(rate, summary)
+      return {
+        p90TtftMs: Number.isFinite(summary.ttftP90S) ? summary.ttftP90S * 1000 : Infinity,
+        completedFraction: Math.min(1, summary.stability.servedFraction ?? 1),
+      }
+    },
+    {
+      low: bracket.low * fluidRps,
+      high: bracket.high * fluidRps,
+      tolerance: 0.02,
+      maxSteps: 10,
+      maxP90TtftMs: sloTtftMs,
+    },
+  )
+  return {
+    preset,
+    router,
+    seed,
+    replicas,
+    result,
+    atCapacity: result.rate === null ? null : (byRate.get(result.rate) ?? null),
+    fluidRps,
+  }
+}
+
+/** Every router and seed of the context at one load. */
+export async function runAtLoad(
+  ctx: Wave2Context,
+  scenario: string,
+  probe: Omit<Probe, 'router' | 'seed'>,
+  routers: readonly string[] = ctx.routers,
+): Promise<ScenarioRuns> {
+  const runs = await Promise.all(
+    routers.flatMap((router) => ctx.seeds.map((seed) => ctx.run({ ...probe, router, seed }))),
+  )
+  return { scenario, preset: probe.preset, replicas: probe.replicas, rate: probe.rate, runs }
+}
+
+/** The preset's grid (one rule, bench-presets.ts), from its bounds on the first seed. */
+export async function gridOf(ctx: Wave2Context, preset: BenchPreset): Promise<number[]> {
+  return rateGrid(preset.profile, await ctx.bounds(preset, ctx.seeds[0] ?? 42))
+}
+
+/**
+ * The lowest grid speed at which round robin's median TTFT exceeds 2 s on the first seed
+ * (the issue's Mooncake condition), or the top of the grid when none does (reported).
+ */
+export async function traceSpeed(
+  ctx: Wave2Context,
+  preset: BenchPreset,
+): Promise<{ speed: number; roundRobinMedianS: number }> {
+  const speeds = await gridOf(ctx, preset)
+  let last = { speed: speeds.at(-1) ?? 1, roundRobinMedianS: Number.NaN }
+  for (const speed of speeds) {
+    const summary = await ctx.run({
+      preset,
+      router: 'round-robin',
+      seed: ctx.seeds[0] ?? 42,
+      replicas: 1,
+      rate: speed,
+    })
+    last = { speed, roundRobinMedianS: summary.ttftMedianS }
+    if (summary.ttftMedianS * 1000 > sloTtftMs) return last
+  }
+  return last
+}

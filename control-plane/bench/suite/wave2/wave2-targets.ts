@@ -1,0 +1,137 @@
+import type { TargetCheck } from '../../summarize-suite.ts'
+import { formatSpread, type Spread, spreadOf } from '../rate-points.ts'
+import type { RunSummary } from './run-summary.ts'
+import type { CapacityOutcome, ScenarioRuns } from './wave2-scenarios.ts'
+
+const ours = 'kinference'
+
+type Metric = (run: RunSummary) => number
+
+/** One router's figure on one seed. */
+export interface Sample {
+  router: string
+  value: number
+}
+
+export const samplesOf = (runs: readonly RunSummary[], metric: Metric): Sample[] =>
+  runs.map((run) => ({ router: run.router, value: metric(run) }))
+
+/** Per router, the spread of its samples over the seeds run. */
+export function byRouter(samples: readonly Sample[]): Map<string, Spread> {
+  const groups = new Map<string, number[]>()
+  for (const { router, value } of samples)
+    groups.set(router, [...(groups.get(router) ?? []), value])
+  return new Map([...groups].map(([router, values]) => [router, spreadOf(values)]))
+}
+
+/** The best peer by mean (lowest, or highest with `higher`), and its value. */
+export function bestPeer(
+  spreads: ReadonlyMap<string, Spread>,
+  higher = false,
+): { router: string; spread: Spread } | null {
+  let best: { router: string; spread: Spread } | null = null
+  for (const [router, spread] of spreads) {
+    if (router === ours || !Number.isFinite(spread.mean)) continue
+    const better =
+      best === null || (higher ? spread.mean > best.spread.mean : spread.mean < best.spread.mean)
+    if (better) best = { router, spread }
+  }
+  return best
+}
+
+const fmt = (spread: Spread | undefined, digits = 3) =>
+  spread ? formatSpread(spread, digits) : '–'
+
+/**
+ * kinference's mean against the best peer's, scaled by `factor`: met when ours ≤ factor ×
+ * theirs (or ≥ with `higher`). The detail shows both with their spread over seeds.
+ */
+export function compareWithBest(
+  name: string,
+  samples: readonly Sample[],
+  options: { factor?: number; higher?: boolean; unit?: string } = {},
+): TargetCheck {
+  const spreads = byRouter(samples)
+  const mine = spreads.get(ours)
+  const best = bestPeer(spreads, options.higher)
+  const factor = options.factor ?? 1
+  if (!mine || !best) return { name, met: false, detail: 'not measured' }
+  const met = options.higher
+    ? mine.mean >= factor * best.spread.mean
+    : mine.mean <= factor * best.spread.mean
+  const unit = options.unit ?? ''
+  return {
+    name,
+    met,
+    detail: `kinference ${fmt(mine)}${unit} vs ${best.router} ${fmt(best.spread)}${unit}${factor !== 1 ? ` (× ${factor} = ${(factor * best.spread.mean).toFixed(3)}${unit})` : ''}`,
+  }
+}
+
+/** kinference's mean against one named router's, scaled. */
+export function compareWith(
+  name: string,
+  samples: readonly Sample[],
+  other: string,
+  factor: number,
+  higher = false,
+): TargetCheck {
+  const spreads = byRouter(samples)
+  const mine = spreads.get(ours)
+  const theirs = spreads.get(other)
+  if (!mine || !theirs) return { name, met: false, detail: 'not measured' }
+  const met = higher ? mine.mean >= factor * theirs.mean : mine.mean <= factor * theirs.mean
+  return {
+    name,
+    met,
+    detail: `kinference ${fmt(mine)} vs ${other} ${fmt(theirs)}${factor !== 1 ? ` (× ${factor} = ${(factor * theirs.mean).toFixed(3)})` : ''}`,
+  }
+}
+
+export function capacityTargets(
+  label: string,
+  outcomes: readonly CapacityOutcome[],
+): TargetCheck[] {
+  // A router that passed at no rate has capacity 0.
+  const samples = outcomes.map((o) => ({ router: o.router, value: o.result.rate ?? 0 }))
+  const vsPeers = compareWithBest(`${label}: capacity ≥ every peer's`, samples, {
+    higher: true,
+    unit: ' req/s',
+  })
+  const mine = spreadOf(outcomes.filter((o) => o.router === ours).map((o) => o.result.rate ?? 0))
+  const fluid = spreadOf(outcomes.filter((o) => o.router === ours).map((o) => o.fluidRps))
+  const unconverged = outcomes.filter((o) => !o.result.converged).length
+  return [
+    vsPeers,
+    {
+      name: `${label}: capacity ≥ 0.9 of the fluid bound`,
+      met: mine.mean >= 0.9 * fluid.mean,
+      detail: `kinference ${fmt(mine)} req/s vs fluid bound ${fmt(fluid)} req/s (${((mine.mean / fluid.mean) * 100).toFixed(0)}%)${unconverged > 0 ? `; ${unconverged} bisections did not converge` : ''}`,
+    },
+  ]
+}
+
+/** The scenario's runs with the routers' means, for the report's tables. */
+export function scenarioTable(scenario: ScenarioRuns): string[] {
+  const rows = [
+    `### ${scenario.scenario}: ${scenario.preset.name} at ${scenario.rate}${scenario.replicas > 1 ? `, ${scenario.replicas} scorer replicas` : ''}`,
+    '',
+    '| router | median TTFT (s) | p90 TTFT (s) | mean TTFT (s) | median e2e (s) | served req/s | goodput req/s | hit rate | preemptions |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ]
+  const metrics: Metric[] = [
+    (r) => r.ttftMedianS,
+    (r) => r.ttftP90S,
+    (r) => r.ttftMeanS,
+    (r) => r.e2eMedianS,
+    (r) => r.servedRps,
+    (r) => r.goodputRps,
+    (r) => r.hitRate,
+    (r) => r.preemptions ?? Number.NaN,
+  ]
+  const columns = metrics.map((metric) => byRouter(samplesOf(scenario.runs, metric)))
+  for (const router of columns[0]?.keys() ?? []) {
+    rows.push(`| ${router} | ${columns.map((c) => fmt(c.get(router))).join(' | ')} |`)
+  }
+  rows.push('')
+  return rows
+}
