@@ -2,6 +2,7 @@ import type { z } from 'zod'
 import { InferencePoolSpec } from '../../shared/crd/inference-pool.ts'
 import { type RoutingSpec, RoutingStrategyName } from '../../shared/crd/routing-strategy.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { gpuProfiles } from '../../shared/gpu/gpu-profile.ts'
 
 /** The model name benchmark pools serve (simulated pods answer to any name they are given). */
 export const benchModel = 'qwen3.8-27b-fp8'
@@ -49,7 +50,14 @@ export function benchPoolSpec(router: string, gpuProfile: string): InferencePool
   return InferencePoolSpec.parse({
     selector: { matchLabels: { app: 'bench' } },
     targetPort: 8000,
-    models: [{ name: benchModel, tokenizer: 'qwen3', maxContextTokens: 32_768 }],
+    models: [
+      {
+        name: benchModel,
+        tokenizer: 'qwen3',
+        // The pods' context: a trace's long requests on h200-32b-fp8 fit its 131k.
+        maxContextTokens: gpuProfiles[gpuProfile]?.model.maxModelLen ?? 32_768,
+      },
+    ],
     gpuProfile,
     routing: routingOf(router),
   })

@@ -15,7 +15,8 @@ export const DesTimingOptions = z.object({
   metricsIntervalMs: z
     .number({ error: 'must be a number of ms > 0' })
     .gt(0, { error: 'must be a number of ms > 0' })
-    .default(100)
+    // GIE's refresh-metrics-interval (docs/peer-routers.md): the stronger peer default.
+    .default(50)
     .describe('Metrics are scraped this often'),
   metricsDelayMs: ms
     .default(20)
