@@ -3,7 +3,7 @@ import type { TargetCheck } from '../../summarize-suite.ts'
 import { spreadOf } from '../rate-points.ts'
 import type { RunSummary } from './run-summary.ts'
 import type { Wave2Context } from './wave2-context.ts'
-import { runAtLoad, type ScenarioRuns } from './wave2-scenarios.ts'
+import { gridOf, runAtLoad, type ScenarioRuns } from './wave2-scenarios.ts'
 
 /** The brief's ratios, its own round robin ÷ Kinference figures (docs/architecture.md). */
 const briefRatios = [
@@ -22,7 +22,6 @@ const mean = (runs: readonly RunSummary[], router: string, metric: (r: RunSummar
  */
 export async function briefTargets(
   ctx: Wave2Context,
-  gridOf: (ctx: Wave2Context, preset: BenchPreset) => Promise<number[]>,
 ): Promise<{ sections: string[]; targets: TargetCheck[] }> {
   const sections: string[] = []
   const targets: TargetCheck[] = []

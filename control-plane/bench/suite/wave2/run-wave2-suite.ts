@@ -1,16 +1,13 @@
 import { type BenchPreset, benchPresets } from '../../bench-presets.ts'
 import type { TargetCheck } from '../../summarize-suite.ts'
 import { spreadOf } from '../rate-points.ts'
-import { describeBounds } from '../rate-table.ts'
-import { briefTargets } from './brief-targets.ts'
+import { singleReplicaScenarios } from './single-replica-scenarios.ts'
 import { createWave2Context, type Wave2Options } from './wave2-context.ts'
 import {
   type CapacityOutcome,
-  gridOf,
   measureCapacity,
   runAtLoad,
   type ScenarioRuns,
-  traceSpeed,
 } from './wave2-scenarios.ts'
 import {
   capacityTargets,
@@ -29,8 +26,6 @@ const preset = (name: string): BenchPreset => benchPresets[name] as BenchPreset
 const capacityWorkloads = ['shared-prefix', 'b2b', 'mixed-tenants']
 /** The overload-open load, as a multiple of kinference's own capacity. */
 const overloadFactor = 1.5
-/** Grid fractions (of the fluid bound) the no-regression workloads are judged at. */
-const noRegressionFractions = [0.5, 0.75, 0.9]
 
 /**
  * The second wave's suite (docs/benchmarks.md): capacity by bisection, overload closed and
@@ -199,104 +194,4 @@ function overloadTargets(
       detail: `${openGoodput.toFixed(2)} vs ${goodputAtCapacity.toFixed(2)} req/s at capacity (${((openGoodput / goodputAtCapacity) * 100).toFixed(0)}%)`,
     },
   ]
-}
-
-async function singleReplicaScenarios(ctx: ReturnType<typeof createWave2Context>) {
-  const sections: string[] = []
-  const targets: TargetCheck[] = []
-  const mooncake = preset('mooncake')
-  const { speed, roundRobinMedianS } = await traceSpeed(ctx, mooncake)
-  const trace = await runAtLoad(
-    ctx,
-    `Mooncake trace at speed ${speed} (round robin's median ${roundRobinMedianS.toFixed(2)} s on seed ${ctx.seeds[0]})`,
-    { preset: mooncake, replicas: 1, rate: speed },
-  )
-  const ceiling = (await ctx.bounds(mooncake, ctx.seeds[0] ?? 42)).capacityHitCeiling ?? Number.NaN
-  sections.push(
-    describeBounds(await ctx.bounds(mooncake, ctx.seeds[0] ?? 42)),
-    '',
-    ...scenarioTable(trace),
-  )
-  const hit = spreadOf(
-    trace.runs.filter((r) => r.router === 'kinference').map((r) => r.hitRate),
-  ).mean
-  targets.push(
-    compareWithBest(
-      "mooncake: mean TTFT ≤ every peer's",
-      samplesOf(trace.runs, (r) => r.ttftMeanS),
-      { unit: ' s' },
-    ),
-    compareWithBest(
-      "mooncake: p90 TTFT ≤ every peer's",
-      samplesOf(trace.runs, (r) => r.ttftP90S),
-      { unit: ' s' },
-    ),
-    compareWith(
-      "mooncake: mean TTFT ≤ 0.45x round robin's",
-      samplesOf(trace.runs, (r) => r.ttftMeanS),
-      'round-robin',
-      0.45,
-    ),
-    {
-      name: 'mooncake: hit rate ≥ 0.95 of the capacity-constrained ceiling',
-      met: hit >= 0.95 * ceiling,
-      detail: `${(hit * 100).toFixed(1)}% vs ceiling ${(ceiling * 100).toFixed(1)}% (${((hit / ceiling) * 100).toFixed(0)}%)${roundRobinMedianS * 1000 > 2000 ? '' : '; round robin never exceeded 2 s on the grid'}`,
-    },
-  )
-  const fanOut = preset('fan-out')
-  const fanBounds = await ctx.bounds(fanOut, ctx.seeds[0] ?? 42)
-  const fan = await runAtLoad(ctx, 'fan-out', {
-    preset: fanOut,
-    replicas: 1,
-    rate: Number((0.75 * fanBounds.fluid.requestsPerSecond).toPrecision(2)),
-  })
-  sections.push(...scenarioTable(fan))
-  const duplicate = spreadOf(
-    fan.runs
-      .filter((r) => r.router === 'kinference')
-      .map((r) => r.duplicatePrefillRatio ?? Number.NaN),
-  )
-  targets.push(
-    {
-      name: 'fan-out: duplicate-prefill ratio ≤ 1.05',
-      met: duplicate.mean <= 1.05,
-      detail: `${duplicate.mean.toFixed(3)} (${duplicate.min.toFixed(3)}–${duplicate.max.toFixed(3)})`,
-    },
-    compareWithBest(
-      "fan-out: p50 TTFT ≤ the best peer's",
-      samplesOf(fan.runs, (r) => r.ttftMedianS),
-      { unit: ' s' },
-    ),
-  )
-  const brief = await briefTargets(ctx, gridOf)
-  sections.push(...brief.sections)
-  targets.push(...brief.targets)
-  for (const name of ['no-prefix', 'reasoning']) {
-    const p = preset(name)
-    const fluid = (await ctx.bounds(p, ctx.seeds[0] ?? 42)).fluid.requestsPerSecond
-    const loads = await Promise.all(
-      noRegressionFractions.map((f) =>
-        runAtLoad(ctx, `no regression (${f} of the fluid bound)`, {
-          preset: p,
-          replicas: 1,
-          rate: Number((f * fluid).toPrecision(2)),
-        }),
-      ),
-    )
-    sections.push(...loads.flatMap((s) => scenarioTable(s)))
-    for (const load of loads)
-      targets.push(
-        compareWithBest(
-          `${name} at ${load.rate} req/s: median TTFT within 1% of the best peer`,
-          samplesOf(load.runs, (r) => r.ttftMedianS),
-          { factor: 1.01, unit: ' s' },
-        ),
-        compareWithBest(
-          `${name} at ${load.rate} req/s: median e2e within 1% of the best peer`,
-          samplesOf(load.runs, (r) => r.e2eMedianS),
-          { factor: 1.01, unit: ' s' },
-        ),
-      )
-  }
-  return { sections, targets }
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { parseDesTimingOptions } from '../../../../control-plane/bench/des/des-timing-options.ts'
 
 describe('the DES timing options', () => {
-  it('default to 5 ms events, metrics every 50 ms (GIE's refresh interval) read 20 ms late, 0.5 ms network', () => {
+  it('default to 5 ms events, metrics every 50 ms (GIE’s refresh interval) read 20 ms late, 0.5 ms network', () => {
     expect(parseDesTimingOptions({})).toEqual({
       eventDelayMs: 5,
       metricsIntervalMs: 50,
