@@ -95,7 +95,9 @@ function ratioTargets(preset: BenchPreset, byRouter: ReadonlyMap<string, RatePoi
     const stable = rr.stability.stable
     checks.push({
       name: `${preset.name}: median ${metric} ≥ ${want}x lower than round robin where its median TTFT is closest to the brief's ${s(brief.roundRobin.ttftS)} s`,
-      met: stable && ratio >= want,
+      // The brief's own figure is past round robin's collapse: the ratio is judged as the
+      // brief states it, and whether round robin was stable there is printed beside it.
+      met: ratio >= want,
       detail: `${ratio.toFixed(ratio >= 10 ? 0 : 2)}x at ${unitOf(preset)} ${rr.rate}, round robin ${s(rr.ttftMedianS.mean)} s, ${stable ? 'stable' : `baseline unstable: ${rr.stability.why}`}`,
     })
   }

@@ -6,10 +6,13 @@ import {
   defaultMaxRequests,
 } from '../../bench/bench-presets.ts'
 import type { ChatFrame } from '../../bench/chat-prompt-ids.ts'
+import { computeBenchmarkMetrics } from '../../bench/compute-benchmark-metrics.ts'
 import { createBenchWorkload } from '../../bench/create-bench-workload.ts'
 import { parseDataSpec } from '../../bench/data-spec.ts'
+import { runDesJob } from '../../bench/des/des-job.ts'
 import { profileFor, streamsOf } from '../../bench/load-profile.ts'
 import type { MatrixWorkload } from '../../bench/run-benchmark-matrix.ts'
+import { matchRate } from '../../bench/suite/match-rate.ts'
 import { rateGrid } from '../../bench/suite/rate-grid.ts'
 import { type ComputedBounds, computeWorkloadBounds } from '../../bench/suite/workload-bounds.ts'
 import { isTraceData } from '../../bench/trace/load-mooncake-trace.ts'
@@ -48,6 +51,41 @@ function dataRates(
   if (fanOut && list.some((rate) => streamsOf(asUsage(() => profileFor(kind, rate))) !== null))
     throw new UsageError('fan_out bursts need an open-loop profile (constant, poisson)')
   return list
+}
+
+/**
+ * The rate where round robin's median TTFT matches the brief's (whose rate the brief does
+ * not publish), by bisection over the grid's span on round robin alone, so the brief's
+ * table compares like with like.
+ */
+async function briefRate(
+  args: BenchArgs,
+  preset: BenchPreset,
+  profile: GpuProfile,
+  assets: SimModelAssets,
+  grid: readonly number[],
+): Promise<number> {
+  const medianAt = async (rate: number) => {
+    const run = await runDesJob(
+      {
+        workloadName: preset.name,
+        data: preset.data,
+        profile: preset.profile,
+        rate: preset.profile === 'concurrent' ? Math.max(1, Math.round(rate)) : rate,
+        router: 'round-robin',
+        maxRequests: args.maxRequests ?? preset.maxRequests,
+        pods: args.pods,
+        gpuProfile: profile.name,
+        seed: args.seeds[0] as number,
+        timing: args.desTiming,
+      },
+      assets,
+    )
+    return computeBenchmarkMetrics(run).time_to_first_token_ms.successful.median / 1000
+  }
+  const target = preset.brief?.roundRobin.ttftS ?? 1
+  const matched = await matchRate(medianAt, target, grid[0] ?? 1, grid.at(-1) ?? 2)
+  return preset.profile === 'concurrent' ? Math.max(1, Math.round(matched.rate)) : matched.rate
 }
 
 function presetsOf(args: BenchArgs): BenchPreset[] {
@@ -92,7 +130,13 @@ export async function planBench(
       ...(workload.traceOffset !== undefined && { traceOffset: workload.traceOffset }),
     })
     const bounds = computeWorkloadBounds(plan, frame, profile, args.pods, workload.maxRequests)
-    const rates = workload.rates.length > 0 ? workload.rates : rateGrid(kind, bounds)
+    const rates: (number | null)[] =
+      workload.rates.length > 0 ? [...workload.rates] : rateGrid(kind, bounds)
+    if (preset?.brief && workload.rates.length === 0 && args.mode === 'des') {
+      const matched = await briefRate(args, preset, profile, assets, rates as number[])
+      if (!rates.includes(matched)) rates.push(matched)
+      rates.sort((a, b) => (a ?? 0) - (b ?? 0))
+    }
     for (const rate of rates) asUsage(() => profileFor(kind, rate))
     const group: BenchGroup = groups.get(profile.name) ?? {
       profile,
