@@ -21,6 +21,14 @@ export const DesTimingOptions = z.object({
   metricsDelayMs: ms
     .default(20)
     .describe('Scraped metrics are this old when the router reads them'),
+  eventLossRate: z
+    .number({ error: 'must be a fraction from 0 to 1' })
+    .min(0, { error: 'must be a fraction from 0 to 1' })
+    .max(1, { error: 'must be a fraction from 0 to 1' })
+    .default(0)
+    .describe(
+      'Share of KV event batches the index never sees (the stale-index scenario: no replay repairs them here)',
+    ),
   networkDelayMs: ms
     .default(0.5)
     .describe('One-way client–router–pod latency (the zero-queue floor adds it both ways)'),

@@ -99,6 +99,8 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
   const queue = new EventQueue<SimEvent>()
   const routerRandom = createSeededRandom(options.seed ^ 0x5bd1e995)
   const outputRandom = createSeededRandom(options.seed ^ 0x27d4eb2d)
+  // Drawn only when events are lost, so runs without loss are as before.
+  const lossRandom = createSeededRandom(options.seed ^ 0x1b873593)
   const index = createMemoryKvIndex()
   // The index's clock is the simulation's: `now` follows the event being handled.
   let now = 0
@@ -304,7 +306,11 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     } else if (event.kind === 'step-end') {
       const pod = pods[event.pod] as Pod
       const { step } = event
-      if (step.events.length > 0)
+      // A lost batch still takes its sequence number: the index sees the gap, not the blocks.
+      const lost =
+        step.events.length > 0 && timing.eventLossRate > 0 && lossRandom() < timing.eventLossRate
+      if (lost) pod.seq++
+      else if (step.events.length > 0)
         queue.push(time + eventDelay, {
           kind: 'events',
           pod: event.pod,

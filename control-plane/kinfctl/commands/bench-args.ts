@@ -30,6 +30,7 @@ export const benchOptions = {
   'event-delay-ms': { type: 'string' },
   'metrics-interval-ms': { type: 'string' },
   'metrics-delay-ms': { type: 'string' },
+  'event-loss-rate': { type: 'string' },
   'request-scale': { type: 'string' },
   'slo-ms': { type: 'string', default: String(peakTtftSloMs) },
   out: { type: 'string', default: 'results/bench' },
@@ -88,6 +89,14 @@ function nonNegative(name: string, text: string | undefined): number | undefined
   const value = Number(text)
   if (text.trim() === '' || !Number.isFinite(value) || value < 0)
     throw new UsageError(`--${name} must be a number of ms >= 0, not "${text}"`)
+  return value
+}
+
+function fractionOf(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  const value = Number(text)
+  if (text.trim() === '' || !(value >= 0 && value <= 1))
+    throw new UsageError(`--${name} must be a fraction from 0 to 1, not "${text}"`)
   return value
 }
 
@@ -159,6 +168,7 @@ export function parseBenchArgs(args: string[]): BenchArgs {
   const timing = {
     eventDelayMs: nonNegative('event-delay-ms', values['event-delay-ms']),
     metricsDelayMs: nonNegative('metrics-delay-ms', values['metrics-delay-ms']),
+    eventLossRate: fractionOf('event-loss-rate', values['event-loss-rate']),
     metricsIntervalMs:
       values['metrics-interval-ms'] === undefined
         ? undefined

@@ -61,6 +61,7 @@ How:
       --event-delay-ms MS   des: KV events reach the index this late (default ${desTimingDefaults.eventDelayMs})
       --metrics-interval-ms MS  des: pods' metrics are scraped this often (default ${desTimingDefaults.metricsIntervalMs})
       --metrics-delay-ms MS des: scraped metrics are this old when read (default ${desTimingDefaults.metricsDelayMs})
+      --event-loss-rate F   des: share of KV event batches the index never sees (default 0)
       --request-scale X     wave2: scale every scenario's request count (default 1)
       --slo-ms MS           median TTFT limit for peak throughput (default ${peakTtftSloMs})
       --threads N           des: benchmarks run side by side on N threads (default: the

@@ -37,6 +37,8 @@ export interface Probe {
   profile?: string
   /** Overrides the preset's (scaled) request count. */
   maxRequests?: number
+  /** Overrides the suite's DES timing (the stale-index scenario). */
+  timing?: DesTimingOptionsInput
 }
 
 export interface Wave2Context extends Wave2Options {
@@ -95,7 +97,9 @@ export function createWave2Context(options: Wave2Options): Wave2Context {
         gpuProfile: profileOf(probe.preset).name,
         seed: probe.seed,
         replicas: probe.replicas,
-        ...(options.desTiming ? { timing: options.desTiming } : {}),
+        ...(options.desTiming || probe.timing
+          ? { timing: { ...options.desTiming, ...probe.timing } }
+          : {}),
       }
       const started = performance.now()
       const summary = summarizeRun(await pool.run(job), frame)

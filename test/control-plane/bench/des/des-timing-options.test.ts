@@ -7,6 +7,7 @@ describe('the DES timing options', () => {
       eventDelayMs: 5,
       metricsIntervalMs: 50,
       metricsDelayMs: 20,
+      eventLossRate: 0,
       networkDelayMs: 0.5,
     })
     expect(parseDesTimingOptions({ eventDelayMs: 0, networkDelayMs: 2 })).toMatchObject({
@@ -26,6 +27,11 @@ describe('the DES timing options', () => {
       expect.objectContaining({
         code: 'invalid_config',
         message: 'des benchmark: metricsIntervalMs must be a number of ms > 0',
+      }),
+    )
+    expect(() => parseDesTimingOptions({ eventLossRate: 1.5 })).toThrow(
+      expect.objectContaining({
+        message: 'des benchmark: eventLossRate must be a fraction from 0 to 1',
       }),
     )
   })
