@@ -1,6 +1,6 @@
 import type { BenchPreset } from './bench-presets.ts'
 import type { BenchmarkRun } from './request-record.ts'
-import { type RatePoint, ratePoints } from './suite/rate-points.ts'
+import { formatSeconds, type RatePoint, ratePoints } from './suite/rate-points.ts'
 import {
   baselineRouter,
   describeBounds,
@@ -38,12 +38,7 @@ export function matchedRate(points: readonly RatePoint[], ttftS: number): RatePo
   return [...points].sort((a, b) => distance(a) - distance(b) || a.rate - b.rate)[0]
 }
 
-const s = (value: number) =>
-  Number.isFinite(value)
-    ? value >= 10
-      ? value.toFixed(1)
-      : value.toFixed(value >= 1 ? 2 : 3)
-    : '–'
+const s = (value: number) => formatSeconds(value)
 
 /** The brief's ratios at the matched rate: its own RR ÷ Kinference figures, rounded down. */
 const briefRatioTargets: Record<string, { ttft: number; e2e: number | null }> = {

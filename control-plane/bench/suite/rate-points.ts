@@ -88,10 +88,15 @@ export function ratePoints(runs: readonly BenchmarkRun[]): Map<string, Map<strin
   return out
 }
 
+/** Seconds (or any figure) to about three significant digits; "–" when not a number. */
+export function formatSeconds(value: number, digits = 3): string {
+  if (!Number.isFinite(value)) return '–'
+  return value >= 10 ? value.toFixed(1) : value.toFixed(value >= 1 ? 2 : digits)
+}
+
 /** "0.185 (0.180–0.190)" in seconds; the range only where seeds differ. */
 export function formatSpread(spread: Spread, digits = 3): string {
-  const f = (v: number) =>
-    Number.isFinite(v) ? (v >= 10 ? v.toFixed(1) : v.toFixed(v >= 1 ? 2 : digits)) : '–'
+  const f = (v: number) => formatSeconds(v, digits)
   return spread.max > spread.min
     ? `${f(spread.mean)} (${f(spread.min)}–${f(spread.max)})`
     : f(spread.mean)

@@ -1,5 +1,5 @@
 import type { ZeroQueueFloor } from '../zero-queue-floor.ts'
-import { formatSpread, type RatePoint } from './rate-points.ts'
+import { formatSeconds, formatSpread, type RatePoint } from './rate-points.ts'
 
 /** What bounds a workload's results, whichever router runs (docs/benchmark-bounds.md). */
 export interface WorkloadBounds {
@@ -16,12 +16,7 @@ export interface WorkloadBounds {
 export const baselineRouter = 'round-robin'
 export const ourRouter = 'kinference'
 
-const s = (value: number) =>
-  Number.isFinite(value)
-    ? value >= 10
-      ? value.toFixed(1)
-      : value.toFixed(value >= 1 ? 2 : 3)
-    : '–'
+const s = (value: number) => formatSeconds(value)
 const pct = (value: number | null | undefined) =>
   value === null || value === undefined || !Number.isFinite(value)
     ? '–'
