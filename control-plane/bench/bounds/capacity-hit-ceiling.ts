@@ -6,6 +6,8 @@ export interface CapacityHitCeiling extends HitCeiling {
   capacityBlocks: number
   /** Blocks of requests larger than the whole cache, which could not be held at all. */
   unheldBlocks: number
+  /** Each request's hit blocks, in stream order (what the fluid bound's prefill term reads). */
+  hitBlocksByRequest: number[]
 }
 
 /** Priority order: the farthest next use first, then the deepest block of a chain. */
@@ -48,8 +50,11 @@ export function capacityHitCeiling(
     }
     return false
   }
+  const hitBlocksByRequest: number[] = []
   for (const [r, request] of requests.entries()) {
-    hitBlocks += leadingHits(request, blockSize, (key) => resident.has(key))
+    const hits = leadingHits(request, blockSize, (key) => resident.has(key))
+    hitBlocksByRequest.push(hits)
+    hitBlocks += hits
     const blocks = [...request.promptBlocks, ...request.answerBlocks]
     const pinned: [depth: number, key: number][] = []
     for (const [depth, key] of blocks.entries()) {
@@ -67,7 +72,7 @@ export function capacityHitCeiling(
       })
     }
   }
-  return { ...toHitCeiling(stream, hitBlocks), capacityBlocks, unheldBlocks }
+  return { ...toHitCeiling(stream, hitBlocks), capacityBlocks, unheldBlocks, hitBlocksByRequest }
 }
 
 /** For each block, the index of the next request after `r` that can hit it (or the end). */

@@ -25,15 +25,19 @@ export interface FluidThroughputBound {
  * The fluid throughput bound of `pods` pods of `profile` on a request stream, with the
  * prompt tokens the capacity-constrained ceiling (`capacity`) would serve from cache:
  *
- *   λ ≤ min( N·R_peak / ū,  N·C / S,  N·D_peak / (ō − 1) )
+ *   λ ≤ min( N / P̄,  N·C / S,  N·D_peak / (ō − 1) )
  *
- * - ū: mean uncached prompt tokens per request at the capacity ceiling; R_peak = B /
- *   t_step(B prefill tokens, nothing cached) for the step budget B (max_num_batched_tokens).
+ * - P̄: the mean time one pod needs for a request's prefill, its u uncached tokens after c
+ *   cached (the capacity ceiling's hits for that request) in full-budget steps of B tokens
+ *   (max_num_batched_tokens): (u/B)·t_step(B tokens reading c + u/2 + B/2 of context per
+ *   chunk, attention B·(c + u/2)). Long prompts pay for attending to their own prefix,
+ *   which a per-token rate misses. R_peak = B / t_step(B tokens, nothing cached) is
+ *   reported beside it; ū is the mean uncached prompt.
  * - C = min(max_num_seqs, blocks per pod / ((ū + ō) / block)): the requests a pod can
  *   hold if each needs blocks only for what it computes itself (its uncached prompt and
  *   its answer) and the cached part costs nothing: running requests share those blocks,
  *   and holding them once per pod is left out, so C is an upper bound.
- * - S = ū/R_peak + (ō − 1)·t_step(one decode at the mean context x̄ = p̄ + ō/2): the least
+ * - S = P̄ + (ō − 1)·t_step(one decode at the mean context x̄ = p̄ + ō/2): the least
  *   time a request holds its KV (the first output token comes with the last prefill chunk).
  * - D_peak = C / t_step(C decodes at context x̄): the decode tokens/s of a full pod, the
  *   term that binds when decode dominates.
@@ -42,7 +46,7 @@ export interface FluidThroughputBound {
  */
 export function fluidThroughputBound(
   stream: RequestStream,
-  capacity: HitCeiling,
+  capacity: HitCeiling & { hitBlocksByRequest?: readonly number[] },
   profile: GpuProfile,
   pods: number,
 ): FluidThroughputBound {
@@ -75,10 +79,29 @@ export function fluidThroughputBound(
   const kvConcurrency = Math.min(profile.scheduler.maxNumSeqs, numGpuBlocks(profile) / meanBlocks)
   const decodeTokensPerSecond = (kvConcurrency * 1000) / decodeMs(kvConcurrency)
   const decodes = meanOutput - 1
-  const meanServiceSeconds =
-    meanUncachedTokens / prefillTokensPerSecond + (decodes * decodeMs(1)) / 1000
+  const prefillSeconds = (cached: number, uncached: number) =>
+    (uncached / budget) *
+    (stepMs({
+      tokens: budget,
+      decodeContext: 0,
+      prefillContext: cached + uncached / 2 + budget / 2,
+      prefillAttention: budget * (cached + uncached / 2),
+    }) /
+      1000)
+  const byRequest = capacity.hitBlocksByRequest
+  // Without per-request hits, the mean uncached prompt with nothing before it: leaving out
+  // the cached context lowers each request's time, and the rest is convex in u, so this
+  // is no more than the mean of the per-request times and the bound stays a bound.
+  const meanPrefillSeconds =
+    byRequest && byRequest.length === requests.length && requests.length > 0
+      ? requests.reduce((sum, r, i) => {
+          const cached = (byRequest[i] as number) * blockSize
+          return sum + prefillSeconds(cached, r.promptTokens - cached)
+        }, 0) / n
+      : prefillSeconds(0, meanUncachedTokens)
+  const meanServiceSeconds = meanPrefillSeconds + (decodes * decodeMs(1)) / 1000
   const terms: Record<FluidTerm, number> = {
-    prefill: (pods * prefillTokensPerSecond) / meanUncachedTokens,
+    prefill: pods / meanPrefillSeconds,
     kv: (pods * kvConcurrency) / meanServiceSeconds,
     decode: (pods * decodeTokensPerSecond) / decodes,
   }

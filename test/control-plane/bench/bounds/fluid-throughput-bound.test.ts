@@ -45,16 +45,56 @@ describe('fluidThroughputBound', () => {
       })
     expect(bound.prefillTokensPerSecond).toBeCloseTo(rPeak, 9)
     expect(bound.binding).toBe('prefill')
-    expect(bound.requestsPerSecond).toBeCloseTo((3 * rPeak) / 4096, 9)
+    // Two chunks of 2048: the second attends to the first, so below 3 · R_peak / 4096.
+    const chunks =
+      (cost.stepMs({
+        tokens: 2048,
+        decodeContext: 0,
+        prefillContext: 2048,
+        prefillAttention: 2048 ** 2 / 2,
+      }) +
+        cost.stepMs({
+          tokens: 2048,
+          decodeContext: 0,
+          prefillContext: 4096,
+          prefillAttention: 2048 * (2048 + 1024),
+        })) /
+      1000
+    expect(bound.requestsPerSecond).toBeCloseTo(3 / chunks, 9)
+    expect(bound.requestsPerSecond).toBeLessThan((3 * rPeak) / 4096)
     expect(bound.terms.decode).toBe(Number.POSITIVE_INFINITY)
   })
 
-  it('rises as the cache serves more of each prompt', () => {
+  it('rises as the cache serves more of each prompt, though cached tokens are still attended to', () => {
     const s = uniform(4096, 1)
     const cold = fluidThroughputBound(s, served(s, 0), l40s27bFp8, 3)
-    const warm = fluidThroughputBound(s, served(s, 0.75), l40s27bFp8, 3)
+    const hits = { ...served(s, 0.75), hitBlocksByRequest: s.requests.map(() => 3072 / 16) }
+    const warm = fluidThroughputBound(s, hits, l40s27bFp8, 3)
     expect(warm.meanUncachedTokens).toBe(1024)
-    expect(warm.terms.prefill).toBeCloseTo(4 * cold.terms.prefill, 9)
+    expect(warm.terms.prefill).toBeGreaterThan(2.5 * cold.terms.prefill)
+    expect(warm.terms.prefill).toBeLessThan(4 * cold.terms.prefill)
+  })
+
+  it('reads each request’s own hits when the capacity ceiling gives them', () => {
+    // Half the requests fully cold, half 3/4 cached: the same mean as 3/8 cached each.
+    const s = uniform(4096, 1, 2)
+    const mixed = { ...served(s, 0.375), hitBlocksByRequest: [0, 192] }
+    const perRequest = fluidThroughputBound(s, mixed, l40s27bFp8, 3)
+    const averaged = fluidThroughputBound(s, served(s, 0.375), l40s27bFp8, 3)
+    expect(perRequest.meanUncachedTokens).toBe(averaged.meanUncachedTokens)
+    // Without them the cached context is left out, which only lowers the time: a looser bound.
+    expect(perRequest.terms.prefill).toBeLessThan(averaged.terms.prefill)
+    const cold =
+      (cost.stepMs({
+        tokens: 2048,
+        decodeContext: 0,
+        prefillContext: 1280 + 1024,
+        prefillAttention: 2048 * 1280,
+      }) *
+        2560) /
+      2048 /
+      1000
+    expect(averaged.terms.prefill).toBeCloseTo(3 / cold, 9)
   })
 
   it('is bound by decode for long answers: a full pod’s decode rate over the tokens to decode', () => {
@@ -74,7 +114,21 @@ describe('fluidThroughputBound', () => {
     const bound = fluidThroughputBound(s, served(s, 0), tight, 3)
     expect(bound.kvConcurrency).toBe(2)
     expect(bound.binding).toBe('kv')
-    const service = 4096 / bound.prefillTokensPerSecond + (63 * decodeMs(1, 4096 + 32)) / 1000
+    const prefill =
+      (cost.stepMs({
+        tokens: 2048,
+        decodeContext: 0,
+        prefillContext: 2048,
+        prefillAttention: 2048 ** 2 / 2,
+      }) +
+        cost.stepMs({
+          tokens: 2048,
+          decodeContext: 0,
+          prefillContext: 4096,
+          prefillAttention: 2048 * 3072,
+        })) /
+      1000
+    const service = prefill + (63 * decodeMs(1, 4096 + 32)) / 1000
     expect(bound.meanServiceSeconds).toBeCloseTo(service, 9)
     expect(bound.requestsPerSecond).toBeCloseTo((3 * 2) / service, 9)
   })
