@@ -39,7 +39,9 @@ describe('the second wave’s suite, at a smoke scale', () => {
     // The Mooncake trace ran on its own profile's pods, at a speed the suite chose.
     expect(lines.some((l) => l.startsWith('mooncake trace@'))).toBe(true)
     expect(report.markdown).toContain('### capacity: b2b')
-    expect(report.markdown).toContain('### stale index (events 1000 ms late, 20% lost): shared-prefix')
+    expect(report.markdown).toContain(
+      '### stale index (events 1000 ms late, 20% lost): shared-prefix',
+    )
     expect(report.markdown).toMatch(/- (met|\*\*missed\*\*): fan-out: p50 TTFT/)
   }, 120_000)
 })
