@@ -31,6 +31,13 @@ export interface RunSummary {
    */
   goodputRps: number
   duplicatePrefillRatio: number | null
+  /**
+   * Requests that finished within the run, of all of them: by the last arrival plus the
+   * longest e2e latency among the requests that started in the run's first third (what a
+   * request took before any queue could build). A pool that keeps up finishes its last
+   * requests about as fast as its first; one falling behind leaves them late.
+   */
+  completedWithinRun: number
   stability: Stability
 }
 
@@ -38,6 +45,20 @@ function offeredSeconds(run: BenchmarkRun): number {
   const starts = run.records.map((r) => r.startMs)
   if (starts.length < 2) return (run.endMs - run.startMs) / 1000
   return (Math.max(...starts) - Math.min(...starts)) / 1000
+}
+
+export function completedWithinRun(run: BenchmarkRun): number {
+  const records = run.records
+  if (records.length === 0) return 0
+  const byStart = [...records].sort((a, b) => a.startMs - b.startMs)
+  const first = byStart.slice(0, Math.max(1, Math.floor(byStart.length / 3)))
+  const allowance = Math.max(
+    0,
+    ...first.filter((r) => statusOf(r) === 'successful').map((r) => r.endMs - r.startMs),
+  )
+  const deadline = (byStart.at(-1)?.startMs ?? 0) + allowance
+  const done = records.filter((r) => statusOf(r) === 'successful' && r.endMs <= deadline)
+  return done.length / records.length
 }
 
 export function summarizeRun(run: BenchmarkRun, frame: ChatFrame): RunSummary {
@@ -64,6 +85,7 @@ export function summarizeRun(run: BenchmarkRun, frame: ChatFrame): RunSummary {
     preemptions: run.preemptions ?? null,
     goodputRps: seconds > 0 ? good / seconds : 0,
     duplicatePrefillRatio: fanOutPrefills(run, frame)?.duplicatePrefillRatio ?? null,
+    completedWithinRun: completedWithinRun(run),
     stability: baselineStability(run),
   }
 }

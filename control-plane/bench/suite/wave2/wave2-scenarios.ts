@@ -30,8 +30,8 @@ const bracket = { low: 0.125, high: 1 }
 
 /**
  * The highest Poisson rate at which p90 TTFT ≤ 2 s and ≥ 98% of the requests complete
- * within the run (the middle third's completions keep up with its arrivals: the served
- * fraction of baseline-stability.ts), by bisection from the fluid bound down.
+ * within the run (finished by the last arrival plus the slowest early request's e2e:
+ * run-summary.ts), by bisection from the fluid bound down.
  */
 export async function measureCapacity(
   ctx: Wave2Context,
@@ -48,7 +48,7 @@ export async function measureCapacity(
       byRate.set(rate, summary)
       return {
         p90TtftMs: Number.isFinite(summary.ttftP90S) ? summary.ttftP90S * 1000 : Infinity,
-        completedFraction: Math.min(1, summary.stability.servedFraction ?? 1),
+        completedFraction: summary.completedWithinRun,
       }
     },
     {
