@@ -54,10 +54,17 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
         const backlog = predicted - pod.ttft.overheadMs
         let cost = predicted + perPodRate * backlog * ownWork
         // Recomputing a prefix another pod holds only where the copy fits with room to
-        // spare: in a pool short of memory a copy evicts what others need next.
+        // spare once everyone's answers are reserved (the requests in flight still write
+        // theirs, and this one its own): in a pool short of memory a copy evicts what
+        // others need next, and they are preempted to recompute it.
         const recompute = bestCached - cachedTokensOf(request, pod.cachedBlocks)
         if (recompute > 2 * request.blockSize && pod.memory) {
-          const after = pod.memory.usedTokens + pod.memory.pendingTokens + features.uncachedTokens
+          const after =
+            pod.memory.usedTokens +
+            pod.memory.pendingTokens +
+            remainingDecodeSteps(pod, request.maxTokens) +
+            features.uncachedTokens +
+            request.maxTokens
           if (after > headroom * pod.memory.capacityTokens) cost += outOfRoomMs
         }
         costs.push(cost)
@@ -76,10 +83,16 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
       const placing = bestCached * 2 < request.promptTokens
       const slack = Math.max(2, best * (placing ? 0.1 : 0.02))
       const near = candidates.filter((_, i) => (costs[i] as number) <= best + slack)
+      // Memory counts what the requests in flight will still write (their answers), not
+      // only what they hold now: a pod of fresh long answers is fuller than it looks.
       const load = (pod: PodCandidate) =>
         placing && pod.memory
-          ? Math.round(pod.memory.usedTokens + pod.memory.pendingTokens)
-          : pod.load.activeTokens
+          ? Math.round(
+              pod.memory.usedTokens +
+                pod.memory.pendingTokens +
+                remainingDecodeSteps(pod, request.maxTokens),
+            )
+          : remainingDecodeSteps(pod, request.maxTokens)
       const lightest = Math.min(...near.map(load))
       const finalists = near.filter((pod) => load(pod) === lightest)
       const chosen = finalists[Math.floor(context.random() * finalists.length)] as PodCandidate
@@ -97,6 +110,27 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
       }
     },
   }
+}
+
+/**
+ * Decode steps the pod's requests in flight still have ahead (to max_tokens, an upper
+ * bound), the ones not yet started counted at this request's length: the decode batch this
+ * request would share for its lifetime, and the KV those answers will still take. The KV
+ * in use now says how long the running requests are, not how long they will stay; a pod
+ * of fresh long answers looks light by it. This replica tracks only its own requests; the
+ * pod's metrics say how many run and wait in all, so its own are scaled up to them (other
+ * replicas' traffic looks like its own). Without a memory view, the KV footprint in flight.
+ */
+function remainingDecodeSteps(pod: PodCandidate, ownMaxTokens: number): number {
+  if (!pod.memory) return pod.load.activeTokens
+  const releases = pod.memory.releases()
+  let own = 0
+  for (const [left] of releases) own += left
+  const running = pod.metrics?.running ?? releases.length
+  const scale = releases.length > 0 ? Math.max(1, running / releases.length) : 1
+  const waiting = pod.load.pendingRequests + (pod.metrics?.unseenWaiting ?? 0)
+  const others = releases.length === 0 ? Math.max(0, running) * ownMaxTokens : 0
+  return waiting * ownMaxTokens + own * scale + others
 }
 
 /** Added to the cost of a copy that does not fit: chosen only when nothing else can be. */

@@ -37,6 +37,24 @@ function pod(
   }
 }
 const context = { nowMs: 0, random: createSeededRandom(1) }
+
+/** A pod's KV memory: `used` tokens held now, and the requests decoding as [steps left, tokens]. */
+function withMemory(
+  candidate: PodCandidate,
+  used: number,
+  decoding: (readonly [number, number])[],
+): PodCandidate {
+  return {
+    ...candidate,
+    memory: {
+      capacityTokens: 94_208,
+      usedTokens: used,
+      pendingTokens: candidate.load.pendingPrefillTokens,
+      stepMs: 40,
+      releases: () => decoding,
+    },
+  }
+}
 const strategy = createKinferenceStrategy({ stepBudget: 2048, copyHeadroom: 0.85 })
 
 describe('the kinference strategy', () => {
@@ -59,6 +77,28 @@ describe('the kinference strategy', () => {
     const warm = predictTtftMs(request, warmBusy, 2048)
     const cold = predictTtftMs(request, pod('cold', 0), 2048)
     expect(cold).toBeLessThan(warm)
+  })
+
+  it('copies a prefix only where the answers still to come leave room for it', () => {
+    const warmBusy = withMemory(pod('warm', 256, 40_000, 10), 60_000, [])
+    // 32% used now, but 50 running requests will each write 1,000 more tokens: with the
+    // copy the pod would pass 85% of its KV, and the running requests would be preempted.
+    const filling = withMemory(pod('cold', 0), 30_000, Array(50).fill([1000, 500]))
+    expect(strategy.choose(request, [filling, warmBusy], context).pod).toBe('warm')
+    // The same pod with 10 of them still has room: the copy is worth its prefill.
+    const roomy = withMemory(pod('cold', 0), 30_000, Array(10).fill([1000, 500]))
+    expect(strategy.choose(request, [roomy, warmBusy], context).pod).toBe('cold')
+  })
+
+  it('places a new prefix by the memory its pod will need, answers still to come included', () => {
+    const fresh = { ...request, promptTokens: 1250, maxTokens: 8000 }
+    // a holds little now but decodes five fresh 8,000-token answers; b holds more, nearly done.
+    const a = withMemory(pod('a', 0), 1_000, Array(5).fill([8000, 200]))
+    const b = withMemory(pod('b', 0), 8_000, Array(5).fill([10, 1600]))
+    for (let seed = 1; seed <= 5; seed++)
+      expect(
+        strategy.choose(fresh, [a, b], { nowMs: 0, random: createSeededRandom(seed) }).pod,
+      ).toBe('b')
   })
 
   it('caps a hit at floor((n−1)/16)·16 tokens, as vLLM never hits the last token', () => {
