@@ -9,6 +9,8 @@ export interface WorkloadBounds {
   infiniteHitCeiling?: number | null
   /** Hit rate the pool's KV cache can reach offline (Belady, no replication). */
   capacityHitCeiling?: number | null
+  /** Hit rate of the pool's KV as one LRU cache (perfect routing, vLLM's eviction): a reference. */
+  lruHitReference?: number | null
   /** Requests/s the pool could serve at best (fluid bound). */
   fluidRps?: number | null
 }
@@ -42,6 +44,8 @@ export function describeBounds(bounds: WorkloadBounds | undefined): string {
     parts.push(`infinite-cache hit ceiling ${pct(bounds.infiniteHitCeiling)}`)
   if (bounds.capacityHitCeiling != null)
     parts.push(`capacity-constrained hit ceiling ${pct(bounds.capacityHitCeiling)}`)
+  if (bounds.lruHitReference != null)
+    parts.push(`with LRU eviction (perfect routing) ${pct(bounds.lruHitReference)}`)
   if (bounds.fluidRps != null) parts.push(`fluid throughput bound ${s(bounds.fluidRps)} req/s`)
   return parts.length === 0 ? '' : `Bounds: ${parts.join('; ')}.`
 }

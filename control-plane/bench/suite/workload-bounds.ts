@@ -5,6 +5,7 @@ import {
   fluidThroughputBound,
 } from '../bounds/fluid-throughput-bound.ts'
 import { infiniteHitCeiling } from '../bounds/hit-ceiling.ts'
+import { lruHitReference } from '../bounds/lru-hit-reference.ts'
 import { requestStreamOf } from '../bounds/request-stream.ts'
 import { type ChatFrame, chatPromptIds } from '../chat-prompt-ids.ts'
 import type { Workload } from '../workload.ts'
@@ -51,6 +52,7 @@ export function computeWorkloadBounds(
     floor: stamps ? null : zeroQueueFloor(workload, frame, profile, count),
     infiniteHitCeiling: infinite.fraction,
     capacityHitCeiling: capacity.fraction,
+    lruHitReference: lruHitReference(stream, pods * numGpuBlocks(profile)).fraction,
     fluidRps: fluid.requestsPerSecond,
     fluid,
     closedLoopStreams: fluid.requestsPerSecond * fluid.meanServiceSeconds,

@@ -118,7 +118,7 @@ describe('kinfctl bench: discrete-event runs', () => {
       /^\| 1 \| round-robin \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+% \([\d.]+%\) \| (stable|served|TTFT)/m,
     )
     expect(stdout).toMatch(
-      /^Bounds: zero-queue floor median TTFT [\d.]+ s, p90 [\d.]+ s; infinite-cache hit ceiling [\d.]+%; capacity-constrained hit ceiling [\d.]+%; fluid throughput bound [\d.]+ req\/s\.$/m,
+      /^Bounds: zero-queue floor median TTFT [\d.]+ s, p90 [\d.]+ s; infinite-cache hit ceiling [\d.]+%; capacity-constrained hit ceiling [\d.]+%; with LRU eviction \(perfect routing\) [\d.]+%; fluid throughput bound [\d.]+ req\/s\.$/m,
     )
     expect(readdirSync(out).sort()).toEqual([
       'benchmarks.json',
