@@ -53,6 +53,17 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
         const ownWork = pod.ttft.msPerToken * effectiveWork({ ...features, queuedTokens: 0 })
         const backlog = predicted - pod.ttft.overheadMs
         let cost = predicted + perPodRate * backlog * ownWork
+        // Answers still to come that will not fit: vLLM admits now and preempts later, and
+        // whatever overflows is computed again. Charged as that prefill, on any pod.
+        if (pod.memory) {
+          const reserved =
+            pod.memory.usedTokens +
+            pod.memory.pendingTokens +
+            remainingDecodeSteps(pod, request.maxTokens) +
+            features.uncachedTokens +
+            request.maxTokens
+          cost += Math.max(0, reserved - pod.memory.capacityTokens) * pod.ttft.msPerToken
+        }
         // Recomputing a prefix another pod holds only where the copy fits with room to
         // spare once everyone's answers are reserved (the requests in flight still write
         // theirs, and this one its own): in a pool short of memory a copy evicts what

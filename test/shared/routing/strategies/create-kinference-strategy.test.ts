@@ -101,6 +101,18 @@ describe('the kinference strategy', () => {
       ).toBe('b')
   })
 
+  it('charges a pod the answers that will not fit: a small prefix hit is not worth a preemption', () => {
+    const long = { ...request, promptTokens: 1250, maxTokens: 8000 }
+    // The warm pod holds the 256-token system prompt, but its ten running answers will
+    // write 80,000 more tokens into 94,208: this request's would be preempted and redone.
+    const warmFull = withMemory(pod('warm', 16), 40_000, Array(10).fill([8000, 4000]))
+    const coldRoomy = withMemory(pod('cold', 0), 20_000, Array(3).fill([8000, 4000]))
+    expect(strategy.choose(long, [warmFull, coldRoomy], context).pod).toBe('cold')
+    // With room on both, the hit wins.
+    const warmRoomy = withMemory(pod('warm', 16), 20_000, Array(3).fill([8000, 4000]))
+    expect(strategy.choose(long, [warmRoomy, coldRoomy], context).pod).toBe('warm')
+  })
+
   it('caps a hit at floor((n−1)/16)·16 tokens, as vLLM never hits the last token', () => {
     expect(cachedTokensOf({ ...request, promptTokens: 4096 }, 256)).toBe(4080)
     expect(cachedTokensOf(request, 500)).toBe(4336)
