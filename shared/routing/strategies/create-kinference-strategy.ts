@@ -53,31 +53,24 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
         const ownWork = pod.ttft.msPerToken * effectiveWork({ ...features, queuedTokens: 0 })
         const backlog = predicted - pod.ttft.overheadMs
         let cost = predicted + perPodRate * backlog * ownWork
-        // Answers still to come that will not fit: vLLM admits now and preempts later, and
-        // whatever overflows is computed again. Charged as that prefill, on any pod.
-        if (pod.memory) {
-          const reserved =
-            pod.memory.usedTokens +
+        // What the pod's KV must hold once every answer in flight and this request's own
+        // are written: the running requests still write theirs.
+        const reserved = pod.memory
+          ? pod.memory.usedTokens +
             pod.memory.pendingTokens +
             remainingDecodeSteps(pod, request.maxTokens) +
             features.uncachedTokens +
             request.maxTokens
-          cost += Math.max(0, reserved - pod.memory.capacityTokens) * pod.ttft.msPerToken
-        }
+          : 0
+        const capacity = pod.memory?.capacityTokens ?? Number.POSITIVE_INFINITY
+        // What will not fit: vLLM admits now and preempts later, and whatever overflows is
+        // computed again. Charged as that prefill, on any pod.
+        cost += Math.max(0, reserved - capacity) * pod.ttft.msPerToken
         // Recomputing a prefix another pod holds only where the copy fits with room to
-        // spare once everyone's answers are reserved (the requests in flight still write
-        // theirs, and this one its own): in a pool short of memory a copy evicts what
-        // others need next, and they are preempted to recompute it.
+        // spare once everyone's answers are reserved: in a pool short of memory a copy
+        // evicts what others need next, and they are preempted to recompute it.
         const recompute = bestCached - cachedTokensOf(request, pod.cachedBlocks)
-        if (recompute > 2 * request.blockSize && pod.memory) {
-          const after =
-            pod.memory.usedTokens +
-            pod.memory.pendingTokens +
-            remainingDecodeSteps(pod, request.maxTokens) +
-            features.uncachedTokens +
-            request.maxTokens
-          if (after > headroom * pod.memory.capacityTokens) cost += outOfRoomMs
-        }
+        if (recompute > 2 * request.blockSize && reserved > headroom * capacity) cost += outOfRoomMs
         costs.push(cost)
         return {
           pod: pod.name,

@@ -31,6 +31,22 @@ const decodeMs = (batch: number, context: number) =>
     prefillAttention: 0,
   })
 
+/** A cold 4,096-token prefill in two 2,048-token steps, the second attending to the first. */
+const twoChunksSeconds = () =>
+  (cost.stepMs({
+    tokens: 2048,
+    decodeContext: 0,
+    prefillContext: 2048,
+    prefillAttention: 2048 ** 2 / 2,
+  }) +
+    cost.stepMs({
+      tokens: 2048,
+      decodeContext: 0,
+      prefillContext: 4096,
+      prefillAttention: 2048 * 3072,
+    })) /
+  1000
+
 describe('fluidThroughputBound', () => {
   it('is the prefill rate over the uncached tokens when nothing is decoded', () => {
     const s = uniform(4096, 1)
@@ -46,20 +62,7 @@ describe('fluidThroughputBound', () => {
     expect(bound.prefillTokensPerSecond).toBeCloseTo(rPeak, 9)
     expect(bound.binding).toBe('prefill')
     // Two chunks of 2048: the second attends to the first, so below 3 · R_peak / 4096.
-    const chunks =
-      (cost.stepMs({
-        tokens: 2048,
-        decodeContext: 0,
-        prefillContext: 2048,
-        prefillAttention: 2048 ** 2 / 2,
-      }) +
-        cost.stepMs({
-          tokens: 2048,
-          decodeContext: 0,
-          prefillContext: 4096,
-          prefillAttention: 2048 * (2048 + 1024),
-        })) /
-      1000
+    const chunks = twoChunksSeconds()
     expect(bound.requestsPerSecond).toBeCloseTo(3 / chunks, 9)
     expect(bound.requestsPerSecond).toBeLessThan((3 * rPeak) / 4096)
     expect(bound.terms.decode).toBe(Number.POSITIVE_INFINITY)
@@ -114,20 +117,7 @@ describe('fluidThroughputBound', () => {
     const bound = fluidThroughputBound(s, served(s, 0), tight, 3)
     expect(bound.kvConcurrency).toBe(2)
     expect(bound.binding).toBe('kv')
-    const prefill =
-      (cost.stepMs({
-        tokens: 2048,
-        decodeContext: 0,
-        prefillContext: 2048,
-        prefillAttention: 2048 ** 2 / 2,
-      }) +
-        cost.stepMs({
-          tokens: 2048,
-          decodeContext: 0,
-          prefillContext: 4096,
-          prefillAttention: 2048 * 3072,
-        })) /
-      1000
+    const prefill = twoChunksSeconds()
     const service = prefill + (63 * decodeMs(1, 4096 + 32)) / 1000
     expect(bound.meanServiceSeconds).toBeCloseTo(service, 9)
     expect(bound.requestsPerSecond).toBeCloseTo((3 * 2) / service, 9)

@@ -1,48 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import type { BenchmarkRun, RequestRecord } from '../../../../control-plane/bench/request-record.ts'
 import { baselineStability } from '../../../../control-plane/bench/suite/baseline-stability.ts'
+import { timedBenchRun } from '../../../support/timed-bench-run.ts'
 
 /** `count` requests `gapMs` apart, each with TTFT `ttft(i)` and done `e2e(i)` after it started. */
-function runOf(
+const runOf = (
   profile: string,
   count: number,
   gapMs: number,
   ttft: (i: number) => number,
   e2e: (i: number) => number,
-): BenchmarkRun {
-  const records: RequestRecord[] = Array.from({ length: count }, (_, i) => ({
-    id: `r${i}`,
-    conversation: i,
-    turn: 0,
-    startMs: i * gapMs,
-    firstTokenMs: i * gapMs + ttft(i),
-    tokenTimesMs: [],
-    endMs: i * gapMs + e2e(i),
-    promptTokens: 10,
-    outputTokens: 1,
-    cachedTokens: 0,
-    pod: null,
-    error: null,
-  }))
-  return {
-    config: {
-      mode: 'des',
-      router: 'round-robin',
-      workload: 'w',
-      profile,
-      rate: 1,
-      pods: 3,
-      gpuProfile: 'l40s-27b-fp8',
-      seed: 1,
-      dataSpec: '',
-    },
-    startMs: 0,
-    endMs: Math.max(...records.map((r) => r.endMs)),
-    records,
-    prefixCache: null,
-    elapsedSeconds: 0,
-  }
-}
+) => timedBenchRun({ profile, count, gapMs, ttftMs: ttft, e2eMs: e2e })
 
 describe('baselineStability', () => {
   it('a run that keeps up with its arrivals and has no trend is stable', () => {
