@@ -137,8 +137,16 @@ describe('hostile and broken resources', () => {
       'pod p0 also selected by InferencePool kinference/',
     )
     expect(condition('qwen-27b', 'Ready')?.status).toBe('True')
-    const read = await c.store.current()
-    expect(read?.ok && Object.keys(read.published.snapshot.pools).sort()).toEqual([
+    // Status and the publish to Redis go out separately: the conditions can land first.
+    const read = await eventually(
+      async () => {
+        const current = await c.store.current()
+        return current?.ok ? current : undefined
+      },
+      10_000,
+      'a published snapshot',
+    )
+    expect(Object.keys(read.published.snapshot.pools).sort()).toEqual([
       'kinference/greedy',
       'kinference/matches-nothing',
       'kinference/qwen-27b',
