@@ -1,5 +1,6 @@
 import type { BenchPreset } from './bench-presets.ts'
 import type { BenchmarkRun } from './request-record.ts'
+import { closestByRatio } from './suite/match-rate.ts'
 import { formatSeconds, type RatePoint, ratePoints } from './suite/rate-points.ts'
 import {
   baselineRouter,
@@ -34,8 +35,7 @@ export function peakRate(points: readonly RatePoint[], sloMs: number): number {
  * the brief's table was taken, since its rates are not published.
  */
 export function matchedRate(points: readonly RatePoint[], ttftS: number): RatePoint | undefined {
-  const distance = (p: RatePoint) => Math.abs(Math.log(p.ttftMedianS.mean / ttftS))
-  return [...points].sort((a, b) => distance(a) - distance(b) || a.rate - b.rate)[0]
+  return closestByRatio(points, (p) => p.ttftMedianS.mean, ttftS)
 }
 
 const s = (value: number) => formatSeconds(value)

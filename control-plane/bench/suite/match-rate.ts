@@ -1,3 +1,16 @@
+/**
+ * The item whose value is closest to `target` as a ratio (the lower rate first on a tie):
+ * how a rate "matching" a published TTFT is picked.
+ */
+export function closestByRatio<T extends { rate: number }>(
+  items: readonly T[],
+  valueOf: (item: T) => number,
+  target: number,
+): T | undefined {
+  const distance = (item: T) => Math.abs(Math.log(valueOf(item) / target))
+  return [...items].sort((a, b) => distance(a) - distance(b) || a.rate - b.rate)[0]
+}
+
 /** A probe: a router's median TTFT (s) at an offered rate. */
 export type MedianAt = (rate: number) => Promise<number>
 
@@ -21,9 +34,12 @@ export async function matchRate(
   low: number,
   high: number,
   steps = 8,
+  /** The load a rate is run at (whole streams for a closed loop). */
+  loadOf: (rate: number) => number = (rate) => rate,
 ): Promise<MatchedRate> {
   const probes: MatchedRate['probes'] = []
-  const probe = async (rate: number) => {
+  const probe = async (mid: number) => {
+    const rate = loadOf(mid)
     const medianS = await medianAt(rate)
     probes.push({ rate, medianS })
     return medianS
@@ -35,7 +51,6 @@ export async function matchRate(
     if ((await probe(mid)) > targetS) hi = mid
     else lo = mid
   }
-  const distance = (p: { medianS: number }) => Math.abs(Math.log(p.medianS / targetS))
-  const best = [...probes].sort((a, b) => distance(a) - distance(b) || a.rate - b.rate)[0]
+  const best = closestByRatio(probes, (p) => p.medianS, targetS)
   return { rate: best?.rate ?? low, medianS: best?.medianS ?? Number.NaN, probes }
 }

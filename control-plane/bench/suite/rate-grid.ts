@@ -6,6 +6,11 @@ function round2(value: number): number {
   return Number(value.toPrecision(2))
 }
 
+/** The load a rate is run at: whole streams (at least 1) for a closed loop, else the rate. */
+export function loadAt(profile: string, rate: number): number {
+  return profile === 'concurrent' ? Math.max(1, Math.round(rate)) : rate
+}
+
 /**
  * The one grid rule (bench-presets.ts `gridFractions`): open loop, fractions of the fluid
  * bound's requests/s; closed loop, of the streams that carry that rate at the zero-queue
@@ -15,8 +20,7 @@ function round2(value: number): number {
  */
 export function rateGrid(profile: string, bounds: ComputedBounds): number[] {
   const scaled = gridFractions.map((fraction) => {
-    if (profile === 'concurrent')
-      return Math.max(1, Math.round(fraction * bounds.closedLoopStreams))
+    if (profile === 'concurrent') return loadAt(profile, fraction * bounds.closedLoopStreams)
     const rate = fraction * bounds.fluid.requestsPerSecond
     if (profile === 'trace') return round2(rate / (bounds.traceRate ?? rate))
     return round2(rate)

@@ -13,7 +13,7 @@ import { runDesJob } from '../../bench/des/des-job.ts'
 import { profileFor, streamsOf } from '../../bench/load-profile.ts'
 import type { MatrixWorkload } from '../../bench/run-benchmark-matrix.ts'
 import { matchRate } from '../../bench/suite/match-rate.ts'
-import { rateGrid } from '../../bench/suite/rate-grid.ts'
+import { loadAt, rateGrid } from '../../bench/suite/rate-grid.ts'
 import { type ComputedBounds, computeWorkloadBounds } from '../../bench/suite/workload-bounds.ts'
 import { isTraceData } from '../../bench/trace/load-mooncake-trace.ts'
 import type { SimModelAssets } from '../../sim/sim-model-assets.ts'
@@ -71,7 +71,7 @@ async function briefRate(
         workloadName: preset.name,
         data: preset.data,
         profile: preset.profile,
-        rate: preset.profile === 'concurrent' ? Math.max(1, Math.round(rate)) : rate,
+        rate,
         router: 'round-robin',
         maxRequests: args.maxRequests ?? preset.maxRequests,
         pods: args.pods,
@@ -84,8 +84,8 @@ async function briefRate(
     return computeBenchmarkMetrics(run).time_to_first_token_ms.successful.median / 1000
   }
   const target = preset.brief?.roundRobin.ttftS ?? 1
-  const matched = await matchRate(medianAt, target, grid[0] ?? 1, grid.at(-1) ?? 2)
-  return preset.profile === 'concurrent' ? Math.max(1, Math.round(matched.rate)) : matched.rate
+  const loadOf = (rate: number) => loadAt(preset.profile, rate)
+  return (await matchRate(medianAt, target, grid[0] ?? 1, grid.at(-1) ?? 2, 8, loadOf)).rate
 }
 
 function presetsOf(args: BenchArgs): BenchPreset[] {

@@ -47,7 +47,9 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
         ...candidates.map((pod) => cachedTokensOf(request, pod.cachedBlocks)),
       )
       const headroom = options.copyHeadroom
-      const scores: PodScore[] = candidates.map((pod) => {
+      // Decode work ahead of each pod, once per decision: the cost and the tie-break read it.
+      const ahead = candidates.map((pod) => remainingDecodeSteps(pod, request.maxTokens))
+      const scores: PodScore[] = candidates.map((pod, i) => {
         const features = ttftFeatures(request, pod, options.stepBudget)
         const predicted = predictTtftMs(request, pod, options.stepBudget)
         const ownWork = pod.ttft.msPerToken * effectiveWork({ ...features, queuedTokens: 0 })
@@ -58,7 +60,7 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
         const reserved = pod.memory
           ? pod.memory.usedTokens +
             pod.memory.pendingTokens +
-            remainingDecodeSteps(pod, request.maxTokens) +
+            (ahead[i] as number) +
             features.uncachedTokens +
             request.maxTokens
           : 0
@@ -83,23 +85,23 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
       // A request no pod holds half of places its prefix for the requests that follow:
       // among pods within 10% of the best, the one with the most free memory takes it
       // (it will hold the prefix and its traffic); otherwise near-ties (2% or 2 ms) go to
-      // the pod with the least KV footprint in flight.
+      // the pod with the least decode work ahead.
       const placing = bestCached * 2 < request.promptTokens
       const slack = Math.max(2, best * (placing ? 0.1 : 0.02))
-      const near = candidates.filter((_, i) => (costs[i] as number) <= best + slack)
       // Memory counts what the requests in flight will still write (their answers), not
       // only what they hold now: a pod of fresh long answers is fuller than it looks.
-      const load = (pod: PodCandidate) =>
-        placing && pod.memory
-          ? Math.round(
-              pod.memory.usedTokens +
-                pod.memory.pendingTokens +
-                remainingDecodeSteps(pod, request.maxTokens),
-            )
-          : remainingDecodeSteps(pod, request.maxTokens)
-      const lightest = Math.min(...near.map(load))
-      const finalists = near.filter((pod) => load(pod) === lightest)
-      const chosen = finalists[Math.floor(context.random() * finalists.length)] as PodCandidate
+      const loads = candidates.map((pod, i) => {
+        const steps = ahead[i] as number
+        return placing && pod.memory
+          ? Math.round(pod.memory.usedTokens + pod.memory.pendingTokens + steps)
+          : steps
+      })
+      const near = candidates.flatMap((_, i) => ((costs[i] as number) <= best + slack ? [i] : []))
+      const lightest = Math.min(...near.map((i) => loads[i] as number))
+      const finalists = near.filter((i) => loads[i] === lightest)
+      const chosen = candidates[
+        finalists[Math.floor(context.random() * finalists.length)] as number
+      ] as PodCandidate
       const mine = scores.find((s) => s.pod === chosen.name) as PodScore
       const others = scores
         .filter((s) => s.pod !== chosen.name)

@@ -1,6 +1,7 @@
 import { type BenchPreset, benchPresets } from '../../bench-presets.ts'
 import type { TargetCheck } from '../../summarize-suite.ts'
-import { matchRate } from '../match-rate.ts'
+import { closestByRatio, matchRate } from '../match-rate.ts'
+import { loadAt } from '../rate-grid.ts'
 import { spreadOf } from '../rate-points.ts'
 import type { RunSummary } from './run-summary.ts'
 import type { Wave2Context } from './wave2-context.ts'
@@ -40,15 +41,16 @@ export async function briefTargets(
             router: 'round-robin',
             seed: ctx.seeds[0] ?? 42,
             replicas: 1,
-            rate: preset.profile === 'concurrent' ? Math.max(1, Math.round(rate)) : rate,
+            rate,
           })
         ).ttftMedianS,
       brief.roundRobin.ttftS,
       grid[0] ?? 1,
       grid.at(-1) ?? 2,
+      8,
+      (rate) => loadAt(preset.profile, rate),
     )
-    const extra =
-      preset.profile === 'concurrent' ? Math.max(1, Math.round(matched0.rate)) : matched0.rate
+    const extra = matched0.rate
     if (!grid.includes(extra)) grid.push(extra)
     grid.sort((a, b) => a - b)
     const loads: ScenarioRuns[] = await Promise.all(
@@ -59,11 +61,11 @@ export async function briefTargets(
         ]),
       ),
     )
-    const distance = (load: ScenarioRuns) =>
-      Math.abs(
-        Math.log(mean(load.runs, 'round-robin', (r) => r.ttftMedianS) / brief.roundRobin.ttftS),
-      )
-    const matched = [...loads].sort((a, b) => distance(a) - distance(b))[0]
+    const matched = closestByRatio(
+      loads,
+      (load) => mean(load.runs, 'round-robin', (r) => r.ttftMedianS),
+      brief.roundRobin.ttftS,
+    )
     if (!matched) continue
     const rrRuns = matched.runs.filter((r) => r.router === 'round-robin')
     const unstable = rrRuns.filter((r) => !r.stability.stable)
