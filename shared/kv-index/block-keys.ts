@@ -109,6 +109,14 @@ export function extendBlockKeys(
   return chainKeys(out, tokens, blockSize, parent, null, count)
 }
 
+/**
+ * A 64-bit key (two 32-bit halves) folded to 53 bits, so it is an exact number (a Map key).
+ * Two keys collide only if 53 bits of two independent hashes do.
+ */
+export function foldKey(high: number, low: number): number {
+  return (high & 0x1fffff) * 4_294_967_296 + (low >>> 0)
+}
+
 /** A key as 16 hex digits (Redis field names, logs). */
 export function keyHex(chain: BlockKeyChain, block: number): string {
   return (

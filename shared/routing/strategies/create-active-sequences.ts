@@ -1,15 +1,10 @@
-import type { BlockKeyChain } from '../../kv-index/block-keys.ts'
+import { type BlockKeyChain, foldKey } from '../../kv-index/block-keys.ts'
 
-/**
- * A block's identity for counting: its 64-bit key folded to 53 bits, so it is an exact Map
- * key. Two blocks collide only if 53 bits of two independent hashes do.
- */
+/** Each block's identity for counting: its key folded to an exact number (foldKey). */
 export function blockIdsOf(keys: BlockKeyChain): number[] {
   const ids = new Array<number>(keys.length / 2)
-  for (let block = 0; block < ids.length; block++) {
-    ids[block] =
-      ((keys[2 * block] as number) & 0x1fffff) * 4_294_967_296 + (keys[2 * block + 1] as number)
-  }
+  for (let block = 0; block < ids.length; block++)
+    ids[block] = foldKey(keys[2 * block] as number, keys[2 * block + 1] as number)
   return ids
 }
 

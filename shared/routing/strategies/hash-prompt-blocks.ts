@@ -1,4 +1,5 @@
 import { avalanche32, mix32 } from '../../hashing/murmur-mix.ts'
+import { foldKey } from '../../kv-index/block-keys.ts'
 
 /**
  * GIE's approximate prefix hashing (GIE `P/requestcontrol/dataproducer/approximateprefix/
@@ -55,7 +56,7 @@ export function hashPromptBlocks(
     // The block's length enters the hash: a partial block never equals a full one.
     high = avalanche32(h1 ^ (end - start))
     low = avalanche32(h2 ^ high)
-    hashes.push((high & 0x1fffff) * 4_294_967_296 + low)
+    hashes.push(foldKey(high, low))
   }
   return hashes
 }
