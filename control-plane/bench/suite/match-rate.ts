@@ -4,10 +4,10 @@
  */
 export function closestByRatio<T extends { rate: number }>(
   items: readonly T[],
-  valueOf: (item: T) => number,
+  measure: (item: T) => number,
   target: number,
 ): T | undefined {
-  const distance = (item: T) => Math.abs(Math.log(valueOf(item) / target))
+  const distance = (item: T) => Math.abs(Math.log(measure(item) / target))
   return [...items].sort((a, b) => distance(a) - distance(b) || a.rate - b.rate)[0]
 }
 
