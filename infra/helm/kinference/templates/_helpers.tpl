@@ -1,0 +1,70 @@
+{{/* Names: the release name, suffixed with the chart's unless it already contains it. */}}
+{{- define "kinference.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kinference.controllerName" -}}{{ include "kinference.fullname" . }}-controller{{- end -}}
+{{- define "kinference.scorerName" -}}{{ include "kinference.fullname" . }}-scorer{{- end -}}
+{{- define "kinference.vllmNamespace" -}}{{ .Values.vllm.namespace | default .Release.Namespace }}{{- end -}}
+
+{{/* Selector labels of one component (controller or scorer): stable across upgrades. */}}
+{{- define "kinference.selectorLabels" -}}
+app.kubernetes.io/name: {{ .root.Chart.Name }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "kinference.labels" -}}
+{{ include "kinference.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+{{- end -}}
+
+{{- define "kinference.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag }}
+{{- end -}}
+
+{{/* The pod and container security settings every Kinference pod runs with. */}}
+{{- define "kinference.podSecurityContext" -}}
+runAsNonRoot: true
+# The node:24 image's unprivileged "node" user (Dockerfile USER).
+runAsUser: 1000
+runAsGroup: 1000
+fsGroup: 1000
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "kinference.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+privileged: false
+capabilities:
+  drop: [ALL]
+{{- end -}}
+
+{{/* A container environment variable read from a referenced Secret. */}}
+{{- define "kinference.secretEnv" -}}
+- name: {{ .env }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ .ref.name }}
+      key: {{ .ref.key }}
+{{- end -}}
+
+{{- define "kinference.podIdentityEnv" -}}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+{{- end -}}
