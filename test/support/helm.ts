@@ -14,7 +14,10 @@ let home: string | undefined
  * Runs helm offline: a private HOME (so no repositories, plugins or registry logins of the
  * machine are read) and no kubeconfig, which lint and template do not need.
  */
-export function runHelm(args: string[], options: { timeoutMs?: number } = {}): Promise<BinaryResult> {
+export function runHelm(
+  args: string[],
+  options: { timeoutMs?: number } = {},
+): Promise<BinaryResult> {
   home ??= mkdtempSync(join(tmpdir(), 'kinference-helm-'))
   return runBinary(helmPath(), args, {
     env: { HOME: home, KUBECONFIG: join(home, 'no-kubeconfig') },

@@ -1,0 +1,179 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
+import {
+  chartDir,
+  findManifest,
+  type Manifest,
+  parseManifests,
+  renderChart,
+} from '../../support/helm-chart.ts'
+import type {
+  Deployment,
+  NetworkPolicy,
+  NetworkPolicyPeer,
+  PolicyRule,
+} from '../../support/manifest-types.ts'
+
+/**
+ * What the chart grants and opens: the controller's RBAC is exactly the reviewed file's,
+ * only the scorer reaches vLLM (in the direction the sockets connect), only the ingress
+ * path reaches the scorer, the HPA and PDB hold the scorer, and the CRDs are the repo's.
+ */
+const rbacFile = 'infra/k8s/rbac/controller-rbac.yaml'
+const reviewed = parseManifests(readFileSync(rbacFile, 'utf8'))
+const rulesOf = (manifests: Manifest[], kind: string) =>
+  manifests.filter((m) => m.kind === kind).flatMap((m) => m.rules as PolicyRule[])
+const values = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8'))
+const scorerLabels = {
+  'app.kubernetes.io/name': 'kinference',
+  'app.kubernetes.io/instance': 'kinference',
+  'app.kubernetes.io/component': 'scorer',
+}
+const portsOf = (rule: { ports?: { port: number }[] }) =>
+  (rule.ports ?? []).map((p) => p.port).sort()
+
+describe('the controller RBAC the chart renders', () => {
+  let manifests: Manifest[] = []
+  beforeAll(async () => {
+    manifests = await renderChart({ namespace: 'platform' })
+  })
+
+  it('grants exactly the rules of infra/k8s/rbac/controller-rbac.yaml', () => {
+    expect(rulesOf(manifests, 'ClusterRole')).toEqual(rulesOf(reviewed, 'ClusterRole'))
+    expect(rulesOf(manifests, 'Role')).toEqual(rulesOf(reviewed, 'Role'))
+    expect(manifests.filter((m) => m.kind.endsWith('Role')).length).toBe(2)
+  })
+
+  it('binds them to the controller ServiceAccount in the release namespace, and nothing else', () => {
+    const subject = [
+      { kind: 'ServiceAccount', name: 'kinference-controller', namespace: 'platform' },
+    ]
+    for (const kind of ['ClusterRoleBinding', 'RoleBinding']) {
+      const bindings = manifests.filter((m) => m.kind === kind)
+      expect(bindings).toHaveLength(1)
+      expect(bindings[0]?.subjects).toEqual(subject)
+    }
+    const controller = findManifest(manifests, 'Deployment', 'kinference-controller') as Deployment
+    expect(controller.spec.template.spec.serviceAccountName).toBe('kinference-controller')
+    const role = findManifest(manifests, 'Role', 'kinference-controller-leader-election')
+    expect(role.metadata.namespace).toBe('platform')
+  })
+})
+
+describe.each([
+  { name: 'default values', valuesFile: undefined, vllmNamespace: 'kinference', zmq: [5557, 5558] },
+  {
+    name: 'ci/cloudflare-values.yaml',
+    valuesFile: join(chartDir, 'ci/cloudflare-values.yaml'),
+    vllmNamespace: 'vllm',
+    zmq: [5556, 5559],
+  },
+])('NetworkPolicies with $name', ({ valuesFile, vllmNamespace, zmq }) => {
+  let policies: NetworkPolicy[] = []
+  let manifests: Manifest[] = []
+  const policy = (name: string) => {
+    const found = policies.find((p) => p.metadata.name === name)
+    if (!found) throw new Error(`no NetworkPolicy ${name}`)
+    return found
+  }
+  beforeAll(async () => {
+    manifests = await renderChart(valuesFile === undefined ? {} : { valuesFile })
+    policies = manifests.filter((m) => m.kind === 'NetworkPolicy') as unknown as NetworkPolicy[]
+  })
+  const scorerPeer: NetworkPolicyPeer = {
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kinference' } },
+    podSelector: { matchLabels: scorerLabels },
+  }
+
+  it('lets only the scorer reach the vLLM pods on HTTP and both ZMQ ports', () => {
+    const vllm = policy('kinference-vllm')
+    expect(vllm.metadata.namespace).toBe(vllmNamespace)
+    expect(vllm.spec.policyTypes).toEqual(['Ingress'])
+    const [fromScorer, ...others] = vllm.spec.ingress ?? []
+    expect(fromScorer?.from).toEqual([scorerPeer])
+    expect(portsOf(fromScorer ?? {})).toEqual([8000, ...zmq].sort())
+    // Any other peer (metrics scrapers) reaches the HTTP port only.
+    for (const rule of others) expect(portsOf(rule)).toEqual([8000])
+  })
+
+  it('opens the ZMQ ports as scorer egress (vLLM binds, the scorer connects), never as scorer ingress', () => {
+    const scorer = policy('kinference-scorer')
+    expect(scorer.spec.policyTypes).toEqual(['Ingress', 'Egress'])
+    const toVllm = scorer.spec.egress?.find((rule) => rule.to?.some((peer) => peer.podSelector))
+    const vllmPods = findManifest(manifests, 'NetworkPolicy', 'kinference-vllm')
+      .spec as NetworkPolicy['spec']
+    expect(toVllm?.to).toEqual([
+      {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': vllmNamespace } },
+        podSelector: vllmPods.podSelector,
+      },
+    ])
+    expect(portsOf(toVllm ?? {})).toEqual([8000, ...zmq].sort())
+    for (const rule of scorer.spec.ingress ?? []) expect(portsOf(rule)).toEqual([8080])
+  })
+
+  it('lets only the configured ingress path (and metrics peers) reach the scorer', () => {
+    const scorer = policy('kinference-scorer')
+    expect(scorer.spec.podSelector.matchLabels).toEqual(scorerLabels)
+    const [fromIngress] = scorer.spec.ingress ?? []
+    const configured = valuesFile === undefined ? values.networkPolicy.scorerIngressFrom : undefined
+    if (configured) expect(fromIngress?.from).toEqual(configured)
+    expect(fromIngress?.from?.length).toBeGreaterThan(0)
+  })
+
+  it('leaves the controller open to metrics peers on its probe port only', () => {
+    const controller = policy('kinference-controller')
+    for (const rule of controller.spec.ingress ?? []) expect(portsOf(rule)).toEqual([8081])
+  })
+})
+
+describe('the scorer’s scaling, disruption budget and termination', () => {
+  let manifests: Manifest[] = []
+  beforeAll(async () => {
+    manifests = await renderChart()
+  })
+
+  it('points the HorizontalPodAutoscaler at the scorer Deployment', () => {
+    const hpa = findManifest(manifests, 'HorizontalPodAutoscaler', 'kinference-scorer')
+    expect(hpa.apiVersion).toBe('autoscaling/v2')
+    expect((hpa.spec as { scaleTargetRef: unknown }).scaleTargetRef).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: 'kinference-scorer',
+    })
+    // The HPA owns the replica count: the Deployment must not fight it.
+    const scorer = findManifest(manifests, 'Deployment', 'kinference-scorer') as Deployment
+    expect(scorer.spec.replicas).toBeUndefined()
+  })
+
+  it('holds scorer pods (and only them) in the scorer PodDisruptionBudget', () => {
+    const pdb = findManifest(manifests, 'PodDisruptionBudget', 'kinference-scorer')
+    expect(pdb.apiVersion).toBe('policy/v1')
+    expect((pdb.spec as { selector: unknown }).selector).toEqual({ matchLabels: scorerLabels })
+  })
+
+  it('drains before SIGTERM: preStop sleeps inside a longer grace period', () => {
+    const scorer = findManifest(manifests, 'Deployment', 'kinference-scorer') as Deployment
+    const pod = scorer.spec.template.spec
+    const sleep = pod.containers[0]?.lifecycle?.preStop?.sleep?.seconds ?? 0
+    expect(sleep).toBe(values.scorer.preStopSleepSeconds)
+    expect(pod.terminationGracePeriodSeconds).toBe(values.scorer.terminationGracePeriodSeconds)
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(sleep)
+  })
+})
+
+describe('the chart’s CRDs', () => {
+  it('are byte for byte the ones in infra/k8s/crds', () => {
+    const names = (dir: string) =>
+      readdirSync(dir)
+        .filter((n) => n.endsWith('.yaml'))
+        .sort()
+    expect(names(join(chartDir, 'crds'))).toEqual(names('infra/k8s/crds'))
+    for (const name of names('infra/k8s/crds'))
+      expect(readFileSync(join(chartDir, 'crds', name), 'utf8'), name).toBe(
+        readFileSync(join('infra/k8s/crds', name), 'utf8'),
+      )
+  })
+})
