@@ -158,7 +158,7 @@ describe('the scorer’s scaling, disruption budget and termination', () => {
     const scorer = findManifest(manifests, 'Deployment', 'kinference-scorer') as Deployment
     const pod = scorer.spec.template.spec
     const sleep = pod.containers[0]?.lifecycle?.preStop?.sleep?.seconds ?? 0
-    expect(sleep).toBe(values.scorer.preStopSleepSeconds)
+    expect(sleep).toBe(values.scorer.terminationGracePeriodSeconds - 15)
     expect(pod.terminationGracePeriodSeconds).toBe(values.scorer.terminationGracePeriodSeconds)
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(sleep)
   })
