@@ -1,9 +1,13 @@
 import { runKinfctl } from '../../control-plane/kinfctl/run-kinfctl.ts'
 
-/** Runs kinfctl in-process and captures what it prints. */
+/**
+ * Runs kinfctl in-process and captures what it prints. A long-running command runs until
+ * `interrupted` (never, unless given) with the environment `env` (empty, unless given).
+ */
 export async function runCli(
   argv: string[],
   stdin = '',
+  options: { env?: Record<string, string>; interrupted?: () => Promise<void> } = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = ''
   let stderr = ''
@@ -15,8 +19,8 @@ export async function runCli(
       stderr += text
     },
     readStdin: async () => stdin,
-    untilInterrupted: () => new Promise<void>(() => {}),
-    env: {},
+    untilInterrupted: options.interrupted ?? (() => new Promise<void>(() => {})),
+    env: options.env ?? {},
   })
   return { code, stdout, stderr }
 }

@@ -1,0 +1,85 @@
+import { beforeAll, describe, expect, it } from 'vitest'
+import { controllerUsage } from '../../../control-plane/kinfctl/commands/controller.ts'
+import { scorerUsage } from '../../../control-plane/kinfctl/commands/scorer.ts'
+import {
+  ciValuesFiles,
+  containersOf,
+  expandArgs,
+  findManifest,
+  type Manifest,
+  renderChart,
+} from '../../support/helm-chart.ts'
+import type { Container } from '../../support/manifest-types.ts'
+import { redisUrl } from '../../support/redis-test-namespaces.ts'
+import { runCli } from '../../support/run-cli.ts'
+
+/**
+ * The rendered containers' args go through kinfctl's real option parsers (in-process): an
+ * unknown flag, a missing value or a bad duration fails there with a usage error. The
+ * controller is stopped by its first check after parsing (no Redis URL given); the scorer
+ * is asked to stop at once, so it returns cleanly right after parsing and opening its feed.
+ */
+const variants = [
+  { name: 'default values', valuesFile: undefined },
+  ...ciValuesFiles.map((file) => ({ name: file, valuesFile: file })),
+]
+
+/** The env a container would see: literal values, and stand-ins for Secret references. */
+function envOf(container: Container, secrets: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    (container.env ?? []).map((env) => [
+      env.name,
+      env.value ?? secrets[env.name] ?? `<${env.name}>`,
+    ]),
+  )
+}
+
+const flagsOf = (args: string[]) =>
+  args.filter((arg) => arg.startsWith('--')).map((arg) => arg.split('=')[0])
+
+describe.each(variants)('container args rendered with $name', ({ valuesFile }) => {
+  let manifests: Manifest[] = []
+  const container = (name: string) => {
+    const found = containersOf(findManifest(manifests, 'Deployment', `kinference-${name}`))[0]
+    if (!found) throw new Error(`no ${name} container`)
+    return found
+  }
+  beforeAll(async () => {
+    manifests = await renderChart(valuesFile === undefined ? {} : { valuesFile })
+  })
+
+  it('are accepted by kinfctl controller’s parser', async () => {
+    const args = container('controller').args ?? []
+    expect(args[0]).toBe('controller')
+    const result = await runCli(args)
+    expect(result.stderr).not.toMatch(/Unknown option|must be|requires an argument/i)
+    expect(result.stderr).toContain('--redis (or REDIS_URL) is required')
+    for (const flag of flagsOf(args)) expect(controllerUsage, flag).toContain(`${flag} `)
+  })
+
+  it('are accepted by kinfctl scorer’s parser, with $(REDIS_URL) expanded as the kubelet does', async () => {
+    const scorer = container('scorer')
+    const env = envOf(scorer, {
+      REDIS_URL: redisUrl,
+      KINFERENCE_SIGNING_SECRETS: 'a-signing-secret-of-32-characters',
+    })
+    const args = expandArgs(scorer.args ?? [], env)
+    expect(args[0]).toBe('scorer')
+    expect(args).toContain(redisUrl)
+    const result = await runCli(args, '', { env, interrupted: async () => {} })
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    for (const flag of flagsOf(args)) expect(scorerUsage, flag).toContain(`${flag} `)
+  })
+})
+
+describe('expandArgs, the kubelet’s $(VAR) expansion', () => {
+  it('substitutes defined variables, keeps unknown ones and unescapes $$', () => {
+    expect(expandArgs(['--config', '$(A)', '$(B)', '$$(A)'], { A: 'x' })).toEqual([
+      '--config',
+      'x',
+      '$(B)',
+      '$(A)',
+    ])
+  })
+})
