@@ -69,10 +69,20 @@ interface Tracked {
   /** What the index said before trust discounting, for drift. */
   indexedCachedTokens: number
   work: number
+  /**
+   * Whether this replica saw the whole queue ahead of it at dispatch (the pod reported no
+   * waiting request it had not sent). Only those TTFTs fit the model: with work the
+   * features cannot see, the fit flattens (a bigger overhead, a smaller slope), and a
+   * copy's prefill then looks cheaper than it is.
+   */
+  sawWholeQueue: boolean
   dispatchedAtMs: number
   firstTokenAtMs: number | null
   generated: number
 }
+
+/** Weight of the newest dispatch in a pod's recent uncached mean (about the last ten). */
+const recentWeight = 0.1
 
 export interface RouteResult {
   decision: RoutingDecision
@@ -124,7 +134,13 @@ export class RouterCore {
       requests: new Set(),
       tokensSinceMetrics: 0,
 
-      load: { inFlight: 0, pendingRequests: 0, pendingPrefillTokens: 0, activeTokens: 0 },
+      load: {
+        inFlight: 0,
+        pendingRequests: 0,
+        pendingPrefillTokens: 0,
+        activeTokens: 0,
+        recentUncachedTokens: null,
+      },
       metrics: null,
       trust: new IndexTrustTracker({ tolerance: this.options.driftTolerance }),
       indexReady: false,
@@ -230,6 +246,7 @@ export class RouterCore {
         : 0,
       indexedCachedTokens: cachedTokensOf(request, result.indexedBlocks.get(pod) ?? 0),
       work: effectiveWork(features),
+      sawWholeQueue: (candidate.metrics?.unseenWaiting ?? 0) === 0,
       dispatchedAtMs: nowMs,
       firstTokenAtMs: null,
       generated: 0,
@@ -242,6 +259,11 @@ export class RouterCore {
     state.load.pendingRequests++
     state.load.pendingPrefillTokens += features.uncachedTokens
     state.load.activeTokens += request.promptTokens
+    const recent = state.load.recentUncachedTokens
+    state.load.recentUncachedTokens =
+      recent === null
+        ? features.uncachedTokens
+        : recent + recentWeight * (features.uncachedTokens - recent)
   }
 
   /**
@@ -264,7 +286,7 @@ export class RouterCore {
     request.firstTokenAtMs = nowMs
     state.load.pendingRequests--
     state.load.pendingPrefillTokens -= request.uncachedTokens
-    if (this.options.onlineCalibration)
+    if (this.options.onlineCalibration && request.sawWholeQueue)
       this.ttft.observe(request.work, nowMs - request.dispatchedAtMs - request.admissionWaitMs)
     this.options.strategy.onFirstToken?.(id)
   }

@@ -15,6 +15,13 @@ export interface PodLoad {
   pendingPrefillTokens: number
   /** Tokens (prompt + generated so far) of the requests in flight: their KV footprint. */
   activeTokens: number
+  /**
+   * Uncached prompt tokens of the requests this replica sent the pod lately (a decaying
+   * mean over about ten; null before the first): what a request queued there by anyone
+   * else most likely needs. The pending requests' own mix is too few to say: one fresh
+   * prefix among them is a placement the other replicas' requests do not repeat.
+   */
+  recentUncachedTokens: number | null
 }
 
 /** The pod's own view, scraped from /metrics; null when missing or stale. */

@@ -36,8 +36,8 @@ export function cachedTokensOf(request: RoutingRequest, cachedBlocks: number): n
  * What the pod would have to do before this request's first token. The queue is the
  * uncached prefill this replica sent and has not seen answered, plus the waiting
  * requests the pod reported that this replica had not sent (other replicas' traffic,
- * preempted requests to recompute), each the size of an average request in flight
- * there. Decodes are running requests past prefill.
+ * preempted requests to recompute), each the size of what this replica's requests lately
+ * needed there. Decodes are running requests past prefill.
  */
 export function ttftFeatures(
   request: RoutingRequest,
@@ -50,7 +50,7 @@ export function ttftFeatures(
   const unseen = metrics
     ? (metrics.unseenWaiting ?? Math.max(0, metrics.waiting - load.pendingRequests))
     : 0
-  const typical = load.inFlight > 0 ? load.activeTokens / load.inFlight : request.promptTokens
+  const typical = load.recentUncachedTokens ?? request.promptTokens
   const decoding = metrics
     ? Math.max(0, metrics.running - load.pendingRequests)
     : Math.max(0, load.inFlight - load.pendingRequests)

@@ -41,7 +41,8 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
     choose(request, candidates, context): RoutingDecision {
       if (candidates.length === 0)
         return { pod: null, reason: 'kinference: no candidate pod', scores: [] }
-      const perPodRate = arrivals.rate(context.nowMs) / candidates.length
+      const perPodRate =
+        (arrivals.rate(context.nowMs) * trafficShareScale(candidates)) / candidates.length
       const costs: number[] = []
       const bestCached = Math.max(
         ...candidates.map((pod) => cachedTokensOf(request, pod.cachedBlocks)),
@@ -137,6 +138,22 @@ function remainingDecodeSteps(pod: PodCandidate, ownMaxTokens: number): number {
   const waiting = pod.load.pendingRequests + (pod.metrics?.unseenWaiting ?? 0)
   const others = releases.length === 0 ? Math.max(0, running) * ownMaxTokens : 0
   return waiting * ownMaxTokens + own * scale + others
+}
+
+/**
+ * How much more traffic the pool carries than this replica sends it, by Little's law: the
+ * requests the pods report running and waiting over the ones this replica has in flight
+ * there. Other scorer replicas' arrivals are invisible to this one's rate otherwise.
+ */
+function trafficShareScale(candidates: readonly PodCandidate[]): number {
+  let own = 0
+  let total = 0
+  for (const pod of candidates) {
+    if (!pod.metrics) return 1
+    own += pod.load.inFlight
+    total += pod.metrics.running + pod.metrics.waiting
+  }
+  return own > 0 ? Math.max(1, total / own) : 1
 }
 
 /** Added to the cost of a copy that does not fit: chosen only when nothing else can be. */

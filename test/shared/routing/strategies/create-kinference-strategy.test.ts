@@ -29,6 +29,7 @@ function pod(
       pendingRequests,
       pendingPrefillTokens,
       activeTokens: pendingPrefillTokens,
+      recentUncachedTokens: null,
     },
     metrics: null,
     memory: null,
@@ -135,6 +136,26 @@ describe('the kinference strategy', () => {
         strategy.choose(request, [pod('a', 0), pod('b', 0), pod('c', 0)], { nowMs: 0, random }).pod,
       )
     expect(chosen.size).toBe(3)
+  })
+
+  it("weighs a copy's backlog by the pool's traffic, not by this replica's share of it", () => {
+    // The warm pod holds the prefix behind 5,000 queued tokens; copying to the idle pod
+    // costs a 4,352-token prefill that everyone arriving there waits behind. This replica
+    // sends 0.5 req/s: alone, the copy is worth it; when the pods report three times the
+    // requests this replica has there, the pool's rate is three times its own, and not.
+    const choose = (warmRunning: number) => {
+      const replica = createKinferenceStrategy({ stepBudget: 2048, copyHeadroom: 0.85 })
+      for (let t = 0; t <= 20_000; t += 2000)
+        replica.onRouted?.(request, 'warm', { ...context, nowMs: t }, pod('warm', 256))
+      const warm = {
+        ...pod('warm', 256, 5000, 5),
+        metrics: { running: warmRunning, waiting: 5, kvCacheUsage: 0.3, ageMs: 10 },
+      }
+      const cold = { ...pod('cold', 0), metrics: { ...warm.metrics, running: 0, waiting: 0 } }
+      return replica.choose(request, [warm, cold], { ...context, nowMs: 20_000 }).pod
+    }
+    expect(choose(0)).toBe('cold')
+    expect(choose(10)).toBe('warm')
   })
 
   it('returns no pod, with a reason, when there are no candidates', () => {

@@ -23,7 +23,14 @@ export function pod(name: string, overrides: PodOverrides = {}): PodCandidate {
     memory: null,
     weight: 100,
     ...rest,
-    load: { inFlight: 0, pendingRequests: 0, pendingPrefillTokens: 0, activeTokens: 0, ...load },
+    load: {
+      inFlight: 0,
+      pendingRequests: 0,
+      pendingPrefillTokens: 0,
+      activeTokens: 0,
+      recentUncachedTokens: null,
+      ...load,
+    },
   }
 }
 
