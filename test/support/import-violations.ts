@@ -39,6 +39,11 @@ export function importViolations(
   return problems
 }
 
+/** The module specifiers a source file imports or re-exports (static and dynamic). */
+export function importSpecifiers(source: string): string[] {
+  return [...source.matchAll(importPattern)].map((match) => match[1] ?? match[2] ?? match[3] ?? '')
+}
+
 /**
  * Every repository file reachable from `entries` through relative imports (static and
  * dynamic), so a rule can be checked on what a program actually loads.
@@ -52,8 +57,7 @@ export function importClosure(
   for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
     if (seen.has(file)) continue
     seen.add(file)
-    for (const match of read(file).matchAll(importPattern)) {
-      const specifier = match[1] ?? match[2] ?? match[3] ?? ''
+    for (const specifier of importSpecifiers(read(file))) {
       if (specifier.startsWith('.'))
         pending.push(relative(process.cwd(), resolve(dirname(file), specifier)))
     }
