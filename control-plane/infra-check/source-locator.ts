@@ -1,0 +1,58 @@
+/**
+ * The parser's JSON has no positions, so lines are recovered from the source text: a
+ * block by its header (`resource "aws_x" "y" {`), an argument by the first line inside
+ * that block that starts with its name, a reference by the first line that mentions it.
+ * A heredoc or string that looks like a header can mislead it; then the line is the
+ * nearest plausible one, never a guess outside the file.
+ */
+export interface SourceLocator {
+  /** Line of `kind "label" ... {`, or 1 when it cannot be found. */
+  blockLine(kind: string, labels: readonly string[]): number
+  /** Line of `name =`, `name {` or `dynamic "name"` inside the block starting at `fromLine`. */
+  keyLine(fromLine: number, name: string): number
+  /** First line mentioning `text` as a whole token, or `fallback`. */
+  textLine(text: string, fallback: number): number
+  /** First line assigning `name =` (a local), or `fallback`. */
+  assignmentLine(name: string, fallback: number): number
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+export function createSourceLocator(source: string): SourceLocator {
+  const lines = source.split('\n')
+  const find = (pattern: RegExp, from = 0, to = lines.length): number => {
+    for (let i = from; i < to; i++) if (pattern.test(lines[i] ?? '')) return i + 1
+    return 0
+  }
+  return {
+    blockLine(kind, labels) {
+      const quoted = labels.map((label) => `\\s+"?${escapeRegExp(label)}"?`).join('')
+      return find(new RegExp(`^\\s*${escapeRegExp(kind)}${quoted}\\s*\\{`)) || 1
+    },
+    keyLine(fromLine, name) {
+      const end = blockEnd(lines, fromLine - 1)
+      const key = new RegExp(
+        `^\\s*(?:${escapeRegExp(name)}\\s*[={]|dynamic\\s+"${escapeRegExp(name)}")`,
+      )
+      return find(key, fromLine, end) || fromLine
+    },
+    textLine(text, fallback) {
+      return find(new RegExp(`(^|[^\\w.])${escapeRegExp(text)}(?![\\w-])`)) || fallback
+    },
+    assignmentLine(name, fallback) {
+      return find(new RegExp(`^\\s*${escapeRegExp(name)}\\s*=`)) || fallback
+    },
+  }
+}
+
+/** Index just past the line closing the block opened on line `start` (braces, outside strings). */
+function blockEnd(lines: readonly string[], start: number): number {
+  let depth = 0
+  for (let i = start; i < lines.length; i++) {
+    for (const brace of (lines[i] ?? '').replace(/"(?:[^"\\]|\\.)*"/g, '').matchAll(/[{}]/g)) {
+      depth += brace[0] === '{' ? 1 : -1
+    }
+    if (depth <= 0 && i > start) return i + 1
+  }
+  return lines.length
+}
