@@ -25,7 +25,8 @@ export interface Manifest {
 
 export interface RenderOptions {
   valuesFile?: string
-  set?: Record<string, string>
+  /** `--set` values: numbers and booleans keep their types. */
+  set?: Record<string, string | number>
   release?: string
   namespace?: string
 }
@@ -33,10 +34,7 @@ export interface RenderOptions {
 function valueArgs(options: RenderOptions): string[] {
   return [
     ...(options.valuesFile ? ['-f', options.valuesFile] : []),
-    ...Object.entries(options.set ?? {}).flatMap(([key, value]) => [
-      '--set-string',
-      `${key}=${value}`,
-    ]),
+    ...Object.entries(options.set ?? {}).flatMap(([key, value]) => ['--set', `${key}=${value}`]),
   ]
 }
 
