@@ -38,6 +38,8 @@ function callFindings(
           `module ${call.name}: no Terraform module at ${call.body.source}`,
         ),
       ]
+    case 'unparsed':
+      return []
     case 'remote':
       return remoteFindings(call, callee.source).map((message) =>
         finding(keyLine('version'), message),

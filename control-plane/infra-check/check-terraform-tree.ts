@@ -48,8 +48,12 @@ export async function checkTerraformTree(
   const index = createModuleIndex(modules)
   const calls = localCalls(index)
   const called = new Set([...calls.values()].flat())
+  const library = `${toDir(join(root, 'modules'))}/`
   for (const module of modules.values()) {
-    const isRoot = !called.has(module.dir)
+    // A file that does not parse hides declarations: its syntax error is the finding.
+    if (!module.complete) continue
+    // Modules under modules/ are libraries even when nothing calls them (that is reported).
+    const isRoot = !called.has(module.dir) && !module.dir.startsWith(library)
     const references = await moduleReferences(module)
     const all = [...references.values()].flat()
     findings.push(
@@ -61,7 +65,7 @@ export async function checkTerraformTree(
       ...checkSensitiveOutputs({ module, references, index, schemas }),
     )
   }
-  findings.push(...(await unusedModules(root, modules, called)))
+  findings.push(...unusedModules(root, modules, called))
   return { findings: sortFindings(findings), modules: [...modules.keys()].sort(), calls }
 }
 
@@ -103,7 +107,7 @@ function localCalls(index: ModuleIndex): Map<string, string[]> {
     const callees = [...module.calls.values()].map((call) => index.callee(module, call))
     calls.set(
       module.dir,
-      callees.flatMap((callee) => (callee.kind === 'local' ? [callee.module.dir] : [])),
+      callees.flatMap((callee) => ('module' in callee ? [callee.module.dir] : [])),
     )
   }
   return calls
@@ -128,17 +132,17 @@ async function moduleReferences(module: TerraformModule): Promise<Map<Declared, 
 }
 
 /** A module under `root/modules/` that nothing calls is dead code or a forgotten wiring. */
-async function unusedModules(
+function unusedModules(
   root: string,
   modules: ReadonlyMap<string, TerraformModule>,
   called: ReadonlySet<string>,
 ) {
-  const library = toDir(join(root, 'modules'))
+  const library = `${toDir(join(root, 'modules'))}/`
   return [...modules.values()]
-    .filter((module) => module.dir.startsWith(`${library}/`) && !called.has(module.dir))
+    .filter((module) => module.dir.startsWith(library) && !called.has(module.dir))
     .map((module) => ({
       file: module.files[0]?.path ?? module.dir,
       line: 1,
-      message: `module ${module.dir} is not called by any configuration under ${toDir(root)}`,
+      message: `module ${relative(toDir(root), module.dir)} is not called by any configuration in this tree`,
     }))
 }

@@ -26,6 +26,8 @@ export interface TypedDeclared extends Declared {
 /** One directory of .tf files: a Terraform module, its declarations merged across files. */
 export interface TerraformModule {
   dir: string
+  /** False when a file failed to parse: its declarations are unknown. */
+  complete: boolean
   files: TerraformFile[]
   settings: Declared[]
   providers: Declared[]
@@ -51,6 +53,7 @@ export async function loadTerraformModule(
     const parsed = await parseTerraformFile(path, text)
     if (!parsed.ok) {
       findings.push(parsed.finding)
+      module.complete = false
       continue
     }
     const file = { path, locator: createSourceLocator(text), body: parsed.body }
@@ -63,6 +66,7 @@ export async function loadTerraformModule(
 function emptyModule(dir: string): TerraformModule {
   return {
     dir,
+    complete: true,
     files: [],
     settings: [],
     providers: [],

@@ -6,6 +6,8 @@ export type Callee =
   | { kind: 'local'; module: TerraformModule }
   | { kind: 'missing'; dir: string }
   | { kind: 'remote'; source: string }
+  /** A local module with a file that does not parse: what it declares is unknown. */
+  | { kind: 'unparsed'; module: TerraformModule }
   | { kind: 'none' }
 
 /** The loaded modules by directory, so a call can be followed to the module it calls. */
@@ -30,7 +32,8 @@ export function createModuleIndex(modules: ReadonlyMap<string, TerraformModule>)
       if (!isLocalSource(source)) return { kind: 'remote', source }
       const dir = localSourceDir(caller, source)
       const module = modules.get(dir)
-      return module ? { kind: 'local', module } : { kind: 'missing', dir }
+      if (!module) return { kind: 'missing', dir }
+      return module.complete ? { kind: 'local', module } : { kind: 'unparsed', module }
     },
   }
 }
