@@ -24,7 +24,7 @@ const matches = (selector: LabelSelector, labels: Record<string, string>) =>
 describe.each(variants)('helm chart with $name', ({ valuesFile }) => {
   const options = valuesFile === undefined ? {} : { valuesFile }
   let manifests: Manifest[] = []
-  let deployments: Deployment[] = []
+  let deployments: (Manifest & Deployment)[] = []
   beforeAll(async () => {
     manifests = await renderChart(options)
     deployments = manifests.filter((m): m is Manifest & Deployment => m.kind === 'Deployment')
