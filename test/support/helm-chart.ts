@@ -12,6 +12,12 @@ export const ciValuesFiles = readdirSync(join(chartDir, 'ci'))
   .sort()
   .map((name) => join(chartDir, 'ci', name))
 
+/** The values the chart is rendered with in tests: its defaults, then each ci/*.yaml. */
+export const chartVariants: { name: string; options: RenderOptions }[] = [
+  { name: 'default values', options: {} },
+  ...ciValuesFiles.map((file) => ({ name: file, options: { valuesFile: file } })),
+]
+
 /** A rendered manifest; the fields the tests read are typed in manifest-types.ts. */
 export interface Manifest {
   apiVersion: string

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { controllerUsage } from '../../../control-plane/kinfctl/commands/controller.ts'
 import { scorerUsage } from '../../../control-plane/kinfctl/commands/scorer.ts'
 import {
-  ciValuesFiles,
+  chartVariants,
   containersOf,
   expandArgs,
   findManifest,
@@ -19,10 +19,6 @@ import { runCli } from '../../support/run-cli.ts'
  * controller is stopped by its first check after parsing (no Redis URL given); the scorer
  * is asked to stop at once, so it returns cleanly right after parsing and opening its feed.
  */
-const variants = [
-  { name: 'default values', valuesFile: undefined },
-  ...ciValuesFiles.map((file) => ({ name: file, valuesFile: file })),
-]
 
 /** The env a container would see: literal values, and stand-ins for Secret references. */
 function envOf(container: Container, secrets: Record<string, string>): Record<string, string> {
@@ -37,7 +33,7 @@ function envOf(container: Container, secrets: Record<string, string>): Record<st
 const flagsOf = (args: string[]) =>
   args.filter((arg) => arg.startsWith('--')).map((arg) => arg.split('=')[0])
 
-describe.each(variants)('container args rendered with $name', ({ valuesFile }) => {
+describe.each(chartVariants)('container args rendered with $name', ({ options }) => {
   let manifests: Manifest[] = []
   const container = (name: string) => {
     const found = containersOf(findManifest(manifests, 'Deployment', `kinference-${name}`))[0]
@@ -45,7 +41,7 @@ describe.each(variants)('container args rendered with $name', ({ valuesFile }) =
     return found
   }
   beforeAll(async () => {
-    manifests = await renderChart(valuesFile === undefined ? {} : { valuesFile })
+    manifests = await renderChart(options)
   })
 
   it('are accepted by kinfctl controller’s parser', async () => {

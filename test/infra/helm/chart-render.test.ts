@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import {
-  ciValuesFiles,
+  chartVariants,
   containersOf,
   lintChart,
   type Manifest,
@@ -13,16 +13,11 @@ import type { Deployment, LabelSelector } from '../../support/manifest-types.ts'
  * default checks and the chart's conventions would: resources, probes, security context,
  * pinned images, selectors that select, Secrets only by reference.
  */
-const variants = [
-  { name: 'default values', valuesFile: undefined },
-  ...ciValuesFiles.map((file) => ({ name: file, valuesFile: file })),
-]
 
 const matches = (selector: LabelSelector, labels: Record<string, string>) =>
   Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value)
 
-describe.each(variants)('helm chart with $name', ({ valuesFile }) => {
-  const options = valuesFile === undefined ? {} : { valuesFile }
+describe.each(chartVariants)('helm chart with $name', ({ options }) => {
   let manifests: Manifest[] = []
   let deployments: (Manifest & Deployment)[] = []
   beforeAll(async () => {
