@@ -85,6 +85,11 @@ describe('discovery', () => {
     expect(groups.groups.map((g: any) => g.name)).toEqual([
       'discovery.k8s.io',
       'coordination.k8s.io',
+      'apps',
+      'rbac.authorization.k8s.io',
+      'networking.k8s.io',
+      'autoscaling',
+      'policy',
       'apiextensions.k8s.io',
       'kinference.dev',
     ])
@@ -107,6 +112,31 @@ describe('discovery', () => {
       `${pools}/{name}`.replace('/kinference/', '/{namespace}/'),
     )
     expect((await call('GET', '/openapi/v2')).code).toBe(404)
+  })
+
+  it('stores the built-in kinds the Helm chart creates, namespaced or cluster-wide', async () => {
+    const kinds = [
+      ['apps/v1', 'deployments', 'Deployment', true],
+      ['v1', 'services', 'Service', true],
+      ['v1', 'serviceaccounts', 'ServiceAccount', true],
+      ['rbac.authorization.k8s.io/v1', 'roles', 'Role', true],
+      ['rbac.authorization.k8s.io/v1', 'rolebindings', 'RoleBinding', true],
+      ['rbac.authorization.k8s.io/v1', 'clusterroles', 'ClusterRole', false],
+      ['rbac.authorization.k8s.io/v1', 'clusterrolebindings', 'ClusterRoleBinding', false],
+      ['networking.k8s.io/v1', 'networkpolicies', 'NetworkPolicy', true],
+      ['autoscaling/v2', 'horizontalpodautoscalers', 'HorizontalPodAutoscaler', true],
+      ['policy/v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true],
+    ] as const
+    for (const [apiVersion, plural, kind, namespaced] of kinds) {
+      const root = apiVersion === 'v1' ? '/api/v1' : `/apis/${apiVersion}`
+      const path = `${root}${namespaced ? '/namespaces/kinference' : ''}/${plural}`
+      const body = { apiVersion, kind, metadata: { name: 'chart' }, spec: { x: 1 } }
+      expect((await call('POST', path, body)).code, kind).toBe(201)
+      expect((await call('GET', `${path}/chart`)).body.spec, kind).toEqual({ x: 1 })
+    }
+    expect(
+      (await call('GET', '/apis/apps/v1/namespaces/kinference/deployments/chart/status')).code,
+    ).toBe(200)
   })
 
   it('answers 404 Status for unknown paths and resources', async () => {
