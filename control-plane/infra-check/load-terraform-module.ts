@@ -79,11 +79,28 @@ function emptyModule(dir: string): TerraformModule {
   }
 }
 
+type Collection = 'variables' | 'outputs' | 'calls' | 'resources' | 'dataSources' | 'locals'
+
+/** One declaration of a file, the map it goes in and the key it has there. */
+interface Entry {
+  kind: string
+  into: Collection
+  key: string
+  declared: Declared | TypedDeclared
+}
+
 function addDeclarations(module: TerraformModule, file: TerraformFile): TerraformFinding[] {
-  const { body, locator } = file
-  const at = (kind: string, labels: string[]) => locator.blockLine(kind, labels)
+  const at = (kind: string, labels: string[]) => file.locator.blockLine(kind, labels)
+  for (const body of file.body.terraform ?? []) {
+    module.settings.push({ name: 'terraform', file, line: at('terraform', []), body })
+  }
+  for (const [name, bodies] of Object.entries(file.body.provider ?? {})) {
+    for (const body of bodies)
+      module.providers.push({ name, file, line: at('provider', [name]), body })
+  }
   const findings: TerraformFinding[] = []
-  const add = (map: Map<string, Declared>, kind: string, key: string, declared: Declared) => {
+  for (const { kind, into, key, declared } of entries(file)) {
+    const map = module[into] as Map<string, Declared>
     if (map.has(key)) {
       findings.push({
         file: file.path,
@@ -93,47 +110,56 @@ function addDeclarations(module: TerraformModule, file: TerraformFile): Terrafor
     }
     map.set(key, declared)
   }
-  for (const settings of body.terraform ?? []) {
-    module.settings.push({ name: 'terraform', file, line: at('terraform', []), body: settings })
-  }
-  for (const [name, bodies] of Object.entries(body.provider ?? {})) {
-    for (const one of bodies)
-      module.providers.push({ name, file, line: at('provider', [name]), body: one })
-  }
-  const labelled: [string, Record<string, BlockBody[]> | undefined, Map<string, Declared>][] = [
-    ['variable', body.variable, module.variables],
-    ['output', body.output, module.outputs],
-    ['module', body.module, module.calls],
-  ]
-  for (const [kind, blocks, map] of labelled) {
-    for (const [name, bodies] of Object.entries(blocks ?? {})) {
-      for (const one of bodies)
-        add(map, kind, name, { name, file, line: at(kind, [name]), body: one })
-    }
-  }
-  for (const [kind, blocks, map] of [
-    ['resource', body.resource, module.resources],
-    ['data', body.data, module.dataSources],
-  ] as const) {
-    for (const [type, byName] of Object.entries(blocks ?? {})) {
-      for (const [name, bodies] of Object.entries(byName)) {
-        for (const one of bodies) {
-          const declared = { name, type, file, line: at(kind, [type, name]), body: one }
-          add(map, kind, `${type}.${name}`, declared)
-        }
-      }
-    }
-  }
-  for (const locals of body.locals ?? []) {
-    const start = at('locals', [])
-    for (const [name, value] of Object.entries(locals)) {
-      add(module.locals, 'local', name, {
-        name,
-        file,
-        line: locator.assignmentLine(name, start),
-        body: { value },
-      })
-    }
-  }
   return findings
+}
+
+function entries(file: TerraformFile): Entry[] {
+  const { body, locator } = file
+  const labelled = (kind: string, into: Collection, blocks?: Record<string, BlockBody[]>) =>
+    Object.entries(blocks ?? {}).flatMap(([name, bodies]) =>
+      bodies.map((one, nth) => ({
+        kind,
+        into,
+        key: name,
+        declared: { name, file, line: locator.blockLine(kind, [name], nth), body: one },
+      })),
+    )
+  const typed = (
+    kind: string,
+    into: Collection,
+    blocks?: Record<string, Record<string, BlockBody[]>>,
+  ) =>
+    Object.entries(blocks ?? {}).flatMap(([type, byName]) =>
+      Object.entries(byName).flatMap(([name, bodies]) =>
+        bodies.map((one, nth) => ({
+          kind,
+          into,
+          key: `${type}.${name}`,
+          declared: {
+            name,
+            type,
+            file,
+            line: locator.blockLine(kind, [type, name], nth),
+            body: one,
+          },
+        })),
+      ),
+    )
+  const start = locator.blockLine('locals', [])
+  const locals = (body.locals ?? []).flatMap((block) =>
+    Object.entries(block).map(([name, value]) => ({
+      kind: 'local',
+      into: 'locals' as const,
+      key: name,
+      declared: { name, file, line: locator.assignmentLine(name, start), body: { value } },
+    })),
+  )
+  return [
+    ...labelled('variable', 'variables', body.variable),
+    ...labelled('output', 'outputs', body.output),
+    ...labelled('module', 'calls', body.module),
+    ...typed('resource', 'resources', body.resource),
+    ...typed('data', 'dataSources', body.data),
+    ...locals,
+  ]
 }

@@ -6,8 +6,8 @@
  * nearest plausible one, never a guess outside the file.
  */
 export interface SourceLocator {
-  /** Line of `kind "label" ... {`, or 1 when it cannot be found. */
-  blockLine(kind: string, labels: readonly string[]): number
+  /** Line of the nth (from 0) `kind "label" ... {`, or 1 when it cannot be found. */
+  blockLine(kind: string, labels: readonly string[], nth?: number): number
   /** Line of `name =`, `name {` or `dynamic "name"` inside the block starting at `fromLine`. */
   keyLine(fromLine: number, name: string): number
   /** First line mentioning `text` as a whole token, or `fallback`. */
@@ -25,9 +25,12 @@ export function createSourceLocator(source: string): SourceLocator {
     return 0
   }
   return {
-    blockLine(kind, labels) {
+    blockLine(kind, labels, nth = 0) {
       const quoted = labels.map((label) => `\\s+"?${escapeRegExp(label)}"?`).join('')
-      return find(new RegExp(`^\\s*${escapeRegExp(kind)}${quoted}\\s*\\{`)) || 1
+      const header = new RegExp(`^\\s*${escapeRegExp(kind)}${quoted}\\s*\\{`)
+      let line = 0
+      for (let i = 0; i <= nth; i++) line = find(header, line) || line
+      return line || 1
     },
     keyLine(fromLine, name) {
       const end = blockEnd(lines, fromLine - 1)

@@ -51,7 +51,7 @@ describe('the offline Terraform checker', () => {
 
   it('reports a required module input left out', async () => {
     const broken = await checkBroken([
-      { file: root, find: '  user_name = "${var.name}-edge"\n', replace: '' },
+      { file: root, find: `  user_name = "\${var.name}-edge"\n`, replace: '' },
     ])
     expect(broken.findings).toEqual([
       `${root}:${broken.lineOf(root, 'module "edge_user"')}: module edge_user: missing required input user_name (../../modules/edge-user has no default for it)`,
@@ -183,9 +183,16 @@ describe('the offline Terraform checker', () => {
     ])
   })
 
+  it('reports a declaration made twice', async () => {
+    const twice =
+      'output "user_arn" {\n  description = "Again."\n  value       = var.name\n}\n\noutput "user_arn" {'
+    const broken = await checkBroken([{ file: root, find: 'output "user_arn" {', replace: twice }])
+    const second = broken.lineOf(root, 'output "user_arn" {') + 5
+    expect(broken.findings).toEqual([`${root}:${second}: output user_arn is declared twice`])
+  })
+
   it('reports a module under modules/ that no configuration calls', async () => {
-    const call =
-      'module "edge_user" {\n  source = "../../modules/edge-user"\n\n  user_name = "${var.name}-edge"\n}\n'
+    const call = `module "edge_user" {\n  source = "../../modules/edge-user"\n\n  user_name = "\${var.name}-edge"\n}\n`
     const broken = await checkBroken([
       { file: root, find: call, replace: '' },
       { file: root, find: 'module.edge_user.user_arn', replace: 'var.name' },

@@ -1,0 +1,107 @@
+import { readFile } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
+import { parse as parseYaml } from 'yaml'
+import { checkTerraformTree } from '../../../control-plane/infra-check/check-terraform-tree.ts'
+import { loadTerraformModule } from '../../../control-plane/infra-check/load-terraform-module.ts'
+import { schemaDir } from './broken-terraform.ts'
+
+const modulesDir = 'infra/terraform/modules'
+const example = 'infra/terraform/environments/example'
+
+/** Every key path of an object: { a: { b: 1 } } -> ["a", "a.b"]. */
+function keyPaths(value: unknown, prefix = ''): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return []
+  return Object.entries(value).flatMap(([key, inner]) => {
+    const path = prefix === '' ? key : `${prefix}.${key}`
+    return [path, ...keyPaths(inner, path)]
+  })
+}
+
+/** The values the Terraform module sets on the chart, agreed with the chart's owner. */
+const valuesContract = [
+  'image.repository',
+  'image.tag',
+  'image.pullPolicy',
+  'controller.replicas',
+  'controller.resources',
+  'scorer.replicas',
+  'scorer.resources',
+  'scorer.autoscaling.enabled',
+  'scorer.autoscaling.minReplicas',
+  'scorer.autoscaling.maxReplicas',
+  'scorer.autoscaling.targetCPUUtilizationPercentage',
+  'scorer.podDisruptionBudget.minAvailable',
+  'scorer.terminationGracePeriodSeconds',
+  'scorer.service.port',
+  'secrets.redis.name',
+  'secrets.redis.urlKey',
+  'secrets.edgeSigning.name',
+  'secrets.edgeSigning.key',
+  'secrets.adminToken.name',
+  'secrets.adminToken.key',
+  'secrets.cloudflareApiToken.name',
+  'secrets.cloudflareApiToken.key',
+  'cloudflare.enabled',
+  'cloudflare.accountId',
+  'cloudflare.kvNamespaceId',
+  'vllm.namespace',
+  'vllm.podSelector',
+  'vllm.httpPort',
+  'vllm.kvEventsPort',
+  'vllm.replayPort',
+  'networkPolicy.enabled',
+  'networkPolicy.scorerIngressFrom',
+  'serviceMonitor.enabled',
+  'serviceMonitor.interval',
+]
+
+describe('the Terraform tree is wired together', () => {
+  it('uses every module under modules/ from the example environment', async () => {
+    const { calls, modules } = await checkTerraformTree('infra/terraform', { schemaDir })
+    const reached = new Set<string>()
+    const pending = [example]
+    for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
+      if (reached.has(dir)) continue
+      reached.add(dir)
+      pending.push(...(calls.get(dir) ?? []))
+    }
+    const library = modules.filter((dir) => dir.startsWith(`${modulesDir}/`))
+    expect(library.length).toBeGreaterThanOrEqual(5)
+    expect(library.filter((dir) => !reached.has(dir))).toEqual([])
+  })
+
+  it('sets exactly the chart values of the contract, and the chart declares them', async () => {
+    const { module } = await loadTerraformModule(`${modulesDir}/kinference`)
+    const set = module.locals.get('values')?.body.value
+    // networkPolicy is a merge() (null keeps the chart's default peers): its keys are in the text.
+    const networkPolicy = JSON.stringify((set as Record<string, unknown>)?.networkPolicy)
+    const paths = [
+      ...keyPaths(set),
+      ...['enabled', 'scorerIngressFrom']
+        .filter((key) => networkPolicy.includes(`${key} =`))
+        .map((key) => `networkPolicy.${key}`),
+    ]
+    const leaves = paths.filter((path) => !paths.some((other) => other.startsWith(`${path}.`)))
+    expect(leaves.sort()).toEqual([...valuesContract].sort())
+    const chart = keyPaths(parseYaml(await readFile('infra/helm/kinference/values.yaml', 'utf8')))
+    expect(valuesContract.filter((path) => !chart.includes(path))).toEqual([])
+  })
+
+  it('gives the Worker the bindings, date, flags and migration wrangler.toml declares', async () => {
+    const wrangler = await readFile('wrangler.toml', 'utf8')
+    const { module } = await loadTerraformModule(`${modulesDir}/edge-cloudflare`)
+    const local = (name: string) => module.locals.get(name)?.body.value
+    const quoted = (key: string) => new RegExp(`^${key}\\s*=\\s*"([^"]+)"`, 'm').exec(wrangler)?.[1]
+    expect(local('compatibility_date')).toBe(quoted('compatibility_date'))
+    expect(wrangler).toContain(
+      `compatibility_flags = ${JSON.stringify(local('compatibility_flags'))}`,
+    )
+    expect(wrangler).toMatch(new RegExp(`binding = "${local('config_binding')}"`))
+    expect(wrangler).toMatch(
+      new RegExp(`name = "${local('quota_binding')}"\\nclass_name = "${local('quota_class')}"`),
+    )
+    expect(quoted('tag')).toBe(local('migration_tag'))
+    expect(wrangler).toContain(`new_sqlite_classes = ["${local('quota_class')}"]`)
+    expect(quoted('name')).toBe(module.variables.get('script_name')?.body.default)
+  })
+})
