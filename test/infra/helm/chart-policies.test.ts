@@ -8,9 +8,11 @@ import {
   type Manifest,
   parseManifests,
   renderChart,
+  templateChart,
 } from '../../support/helm-chart.ts'
 import type {
   Deployment,
+  LabelSelector,
   NetworkPolicy,
   NetworkPolicyPeer,
   PolicyRule,
@@ -161,6 +163,42 @@ describe('the scorer’s scaling, disruption budget and termination', () => {
     expect(sleep).toBe(values.scorer.terminationGracePeriodSeconds - 15)
     expect(pod.terminationGracePeriodSeconds).toBe(values.scorer.terminationGracePeriodSeconds)
     expect(pod.terminationGracePeriodSeconds).toBeGreaterThan(sleep)
+  })
+})
+
+describe('what a schema cannot check, the templates refuse', () => {
+  it('an autoscaler whose minimum is above its maximum (helm template fails; lint only reports it)', async () => {
+    const result = await templateChart({ set: { 'scorer.autoscaling.minReplicas': 9 } })
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toContain(
+      'scorer.autoscaling.minReplicas (9) is above scorer.autoscaling.maxReplicas (8)',
+    )
+  })
+})
+
+describe('the ServiceMonitors of ci/cloudflare-values.yaml', () => {
+  it('each select one Service of the release, by a port it names, with the extra labels', async () => {
+    const manifests = await renderChart({ valuesFile: join(chartDir, 'ci/cloudflare-values.yaml') })
+    const monitors = manifests.filter((m) => m.kind === 'ServiceMonitor')
+    expect(monitors.map((m) => m.metadata.name).sort()).toEqual([
+      'kinference-controller',
+      'kinference-scorer',
+    ])
+    const services = manifests.filter((m) => m.kind === 'Service')
+    for (const monitor of monitors) {
+      const spec = monitor.spec as { selector: LabelSelector; endpoints: { port: string }[] }
+      const selected = services.filter((service) =>
+        Object.entries(spec.selector.matchLabels ?? {}).every(
+          ([key, value]) => service.metadata.labels?.[key] === value,
+        ),
+      )
+      expect(selected, monitor.metadata.name).toHaveLength(1)
+      const portNames = (selected[0]?.spec as { ports: { name: string }[] }).ports.map(
+        (p) => p.name,
+      )
+      for (const endpoint of spec.endpoints) expect(portNames).toContain(endpoint.port)
+      expect(monitor.metadata.labels?.release).toBe('kube-prometheus-stack')
+    }
   })
 })
 
