@@ -193,9 +193,8 @@ describe('the ServiceMonitors of ci/cloudflare-values.yaml', () => {
         ),
       )
       expect(selected, monitor.metadata.name).toHaveLength(1)
-      const portNames = (selected[0]?.spec as { ports: { name: string }[] }).ports.map(
-        (p) => p.name,
-      )
+      const service = selected[0]?.spec as { ports: { name: string }[] } | undefined
+      const portNames = (service?.ports ?? []).map((p) => p.name)
       for (const endpoint of spec.endpoints) expect(portNames).toContain(endpoint.port)
       expect(monitor.metadata.labels?.release).toBe('kube-prometheus-stack')
     }
