@@ -1,5 +1,5 @@
 import type { Declared, TerraformModule } from './load-terraform-module.ts'
-import type { ModuleIndex } from './module-index.ts'
+import type { ModuleIndex, ModuleInterface } from './module-index.ts'
 import type { TerraformFinding } from './terraform-finding.ts'
 
 /** Arguments of a module block that are Terraform's, not the called module's variables. */
@@ -12,77 +12,71 @@ const pinnedVersion = /^\s*(~>\s*\d+(\.\d+){1,2}|=?\s*\d+\.\d+\.\d+(-[\w.]+)?)\s
 const registrySource = /^([\w.-]+\/)?[\w-]+\/[\w-]+\/[\w-]+$/
 
 /**
- * Local calls pass only the callee's variables and every one without a default; registry
- * calls are pinned; git sources name a ref. Remote modules' variables are not checked:
- * their source is not here.
+ * Calls pass only the callee's variables and every one it has no default for (local
+ * modules, and registry modules with a snapshot in the schema folder); registry calls are
+ * pinned; git sources name a ref; local sources exist and take no version.
  */
 export function checkModuleCalls(module: TerraformModule, index: ModuleIndex): TerraformFinding[] {
-  return [...module.calls.values()].flatMap((call) => callFindings(module, call, index))
+  return [...module.calls.values()].flatMap((call) => {
+    const at = (key: string | null, message: string) => ({
+      file: call.file.path,
+      line: key === null ? call.line : call.file.locator.keyLine(call.line, key),
+      message: `module ${call.name}: ${message}`,
+    })
+    const problems = [...sourceProblems(module, call, index)]
+    const callee = index.interfaceOf(module, call)
+    if (callee) problems.push(...inputProblems(call, callee))
+    return problems.map(([key, message]) => at(key, message))
+  })
 }
 
-function callFindings(
-  module: TerraformModule,
-  call: Declared,
-  index: ModuleIndex,
-): TerraformFinding[] {
-  const finding = (line: number, message: string) => ({ file: call.file.path, line, message })
-  const keyLine = (key: string) => call.file.locator.keyLine(call.line, key)
+/** [argument whose line to report, or null for the block's, message]. */
+type Problem = [string | null, string]
+
+function sourceProblems(module: TerraformModule, call: Declared, index: ModuleIndex): Problem[] {
   const callee = index.callee(module, call)
+  const source = call.body.source
   switch (callee.kind) {
     case 'none':
-      return [finding(call.line, `module ${call.name} has no source`)]
+      return [[null, 'no source']]
     case 'missing':
-      return [
-        finding(
-          keyLine('source'),
-          `module ${call.name}: no Terraform module at ${call.body.source}`,
-        ),
-      ]
-    case 'unparsed':
-      return []
+      return [['source', `no Terraform module at ${source}`]]
     case 'remote':
-      return remoteFindings(call, callee.source).map((message) =>
-        finding(keyLine('version'), message),
-      )
+      return remoteProblems(callee.source, call.body.version)
   }
-  const findings: TerraformFinding[] = []
-  if ('version' in call.body) {
-    findings.push(
-      finding(keyLine('version'), `module ${call.name}: a local source takes no version`),
-    )
-  }
-  const args = Object.keys(call.body).filter((key) => !metaArguments.has(key))
-  for (const arg of args) {
-    if (callee.module.variables.has(arg)) continue
-    findings.push(
-      finding(
-        keyLine(arg),
-        `module ${call.name}: unknown input ${arg} (no such variable in ${call.body.source})`,
-      ),
-    )
-  }
-  for (const [name, variable] of callee.module.variables) {
-    if ('default' in variable.body || args.includes(name)) continue
-    findings.push(
-      finding(
-        call.line,
-        `module ${call.name}: missing required input ${name} (${call.body.source} has no default for it)`,
-      ),
-    )
-  }
-  return findings
+  return 'version' in call.body ? [['version', 'a local source takes no version']] : []
 }
 
-function remoteFindings(call: Declared, source: string): string[] {
+function inputProblems(call: Declared, callee: ModuleInterface): Problem[] {
+  const args = Object.keys(call.body).filter((key) => !metaArguments.has(key))
+  const unknown = args.filter((arg) => !callee.variables.has(arg))
+  const missing = callee.required.filter((name) => !args.includes(name))
+  return [
+    ...unknown.map(
+      (arg): Problem => [arg, `unknown input ${arg} (no such variable in ${callee.label})`],
+    ),
+    ...missing.map(
+      (name): Problem => [
+        null,
+        `missing required input ${name} (${callee.label} has no default for it)`,
+      ],
+    ),
+  ]
+}
+
+function remoteProblems(source: string, version: unknown): Problem[] {
   if (registrySource.test(source)) {
-    const version = call.body.version
     if (typeof version === 'string' && pinnedVersion.test(version)) return []
+    const found = typeof version === 'string' ? version : 'none'
     return [
-      `module ${call.name}: registry module ${source} needs version = "~> X.Y" or an exact version (found ${version ?? 'none'})`,
+      [
+        'version',
+        `registry module ${source} needs version = "~> X.Y" or an exact version (found ${found})`,
+      ],
     ]
   }
   if (/^git::|^github\.com\//.test(source) && !/[?&]ref=/.test(source)) {
-    return [`module ${call.name}: git source ${source} needs ?ref= pinned to a tag or commit`]
+    return [['source', `git source ${source} needs ?ref= pinned to a tag or commit`]]
   }
   return []
 }

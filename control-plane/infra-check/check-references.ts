@@ -76,12 +76,11 @@ function moduleProblem(
 ): Problem | null {
   const call = module.calls.get(name)
   if (!call) return { text: `module.${name}`, message: `reference to undeclared module.${name}` }
-  const callee = index.callee(module, call)
-  if (output === undefined || callee.kind !== 'local' || callee.module.outputs.has(output))
-    return null
+  const callee = index.interfaceOf(module, call)
+  if (output === undefined || !callee || callee.outputs.has(output)) return null
   return {
     text: `module.${name}.${output}`,
-    message: `module.${name} has no output ${output} (${call.body.source})`,
+    message: `module.${name} has no output ${output} (${callee.label})`,
   }
 }
 

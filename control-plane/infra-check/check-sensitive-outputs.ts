@@ -65,12 +65,9 @@ function createSensitivity({ module, references, index, schemas }: SensitivityCo
   }
   const moduleOutputSensitive = (name: string, output: string | undefined): boolean => {
     const call = module.calls.get(name)
-    const callee = call && index.callee(module, call)
-    if (callee?.kind !== 'local') return false
-    const outputs = [...callee.module.outputs.values()]
-    return outputs.some(
-      (o) => (output === undefined || o.name === output) && o.body.sensitive === true,
-    )
+    const sensitive = call ? index.interfaceOf(module, call)?.sensitiveOutputs : undefined
+    if (!sensitive) return false
+    return output === undefined ? sensitive.size > 0 : sensitive.has(output)
   }
   const attributeSensitive = (type: string, attribute: string | undefined): boolean => {
     const block =

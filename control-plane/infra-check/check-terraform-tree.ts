@@ -19,10 +19,11 @@ import {
   type ModuleIndex,
 } from './module-index.ts'
 import { loadProviderSchemas } from './provider-schema.ts'
+import { loadRegistryModules } from './registry-module-snapshot.ts'
 import { sortFindings, type TerraformFinding } from './terraform-finding.ts'
 
 export interface TerraformCheckOptions {
-  /** The committed provider schema snapshots (infra/terraform/schema). */
+  /** The committed provider schema snapshots (infra/terraform/schema), registry modules' in its modules/. */
   schemaDir: string
 }
 
@@ -45,7 +46,10 @@ export async function checkTerraformTree(
 ): Promise<TerraformCheckResult> {
   const schemas = await loadProviderSchemas(options.schemaDir)
   const { modules, findings } = await loadTree(root)
-  const index = createModuleIndex(modules)
+  const index = createModuleIndex(
+    modules,
+    await loadRegistryModules(join(options.schemaDir, 'modules')),
+  )
   const calls = localCalls(index)
   const called = new Set([...calls.values()].flat())
   const library = `${toDir(join(root, 'modules'))}/`

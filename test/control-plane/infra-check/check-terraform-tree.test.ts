@@ -91,6 +91,19 @@ describe('the offline Terraform checker', () => {
     ])
   })
 
+  it('checks calls to a registry module against its committed snapshot', async () => {
+    const call =
+      'module "vpc" {\n  source     = "terraform-aws-modules/vpc/aws"\n  version    = "~> 6.6"\n  cidr_block = "10.0.0.0/16"\n}\n'
+    const broken = await checkBroken([
+      { file: root, find: 'output "user_arn"', replace: `${call}\noutput "user_arn"` },
+      { file: root, find: 'module.edge_user.user_arn', replace: 'module.vpc.subnet_ids' },
+    ])
+    expect(broken.findings).toEqual([
+      `${root}:${broken.lineOf(root, 'cidr_block')}: module vpc: unknown input cidr_block (no such variable in terraform-aws-modules/vpc/aws 6.6.0)`,
+      `${root}:${broken.lineOf(root, 'module.vpc.subnet_ids')}: module.vpc has no output subnet_ids (terraform-aws-modules/vpc/aws 6.6.0)`,
+    ])
+  })
+
   it('reports a variable without a description or a type', async () => {
     const broken = await checkBroken([
       { file: root, find: '  description = "AWS region."\n', replace: '' },

@@ -22,6 +22,15 @@ terraform {
       source  = "hashicorp/random"
       version = "~> 3.9"
     }
+    # Required by the EKS module (terraform-aws-modules/eks 21.19's versions.tf); pinned here.
+    time = {
+      source  = "hashicorp/time"
+      version = "~> 0.13"
+    }
+    tls = {
+      source  = "hashicorp/tls"
+      version = "~> 4.0"
+    }
   }
 
   # Partial configuration: terraform init -backend-config=backend.hcl (see README.md).
