@@ -1,0 +1,41 @@
+/**
+ * The chart values infra/terraform's kinference module sets (infra/helm/kinference/
+ * values.yaml): the contract between the two. The chart may add keys; renaming or removing
+ * one of these breaks the module.
+ */
+export const chartValuesContract = [
+  'image.repository',
+  'image.tag',
+  'image.pullPolicy',
+  'controller.replicas',
+  'controller.resources',
+  'scorer.replicas',
+  'scorer.resources',
+  'scorer.autoscaling.enabled',
+  'scorer.autoscaling.minReplicas',
+  'scorer.autoscaling.maxReplicas',
+  'scorer.autoscaling.targetCPUUtilizationPercentage',
+  'scorer.podDisruptionBudget.minAvailable',
+  'scorer.terminationGracePeriodSeconds',
+  'scorer.service.port',
+  'secrets.redis.name',
+  'secrets.redis.urlKey',
+  'secrets.edgeSigning.name',
+  'secrets.edgeSigning.key',
+  'secrets.adminToken.name',
+  'secrets.adminToken.key',
+  'secrets.cloudflareApiToken.name',
+  'secrets.cloudflareApiToken.key',
+  'cloudflare.enabled',
+  'cloudflare.accountId',
+  'cloudflare.kvNamespaceId',
+  'vllm.namespace',
+  'vllm.podSelector',
+  'vllm.httpPort',
+  'vllm.kvEventsPort',
+  'vllm.replayPort',
+  'networkPolicy.enabled',
+  'networkPolicy.scorerIngressFrom',
+  'serviceMonitor.enabled',
+  'serviceMonitor.interval',
+]
