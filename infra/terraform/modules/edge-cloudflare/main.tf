@@ -54,6 +54,13 @@ resource "cloudflare_workers_custom_domain" "edge" {
   zone_id    = var.zone_id
   hostname   = var.hostname
   service    = cloudflare_workers_script.edge.script_name
+
+  lifecycle {
+    precondition {
+      condition     = var.zone_id != null
+      error_message = "A custom domain needs zone_id."
+    }
+  }
 }
 
 resource "cloudflare_workers_route" "edge" {
@@ -62,4 +69,11 @@ resource "cloudflare_workers_route" "edge" {
   zone_id = var.zone_id
   pattern = each.value
   script  = cloudflare_workers_script.edge.id
+
+  lifecycle {
+    precondition {
+      condition     = var.zone_id != null
+      error_message = "Routes need zone_id."
+    }
+  }
 }
