@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
-import { parse as parseYaml } from 'yaml'
 import { checkTerraformTree } from '../../../control-plane/infra-check/check-terraform-tree.ts'
 import { loadTerraformModule } from '../../../control-plane/infra-check/load-terraform-module.ts'
+import { chartValuesContract } from '../../support/chart-values-contract.ts'
 import { schemaDir } from './broken-terraform.ts'
 
 const modulesDir = 'infra/terraform/modules'
@@ -16,44 +16,6 @@ function keyPaths(value: unknown, prefix = ''): string[] {
     return [path, ...keyPaths(inner, path)]
   })
 }
-
-/** The values the Terraform module sets on the chart, agreed with the chart's owner. */
-const valuesContract = [
-  'image.repository',
-  'image.tag',
-  'image.pullPolicy',
-  'controller.replicas',
-  'controller.resources',
-  'scorer.replicas',
-  'scorer.resources',
-  'scorer.autoscaling.enabled',
-  'scorer.autoscaling.minReplicas',
-  'scorer.autoscaling.maxReplicas',
-  'scorer.autoscaling.targetCPUUtilizationPercentage',
-  'scorer.podDisruptionBudget.minAvailable',
-  'scorer.terminationGracePeriodSeconds',
-  'scorer.service.port',
-  'secrets.redis.name',
-  'secrets.redis.urlKey',
-  'secrets.edgeSigning.name',
-  'secrets.edgeSigning.key',
-  'secrets.adminToken.name',
-  'secrets.adminToken.key',
-  'secrets.cloudflareApiToken.name',
-  'secrets.cloudflareApiToken.key',
-  'cloudflare.enabled',
-  'cloudflare.accountId',
-  'cloudflare.kvNamespaceId',
-  'vllm.namespace',
-  'vllm.podSelector',
-  'vllm.httpPort',
-  'vllm.kvEventsPort',
-  'vllm.replayPort',
-  'networkPolicy.enabled',
-  'networkPolicy.scorerIngressFrom',
-  'serviceMonitor.enabled',
-  'serviceMonitor.interval',
-]
 
 describe('the Terraform tree is wired together', () => {
   it('uses every module under modules/ from the example environment', async () => {
@@ -70,7 +32,8 @@ describe('the Terraform tree is wired together', () => {
     expect(library.filter((dir) => !reached.has(dir))).toEqual([])
   })
 
-  it('sets exactly the chart values of the contract, and the chart declares them', async () => {
+  // The chart's side of the contract is test/infra/helm/values-contract.test.ts.
+  it('sets exactly the chart values of the contract', async () => {
     const { module } = await loadTerraformModule(`${modulesDir}/kinference`)
     const set = module.locals.get('values')?.body.value
     // networkPolicy is a merge() (null keeps the chart's default peers): its keys are in the text.
@@ -82,9 +45,7 @@ describe('the Terraform tree is wired together', () => {
         .map((key) => `networkPolicy.${key}`),
     ]
     const leaves = paths.filter((path) => !paths.some((other) => other.startsWith(`${path}.`)))
-    expect(leaves.sort()).toEqual([...valuesContract].sort())
-    const chart = keyPaths(parseYaml(await readFile('infra/helm/kinference/values.yaml', 'utf8')))
-    expect(valuesContract.filter((path) => !chart.includes(path))).toEqual([])
+    expect(leaves.sort()).toEqual([...chartValuesContract].sort())
   })
 
   it('gives the Worker the bindings, date, flags and migration wrangler.toml declares', async () => {

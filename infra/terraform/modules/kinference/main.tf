@@ -68,6 +68,7 @@ resource "kubernetes_namespace_v1" "this" {
   }
 }
 
+# One resource per Secret: for_each cannot iterate over a map holding sensitive values.
 resource "kubernetes_secret_v1" "redis" {
   metadata {
     name      = local.secret_names.redis
