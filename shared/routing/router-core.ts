@@ -43,10 +43,12 @@ interface PodState {
   kvCapacityTokens: number | null
   load: PodLoad
   metrics:
-    | (Omit<PodMetricsView, 'ageMs' | 'unseenWaiting'> & {
+    | (Omit<PodMetricsView, 'ageMs' | 'unseenWaiting' | 'foreignRequests'> & {
         atMs: number
         /** This replica's pending requests when the metrics arrived. */
         pendingThen: number
+        /** This replica's requests in flight there when the metrics arrived. */
+        inFlightThen: number
       })
     | null
   /** Requests in flight on the pod (for its memory outlook). */
@@ -70,19 +72,16 @@ interface Tracked {
   indexedCachedTokens: number
   work: number
   /**
-   * Whether this replica saw the whole queue ahead of it at dispatch (the pod reported no
-   * waiting request it had not sent). Only those TTFTs fit the model: with work the
-   * features cannot see, the fit flattens (a bigger overhead, a smaller slope), and a
-   * copy's prefill then looks cheaper than it is.
+   * Whether this replica was the pod's only sender at dispatch, so saw the whole queue
+   * ahead. Only those TTFTs fit the model: with other replicas' work the features cannot
+   * see (sent since the metrics, or sized wrong), the fit flattens (a bigger overhead, a
+   * smaller slope), and a copy's prefill then looks cheaper than it is.
    */
   sawWholeQueue: boolean
   dispatchedAtMs: number
   firstTokenAtMs: number | null
   generated: number
 }
-
-/** Weight of the newest dispatch in a pod's recent uncached mean (about the last ten). */
-const recentWeight = 0.1
 
 export interface RouteResult {
   decision: RoutingDecision
@@ -134,13 +133,7 @@ export class RouterCore {
       requests: new Set(),
       tokensSinceMetrics: 0,
 
-      load: {
-        inFlight: 0,
-        pendingRequests: 0,
-        pendingPrefillTokens: 0,
-        activeTokens: 0,
-        recentUncachedTokens: null,
-      },
+      load: { inFlight: 0, pendingRequests: 0, pendingPrefillTokens: 0, activeTokens: 0 },
       metrics: null,
       trust: new IndexTrustTracker({ tolerance: this.options.driftTolerance }),
       indexReady: false,
@@ -169,6 +162,7 @@ export class RouterCore {
       kvCacheUsage: view.kvCacheUsage,
       atMs: nowMs,
       pendingThen: pod.load.pendingRequests,
+      inFlightThen: pod.load.inFlight,
     }
     pod.tokensSinceMetrics = 0
     if (kvCapacityTokens !== null && kvCapacityTokens > 0) pod.kvCapacityTokens = kvCapacityTokens
@@ -246,7 +240,7 @@ export class RouterCore {
         : 0,
       indexedCachedTokens: cachedTokensOf(request, result.indexedBlocks.get(pod) ?? 0),
       work: effectiveWork(features),
-      sawWholeQueue: (candidate.metrics?.unseenWaiting ?? 0) === 0,
+      sawWholeQueue: (candidate.metrics?.foreignRequests ?? 0) === 0,
       dispatchedAtMs: nowMs,
       firstTokenAtMs: null,
       generated: 0,
@@ -259,11 +253,6 @@ export class RouterCore {
     state.load.pendingRequests++
     state.load.pendingPrefillTokens += features.uncachedTokens
     state.load.activeTokens += request.promptTokens
-    const recent = state.load.recentUncachedTokens
-    state.load.recentUncachedTokens =
-      recent === null
-        ? features.uncachedTokens
-        : recent + recentWeight * (features.uncachedTokens - recent)
   }
 
   /**
@@ -360,13 +349,14 @@ export class RouterCore {
     if (!pod.metrics) return null
     const ageMs = nowMs - pod.metrics.atMs
     if (ageMs > this.options.metricsStalenessMs) return null
-    const { running, waiting, kvCacheUsage, pendingThen } = pod.metrics
+    const { running, waiting, kvCacheUsage, pendingThen, inFlightThen } = pod.metrics
     return {
       running,
       waiting,
       kvCacheUsage,
       ageMs,
       unseenWaiting: Math.max(0, waiting - pendingThen),
+      foreignRequests: Math.max(0, running + waiting - inFlightThen),
     }
   }
 

@@ -15,13 +15,6 @@ export interface PodLoad {
   pendingPrefillTokens: number
   /** Tokens (prompt + generated so far) of the requests in flight: their KV footprint. */
   activeTokens: number
-  /**
-   * Uncached prompt tokens of the requests this replica sent the pod lately (a decaying
-   * mean over about ten; null before the first): what a request queued there by anyone
-   * else most likely needs. The pending requests' own mix is too few to say: one fresh
-   * prefix among them is a placement the other replicas' requests do not repeat.
-   */
-  recentUncachedTokens: number | null
 }
 
 /** The pod's own view, scraped from /metrics; null when missing or stale. */
@@ -36,6 +29,12 @@ export interface PodMetricsView {
    * could tell (a view built without its bookkeeping).
    */
   unseenWaiting?: number
+  /**
+   * Requests, running or waiting, the pod reported beyond this replica's own in flight
+   * there when the metrics were read: other replicas' traffic (0 when it is the only
+   * sender; its own preempted requests wait there too, but it counts them). Null as above.
+   */
+  foreignRequests?: number
 }
 
 /** What one decode step of a pod costs: a base, plus KV reads per token of the batch's context. */

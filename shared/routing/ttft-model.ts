@@ -1,7 +1,13 @@
 import { z } from 'zod'
 import { parseOptions } from '../config/parse-options.ts'
 import { admissionWaitMs } from './pod-memory.ts'
-import type { PodCandidate, RoutingRequest, TtftModel } from './routing-strategy.ts'
+import type {
+  PodCandidate,
+  PodLoad,
+  PodMetricsView,
+  RoutingRequest,
+  TtftModel,
+} from './routing-strategy.ts'
 
 /** What the TTFT of a request sent to a pod depends on, at the moment it is sent. */
 export interface TtftFeatures {
@@ -33,11 +39,9 @@ export function cachedTokensOf(request: RoutingRequest, cachedBlocks: number): n
 }
 
 /**
- * What the pod would have to do before this request's first token. The queue is the
- * uncached prefill this replica sent and has not seen answered, plus the waiting
- * requests the pod reported that this replica had not sent (other replicas' traffic,
- * preempted requests to recompute), each the size of what this replica's requests lately
- * needed there. Decodes are running requests past prefill.
+ * What the pod would have to do before this request's first token: the uncached prefill
+ * this replica sent and has not seen answered, plus what others put ahead of it
+ * (unseenWork). Decodes are running requests past prefill.
  */
 export function ttftFeatures(
   request: RoutingRequest,
@@ -45,21 +49,45 @@ export function ttftFeatures(
   stepBudget: number,
 ): TtftFeatures {
   const { load, metrics } = pod
-  // Counted against what was pending when the metrics were read, not now: a request
-  // answered since would otherwise look like somebody else's.
-  const unseen = metrics
-    ? (metrics.unseenWaiting ?? Math.max(0, metrics.waiting - load.pendingRequests))
-    : 0
-  const typical = load.recentUncachedTokens ?? request.promptTokens
+  const uncachedTokens = request.promptTokens - cachedTokensOf(request, pod.cachedBlocks)
   const decoding = metrics
     ? Math.max(0, metrics.running - load.pendingRequests)
     : Math.max(0, load.inFlight - load.pendingRequests)
   return {
-    queuedTokens: load.pendingPrefillTokens + unseen * typical,
-    uncachedTokens: request.promptTokens - cachedTokensOf(request, pod.cachedBlocks),
+    queuedTokens:
+      load.pendingPrefillTokens + unseenWork(load, metrics, request.promptTokens, uncachedTokens),
+    uncachedTokens,
     decoding,
     stepBudget,
   }
+}
+
+/**
+ * Prefill ahead that this replica did not send or no longer counts as pending. Its own
+ * preempted requests wait to recompute what they held (waiting beyond its pending, when no
+ * other replica sends there). Another replica's waiting request is taken to need what this
+ * one would there (traffic on a pod shares what it holds), and no more than this replica's
+ * pending ones there do on average: two estimates, each too high in its own case (a cold
+ * pod; one fresh prefix among a few pending). Sized instead as a request in flight there,
+ * they made the queue of a pod holding a popular prefix look twice its length with three
+ * replicas, and prefixes were copied that should not have been (docs/benchmarks.md).
+ */
+function unseenWork(
+  load: PodLoad,
+  metrics: PodMetricsView | null,
+  promptTokens: number,
+  uncachedTokens: number,
+): number {
+  if (!metrics) return 0
+  // Counted against what was pending when the metrics were read, not now: a request
+  // answered since would otherwise look like somebody else's.
+  const unseen = metrics.unseenWaiting ?? Math.max(0, metrics.waiting - load.pendingRequests)
+  const foreign = metrics.foreignRequests ?? 0
+  const preempted = Math.max(0, unseen - foreign)
+  const footprint = load.inFlight > 0 ? load.activeTokens / load.inFlight : promptTokens
+  const ownTypical =
+    load.pendingRequests > 0 ? load.pendingPrefillTokens / load.pendingRequests : uncachedTokens
+  return preempted * footprint + Math.min(unseen, foreign) * Math.min(uncachedTokens, ownTypical)
 }
 
 export function predictTtftMs(

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import { effectiveWork, OnlineTtftModel } from '../../../shared/routing/ttft-model.ts'
+import type { PodLoad, PodMetricsView } from '../../../shared/routing/routing-strategy.ts'
+import { effectiveWork, OnlineTtftModel, ttftFeatures } from '../../../shared/routing/ttft-model.ts'
+import { pod, request } from './strategies/routing-fixtures.ts'
 
 describe('OnlineTtftModel', () => {
   it('converges from a wrong prior to the pod’s real constants', () => {
@@ -81,5 +83,46 @@ describe('effectiveWork', () => {
     expect(effectiveWork({ ...base, decoding: 1024 })).toBe(8000)
     // Decodes never take the whole budget in the model (a chunk is always admitted).
     expect(effectiveWork({ ...base, decoding: 5000 })).toBe(32_000)
+  })
+})
+
+describe('ttftFeatures: the queue ahead', () => {
+  const hit = request({ promptTokens: 4352 })
+  const warm = (load: Partial<PodLoad>, metrics: PodMetricsView) =>
+    pod('a', { cachedBlocks: 256, load, metrics })
+
+  it("counts this replica's preempted requests at the size of its requests in flight", () => {
+    // Sole sender: three of its five requests in flight wait again, preempted.
+    const a = warm(
+      { inFlight: 5, pendingRequests: 0, activeTokens: 5 * 4400 },
+      {
+        running: 2,
+        waiting: 3,
+        kvCacheUsage: 0.9,
+        ageMs: 20,
+        unseenWaiting: 3,
+        foreignRequests: 0,
+      },
+    )
+    expect(ttftFeatures(hit, a, 2048).queuedTokens).toBe(3 * 4400)
+  })
+
+  it("sizes another replica's waiting request like this one there, at most like its own pending", () => {
+    // One cold placement of its own is pending; four requests of other replicas wait.
+    const metrics = {
+      running: 0,
+      waiting: 5,
+      kvCacheUsage: 0.3,
+      ageMs: 20,
+      unseenWaiting: 4,
+      foreignRequests: 4,
+    }
+    const load = { inFlight: 1, pendingRequests: 1, pendingPrefillTokens: 4352, activeTokens: 4352 }
+    // A hit there needs 256 tokens, so do theirs; not 4 × 4352.
+    expect(ttftFeatures(hit, warm(load, metrics), 2048).queuedTokens).toBe(4352 + 4 * 256)
+    // A cold pod: theirs as its own pending ones, not as this request's whole prompt.
+    const own = { ...load, pendingPrefillTokens: 2 * 300, pendingRequests: 2, inFlight: 2 }
+    const cold = pod('b', { load: own, metrics: { ...metrics, waiting: 6 } })
+    expect(ttftFeatures(hit, cold, 2048).queuedTokens).toBe(600 + 4 * 300)
   })
 })

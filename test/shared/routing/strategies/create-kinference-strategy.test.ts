@@ -29,7 +29,6 @@ function pod(
       pendingRequests,
       pendingPrefillTokens,
       activeTokens: pendingPrefillTokens,
-      recentUncachedTokens: null,
     },
     metrics: null,
     memory: null,

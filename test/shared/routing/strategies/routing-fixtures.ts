@@ -28,7 +28,6 @@ export function pod(name: string, overrides: PodOverrides = {}): PodCandidate {
       pendingRequests: 0,
       pendingPrefillTokens: 0,
       activeTokens: 0,
-      recentUncachedTokens: null,
       ...load,
     },
   }
