@@ -5,6 +5,7 @@ import { checkModuleCalls } from './check-module-calls.ts'
 import { checkReferences } from './check-references.ts'
 import { checkResourceSchemas } from './check-resource-schema.ts'
 import { checkSensitiveOutputs } from './check-sensitive-outputs.ts'
+import { checkTfvars } from './check-tfvars.ts'
 import { checkVersions } from './check-versions.ts'
 import { collectReferences, type FoundReference } from './collect-references.ts'
 import {
@@ -67,6 +68,7 @@ export async function checkTerraformTree(
       ...checkVersions(module, isRoot),
       ...checkResourceSchemas(module, schemas),
       ...checkSensitiveOutputs({ module, references, index, schemas }),
+      ...(await checkTfvars(module)),
     )
   }
   findings.push(...unusedModules(root, modules, called))

@@ -196,6 +196,17 @@ describe('the offline Terraform checker', () => {
     ])
   })
 
+  it('reports a variables file that sets an undeclared variable or leaves a required one out', async () => {
+    const tfvars = 'environments/dev/terraform.tfvars.example'
+    const broken = await checkBroken([
+      { file: tfvars, find: 'region = "us-east-1"', replace: 'regoin = "us-east-1"' },
+    ])
+    expect(broken.findings).toEqual([
+      `${tfvars}:1: terraform.tfvars.example does not set the required variable region`,
+      `${tfvars}:${broken.lineOf(tfvars, 'regoin')}: terraform.tfvars.example sets regoin, which is not a variable of the module`,
+    ])
+  })
+
   it('reports a declaration made twice', async () => {
     const twice =
       'output "user_arn" {\n  description = "Again."\n  value       = var.name\n}\n\noutput "user_arn" {'
