@@ -57,11 +57,13 @@ interface Context {
   version: string
 }
 
+/** Checks one body against its schema; `prefix` names where it is (`statement.`, `bindings.`). */
 function blockFindings(
   body: BlockBody,
   block: SchemaBlock,
   meta: ReadonlySet<string>,
   context: Context,
+  prefix = '',
 ): TerraformFinding[] {
   const { declared, label } = context
   const findings: TerraformFinding[] = []
@@ -69,36 +71,40 @@ function blockFindings(
     findings.push({
       file: declared.file.path,
       line: declared.file.locator.keyLine(declared.line, key),
-      message,
+      message: `${label}: ${message}`,
     })
+  const inside = (inner: SchemaBlock, bodies: BlockBody[], name: string) => {
+    for (const one of bodies)
+      findings.push(...blockFindings(one, inner, new Set(), context, `${prefix}${name}.`))
+  }
   const settable = settableNames(block)
   const dynamic = dynamicBlocks(body)
   for (const [key, value] of Object.entries(body)) {
-    if (meta.has(key)) continue
-    if (key === 'dynamic') continue
-    const nested = block.blocks?.[key]
-    if (nested) {
-      for (const inner of nestedBodies(value))
-        findings.push(...blockFindings(inner, nested, new Set(), context))
-    } else if (block.readOnly?.includes(key)) {
-      add(key, `${label}: ${key} is read-only (the provider computes it)`)
-    } else if (!settable.has(key)) {
-      add(key, `${label}: unknown argument ${key} (not in ${context.version})`)
-    }
+    if (meta.has(key) || key === 'dynamic') continue
+    const inner = block.blocks?.[key] ?? block.nested?.[key]
+    if (inner) inside(inner, objectsIn(value), key)
+    else if (block.readOnly?.includes(key))
+      add(key, `${prefix}${key} is read-only (the provider computes it)`)
+    else if (!settable.has(key))
+      add(key, `unknown argument ${prefix}${key} (not in ${context.version})`)
   }
   for (const [name, contents] of dynamic) {
-    const nested = block.blocks?.[name]
-    if (!nested)
-      add(name, `${label}: unknown block ${name} in dynamic "${name}" (not in ${context.version})`)
+    const inner = block.blocks?.[name]
+    if (inner) inside(inner, contents, name)
     else
-      for (const inner of contents)
-        findings.push(...blockFindings(inner, nested, new Set(), context))
+      add(name, `unknown block ${prefix}${name} in dynamic "${name}" (not in ${context.version})`)
   }
   for (const name of block.required ?? []) {
     if (!(name in body) && !dynamic.has(name))
-      add(name, `${label}: missing required argument ${name}`)
+      add(name, `missing required argument ${prefix}${name}`)
   }
   return findings
+}
+
+/** Object literals in a nested block or attribute's value; an expression has none to check. */
+function objectsIn(value: unknown): BlockBody[] {
+  if (Array.isArray(value)) return nestedBodies(value)
+  return typeof value === 'object' && value !== null ? [value as BlockBody] : []
 }
 
 /** `dynamic "x" { content { ... } }` by block name, with its content bodies. */

@@ -12,6 +12,8 @@ export interface SchemaBlock {
   /** Attributes the provider marks sensitive (outputs of them must be sensitive too). */
   sensitive?: string[]
   blocks?: Record<string, SchemaBlock>
+  /** Attributes holding objects (`bindings = [{ ... }]`): the keys inside them. */
+  nested?: Record<string, SchemaBlock>
 }
 
 const names = z.array(z.string()).optional()
@@ -22,6 +24,7 @@ const SchemaBlock: z.ZodType<SchemaBlock> = z.lazy(() =>
     readOnly: names,
     sensitive: names,
     blocks: z.record(z.string(), SchemaBlock).optional(),
+    nested: z.record(z.string(), SchemaBlock).optional(),
   }),
 )
 

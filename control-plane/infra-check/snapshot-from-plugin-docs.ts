@@ -13,62 +13,74 @@ export function schemaFromPluginDocs(markdown: string): SchemaBlock {
   const root = blockFrom(sections.get('') ?? [])
   for (const [path, lines] of sections) {
     if (path === '') continue
-    const parent = path
-      .split('.')
-      .slice(0, -1)
-      .reduce<SchemaBlock | undefined>((b, name) => b?.blocks?.[name], root)
-    const name = path.split('.').at(-1) ?? path
+    const names = path.split('.')
+    const parent = names.slice(0, -1).reduce<SchemaBlock | undefined>(childOf, root)
+    const name = names.at(-1) ?? path
     if (parent?.blocks?.[name]) parent.blocks[name] = blockFrom(lines)
+    else if (parent?.nested?.[name]) parent.nested[name] = blockFrom(lines)
   }
   return root
 }
 
-/** Lines of the top-level schema ('') and of each nested block, by dotted path. */
+const childOf = (block: SchemaBlock | undefined, name: string) =>
+  block?.blocks?.[name] ?? block?.nested?.[name]
+
+/** Lines of the top-level schema ('') and of each nested block or attribute, by dotted path. */
 function splitSections(markdown: string): Map<string, string[]> {
   const sections = new Map<string, string[]>([['', []]])
   let current: string[] | undefined = sections.get('')
   for (const line of markdown.split('\n')) {
-    const nested = /^<a id="nestedblock--([\w-]+)"><\/a>/.exec(line)
-    const attribute = /^<a id="nestedatt--/.test(line)
-    if (nested) {
+    const anchor = /^<a id="nested(?:block|att)--([\w-]+)"><\/a>/.exec(line)
+    if (anchor) {
       current = []
-      sections.set(nested[1]?.replaceAll('--', '.') ?? '', current)
-    } else if (attribute || /^## /.test(line.replace('## Schema', ''))) current = undefined
-    else current?.push(line)
+      sections.set(anchor[1]?.replaceAll('--', '.') ?? '', current)
+    } else if (/^## /.test(line) && !line.startsWith('## Schema')) {
+      current = undefined
+    } else {
+      current?.push(line)
+    }
   }
   return sections
 }
 
+type Lists = Required<Pick<SchemaBlock, 'required' | 'optional' | 'readOnly' | 'sensitive'>>
+
 function blockFrom(lines: readonly string[]): SchemaBlock {
-  const block: Required<SchemaBlock> = {
-    required: [],
-    optional: [],
-    readOnly: [],
-    sensitive: [],
-    blocks: {},
-  }
+  const lists: Lists = { required: [], optional: [], readOnly: [], sensitive: [] }
+  const blocks: Record<string, SchemaBlock> = {}
+  const nested: Record<string, SchemaBlock> = {}
   let list: string[] | undefined
   for (const line of lines) {
-    const heading = /^(?:### )?(Required|Optional|Read-Only):?$/.exec(line.trim())
+    const heading = /^(?:### )?(Required|Optional|Read-Only):?$/.exec(line.trim())?.[1]
     if (heading)
-      list = { Required: block.required, Optional: block.optional, 'Read-Only': block.readOnly }[
-        heading[1] as 'Required'
-      ]
+      list =
+        heading === 'Read-Only'
+          ? lists.readOnly
+          : heading === 'Required'
+            ? lists.required
+            : lists.optional
     const item = /^- `(\w+)` \(([^)]*)\)/.exec(line)
     if (!item || !list) continue
     const [, name = '', kind = ''] = item
-    const isBlock = kind.startsWith('Block') && list !== block.readOnly
-    if (isBlock) block.blocks[name] = {}
-    if (!isBlock || list === block.required) list.push(name)
-    if (kind.includes('Sensitive')) block.sensitive.push(name)
+    const settable = list !== lists.readOnly
+    if (kind.startsWith('Block') && settable) blocks[name] = {}
+    // A map of objects has the caller's keys, not the schema's: it is not descended into.
+    else if (
+      /^Attributes( List| Set)?\b/.test(kind) &&
+      !kind.startsWith('Attributes Map') &&
+      settable
+    )
+      nested[name] = {}
+    if (!kind.startsWith('Block') || list === lists.required) list.push(name)
+    if (kind.includes('Sensitive')) lists.sensitive.push(name)
   }
-  return withoutEmpty(block)
+  return withoutEmpty({ ...lists, blocks, nested })
 }
 
 /** The snapshot leaves out empty lists, so its files stay short. */
 function withoutEmpty(block: Required<SchemaBlock>): SchemaBlock {
-  const kept = Object.entries(block).filter(([, v]) =>
-    Array.isArray(v) ? v.length > 0 : Object.keys(v).length > 0,
+  const kept = Object.entries(block).filter(([, value]) =>
+    Array.isArray(value) ? value.length > 0 : Object.keys(value).length > 0,
   )
   return Object.fromEntries(kept)
 }

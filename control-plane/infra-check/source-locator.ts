@@ -8,7 +8,7 @@
 export interface SourceLocator {
   /** Line of the nth (from 0) `kind "label" ... {`, or 1 when it cannot be found. */
   blockLine(kind: string, labels: readonly string[], nth?: number): number
-  /** Line of `name =`, `name {` or `dynamic "name"` inside the block starting at `fromLine`. */
+  /** Line of `name =`, `name {` or `dynamic "name"` inside the block starting at `fromLine` (also in an inline object). */
   keyLine(fromLine: number, name: string): number
   /** First line mentioning `text` as a whole token, or `fallback`. */
   textLine(text: string, fallback: number): number
@@ -34,9 +34,9 @@ export function createSourceLocator(source: string): SourceLocator {
     },
     keyLine(fromLine, name) {
       const end = blockEnd(lines, fromLine - 1)
-      const key = new RegExp(
-        `^\\s*(?:${escapeRegExp(name)}\\s*[={]|dynamic\\s+"${escapeRegExp(name)}")`,
-      )
+      const escaped = escapeRegExp(name)
+      // At the start of a line, or inside an inline object: `{ type = "x", name = "y" }`.
+      const key = new RegExp(`(?:^|[{,])\\s*(?:${escaped}\\s*[={]|dynamic\\s+"${escaped}")`)
       return find(key, fromLine, end) || fromLine
     },
     textLine(text, fallback) {

@@ -25,11 +25,14 @@ export interface BrokenCheck {
   lineOf(file: string, text: string): number
 }
 
-/** Copies the fixture, applies the edits, checks the copy. */
-export async function checkBroken(edits: readonly Edit[]): Promise<BrokenCheck> {
+/** Copies the fixture (or another tree), applies the edits, checks the copy. */
+export async function checkBroken(
+  edits: readonly Edit[],
+  from = minimalFixture,
+): Promise<BrokenCheck> {
   const dir = await mkdtemp(join(tmpdir(), 'kinference-terraform-'))
   try {
-    await cp(minimalFixture, dir, { recursive: true })
+    await cp(from, dir, { recursive: true })
     const texts = new Map<string, string>()
     for (const edit of edits) {
       const path = join(dir, edit.file)

@@ -165,7 +165,23 @@ describe('the offline Terraform checker', () => {
       `${child}:${broken.lineOf(child, 'paht')}: aws_iam_user.edge: unknown argument paht (not in registry.terraform.io/hashicorp/aws 6.36.0)`,
       `${child}:${broken.lineOf(child, 'arn  =')}: aws_iam_user.edge: arn is read-only (the provider computes it)`,
       `${child}:${broken.lineOf(child, 'resource "random_password"')}: random_password.token: missing required argument length`,
-      `${child}:${broken.lineOf(child, 'side')}: data.aws_iam_policy_document.invoke: unknown argument side (not in registry.terraform.io/hashicorp/aws 6.36.0)`,
+      `${child}:${broken.lineOf(child, 'side')}: data.aws_iam_policy_document.invoke: unknown argument statement.side (not in registry.terraform.io/hashicorp/aws 6.36.0)`,
+    ])
+  })
+
+  it("checks the keys of nested attribute objects, as in the Worker's bindings", async () => {
+    const edge = 'modules/edge-cloudflare/main.tf'
+    const broken = await checkBroken(
+      [
+        { file: edge, find: 'namespace_id = cloudflare', replace: 'namespaceId = cloudflare' },
+        { file: edge, find: '    new_tag            =', replace: '    tag                =' },
+      ],
+      'infra/terraform',
+    )
+    const label = 'cloudflare_workers_script.edge'
+    expect(broken.findings).toEqual([
+      `${edge}:${broken.lineOf(edge, 'namespaceId')}: ${label}: unknown argument bindings.namespaceId (not in registry.terraform.io/cloudflare/cloudflare 5.22.0)`,
+      `${edge}:${broken.lineOf(edge, '    tag ')}: ${label}: unknown argument migrations.tag (not in registry.terraform.io/cloudflare/cloudflare 5.22.0)`,
     ])
   })
 
