@@ -2,6 +2,7 @@ import type { FoundReference } from './collect-references.ts'
 import type { TerraformModule } from './load-terraform-module.ts'
 import type { ModuleIndex } from './module-index.ts'
 import type { TerraformFinding } from './terraform-finding.ts'
+import { missingAttribute, type TypeShape } from './variable-type-shape.ts'
 
 const pathNames = new Set(['module', 'root', 'cwd'])
 const eachNames = new Set(['key', 'value'])
@@ -11,9 +12,10 @@ export function checkReferences(
   module: TerraformModule,
   references: readonly FoundReference[],
   index: ModuleIndex,
+  shapes: ReadonlyMap<string, TypeShape> = new Map(),
 ): TerraformFinding[] {
   return references.flatMap((reference) => {
-    const problem = referenceProblem(module, reference, index)
+    const problem = referenceProblem(module, reference, index, shapes)
     if (problem === null) return []
     const { file, line } = reference.declared
     return [
@@ -36,13 +38,15 @@ function referenceProblem(
   module: TerraformModule,
   { segments, scope }: FoundReference,
   index: ModuleIndex,
+  shapes: ReadonlyMap<string, TypeShape>,
 ): Problem | null {
   const [root = '', first = '', second] = segments
   const text = segments.slice(0, 2).join('.')
   const unless = (ok: boolean, message: string) => (ok ? null : { text, message })
   switch (root) {
     case 'var':
-      return unless(module.variables.has(first), `undefined variable var.${first}`)
+      if (!module.variables.has(first)) return { text, message: `undefined variable var.${first}` }
+      return attributeProblem(first, segments.slice(2), shapes.get(first))
     case 'local':
       return unless(module.locals.has(first), `undefined local value local.${first}`)
     case 'module':
@@ -92,4 +96,23 @@ function dataProblem(
   const key = `${type}.${name}`
   if (module.dataSources.has(key)) return null
   return { text: `data.${key}`, message: `reference to undeclared data source data.${key}` }
+}
+
+/** `var.scorer.autoscaling.max_replica` against the variable's object type. */
+function attributeProblem(
+  name: string,
+  path: string[],
+  shape: TypeShape | undefined,
+): Problem | null {
+  const missing = shape ? missingAttribute(shape, path) : null
+  if (missing === null) return null
+  const upTo = path.slice(0, path.indexOf(missing) + 1)
+  const written = upTo.map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('')
+  // The source writes indexes as [0]: search for the part before the first one.
+  const plain = upTo.findIndex((s) => /^\d+$/.test(s))
+  const searched = ['var', name, ...upTo.slice(0, plain < 0 ? undefined : plain)].join('.')
+  return {
+    text: searched,
+    message: `var.${name}${written}: the type of var.${name} has no attribute ${missing}`,
+  }
 }

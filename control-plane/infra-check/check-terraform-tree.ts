@@ -22,6 +22,7 @@ import {
 import { loadProviderSchemas } from './provider-schema.ts'
 import { loadRegistryModules } from './registry-module-snapshot.ts'
 import { sortFindings, type TerraformFinding } from './terraform-finding.ts'
+import { variableShapes } from './variable-type-shape.ts'
 
 export interface TerraformCheckOptions {
   /** The committed provider schema snapshots (infra/terraform/schema), registry modules' in its modules/. */
@@ -62,7 +63,7 @@ export async function checkTerraformTree(
     const references = await moduleReferences(module)
     const all = [...references.values()].flat()
     findings.push(
-      ...checkReferences(module, all, index),
+      ...checkReferences(module, all, index, await variableShapes(module)),
       ...checkModuleCalls(module, index),
       ...checkDeclarations(module, isRoot),
       ...checkVersions(module, isRoot),

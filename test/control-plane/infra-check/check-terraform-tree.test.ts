@@ -40,6 +40,17 @@ describe('the offline Terraform checker', () => {
     ])
   })
 
+  it('reports an attribute the object type of a variable does not have', async () => {
+    const broken = await checkBroken([
+      { file: child, find: 'var.limits.requests', replace: 'var.limits.request' },
+      { file: child, find: 'var.limits.burst[0].size', replace: 'var.limits.burst[0].sizes' },
+    ])
+    expect(broken.findings).toEqual([
+      `${child}:${broken.lineOf(child, 'var.limits.request)')}: var.limits.request: the type of var.limits has no attribute request`,
+      `${child}:${broken.lineOf(child, '.sizes')}: var.limits.burst[0].sizes: the type of var.limits has no attribute sizes`,
+    ])
+  })
+
   it('reports a reference to an output the module does not declare', async () => {
     const broken = await checkBroken([
       { file: root, find: 'module.edge_user.user_arn', replace: 'module.edge_user.user_urn' },
