@@ -18,10 +18,15 @@ locals {
     "arn:${local.partition}:bedrock:${m.region}:${local.account_id}:inference-profile/${m.model_id}"
   ]
   # A profile invokes the foundation model in whichever Region it routes the call to.
+  profile_routes = [
+    for m in local.profiles : {
+      model   = replace(m.model_id, "/${local.profile_prefix}/", "")
+      regions = startswith(m.model_id, "global.") ? ["*"] : coalesce(m.destination_regions, [m.region])
+    }
+  ]
   routed_model_arns = flatten([
-    for m in local.profiles : [
-      for region in(startswith(m.model_id, "global.") ? ["*"] : coalesce(m.destination_regions, [m.region])) :
-      "arn:${local.partition}:bedrock:${region}::foundation-model/${replace(m.model_id, "/${local.profile_prefix}/", "")}"
+    for route in local.profile_routes : [
+      for region in route.regions : "arn:${local.partition}:bedrock:${region}::foundation-model/${route.model}"
     ]
   ])
   direct_model_arns = [

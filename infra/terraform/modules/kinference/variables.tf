@@ -65,9 +65,9 @@ variable "admin_token" {
 
 variable "cloudflare" {
   type = object({
-    enabled          = bool
-    account_id       = optional(string, "")
-    kv_namespace_id  = optional(string, "")
+    enabled         = bool
+    account_id      = optional(string, "")
+    kv_namespace_id = optional(string, "")
   })
   description = "Whether the controller also publishes snapshots to the Workers KV namespace the edge binds as CONFIG."
 }
