@@ -48,6 +48,14 @@ describe('the Terraform tree is wired together', () => {
     expect(leaves.sort()).toEqual([...chartValuesContract].sort())
   })
 
+  it('installs the chart in the repository', async () => {
+    const { module } = await loadTerraformModule(`${modulesDir}/kinference`)
+    const chart = String(module.locals.get('chart_path')?.body.value)
+    expect(chart).toMatch(/^\$\{path\.module\}\//)
+    const dir = chart.replace(/^\$\{path\.module\}/, `${modulesDir}/kinference`)
+    expect(await readFile(`${dir}/Chart.yaml`, 'utf8')).toMatch(/^name: kinference$/m)
+  })
+
   it('gives the Worker the bindings, date, flags and migration wrangler.toml declares', async () => {
     const wrangler = await readFile('wrangler.toml', 'utf8')
     const { module } = await loadTerraformModule(`${modulesDir}/edge-cloudflare`)

@@ -32,8 +32,7 @@ variable "endpoint_public_access" {
 
 variable "endpoint_public_access_cidrs" {
   type        = list(string)
-  description = "CIDR blocks allowed to reach the public API endpoint."
-  default     = []
+  description = "CIDR blocks allowed to reach the public API endpoint (no default: the EKS default is the whole internet)."
 }
 
 variable "system_instance_types" {
