@@ -1,6 +1,11 @@
-import { providerOfType } from './check-versions.ts'
+import { builtInProvider, providerOfType } from './check-versions.ts'
 import type { TerraformModule, TypedDeclared } from './load-terraform-module.ts'
-import { type ProviderSchemas, type SchemaBlock, settableNames } from './provider-schema.ts'
+import {
+  type ProviderSchema,
+  type ProviderSchemas,
+  type SchemaBlock,
+  settableNames,
+} from './provider-schema.ts'
 import { type BlockBody, nestedBodies } from './terraform-body.ts'
 import type { TerraformFinding } from './terraform-finding.ts'
 
@@ -14,6 +19,17 @@ const resourceMeta = new Set([
   'connection',
 ])
 const dataMeta = new Set(['count', 'for_each', 'provider', 'depends_on', 'lifecycle'])
+
+/** terraform_data, the one resource of Terraform's built-in provider (Terraform 1.4+). */
+const builtIn: ProviderSchema = {
+  provider: 'terraform.io/builtin/terraform',
+  version: 'built in',
+  source: 'the terraform_data documentation',
+  resources: {
+    terraform_data: { optional: ['input', 'triggers_replace'], readOnly: ['id', 'output'] },
+  },
+  dataSources: {},
+}
 
 /**
  * Resource and data source arguments and nested blocks exist in the committed schema
@@ -36,7 +52,7 @@ function declaredFindings(
   schemas: ProviderSchemas,
 ): TerraformFinding[] {
   const provider = providerOfType(declared.type)
-  const schema = schemas.get(provider)
+  const schema = provider === builtInProvider ? builtIn : schemas.get(provider)
   const at = (message: string) => [{ file: declared.file.path, line: declared.line, message }]
   const what = `${kind === 'data' ? 'data source' : 'resource'} type ${declared.type}`
   if (!schema)

@@ -81,6 +81,9 @@ function requiredProviders(module: TerraformModule): Map<string, Requirement> {
   return required
 }
 
+/** Terraform's own provider (terraform_data): never in required_providers. */
+export const builtInProvider = 'terraform'
+
 function usedProviders(module: TerraformModule): Set<string> {
   const used = new Set(module.providers.map((provider) => provider.name))
   for (const declared of [...module.resources.values(), ...module.dataSources.values()]) {
@@ -91,5 +94,6 @@ function usedProviders(module: TerraformModule): Set<string> {
         : providerOfType(declared.type),
     )
   }
+  used.delete(builtInProvider)
   return used
 }

@@ -10,7 +10,7 @@ export interface SourceLocator {
   blockLine(kind: string, labels: readonly string[], nth?: number): number
   /** Line of `name =`, `name {` or `dynamic "name"` inside the block starting at `fromLine` (also in an inline object). */
   keyLine(fromLine: number, name: string): number
-  /** First line mentioning `text` as a whole token, or `fallback`. */
+  /** First line from `fallback` on (else anywhere) mentioning `text` as a whole token, or `fallback`. */
   textLine(text: string, fallback: number): number
   /** First line assigning `name =` (a local), or `fallback`. */
   assignmentLine(name: string, fallback: number): number
@@ -40,7 +40,8 @@ export function createSourceLocator(source: string): SourceLocator {
       return find(key, fromLine, end) || fromLine
     },
     textLine(text, fallback) {
-      return find(new RegExp(`(^|[^\\w.])${escapeRegExp(text)}(?![\\w-])`)) || fallback
+      const token = new RegExp(`(^|[^\\w.])${escapeRegExp(text)}(?![\\w-])`)
+      return find(token, Math.max(fallback - 1, 0)) || find(token) || fallback
     },
     assignmentLine(name, fallback) {
       return find(new RegExp(`^\\s*${escapeRegExp(name)}\\s*=`)) || fallback

@@ -40,6 +40,17 @@ describe('the offline Terraform checker', () => {
     ])
   })
 
+  it('reports each block that uses an undefined variable, at its own line', async () => {
+    const broken = await checkBroken([
+      { file: child, find: 'name = var.user_name', replace: 'name = var.nope' },
+      { file: child, find: 'user  = aws_iam_user.edge.name', replace: 'user  = var.nope' },
+    ])
+    expect(broken.findings).toEqual([
+      `${child}:${broken.lineOf(child, 'name = var.nope')}: undefined variable var.nope`,
+      `${child}:${broken.lineOf(child, 'user  = var.nope')}: undefined variable var.nope`,
+    ])
+  })
+
   it('reports an attribute the object type of a variable does not have', async () => {
     const broken = await checkBroken([
       { file: child, find: 'var.limits.requests', replace: 'var.limits.request' },
