@@ -1,4 +1,4 @@
-import { getReferencesInExpression } from '@cdktn/hcl2json'
+import { referencesIn } from './hcl-parser.ts'
 import type { Declared } from './load-terraform-module.ts'
 import { type BlockBody, nestedBodies } from './terraform-body.ts'
 
@@ -46,8 +46,8 @@ export async function collectReferences(
   walkBody(declared.body, scope, skippedKeys[kind] ?? new Set(), expressions)
   const found: FoundReference[] = []
   for (const { text, scope } of expressions) {
-    for (const reference of await getReferencesInExpression(declared.file.path, text)) {
-      found.push({ segments: splitReference(reference.value), scope, declared })
+    for (const reference of await referencesIn(declared.file.path, text)) {
+      found.push({ segments: splitReference(reference), scope, declared })
     }
   }
   return found

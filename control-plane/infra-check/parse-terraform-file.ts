@@ -1,4 +1,4 @@
-import { parse } from '@cdktn/hcl2json'
+import { parseHcl } from './hcl-parser.ts'
 import { TerraformBody } from './terraform-body.ts'
 import type { TerraformFinding } from './terraform-finding.ts'
 
@@ -10,13 +10,12 @@ export type ParsedTerraformFile =
 const diagnosticPattern = /:(\d+),\d+-(?:\d+,)?\d+: (.+?)(?:\]|, and \d+ other diagnostic|$)/s
 
 /**
- * Parses one .tf file with HashiCorp's HCL parser (hcl/v2, compiled to WebAssembly in
- * @cdktn/hcl2json). A syntax error comes back as a finding at the parser's own line.
+ * Parses one .tf file with HashiCorp's HCL parser (hcl-parser.ts). A syntax error comes back as a finding at the parser's own line.
  */
 export async function parseTerraformFile(file: string, text: string): Promise<ParsedTerraformFile> {
   let json: unknown
   try {
-    json = await parse(file, text)
+    json = await parseHcl(file, text)
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error)
     const match = diagnosticPattern.exec(message)

@@ -8,7 +8,7 @@ export type BlockBody = z.infer<typeof BlockBody>
 const LabelledBlocks = z.record(z.string(), z.array(BlockBody))
 
 /**
- * The top level of one .tf file as @cdktn/hcl2json returns it: every block becomes a list
+ * The top level of one .tf file as the HCL parser returns it (hcl-parser.ts): every block becomes a list
  * (a label may be declared twice), expressions become "${...}" strings.
  */
 export const TerraformBody = z.looseObject({

@@ -1,4 +1,4 @@
-import { getExpressionAst } from '@cdktn/hcl2json'
+import { expressionAst } from './hcl-parser.ts'
 import type { TerraformModule } from './load-terraform-module.ts'
 
 /** What a variable's type constraint says about the attributes a reference may read. */
@@ -25,18 +25,17 @@ export async function variableShapes(module: TerraformModule): Promise<Map<strin
 
 /** Reads a type constraint (`object({ a = optional(list(string)) })`) into a shape. */
 export async function typeShape(expression: string): Promise<TypeShape> {
-  const ast = await getExpressionAst('type.tf', expression).catch(() => null)
-  if (ast?.type !== 'function' || !('name' in ast.meta)) return opaque
-  const first = ast.meta.argsRanges[0]
+  const ast = await expressionAst('type.tf', expression)
+  if (ast?.type !== 'function' || ast.name === undefined) return opaque
+  const first = ast.argsRanges?.[0]
   const argument = first ? expression.slice(first.start.byte, first.end.byte) : ''
-  const name = ast.meta.name
-  if (name === 'optional') return typeShape(argument)
-  if (collections.has(name)) return { kind: 'collection', element: await typeShape(argument) }
+  if (ast.name === 'optional') return typeShape(argument)
+  if (collections.has(ast.name)) return { kind: 'collection', element: await typeShape(argument) }
   const object =
-    name === 'object' ? ast.children.find((child) => child.type === 'object') : undefined
-  if (!object || !('items' in object.meta)) return opaque
+    ast.name === 'object' ? ast.children.find((child) => child.type === 'object') : undefined
+  if (!object?.items) return opaque
   const attributes = new Map<string, TypeShape>()
-  for (const [key, value] of Object.entries(object.meta.items))
+  for (const [key, value] of Object.entries(object.items))
     attributes.set(key, await typeShape(value))
   return { kind: 'object', attributes }
 }
