@@ -23,6 +23,11 @@ function json(
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
 
+/** What a drain waits for: the requests in flight (a stream until its last byte). */
+export interface ServerActivity {
+  inFlight: number
+}
+
 /**
  * The scorer's HTTP face: OpenAI routes (signed by the edge), /health, /metrics, /admin.
  * A request is served by the pools of its start: it leases them until it is answered.
@@ -31,6 +36,7 @@ export function createScorerServer(
   context: ScorerContext,
   live: LivePools,
   refreshMetrics: () => void,
+  activity: ServerActivity = { inFlight: 0 },
 ): Server {
   const leased =
     (handle: (context: InferenceContext, req: IncomingMessage, res: ServerResponse) => unknown) =>
@@ -82,6 +88,8 @@ export function createScorerServer(
   return createServer({ keepAliveTimeout: 65_000, noDelay: true }, async (req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/'
     const handler = routes[`${req.method} ${path}`]
+    activity.inFlight++
+    res.once('close', () => activity.inFlight--)
     try {
       if (!handler) {
         const status = knownPaths.has(path) ? 405 : 404

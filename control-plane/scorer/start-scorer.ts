@@ -1,4 +1,4 @@
-import { Agent } from 'node:http'
+import { Agent, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
@@ -13,7 +13,7 @@ import { createTokenizerCache, PoolRuntime } from './pool-runtime.ts'
 import type { ScorerConfig, ScorerPod } from './scorer-config.ts'
 import { createScorerMetrics, type ScorerMetrics } from './scorer-metrics.ts'
 import { type ApplyReport, ScorerReconciler } from './scorer-reconciler.ts'
-import { createScorerServer } from './scorer-server.ts'
+import { createScorerServer, type ServerActivity } from './scorer-server.ts'
 import type { StatePool } from './scorer-state.ts'
 
 export type { ApplyReport } from './scorer-reconciler.ts'
@@ -39,7 +39,12 @@ export interface RunningScorer {
   addPod(pod: ScorerPod): Promise<void>
   /** A pod out of every pool and the index, until a snapshot lists it again. */
   removePod(name: string): Promise<void>
-  close(): Promise<void>
+  /**
+   * Stops: with a drain, first refuses new connections (so readiness fails), waits up to
+   * `drainMs` for the requests in flight (streams included) to finish; then answers the
+   * ones still held for a pod with an error, cuts what is left and closes everything.
+   */
+  close(options?: { drainMs?: number }): Promise<void>
 }
 
 /**
@@ -106,7 +111,8 @@ export async function startScorer(
     log,
     bundles: new PolicyBundleCache(),
   }
-  const server = createScorerServer(context, live, () => refreshMetrics(live, metrics))
+  const activity: ServerActivity = { inFlight: 0 }
+  const server = createScorerServer(context, live, () => refreshMetrics(live, metrics), activity)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(config.port, config.host, () => resolve())
@@ -128,7 +134,8 @@ export async function startScorer(
     applySnapshot: (snapshot) => reconciler.applySnapshot(snapshot),
     addPod: (pod) => reconciler.addPod(pod),
     removePod: (name) => reconciler.removePod(name),
-    async close() {
+    async close(options = {}) {
+      await drain(server, activity, options.drainMs ?? 0)
       scraper.stop()
       // Requests held by late binding get an error answer before connections are cut.
       await Promise.all(live.all().map((pool) => pool.admission.close()))
@@ -178,5 +185,20 @@ function refreshMetrics(live: LivePools, metrics: ScorerMetrics): void {
         metrics.trust.labels({ pod: report.name, state }).set(report.trust === state ? 1 : 0)
       }
     }
+  }
+}
+
+/**
+ * Until the requests in flight are done or `drainMs` passes: new connections are refused
+ * (a probe's too, so the pod leaves its Service), and keep-alive ones close once idle.
+ */
+async function drain(server: Server, activity: ServerActivity, drainMs: number): Promise<void> {
+  if (drainMs <= 0) return
+  // Refuses new connections; the callback would wait for every connection, so none.
+  server.close()
+  const deadline = performance.now() + drainMs
+  while (activity.inFlight > 0 && performance.now() < deadline) {
+    server.closeIdleConnections()
+    await new Promise((resolve) => setTimeout(resolve, 50))
   }
 }

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
+import { parseDuration } from '../../../shared/config/parse-duration.ts'
 import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import { RoutingStrategyName } from '../../../shared/crd/routing-strategy.ts'
 import { openConfigFeed } from '../../config-store/open-config-feed.ts'
@@ -23,14 +24,16 @@ Options:
                            one; later ones apply without restart; one that fails
                            verification is refused and the previous stays)
       --config-prefix P    key prefix of that store (default kinf:, the controller's
-                           --redis-prefix)
-                           The snapshot gives pools, backends, and
-                           its endpoints as the pods)
+                           --redis-prefix); the snapshot gives the pools, the backends and
+                           its endpoints as the pods
       --pod SPEC           a pod the config does not list:
                            name=N,http=URL[,events=tcp://H:P][,replay=tcp://H:P][,pool=NAME]
                            (repeatable; pool= is a pool's name or namespace/name)
       --events-bind EP     also bind one SUB socket (e.g. tcp://*:5557) for pods whose
                            PUB connects to the scorer; topics kv@<pod>@<model> name them
+      --drain-timeout D    when interrupted (SIGTERM), refuse new connections (probes fail)
+                           and let the requests in flight, streams included, finish for up
+                           to D before stopping (default 30s; 0 stops at once)
 Without --config, one pool serves:
       --model NAME         served model name (default qwen3.8-27b-fp8)
       --tokenizer NAME     tokenizer of the model (default qwen3)
@@ -85,9 +88,13 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
       strategy: { type: 'string', default: 'kinference' },
       'max-context': { type: 'string', default: '32768' },
       'allow-unsigned': { type: 'boolean', default: false },
+      'drain-timeout': { type: 'string', default: '30s' },
     },
   })
   if (values.port === undefined) throw new UsageError('--port is required')
+  const drainMs = parseDuration(values['drain-timeout'])
+  if (drainMs === null)
+    throw new UsageError(`--drain-timeout "${values['drain-timeout']}" is not a duration (30s, 2m)`)
   const strategy = RoutingStrategyName.safeParse(values.strategy)
   if (!strategy.success) throw new UsageError(`unknown --strategy "${values.strategy}"`)
   let snapshot: ConfigSnapshot | null = null
@@ -167,7 +174,8 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
   )
   await interrupted
   await source?.feed.close()
-  await scorer.close()
+  if (drainMs > 0) log(`scorer draining for up to ${values['drain-timeout']}`)
+  await scorer.close({ drainMs })
   return exitCode.ok
 }
 
