@@ -1,3 +1,5 @@
+import type { PodLoad, StepCost } from './routing-strategy.ts'
+
 /**
  * A pod's KV memory as the router sees it. vLLM admits a waiting request only when the
  * blocks for its uncached tokens are free (cached blocks nobody references count as
@@ -19,6 +21,50 @@ export interface PodMemory {
    * function: only a pod short of memory needs it.
    */
   releases(): readonly (readonly [steps: number, tokens: number])[]
+}
+
+/** What the memory outlook reads of a request in flight on the pod. */
+export interface RequestInFlight {
+  uncachedTokens: number
+  generated: number
+  maxTokens: number
+  firstTokenAtMs: number | null
+}
+
+/**
+ * A pod's memory as one router replica sees it: used tokens from the pod's last
+ * kv_cache_usage plus what this replica sent and saw freed since, or, without metrics,
+ * what it has in flight there; requests past their first token free their blocks after
+ * their remaining steps.
+ */
+export function memoryOutlook(input: {
+  capacityTokens: number
+  /** The pod's last reported usage and the tokens written (+) and freed (−) since. */
+  reported: { usage: number; since: number } | null
+  requests: Iterable<RequestInFlight>
+  load: PodLoad
+  stepCost: StepCost
+}): PodMemory {
+  const { capacityTokens, reported, requests, load, stepCost } = input
+  let used = reported ? reported.usage * capacityTokens + reported.since : 0
+  if (!reported) for (const request of requests) used += request.uncachedTokens + request.generated
+  let releases: [number, number][] | null = null
+  return {
+    capacityTokens,
+    usedTokens: Math.max(0, used),
+    pendingTokens: load.pendingPrefillTokens,
+    stepMs: stepCost.decodeStepMs + stepCost.msPerContextToken * load.activeTokens,
+    releases: () => {
+      if (releases) return releases
+      releases = []
+      for (const request of requests) {
+        if (request.firstTokenAtMs === null) continue
+        const held = request.uncachedTokens + request.generated
+        releases.push([Math.max(1, request.maxTokens - request.generated), held])
+      }
+      return releases.sort((a, b) => a[0] - b[0])
+    },
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import { IndexTrustTracker } from './index-trust.ts'
-import { admissionWaitMs, type PodMemory } from './pod-memory.ts'
+import { admissionWaitMs, memoryOutlook, type PodMemory } from './pod-memory.ts'
 import type {
   PodCandidate,
   PodLoad,
@@ -374,39 +374,16 @@ export class RouterCore {
     }
   }
 
-  /**
-   * The pod's memory: used tokens from its last kv_cache_usage plus what was sent since,
-   * or, without metrics, what this replica has in flight there; requests past their first
-   * token free their blocks after their remaining steps.
-   */
+  /** The pod's memory as this replica sees it (memoryOutlook); null: capacity unknown. */
   private memory(pod: PodState, nowMs: number): PodMemory | null {
-    const capacity = pod.kvCapacityTokens
-    if (capacity === null) return null
+    if (pod.kvCapacityTokens === null) return null
     const metrics = this.metricsView(pod, nowMs)
-    // With metrics: what the pod said plus what changed since. Without: what this
-    // replica has in flight there.
-    let used = metrics ? metrics.kvCacheUsage * capacity + pod.tokensSinceMetrics : 0
-    if (!metrics)
-      for (const request of pod.requests) used += request.uncachedTokens + request.generated
-    let releases: [number, number][] | null = null
-    const requests = pod.requests
-    const { decodeStepMs, msPerContextToken } = this.options.stepCost
-    return {
-      capacityTokens: capacity,
-      usedTokens: Math.max(0, used),
-      pendingTokens: pod.load.pendingPrefillTokens,
-
-      stepMs: decodeStepMs + msPerContextToken * pod.load.activeTokens,
-      releases: () => {
-        if (releases) return releases
-        releases = []
-        for (const request of requests) {
-          if (request.firstTokenAtMs === null) continue
-          const held = request.uncachedTokens + request.generated
-          releases.push([Math.max(1, request.maxTokens - request.generated), held])
-        }
-        return releases.sort((a, b) => a[0] - b[0])
-      },
-    }
+    return memoryOutlook({
+      capacityTokens: pod.kvCapacityTokens,
+      reported: metrics ? { usage: metrics.kvCacheUsage, since: pod.tokensSinceMetrics } : null,
+      requests: pod.requests,
+      load: pod.load,
+      stepCost: this.options.stepCost,
+    })
   }
 }
