@@ -3,8 +3,13 @@ import { createPrometheusRegistry } from '../metrics/create-prometheus-registry.
 const latencyBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1]
 const holdBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
 const ttftBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80]
+const e2eBuckets = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 40, 80, 160, 320]
+const errorBuckets = [0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 2, 5]
 
-/** The scorer's own Prometheus metrics (GET /metrics). */
+/**
+ * The scorer's own Prometheus metrics (GET /metrics). Per-pod series carry `pool` too, so
+ * infra/grafana/kinference.json can filter every panel by pool.
+ */
 export function createScorerMetrics(now: () => number) {
   const registry = createPrometheusRegistry({ now })
   return {
@@ -17,8 +22,18 @@ export function createScorerMetrics(now: () => number) {
     ),
     ttftSeconds: registry.histogram(
       'kinference_scorer_ttft_seconds',
-      'Observed time to first token, by pod.',
+      'Observed time to first token of streamed requests, by pool and pod.',
       ttftBuckets,
+    ),
+    e2eSeconds: registry.histogram(
+      'kinference_scorer_e2e_seconds',
+      'Arrival to the last byte of completed requests, by pool.',
+      e2eBuckets,
+    ),
+    predictionError: registry.histogram(
+      'kinference_scorer_ttft_prediction_error_ratio',
+      'Relative error of the predicted TTFT, |observed - predicted| / observed, by pool.',
+      errorBuckets,
     ),
     predictedTtftSeconds: registry.histogram(
       'kinference_scorer_predicted_ttft_seconds',
@@ -27,24 +42,27 @@ export function createScorerMetrics(now: () => number) {
     ),
     matchedTokens: registry.counter(
       'kinference_scorer_matched_tokens',
-      'Prompt tokens the chosen pod held, per the index.',
+      'Prompt tokens the chosen pod held, per the index, by pool and pod.',
     ),
-    promptTokens: registry.counter('kinference_scorer_prompt_tokens', 'Prompt tokens routed.'),
+    promptTokens: registry.counter(
+      'kinference_scorer_prompt_tokens',
+      'Prompt tokens of completed requests, by pool and pod.',
+    ),
     drift: registry.gauge(
       'kinference_scorer_index_drift',
-      'Mean relative error of predicted vs reported cached tokens, by pod.',
+      'Mean relative error of predicted vs reported cached tokens, by pool and pod.',
     ),
     trust: registry.gauge(
       'kinference_scorer_index_trust',
-      '1 for the index trust state a pod is in (precise, approximate, load-only).',
+      '1 for the index trust state a pod is in (precise, approximate, load-only), by pool and pod.',
     ),
     eventBatches: registry.counter(
       'kinference_scorer_event_batches',
-      'KV-event batches applied, by pod.',
+      'KV-event batches applied to the index, by pool and pod.',
     ),
     eventProblems: registry.counter(
       'kinference_scorer_event_problems',
-      'KV-event gaps, restarts, replays, drops and errors, by pod and kind.',
+      'KV-event gaps, replays, restarts, unrepairable gaps and apply errors, by pool, pod and kind.',
     ),
     saturated: registry.counter(
       'kinference_scorer_saturated',

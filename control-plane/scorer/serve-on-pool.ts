@@ -20,7 +20,7 @@ export interface PoolAttempt {
 
 export interface ServeOptions {
   requestId: string
-  /** When the request arrived (performance.now()), for the decision and TTFT histograms. */
+  /** When the request arrived (performance.now()), for the decision, TTFT and e2e histograms. */
   startedMs: number
   /** The body the pod gets: the client's bytes, unless the edge's decision changed them. */
   body: Buffer
@@ -95,9 +95,12 @@ export async function serveOnPool(
         },
         onFirstToken: () => {
           router.firstToken(requestId, performance.now())
-          context.metrics.ttftSeconds
-            .labels({ pod })
-            .observe((performance.now() - options.startedMs) / 1000)
+          const ttftMs = performance.now() - options.startedMs
+          context.metrics.ttftSeconds.labels({ pool: pool.name, pod }).observe(ttftMs / 1000)
+          if (ttftMs > 0)
+            context.metrics.predictionError
+              .labels({ pool: pool.name })
+              .observe(Math.abs(ttftMs - predicted) / ttftMs)
         },
         onProgress: (generated) => router.progress(requestId, generated),
       },
@@ -110,8 +113,13 @@ export async function serveOnPool(
         outcome.cachedTokens ??
         (outcome.usageSeen && context.podsReportingCache.has(pod) ? 0 : null)
       router.finished(requestId, performance.now(), outcome.status === 200 ? reported : null)
-      context.metrics.matchedTokens.labels({ pod }).inc(matched)
-      context.metrics.promptTokens.labels({ pod }).inc(prepared.request.routing.promptTokens)
+      context.metrics.matchedTokens.labels({ pool: pool.name, pod }).inc(matched)
+      context.metrics.promptTokens
+        .labels({ pool: pool.name, pod })
+        .inc(prepared.request.routing.promptTokens)
+      context.metrics.e2eSeconds
+        .labels({ pool: pool.name })
+        .observe((performance.now() - options.startedMs) / 1000)
       return
     }
     router.failed(requestId, performance.now(), outcome.kind !== 'client-gone')

@@ -10,6 +10,7 @@ import { PodFeeds } from './pod-feeds.ts'
 import { PolicyBundleCache } from './policy-bundle-cache.ts'
 import { PoolMetricsScraper } from './pool-metrics-scraper.ts'
 import { createTokenizerCache, PoolRuntime } from './pool-runtime.ts'
+import { createScorerMetricsRefresh } from './refresh-scorer-metrics.ts'
 import type { ScorerConfig, ScorerPod } from './scorer-config.ts'
 import { createScorerMetrics, type ScorerMetrics } from './scorer-metrics.ts'
 import { type ApplyReport, ScorerReconciler } from './scorer-reconciler.ts'
@@ -112,7 +113,13 @@ export async function startScorer(
     bundles: new PolicyBundleCache(),
   }
   const activity: ServerActivity = { inFlight: 0 }
-  const server = createScorerServer(context, live, () => refreshMetrics(live, metrics), activity)
+  const refreshMetrics = createScorerMetricsRefresh(metrics)
+  const server = createScorerServer(
+    context,
+    live,
+    () => refreshMetrics(live, performance.now()),
+    activity,
+  )
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(config.port, config.host, () => resolve())
@@ -169,23 +176,6 @@ function runtimeFactory(
         metrics.holdSeconds.labels({ pool: pool.name, outcome }).observe(heldMs / 1000),
       counters: metrics,
     })
-}
-
-/** The gauges /metrics shows as of now: held requests per pool, each pod's drift and trust. */
-function refreshMetrics(live: LivePools, metrics: ScorerMetrics): void {
-  const now = performance.now()
-  const held = new Map<string, number>()
-  for (const pool of live.all())
-    held.set(pool.name, (held.get(pool.name) ?? 0) + pool.admission.held)
-  for (const [pool, count] of held) metrics.heldRequests.labels({ pool }).set(count)
-  for (const pool of live.current.pools) {
-    for (const report of pool.router.podReports(now)) {
-      metrics.drift.labels({ pod: report.name }).set(report.drift)
-      for (const state of ['precise', 'approximate', 'load-only']) {
-        metrics.trust.labels({ pod: report.name, state }).set(report.trust === state ? 1 : 0)
-      }
-    }
-  }
 }
 
 /**

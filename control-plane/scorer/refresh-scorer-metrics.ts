@@ -1,0 +1,56 @@
+import type { LivePools } from './live-pools.ts'
+import type { IngestorCounters } from './pod-event-ingestor.ts'
+import type { ScorerMetrics } from './scorer-metrics.ts'
+
+/** The `kind` label of kinference_scorer_event_problems, per ingestor counter. */
+const problemKinds = {
+  gaps: 'gap',
+  replays: 'replay',
+  restarts: 'restart',
+  unrepairable: 'unrepairable',
+  applyErrors: 'apply-error',
+} as const satisfies Partial<Record<keyof IngestorCounters, string>>
+
+/**
+ * What a scrape refreshes before rendering: held requests per pool, each pod's drift and
+ * trust, and the pods' KV-event counters, which the ingestors keep as plain numbers
+ * (control-plane/scorer/pod-event-ingestor.ts) and the counters here follow. A feed that
+ * starts over (the pod left and came back) counts on from where its counter was.
+ */
+export function createScorerMetricsRefresh(
+  metrics: ScorerMetrics,
+): (live: LivePools, nowMs: number) => void {
+  const seen = new Map<string, number>()
+  const follow = (counter: { inc(amount: number): void }, key: string, current: number): void => {
+    const before = seen.get(key) ?? 0
+    counter.inc(current >= before ? current - before : current)
+    seen.set(key, current)
+  }
+
+  return (live, nowMs) => {
+    const held = new Map<string, number>()
+    for (const pool of live.all())
+      held.set(pool.name, (held.get(pool.name) ?? 0) + pool.admission.held)
+    for (const [pool, count] of held) metrics.heldRequests.labels({ pool }).set(count)
+    for (const pool of live.current.pools) {
+      for (const report of pool.router.podReports(nowMs)) {
+        const labels = { pool: pool.name, pod: report.name }
+        metrics.drift.labels(labels).set(report.drift)
+        for (const state of ['precise', 'approximate', 'load-only']) {
+          metrics.trust.labels({ ...labels, state }).set(report.trust === state ? 1 : 0)
+        }
+        const counters = pool.ingestorCounters(report.name)
+        if (counters === null) continue
+        const key = `${pool.name}\n${report.name}`
+        follow(metrics.eventBatches.labels(labels), `${key}\nbatches`, counters.batches)
+        for (const [field, kind] of Object.entries(problemKinds)) {
+          follow(
+            metrics.eventProblems.labels({ ...labels, kind }),
+            `${key}\n${kind}`,
+            counters[field as keyof typeof problemKinds],
+          )
+        }
+      }
+    }
+  }
+}
