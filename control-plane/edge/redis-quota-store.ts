@@ -146,7 +146,7 @@ export async function createRedisQuotaStore(
   }
 
   const keysOf = (tenant: string, reservation: string) => {
-    const base = `${prefix}quota:{${tenant}}`
+    const base = quotaBucketsKey(prefix, tenant)
     return [base, `${base}:r:${reservation}`]
   }
   const limitArgs = (limits: QuotaLimits) => [
@@ -192,6 +192,11 @@ export async function createRedisQuotaStore(
       if (owned) await redis.quit().catch(() => redis.disconnect())
     },
   }
+}
+
+/** A ledger account's buckets: a hash of rl/ru (requests level, updated) and tl/tu (tokens). */
+export function quotaBucketsKey(prefix: string, account: string): string {
+  return `${prefix}quota:{${account}}`
 }
 
 function unavailable(operation: string, error: unknown): KinfError {

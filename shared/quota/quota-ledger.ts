@@ -25,7 +25,11 @@ type LimitName = 'requests' | 'tokens'
 const limitField = { requests: 'requestsPerMinute', tokens: 'tokensPerMinute' } as const
 
 /** The bucket refilled up to `nowMs` (a clock that went backwards refills nothing). */
-function refill(bucket: TokenBucket | undefined, capacity: number, nowMs: number): TokenBucket {
+export function refillBucket(
+  bucket: TokenBucket | undefined,
+  capacity: number,
+  nowMs: number,
+): TokenBucket {
   if (bucket === undefined) return { level: capacity, updatedMs: nowMs }
   const elapsed = Math.max(0, nowMs - bucket.updatedMs)
   return {
@@ -73,7 +77,7 @@ export function admitBuckets(
     const capacity = limits[limitField[name]]
     if (capacity === undefined) continue
     const need = name === 'requests' ? 1 : estimatedTokens
-    const bucket = refill(buckets[name], capacity, nowMs)
+    const bucket = refillBucket(buckets[name], capacity, nowMs)
     const wait = waitMs(bucket, capacity, need)
     if (wait > 0 && (worst === undefined || wait > worst.wait)) {
       worst = { name, wait, need, capacity }
@@ -127,7 +131,7 @@ export function settleBuckets(
     delete next.tokens
     return next
   }
-  const bucket = refill(buckets.tokens, capacity, nowMs)
+  const bucket = refillBucket(buckets.tokens, capacity, nowMs)
   next.tokens = {
     level: Math.min(capacity, bucket.level - (actualTokens - estimatedTokens)),
     updatedMs: bucket.updatedMs,
@@ -145,7 +149,7 @@ export function msUntilFull(buckets: QuotaBuckets, limits: QuotaLimits, nowMs: n
     const capacity = limits[limitField[name]]
     const bucket = buckets[name]
     if (capacity === undefined || bucket === undefined) continue
-    longest = Math.max(longest, waitMs(refill(bucket, capacity, nowMs), capacity, capacity))
+    longest = Math.max(longest, waitMs(refillBucket(bucket, capacity, nowMs), capacity, capacity))
   }
   return Math.ceil(longest)
 }
