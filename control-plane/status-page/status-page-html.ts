@@ -1,0 +1,60 @@
+/**
+ * The status page's document: the layout and styles inline, the script from /ui/app.js.
+ * Nothing external (fonts, CDNs): it works on a cluster with no internet.
+ */
+export const statusPageHtml = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Kinference status</title>
+<style>
+  :root { --ink: #1d2430; --muted: #6a7383; --line: #e3e6eb; --ok: #2f8f5b; --high: #c2410c; --bg: #f7f8fa; }
+  * { box-sizing: border-box; }
+  body { margin: 0; font: 14px/1.4 system-ui, sans-serif; color: var(--ink); background: var(--bg); }
+  header { display: flex; gap: 1.5rem; align-items: baseline; padding: .8rem 1.2rem; background: #fff; border-bottom: 1px solid var(--line); }
+  header h1 { font-size: 1.1rem; margin: 0; }
+  header span { color: var(--muted); }
+  #error { color: var(--high); }
+  main { display: grid; grid-template-columns: minmax(0, 2fr) minmax(280px, 1fr); gap: 1rem; padding: 1rem 1.2rem; }
+  section, .panel { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .6rem .8rem; margin-bottom: 1rem; }
+  h2 { font-size: .95rem; margin: 0 0 .5rem; }
+  h3 { font-size: .9rem; margin: 0 0 .4rem; }
+  h3 small { color: var(--muted); font-weight: normal; }
+  table { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nums; }
+  th, td { text-align: left; padding: .2rem .4rem; border-bottom: 1px solid var(--line); white-space: nowrap; }
+  th { color: var(--muted); font-weight: 500; }
+  td.num { text-align: right; }
+  .bar { display: inline-block; width: 90px; height: 8px; background: var(--line); border-radius: 4px; vertical-align: middle; overflow: hidden; }
+  .fill { display: block; height: 100%; background: var(--ok); }
+  .fill.high { background: var(--high); }
+  .dot { display: inline-block; width: 8px; height: 8px; border-radius: 50%; margin-right: .4rem; }
+  .dot.up { background: var(--ok); } .dot.down { background: var(--high); }
+  .trust { padding: 0 .35rem; border-radius: 3px; background: var(--line); }
+  .trust.precise { background: #dcf2e4; } .trust.approximate { background: #fdf0d5; } .trust.load-only { background: #fde2d9; }
+  .decisions { max-height: 420px; overflow: auto; }
+  svg { width: 100%; max-width: 320px; }
+  svg circle { fill: #3b6fd8; fill-opacity: .6; }
+  svg line.agree { stroke: var(--muted); stroke-dasharray: 4 3; }
+  svg text { font-size: 10px; fill: var(--muted); }
+  .empty { color: var(--muted); }
+</style>
+</head>
+<body>
+<header><h1>Kinference</h1><span id="snapshot">…</span><span>updated <span id="updated">–</span></span><span id="error"></span></header>
+<main>
+  <div>
+    <div id="pools"></div>
+    <section><h2>Decisions</h2><div class="decisions"><table>
+      <thead><tr><th>time</th><th>request</th><th>tenant</th><th>rule</th><th>pool</th><th>pod</th><th>matched</th><th>predicted ms</th><th>actual ms</th><th>outcome</th></tr></thead>
+      <tbody id="decisions"></tbody></table></div></section>
+  </div>
+  <div>
+    <div class="panel"><h2>Predicted vs actual TTFT</h2><div id="chart"></div></div>
+    <div class="panel"><h2>Tenants' quotas</h2><div id="tenants"></div></div>
+  </div>
+</main>
+<script type="module" src="/ui/app.js"></script>
+</body>
+</html>
+`
