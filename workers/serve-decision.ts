@@ -127,6 +127,7 @@ export async function serveDecision(
       // pool would be the only way to serve a request that must stay local.
       allowBurst: !last || hold !== null,
       detectorFailed: request.detectorFailed,
+      decidedBy: { policy: decision.policy, rule: decision.rule },
     }
     const path = request.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions'
     let response: Response

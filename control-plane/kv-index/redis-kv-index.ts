@@ -155,6 +155,19 @@ export async function createRedisKvIndex(input: RedisKvIndexOptionsInput): Promi
       })
     },
 
+    async storedBlocks(pods) {
+      if (pods.length === 0) return []
+      const pipeline = redis.pipeline()
+      for (const pod of pods) pipeline.hlen(`${prefix}h:${pod}`)
+      let results: [Error | null, unknown][] | null
+      try {
+        results = await pipeline.exec()
+      } catch (error) {
+        throw toUpstreamError('counting stored blocks', error)
+      }
+      return pods.map((_, i) => Number(results?.[i]?.[1] ?? 0))
+    },
+
     async size() {
       const [entries, pods] = (await scripts.run('size', [prefix])) as [number, number]
       return { entries, pods }

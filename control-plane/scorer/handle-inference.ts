@@ -4,7 +4,7 @@ import type { RequestKind } from '../../shared/openai/openai-request.ts'
 import type { InferenceContext } from './inference-context.ts'
 import { prepareRequest } from './prepare-request.ts'
 import { parseJson } from './read-body.ts'
-import { type PoolAttempt, serveOnPool } from './serve-on-pool.ts'
+import { type DecidedBy, type PoolAttempt, serveOnPool } from './serve-on-pool.ts'
 import {
   allowedPools,
   authenticate,
@@ -23,6 +23,16 @@ export function passThrough(request: SignedRequest): Record<string, string> {
   }
   headers['x-request-id'] = request.requestId
   return headers
+}
+
+/** What the edge's claims say of a request it decided: tenant, policy and rule, its one backend. */
+export function decidedByClaims(claims: EdgeClaims): DecidedBy {
+  return {
+    tenant: claims.tenant === '' ? null : claims.tenant,
+    policy: claims.decidedBy?.policy ?? null,
+    rule: claims.decidedBy?.rule ?? null,
+    backend: claims.backends.length === 1 ? (claims.backends[0] ?? null) : null,
+  }
 }
 
 /**
@@ -61,5 +71,6 @@ export async function handleInference(
     body: request.body,
     headers: passThrough(request),
     allowBurst: claims.allowBurst,
+    decidedBy: decidedByClaims(claims),
   })
 }

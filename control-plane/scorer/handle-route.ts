@@ -83,6 +83,12 @@ export async function handleRoute(
         // the edge's clear refusal instead of a wait on a full pool.
         allowBurst: !last || hold !== null,
         decisionPrefix: decisionHeaderOf(decision, target),
+        decidedBy: {
+          tenant: call.facts.tenant === '' ? null : call.facts.tenant,
+          policy: decision.policy,
+          rule: decision.rule,
+          backend: target.backend,
+        },
         extraHeaders:
           notes.length > 0 ? { 'x-kinference-fallback': asciiHeaderValue(notes.join('; ')) } : {},
       })

@@ -1,5 +1,6 @@
 import type { Agent } from 'node:http'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
+import type { DecisionRecorder } from './decision-recorder.ts'
 import type { PolicyBundleCache } from './policy-bundle-cache.ts'
 import type { PoolRuntime } from './pool-runtime.ts'
 import type { ScorerBackends, ScorerConfig } from './scorer-config.ts'
@@ -24,6 +25,9 @@ export interface InferenceContext {
   log: (message: string) => void
   /** Tenants' policies sent with status-dependent requests, parsed once each. */
   bundles: PolicyBundleCache
+  /** This replica's name in the shared state, and its decision log writer. */
+  replica: string
+  decisions: Pick<DecisionRecorder, 'record'>
 }
 
 /** What every request shares: InferenceContext without the pools and backends of one. */

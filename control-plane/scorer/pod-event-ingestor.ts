@@ -53,6 +53,8 @@ export class PodEventIngestor {
   }
   private readonly options: PodEventIngestorOptions
   private lastSeq: bigint | null = null
+  /** Wall time of the last batch applied (inspect shows its age); null before one. */
+  lastAppliedAtMs: number | null = null
   private syncing = false
   private closed = false
   private buffered: { seq: bigint; batch: EventBatch }[] = []
@@ -60,6 +62,11 @@ export class PodEventIngestor {
 
   constructor(input: PodEventIngestorOptionsInput) {
     this.options = parseOptions(PodEventIngestorOptions, input, 'pod event ingestor')
+  }
+
+  /** The seq of the last batch applied; null before one, or after the pod's entries were dropped. */
+  get appliedSeq(): bigint | null {
+    return this.lastSeq
   }
 
   /** Replays the pod's history (whatever its ring still holds) before live batches. */
@@ -174,6 +181,7 @@ export class PodEventIngestor {
         seq,
       )
       this.lastSeq = seq
+      this.lastAppliedAtMs = Date.now()
       this.counters.batches++
     } catch (error) {
       // The index may now miss this batch: forget the pod and rebuild from the next one.

@@ -64,6 +64,12 @@ export class PodFeed {
     return this.ingestor?.counters ?? null
   }
 
+  /** Where the pod's stream stands: the last seq applied and when; null without events. */
+  get position(): { seq: bigint | null; atMs: number | null } | null {
+    const { ingestor } = this
+    return ingestor && { seq: ingestor.appliedSeq, atMs: ingestor.lastAppliedAtMs }
+  }
+
   /** Subscribes and replays the pod's history; resolves once the replay is applied. */
   async start(): Promise<void> {
     const { ingestor } = this

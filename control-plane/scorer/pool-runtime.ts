@@ -139,6 +139,11 @@ export class PoolRuntime {
     return this.pods.get(name)?.lease.feed.counters ?? null
   }
 
+  /** The pod's KV-event stream position (see PodFeed.position). */
+  feedPosition(name: string) {
+    return this.pods.get(name)?.lease.feed.position ?? null
+  }
+
   /** A pod joins: routed at once (cache-cold until its feed has replayed its history). */
   async addPod(endpoint: ScorerPod): Promise<void> {
     if (this.pods.has(endpoint.name)) await this.removePod(endpoint.name)

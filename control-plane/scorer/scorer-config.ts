@@ -92,6 +92,14 @@ export const ScorerConfig = z.strictObject({
     .int()
     .positive()
     .default(32 * 1024 * 1024),
+  /** This replica's name in the shared state (control-plane/state); a fresh one when null. */
+  replicaId: z.string().min(1).nullable().default(null),
+  /** How often this replica writes its view of the pods there, and how long a view lives. */
+  stateIntervalMs: z.int().positive().default(1_000),
+  stateTtlMs: z.int().positive().default(5_000),
+  /** Decision log entries kept (about: XADD MAXLEN ~), and how late a batch is written. */
+  decisionLogLength: z.int().positive().default(10_000),
+  decisionFlushMs: z.int().positive().default(100),
 })
 export type ScorerConfig = z.infer<typeof ScorerConfig>
 export type ScorerConfigInput = z.input<typeof ScorerConfig>

@@ -5,7 +5,9 @@ import { asciiHeaderValue } from '../../shared/policy/decision-header.ts'
 import type { PoolLookup } from '../../shared/pool/pool-router.ts'
 import type { RouteResult } from '../../shared/routing/router-core.ts'
 import { promptTokensHeader } from '../../shared/scorer-api/route-protocol.ts'
+import type { DecidedEntry } from '../../shared/state/decision-entry.ts'
 import type { InferenceContext } from './inference-context.ts'
+import { logDecision } from './log-decision.ts'
 import type { Admitted } from './pool-admission.ts'
 import type { PreparedRequest } from './prepare-request.ts'
 import { proxyToPod } from './proxy-to-pod.ts'
@@ -32,7 +34,12 @@ export interface ServeOptions {
   decisionPrefix?: string
   /** Added to the answer (e.g. x-kinference-fallback, x-kinference-prompt-tokens). */
   extraHeaders?: Record<string, string>
+  /** Who asked and what chose the backend, for the decision log. */
+  decidedBy: DecidedBy
 }
+
+/** The decision log's tenant, policy, rule and backend of a request. */
+export type DecidedBy = Pick<DecidedEntry, 'tenant' | 'policy' | 'rule' | 'backend'>
 
 /**
  * Sends a prepared request to the best pod of its pool and streams the answer back: the
@@ -75,6 +82,7 @@ export async function serveOnPool(
     context.metrics.predictedTtftSeconds.labels({ pool: pool.name }).observe(predicted / 1000)
     const endpoint = pool.endpoint(pod)
     if (!endpoint) throw new KinfError('internal', `pod ${pod} has no endpoint`)
+    const log = logDecision(context, prepared, options, { pod, matched, predicted, heldMs })
     const here = `pool=${pool.name}; pod=${pod}; strategy=${router.strategy}; matched_tokens=${matched}; predicted_ttft_ms=${Math.round(predicted)}; held_ms=${Math.round(heldMs)}`
     const outcome = await proxyToPod(
       {
@@ -94,6 +102,7 @@ export async function serveOnPool(
           'x-kinference-reason': asciiHeaderValue(route.decision.reason),
         },
         onFirstToken: () => {
+          log.firstTokenAtMs = performance.now()
           router.firstToken(requestId, performance.now())
           const ttftMs = performance.now() - options.startedMs
           context.metrics.ttftSeconds.labels({ pool: pool.name, pod }).observe(ttftMs / 1000)
@@ -107,6 +116,7 @@ export async function serveOnPool(
       res,
     )
     context.metrics.requests.labels({ pool: pool.name, pod, outcome: outcome.kind }).inc()
+    log.ended(outcome)
     if (outcome.kind === 'completed') {
       if (outcome.cachedTokens !== null) context.podsReportingCache.add(pod)
       const reported =

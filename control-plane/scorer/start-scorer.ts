@@ -1,12 +1,19 @@
+import { randomBytes } from 'node:crypto'
 import { Agent, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { hostname } from 'node:os'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import { createMemoryKvIndex } from '../../shared/kv-index/memory-kv-index.ts'
+import { createMemoryStateStore } from '../../shared/state/memory-state-store.ts'
+import type { StateStore } from '../../shared/state/state-store.ts'
 import { bindKvEventSubscriber } from '../kv-events/create-kv-event-subscriber.ts'
 import { createRedisKvIndex } from '../kv-index/redis-kv-index.ts'
+import { createRedisStateStore } from '../state/redis-state-store.ts'
+import { createDecisionRecorder } from './decision-recorder.ts'
 import { LivePools } from './live-pools.ts'
 import { PodFeeds } from './pod-feeds.ts'
+import { startPodStatePublisher } from './pod-state-publisher.ts'
 import { PolicyBundleCache } from './policy-bundle-cache.ts'
 import { PoolMetricsScraper } from './pool-metrics-scraper.ts'
 import { createTokenizerCache, PoolRuntime } from './pool-runtime.ts'
@@ -28,6 +35,15 @@ export interface RunningScorer {
   /** Runtimes a new config replaced, finishing the requests that started on them. */
   readonly draining: readonly PoolRuntime[]
   readonly index: KvIndex
+  /**
+   * What this replica shares about its pods and decisions (control-plane/state): in Redis
+   * with the index, else in memory; read it with createStateReader.
+   */
+  readonly state: StateStore
+  /** This replica's name there. */
+  readonly replica: string
+  /** Writes the pods' view and the queued decisions now (tests; otherwise on timers). */
+  flushState(): Promise<void>
   /** The hash of the snapshot applied last; null when the scorer has none (pools by hand). */
   readonly snapshotHash: string | null
   /**
@@ -60,6 +76,18 @@ export async function startScorer(
   const index = config.redisUrl
     ? await createRedisKvIndex({ redis: config.redisUrl, prefix: config.redisPrefix })
     : createMemoryKvIndex()
+  const state = await openStateStore(config).catch(async (error: unknown) => {
+    await index.close()
+    throw error
+  })
+  const replica =
+    config.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`
+  const decisions = createDecisionRecorder({
+    store: state,
+    flushMs: config.decisionFlushMs,
+    maxBuffered: 50_000,
+    log,
+  })
   const metrics = createScorerMetrics(() => Date.now() / 1000)
   const feeds = new PodFeeds({ index, sharedEvents: config.eventsBind !== null, onError: log })
   const live = new LivePools({ pools: [], backends: {} }, log)
@@ -89,8 +117,20 @@ export async function startScorer(
       })
     : null
   const agent = new Agent({ keepAlive: true, maxSockets: 1024 })
+  const publisher = startPodStatePublisher({
+    store: state,
+    replica,
+    intervalMs: config.stateIntervalMs,
+    ttlMs: config.stateTtlMs,
+    pools: () => live.current.pools,
+    index,
+    log,
+  })
   const closeAll = async () => {
     scraper.stop()
+    await publisher.stop()
+    await decisions.close()
+    await state.close()
     await live.close()
     await shared?.close()
     agent.destroy()
@@ -111,6 +151,8 @@ export async function startScorer(
     random: Math.random,
     log,
     bundles: new PolicyBundleCache(),
+    replica,
+    decisions,
   }
   const activity: ServerActivity = { inFlight: 0 }
   const refreshMetrics = createScorerMetricsRefresh(metrics)
@@ -135,6 +177,12 @@ export async function startScorer(
       return live.draining
     },
     index,
+    state,
+    replica,
+    async flushState() {
+      await publisher.publish()
+      await decisions.flush()
+    },
     get snapshotHash() {
       return reconciler.hash
     },
@@ -151,6 +199,17 @@ export async function startScorer(
       await closeAll()
     },
   }
+}
+
+/** The shared state beside the index: in Redis when the index is, else in memory. */
+function openStateStore(config: ScorerConfig): Promise<StateStore> {
+  if (!config.redisUrl)
+    return Promise.resolve(createMemoryStateStore({ maxDecisions: config.decisionLogLength }))
+  return createRedisStateStore({
+    redis: config.redisUrl,
+    prefix: config.redisPrefix,
+    maxDecisions: config.decisionLogLength,
+  })
 }
 
 /** Runtimes of new pools share the index, the pods' feeds, the tokenizers and the counters. */

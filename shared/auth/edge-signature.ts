@@ -23,6 +23,11 @@ export interface EdgeClaims {
    * tokenizer counts exactly. Absent: unknown.
    */
   promptTokens?: number
+  /**
+   * The policy and rule that chose this request's backend at the edge, for the scorer's
+   * decision log. Absent when the edge did not decide (the scorer evaluates the policy).
+   */
+  decidedBy?: { policy: string; rule: string }
 }
 
 export const edgeHeaders = {
@@ -33,11 +38,13 @@ export const edgeHeaders = {
   burst: 'x-kinference-burst',
   detectorFailed: 'x-kinference-detector-failed',
   promptTokens: 'x-kinference-prompt-estimate',
+  policy: 'x-kinference-policy',
+  rule: 'x-kinference-rule',
   signature: 'x-kinference-signature',
 } as const
 
-/** v2 signs detectorFailed too; an edge and a scorer must speak the same version. */
-const signatureVersion = 'v2'
+/** v3 signs the deciding policy and rule too; an edge and a scorer must speak the same version. */
+const signatureVersion = 'v3'
 
 /** Signatures older or newer than this are refused (replay protection, clock skew). */
 export const maxSkewSeconds = 300
@@ -67,6 +74,8 @@ function canonical(
     claims.allowBurst ? '1' : '0',
     claims.detectorFailed ? '1' : '0',
     claims.promptTokens === undefined ? '' : String(claims.promptTokens),
+    claims.decidedBy?.policy ?? '',
+    claims.decidedBy?.rule ?? '',
   ].join('\n')
 }
 
@@ -108,6 +117,12 @@ export async function signEdgeRequest(
     ...(claims.promptTokens === undefined
       ? {}
       : { [edgeHeaders.promptTokens]: String(claims.promptTokens) }),
+    ...(claims.decidedBy === undefined
+      ? {}
+      : {
+          [edgeHeaders.policy]: claims.decidedBy.policy,
+          [edgeHeaders.rule]: claims.decidedBy.rule,
+        }),
     [edgeHeaders.signature]: `${signatureVersion}=${signature}`,
   }
 }
@@ -153,6 +168,11 @@ export async function verifyEdgeRequest(
     if (!Number.isInteger(tokens) || tokens < 0) return { ok: false, reason: 'bad prompt estimate' }
     claims.promptTokens = tokens
   }
+  const policy = request.headers(edgeHeaders.policy)
+  const rule = request.headers(edgeHeaders.rule)
+  if ((policy === undefined) !== (rule === undefined))
+    return { ok: false, reason: 'policy and rule come together' }
+  if (policy !== undefined && rule !== undefined) claims.decidedBy = { policy, rule }
   const text = canonical(
     request.method,
     request.path,

@@ -69,6 +69,8 @@ export interface KvIndex {
   ): Promise<void>
   /** Forgets a pod entirely: gone, restarted, AllBlocksCleared, or its index not trustworthy. */
   dropPod(pod: PodId): Promise<void>
+  /** Blocks each pod holds from its own events (speculative entries left out), aligned with `pods`. */
+  storedBlocks(pods: readonly PodId[]): Promise<number[]>
   /** (block, pod) entries held, and pods with at least one, for metrics and tests. */
   size(): Promise<{ entries: number; pods: number }>
   close(): Promise<void>

@@ -173,6 +173,10 @@ export function createMemoryKvIndex(input: MemoryKvIndexOptionsInput = {}): KvIn
       releaseIfEmpty(holdings)
     },
 
+    async storedBlocks(podNames) {
+      return podNames.map((pod) => pods.get(pod)?.storedEntries ?? 0)
+    },
+
     async size() {
       let entries = 0
       let held = 0

@@ -32,8 +32,10 @@ export const EndedEntry = z.strictObject({
   atMs: z.number(),
   requestId: z.string(),
   pod: z.string(),
-  /** Arrival to first token at the scorer; null when no token came. */
+  /** Arrival to first token at the scorer; null when none came or the answer was not streamed. */
   ttftMs: z.number().nullable(),
+  /** Arrival to the end of the answer at the scorer. */
+  latencyMs: z.number(),
   /** usage.prompt_tokens_details.cached_tokens as the pod reported it. */
   cachedTokens: Count.nullable(),
   outputTokens: Count.nullable(),

@@ -64,6 +64,7 @@ export function ended(requestId: string, atMs: number, patch: Partial<DecisionEn
     requestId,
     pod: 'pod-0',
     ttftMs: 60,
+    latencyMs: 400,
     cachedTokens: 64,
     outputTokens: 8,
     outcome: 'completed',

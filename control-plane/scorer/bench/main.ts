@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
+import { benchDecisionLog } from './bench-decision-log.ts'
 import { measureDecision, type Percentiles } from './measure-decision.ts'
 import { measureProxyOverhead } from './measure-proxy-overhead.ts'
 
@@ -18,10 +19,22 @@ const { values } = parseArgs({
     'itl-ms': { type: 'string', default: '20' },
     'profile-dir': { type: 'string' },
     out: { type: 'string', default: 'results/bench-scorer.json' },
+    'redis-url': { type: 'string', default: 'redis://127.0.0.1:6379' },
   },
 })
 const seed = Number(values.seed)
-const decision = await measureDecision({ pods: 32, promptWords: 7900, samples: 3000, seed })
+// The decision log writes to Redis as a scorer with REDIS_URL does (memory when unreachable).
+const decisionLog = await benchDecisionLog(values['redis-url'], (line) =>
+  process.stderr.write(line),
+)
+const decision = await measureDecision({
+  pods: 32,
+  promptWords: 7900,
+  samples: 3000,
+  seed,
+  decisionLog: decisionLog.recorder,
+})
+await decisionLog.close()
 const ms = (value: number) => `${value.toFixed(3)} ms`
 const times = (t: { warm: Percentiles; cold: Percentiles }) =>
   `warm p50 ${ms(t.warm.p50Ms)}, p99 ${ms(t.warm.p99Ms)}; cold p50 ${ms(t.cold.p50Ms)}, p99 ${ms(t.cold.p99Ms)}`
@@ -30,6 +43,14 @@ process.stdout.write(
     `  forward (policy decided at the edge): ${times(decision.forward)}\n` +
     `  status-dependent policy (${decision.statusDependent.calls} calls): ${times(decision.statusDependent)}\n`,
 )
+const arms = (t: { without: Percentiles; with: Percentiles }) =>
+  `without p50 ${ms(t.without.p50Ms)}, p99 ${ms(t.without.p99Ms)}; with p50 ${ms(t.with.p50Ms)}, p99 ${ms(t.with.p99Ms)}; added p50 ${ms(t.with.p50Ms - t.without.p50Ms)}`
+if (decision.decisionLog)
+  process.stdout.write(
+    `decision log writes (${decisionLog.where}; warm samples alternating without and with):\n` +
+      `  forward:          ${arms(decision.decisionLog.forward)}\n` +
+      `  status-dependent: ${arms(decision.decisionLog.statusDependent)}\n`,
+  )
 const proxy = await measureProxyOverhead({
   streams: Number(values.streams),
   phaseSeconds: Number(values['phase-seconds']),

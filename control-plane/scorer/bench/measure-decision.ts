@@ -3,15 +3,19 @@ import { type EdgeClaims, signEdgeRequest } from '../../../shared/auth/edge-sign
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
 import { estimatePromptTokens } from '../../../shared/openai/estimate-prompt-tokens.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
+import type { RouteResult } from '../../../shared/routing/router-core.ts'
 import { routeEnvelope, routePaths } from '../../../shared/scorer-api/route-protocol.ts'
 import { createStableVocabulary } from '../../tokenizer/create-stable-vocabulary.ts'
-import { prepareInference } from '../handle-inference.ts'
+import type { DecisionRecorder } from '../decision-recorder.ts'
+import { decidedByClaims, prepareInference } from '../handle-inference.ts'
 import { decideRoute } from '../handle-route.ts'
 import type { InferenceContext } from '../inference-context.ts'
+import { logDecision } from '../log-decision.ts'
 import { PolicyBundleCache } from '../policy-bundle-cache.ts'
 import { createTokenizerCache, PoolRuntime } from '../pool-runtime.ts'
 import { ScorerConfig } from '../scorer-config.ts'
 import { createScorerMetrics } from '../scorer-metrics.ts'
+import type { PoolAttempt } from '../serve-on-pool.ts'
 import type { SignedRequest } from '../signed-request.ts'
 import {
   benchDemoPolicy,
@@ -36,6 +40,14 @@ export interface DecisionTimes {
    * the scorer answers for it, from their bytes to the pod chosen.
    */
   statusDependent: { warm: Percentiles; cold: Percentiles; calls: number }
+  /**
+   * With a decision log: warm samples alternating with and without logging each decision
+   * and its end (as serveOnPool does), so both arms share one warm process; null without.
+   */
+  decisionLog: {
+    forward: { without: Percentiles; with: Percentiles }
+    statusDependent: { without: Percentiles; with: Percentiles }
+  } | null
 }
 
 const quantile = (values: number[], q: number) => {
@@ -85,6 +97,8 @@ export async function measureDecision(options: {
   promptWords: number
   samples: number
   seed: number
+  /** Where decisions are logged in the alternate warm samples; none: no such samples. */
+  decisionLog?: DecisionRecorder
 }): Promise<DecisionTimes> {
   const random = createSeededRandom(options.seed)
   const index = createMemoryKvIndex()
@@ -114,6 +128,28 @@ export async function measureDecision(options: {
     random,
     log: () => {},
     bundles: new PolicyBundleCache(),
+    replica: 'bench',
+    decisions: options.decisionLog ?? { record: () => {} },
+  }
+  /** What serveOnPool logs of a decision and, once the pod answered, of its end. */
+  const logged = (id: string, startedMs: number, attempt: PoolAttempt, route: RouteResult) => {
+    const pod = route.decision.pod as string
+    const matched = route.decision.scores.find((s) => s.pod === pod)?.cachedTokens ?? 0
+    const predicted = route.predictedTtftMs.get(pod) ?? 0
+    const log = logDecision(
+      context,
+      attempt.prepared,
+      { requestId: id, startedMs, decidedBy: decidedByClaims(claims) },
+      { pod, matched, predicted, heldMs: 0 },
+    )
+    log.firstTokenAtMs = performance.now()
+    log.ended({
+      kind: 'completed',
+      status: 200,
+      usageSeen: true,
+      cachedTokens: matched,
+      generatedTokens: 16,
+    })
   }
   const pods = Array.from({ length: options.pods }, (_, i) => `pod-${i}`)
   for (const pod of pods) {
@@ -143,16 +179,17 @@ export async function measureDecision(options: {
     const blocks = Math.floor(((keys.length / 2) * (i % 4)) / 3)
     await index.addSpeculative(pod, keys, blocks, Number.MAX_SAFE_INTEGER)
   }
-  const forward = async (text: string, id: string) => {
+  const forward = async (text: string, id: string, log: boolean) => {
     const request = await signed('/v1/chat/completions', text, id)
     const started = performance.now()
     const { attempt } = await prepareInference(context, 'chat', request)
     const route = attempt.prepared.pool.router.score(attempt.lookup, performance.now())
     if (route.decision.pod === null) throw new Error('no decision')
+    if (log) logged(id, started, attempt, route)
     return performance.now() - started
   }
   // One route call: the policy decided on the pool's status, the pod chosen.
-  const statusDependent = async (text: string, id: string) => {
+  const statusDependent = async (text: string, id: string, log: boolean) => {
     // The edge sends its own estimate of the prompt's length along (its work, not timed here).
     const content = (JSON.parse(text) as { messages: { content: string }[] }).messages
     const promptTokens = estimatePromptTokens(content.map((m) => m.content).join('\n'))
@@ -167,25 +204,41 @@ export async function measureDecision(options: {
     // The score taken for the pool's status is the one its first admission uses.
     const route = attempt.scored ?? attempt.prepared.pool.router.score(attempt.lookup, 0)
     if (route.decision.pod === null) throw new Error('no decision')
+    if (log) logged(id, started, attempt, route)
     return performance.now() - started
   }
+  const alternate = options.decisionLog !== undefined
   const run = async (
-    decide: (text: string, id: string) => Promise<number>,
+    decide: (text: string, id: string, log: boolean) => Promise<number>,
     name: string,
-  ): Promise<{ warm: Percentiles; cold: Percentiles }> => {
-    for (let i = 0; i < 200; i++) await decide(body(system), `${name}-w${i}`)
+  ) => {
+    for (let i = 0; i < 200; i++)
+      await decide(body(system), `${name}-w${i}`, alternate && i % 2 === 1)
     const warm: number[] = []
-    for (let i = 0; i < options.samples; i++) warm.push(await decide(body(system), `${name}-${i}`))
+    const warmLogged: number[] = []
+    for (let i = 0; i < options.samples; i++) {
+      const log = alternate && i % 2 === 1
+      ;(log ? warmLogged : warm).push(await decide(body(system), `${name}-${i}`, log))
+    }
     const cold: number[] = []
     for (let i = 0; i < Math.min(options.samples, 200); i++)
-      cold.push(await decide(body(text(options.promptWords)), `${name}-c${i}`))
-    return { warm: percentiles(warm), cold: percentiles(cold) }
+      cold.push(await decide(body(text(options.promptWords)), `${name}-c${i}`, false))
+    return {
+      warm: percentiles(warm),
+      cold: percentiles(cold),
+      logged: { without: percentiles(warm), with: percentiles(warmLogged) },
+    }
   }
+  const forwardRun = await run(forward, 'forward')
+  const statusRun = await run(statusDependent, 'status')
   const result: DecisionTimes = {
     promptTokens: seed.attempt.prepared.request.routing.promptTokens,
     pods: options.pods,
-    forward: await run(forward, 'forward'),
-    statusDependent: { ...(await run(statusDependent, 'status')), calls: 1 },
+    forward: { warm: forwardRun.warm, cold: forwardRun.cold },
+    statusDependent: { warm: statusRun.warm, cold: statusRun.cold, calls: 1 },
+    decisionLog: alternate
+      ? { forward: forwardRun.logged, statusDependent: statusRun.logged }
+      : null,
   }
   context.agent.destroy()
   return result

@@ -60,6 +60,25 @@ describe('edge request signatures', () => {
     })
   })
 
+  it('signs the policy and rule that decided at the edge, both or neither', async () => {
+    const decided = await signed({
+      claims: { ...claims, decidedBy: { policy: 'team/acme', rule: 'local-first' } },
+    })
+    const read = await verify(decided)
+    expect(read.ok && read.claims.decidedBy).toEqual({ policy: 'team/acme', rule: 'local-first' })
+    expect(await verify({ ...decided, 'x-kinference-rule': 'burst' })).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    })
+    const { 'x-kinference-rule': _, ...withoutRule } = decided
+    expect(await verify(withoutRule)).toEqual({
+      ok: false,
+      reason: 'policy and rule come together',
+    })
+    const plain = await verify(await signed())
+    expect(plain.ok && plain.claims.decidedBy).toBeUndefined()
+  })
+
   it('accepts any of several secrets, for rotation', async () => {
     const result = await verify(await signed({ secret: 'second-secret-0123456789' }), {
       secrets: ['first-secret-0123456789', 'second-secret-0123456789'],
@@ -101,13 +120,13 @@ describe('edge request signatures', () => {
 
   it('refuses unsigned or malformed headers without throwing', async () => {
     expect(await verify({})).toEqual({ ok: false, reason: 'missing signature' })
-    // v1 did not sign detectorFailed: a v1 edge is refused, not half-trusted.
-    expect(await verify({ 'x-kinference-signature': 'v1=abc' })).toEqual({
+    // v2 did not sign the deciding policy and rule: a v2 edge is refused, not half-trusted.
+    expect(await verify({ 'x-kinference-signature': 'v2=abc' })).toEqual({
       ok: false,
-      reason: 'unknown signature version (this scorer checks v2)',
+      reason: 'unknown signature version (this scorer checks v3)',
     })
     expect(
-      await verify({ 'x-kinference-signature': 'v2=abc', 'x-kinference-timestamp': 'soon' }),
+      await verify({ 'x-kinference-signature': 'v3=abc', 'x-kinference-timestamp': 'soon' }),
     ).toEqual({ ok: false, reason: 'missing or bad timestamp' })
   })
 })

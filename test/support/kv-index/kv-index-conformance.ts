@@ -177,6 +177,15 @@ export function describeKvIndexConformance(
       expect(await index.lookup(chain, ['pod-a', 'pod-b'], 0)).toEqual([2, 8])
     })
 
+    it('counts each pod its stored blocks, speculative entries left out', async () => {
+      await index.apply('pod-a', model, storedRange(tokens, hashes, 0, 8, 8))
+      await index.apply('pod-b', model, storedRange(tokens, hashes, 0, 5, 8))
+      await index.addSpeculative('pod-c', chainOf(promptTokens(3, 9)), 3, 10_000)
+      await index.apply('pod-b', model, [removed(hashes[4] as bigint)])
+      expect(await index.storedBlocks(['pod-a', 'pod-b', 'pod-c', 'nobody'])).toEqual([8, 4, 0, 0])
+      expect(await index.storedBlocks([])).toEqual([])
+    })
+
     it('dropPod forgets one pod, stored and speculative', async () => {
       await index.apply('pod-a', model, storedRange(tokens, hashes, 0, 8, 8))
       await index.apply('pod-b', model, storedRange(tokens, hashes, 0, 5, 8))
