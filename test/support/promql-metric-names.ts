@@ -1,0 +1,124 @@
+/** One PromQL token; Grafana's `$var`, `${var}` and `[[var]]` are tokens of their own. */
+interface Token {
+  kind: 'identifier' | 'string' | 'number' | 'variable' | 'punct'
+  text: string
+}
+
+const tokenPatterns: [Token['kind'] | 'space', RegExp][] = [
+  ['space', /^(?:\s+|#[^\n]*)/],
+  ['string', /^(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)/],
+  ['variable', /^(?:\$\{[^}]+\}|\$\w+|\[\[\w+\]\])/],
+  // Numbers and durations alike (1, 0.5, 1e3, 0x1f, 5m, 1h30m): never metric names.
+  ['number', /^(?:0[xX][0-9a-fA-F]+|\.?\d[\w.]*(?:[eE][+-]?\d+)?)/],
+  ['identifier', /^[a-zA-Z_:][a-zA-Z0-9_:]*/],
+  ['punct', /^(?:=~|!~|==|!=|<=|>=|[-+*/%^<>=(){}[\],@])/],
+]
+
+/** PromQL text as tokens; throws on a character no PromQL token starts with. */
+export function tokenizePromql(query: string): Token[] {
+  const tokens: Token[] = []
+  let rest = query
+  while (rest.length > 0) {
+    const match = tokenPatterns
+      .map(([kind, pattern]) => ({ kind, text: pattern.exec(rest)?.[0] }))
+      .find((candidate) => candidate.text)
+    if (!match?.text) {
+      throw new Error(`PromQL: unexpected ${JSON.stringify(rest.slice(0, 20))} in ${query}`)
+    }
+    if (match.kind !== 'space') tokens.push({ kind: match.kind, text: match.text })
+    rest = rest.slice(match.text.length)
+  }
+  return tokens
+}
+
+/** Followed by a parenthesised list of label names, or (group_*) by nothing. */
+const labelListKeywords = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right'])
+const keywords = new Set(['bool', 'offset', 'and', 'or', 'unless', 'atan2', 'inf', 'nan'])
+const aggregations = new Set([
+  'sum',
+  'min',
+  'max',
+  'avg',
+  'group',
+  'stddev',
+  'stdvar',
+  'count',
+  'count_values',
+  'bottomk',
+  'topk',
+  'quantile',
+  'limitk',
+  'limit_ratio',
+])
+
+/**
+ * The metric names a PromQL expression selects, in order of first mention: bare names of
+ * vector selectors and `{__name__="…"}` matchers. Label names (in matchers and in
+ * `by`/`without`/`on`/`ignoring`/`group_*` lists), functions, aggregations, keywords,
+ * strings, numbers, durations and Grafana variables are not names. A `__name__` matched by
+ * regex cannot be checked and throws.
+ */
+export function promqlMetricNames(query: string): string[] {
+  const tokens = tokenizePromql(query)
+  const names: string[] = []
+  const add = (name: string) => {
+    if (!names.includes(name)) names.push(name)
+  }
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i] as Token
+    const next = tokens[i + 1]
+    if (token.text === '{') {
+      i = matchersEnd(tokens, i, add)
+    } else if (token.text === '[') {
+      i = closing(tokens, i, '[', ']') // a range or subquery's durations
+    } else if (token.kind === 'identifier') {
+      const word = token.text.toLowerCase()
+      if (labelListKeywords.has(word)) {
+        if (next?.text === '(') i = closing(tokens, i + 1, '(', ')')
+      } else if (keywords.has(word)) {
+        // an operator or modifier
+      } else if (next?.text === '(') {
+        // a function or aggregation called
+      } else if (aggregations.has(word) && (next?.text === 'by' || next?.text === 'without')) {
+        // `sum by (…) (…)`: the aggregation, then its label list
+      } else add(token.text)
+    }
+  }
+  return names
+}
+
+/** Skips a `{…}` matcher list from `start`, adding `__name__="…"`; returns the `}`'s index. */
+function matchersEnd(tokens: Token[], start: number, add: (name: string) => void): number {
+  const end = closing(tokens, start, '{', '}')
+  for (let i = start + 1; i < end; i++) {
+    if (tokens[i]?.text !== '__name__') continue
+    const op = tokens[i + 1]?.text
+    const value = tokens[i + 2]
+    if (op !== '=' || value?.kind !== 'string') {
+      throw new Error(`PromQL: __name__ ${op} cannot be checked against the exposed names`)
+    }
+    add(unquote(value.text))
+  }
+  return end
+}
+
+/** A PromQL string's value: backquoted ones are raw, quoted ones take Go's escapes. */
+function unquote(text: string): string {
+  const body = text.slice(1, -1)
+  if (text.startsWith('`')) return body
+  return JSON.parse(
+    `"${text.startsWith("'") ? body.replaceAll("\\'", "'").replaceAll('"', '\\"') : body}"`,
+  )
+}
+
+/** Index of the bracket closing the one at `start`; throws when it is never closed. */
+function closing(tokens: Token[], start: number, open: string, close: string): number {
+  let depth = 0
+  for (let i = start; i < tokens.length; i++) {
+    const text = tokens[i]?.text
+    if (tokens[i]?.kind !== 'punct') continue
+    if (text === open) depth++
+    else if (text === close && --depth === 0) return i
+  }
+  throw new Error(`PromQL: unclosed ${open}`)
+}
