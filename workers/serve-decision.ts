@@ -98,7 +98,10 @@ export async function serveDecision(
             ...(context.signal ? { signal: context.signal } : {}),
           },
         )
-        if (i > 0) deps.metrics.inc('burst', { backend: attempt.backend })
+        // A burst whether the local attempt answered saturated first (i > 0) or the policy,
+        // seeing the pool saturated, put the external one first (shared/policy/choose-targets.ts).
+        if (attempts.some((a) => a.locality !== 'External'))
+          deps.metrics.inc('burst', { backend: attempt.backend })
         const counted: ServeContext = {
           ...context,
           onUsage: (usage, served, promptTokens) => {

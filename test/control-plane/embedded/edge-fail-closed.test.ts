@@ -19,6 +19,9 @@ describe('the edge when the local pool is saturated', () => {
     expect(response.status).toBe(200)
     expect(response.headers.get('x-kinference-decision')).toContain('backend=demo/bedrock-claude')
     expect(stack.bedrock.requests.length).toBe(before + 1)
+    expect(await (await fetch(`${stack.edge.url}/metrics`)).text()).toMatch(
+      /^kinference_edge_burst_total\{backend="demo\/bedrock-claude"\} 1$/m,
+    )
   })
 
   it('keeps PII local and answers with the constraint’s error instead', async () => {
