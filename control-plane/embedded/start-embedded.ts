@@ -6,6 +6,7 @@ import { l40s27bFp8 } from '../../shared/gpu/gpu-profile.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
 import { mintApiKey, parseApiKey, sha256HexOf } from '../../shared/tenancy/api-key.ts'
 import type { EdgeDeps } from '../../workers/edge-deps.ts'
+import { createRedisSnapshotStore } from '../config-store/redis-snapshot-store.ts'
 import { type RunningEdge, startEdge } from '../edge/start-edge.ts'
 import { type FakeBedrock, startFakeBedrock } from '../fake-bedrock/start-fake-bedrock.ts'
 import type { RunningScorer } from '../scorer/start-scorer.ts'
@@ -21,8 +22,13 @@ export interface EmbeddedOptions {
   /** `kinf_<id>_<secret>`; a fresh one when absent. */
   demoKey?: string
   quotas: QuotaStore
-  /** Index in Redis when set. */
+  /**
+   * When set: the index and the scorer's shared state in Redis, and the compiled snapshot
+   * published there as the controller would (for `kinfctl inspect`).
+   */
   redisUrl: string | null
+  /** Their key prefix (default kinf:). */
+  redisPrefix?: string
   /** The scorer's port (0 or absent: any free one), e.g. for a Worker under wrangler dev to reach. */
   scorerPort?: number
   /** The edge-scorer HMAC secret; a fresh one when absent. */
@@ -65,6 +71,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
       await sha256HexOf(parsedKey.secret),
       options.patch,
     )
+    if (options.redisUrl) await publishSnapshot(options.redisUrl, options.redisPrefix, snapshot)
     const signingSecret = options.signingSecret ?? randomBytes(24).toString('base64url')
     const simulated = await startSimulatedPools({
       pools: snapshot,
@@ -81,6 +88,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
         port: options.scorerPort,
         signingSecrets: [signingSecret],
         redisUrl: options.redisUrl,
+        ...(options.redisPrefix === undefined ? {} : { redisPrefix: options.redisPrefix }),
       },
       log: options.log,
     })
@@ -111,5 +119,22 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
   } catch (error) {
     await closeAll(started)
     throw error
+  }
+}
+
+/** The embedded default's config, published as the controller publishes a cluster's. */
+async function publishSnapshot(
+  redisUrl: string,
+  prefix: string | undefined,
+  snapshot: ConfigSnapshot,
+): Promise<void> {
+  const store = await createRedisSnapshotStore({
+    redis: redisUrl,
+    ...(prefix === undefined ? {} : { prefix }),
+  })
+  try {
+    await store.publish(snapshot, Date.now())
+  } finally {
+    await store.close()
   }
 }

@@ -88,6 +88,13 @@ const commands: Record<string, Command> = {
       return { run, usage }
     },
   },
+  inspect: {
+    summary: 'show the shared state in Redis (pods, prefix, decisions, tenants, snapshot)',
+    load: async () => {
+      const { inspectCommand: run, inspectUsage: usage } = await import('./commands/inspect.ts')
+      return { run, usage }
+    },
+  },
   pii: {
     summary: 'print the PII labels of each input line',
     load: async () => {

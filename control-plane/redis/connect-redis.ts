@@ -13,15 +13,20 @@ export async function connectRedis(url: string, what: string): Promise<Redis> {
     connectTimeout: 5_000,
   })
   // Failures reach callers as rejected commands; without a listener ioredis also logs each.
-  redis.on('error', () => undefined)
+  // The socket's own error (ECONNREFUSED…) says more than connect()'s "Connection is closed".
+  let socketError: Error | null = null
+  redis.on('error', (error: Error) => {
+    socketError ??= error
+  })
   try {
     await redis.connect()
     return redis
   } catch (error) {
     redis.disconnect()
+    const reason = (socketError ?? error) as Error
     throw new KinfError(
       'upstream_unavailable',
-      `${what}: connecting: ${error instanceof Error ? error.message : String(error)}`,
+      `${what}: connecting: ${reason instanceof Error ? reason.message : String(reason)}`,
       { cause: error },
     )
   }

@@ -103,7 +103,8 @@ function podViewOf(
     events:
       counters && position
         ? {
-            lastSeq: position.seq === null ? null : position.seq.toString(),
+            // A replay that found nothing leaves the seq before 0: no batch yet.
+            lastSeq: position.seq === null || position.seq < 0n ? null : position.seq.toString(),
             lastBatchAtMs: position.atMs,
             batches: counters.batches,
             replays: counters.replays,

@@ -1,6 +1,10 @@
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { type Decision, joinDecisions } from '../../shared/state/decision-entry.ts'
+import {
+  type Decision,
+  joinDecisions,
+  type StoredDecisionEntry,
+} from '../../shared/state/decision-entry.ts'
 import { type DecisionSummary, summarizeDecisions } from '../../shared/state/decision-summary.ts'
 import { mergePodViews, type PodState } from '../../shared/state/pod-state.ts'
 import type { QuotaLedgerReader } from '../../shared/state/quota-ledger-reader.ts'
@@ -49,6 +53,8 @@ export interface SnapshotReport extends PublishedVersion {
 export interface StateReader {
   pods(filter?: { pool?: string }): Promise<PodState[]>
   decisions(filter?: DecisionFilter): Promise<DecisionsReport>
+  /** The log's entries as stored, to follow it (createDecisionFollower joins them). */
+  entries(query: DecisionQuery): Promise<{ entries: StoredDecisionEntry[]; lastId: string | null }>
   /** Every account the live snapshot limits; not_found when nothing was published. */
   quotas(): Promise<QuotaUse[]>
   /** The live snapshot; not_found when nothing was published. */
@@ -89,6 +95,11 @@ export function createStateReader(deps: StateReaderDeps): StateReader {
         summary: summarizeDecisions(decisions),
         lastId: entries.at(-1)?.id ?? query.afterId ?? null,
       }
+    },
+
+    async entries(query) {
+      const entries = await deps.state.readDecisions(query)
+      return { entries, lastId: entries.at(-1)?.id ?? query.afterId ?? null }
     },
 
     async quotas() {

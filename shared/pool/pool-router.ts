@@ -3,7 +3,12 @@ import { type BlockKeyChain, computeBlockKeys } from '../kv-index/block-keys.ts'
 import type { KvIndex } from '../kv-index/kv-index.ts'
 import { AdmissionQueue, type HeldRequest } from '../routing/admission-queue.ts'
 import { type RouteResult, RouterCore } from '../routing/router-core.ts'
-import type { PodMetricsView, RoutingContext, RoutingRequest } from '../routing/routing-strategy.ts'
+import type {
+  PodMetricsView,
+  RestoredPodView,
+  RoutingContext,
+  RoutingRequest,
+} from '../routing/routing-strategy.ts'
 import { cachedTokensOf } from '../routing/ttft-model.ts'
 import { admissionQueueOptions, kinferenceParametersOf, routerCoreOptions } from './pool-options.ts'
 import { type PoolSaturation, poolSaturation } from './pool-saturation.ts'
@@ -268,6 +273,11 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
 
   setIndexReady(name: string, ready: boolean): void {
     this.core.setIndexReady(name, ready)
+  }
+
+  /** A replica's reported view of the pod, read back (see RouterCore.restore). */
+  restore(name: string, view: RestoredPodView, nowMs: number): void {
+    this.core.restore(name, view, nowMs)
   }
 
   /** Fresh metrics of a pod; they may show room for what is held. */

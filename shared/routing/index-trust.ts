@@ -67,6 +67,13 @@ export class IndexTrustTracker {
     else if (this.trust === 'approximate' && this.drift < t / 2) this.trust = 'precise'
   }
 
+  /** The state another tracker reported (an inspector replaying a replica's view). */
+  restore(state: { trust: IndexTrust; drift: number; observations: number }): void {
+    this.trust = state.trust
+    this.drift = state.drift
+    this.observations = state.observations
+  }
+
   /** A fresh start (the pod restarted, its index was rebuilt). */
   reset(): void {
     this.drift = 0

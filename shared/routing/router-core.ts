@@ -4,6 +4,7 @@ import type {
   PodCandidate,
   PodLoad,
   PodMetricsView,
+  RestoredPodView,
   RoutingContext,
   RoutingDecision,
   RoutingRequest,
@@ -174,6 +175,16 @@ export class RouterCore {
     if (!pod) return
     if (ready && !pod.indexReady) pod.trust.reset()
     pod.indexReady = ready
+  }
+
+  /** A replica's reported view, read back: the pod's trust, the pool's fitted TTFT model. */
+  restore(name: string, view: RestoredPodView, nowMs: number): void {
+    const pod = this.pods.get(name)
+    if (!pod) return
+    pod.trust.restore(view)
+    if (!view.healthy) this.markUnhealthy(name, nowMs)
+    if (view.ttft.observations > this.ttft.observations)
+      this.ttft.restore(view.ttft, view.ttft.observations)
   }
 
   markUnhealthy(name: string, nowMs: number): void {

@@ -49,6 +49,15 @@ export interface TtftModel {
   msPerToken: number
 }
 
+/** What RouterCore.restore takes: a pod's state as a replica's report gave it. */
+export interface RestoredPodView {
+  healthy: boolean
+  trust: IndexTrust
+  drift: number
+  observations: number
+  ttft: TtftModel & { observations: number }
+}
+
 export interface PodCandidate {
   name: string
   /** Leading blocks of this request the pod holds, per the index, already discounted by trust. */

@@ -153,6 +153,13 @@ export class OnlineTtftModel {
     return { overheadMs: this.overhead, msPerToken: this.slope }
   }
 
+  /** Constants another model fitted (an inspector replaying a replica's view). */
+  restore(model: TtftModel, observations: number): void {
+    this.overhead = model.overheadMs
+    this.slope = model.msPerToken
+    this.observations = observations
+  }
+
   predict(work: number): number {
     return this.overhead + this.slope * work
   }

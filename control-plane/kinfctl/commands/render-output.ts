@@ -1,0 +1,50 @@
+import { stringify } from 'yaml'
+import { UsageError } from '../cli-io.ts'
+
+export type OutputFormat = 'table' | 'json' | 'yaml'
+
+export function parseOutputFormat(text: string): OutputFormat {
+  if (text === 'table' || text === 'json' || text === 'yaml') return text
+  throw new UsageError(`-o must be table, json or yaml, not "${text}"`)
+}
+
+/** What a command shows: the data (json, yaml) and, for tables, its rows and a footer. */
+export interface Rendered {
+  data: unknown
+  columns: string[]
+  rows: string[][]
+  /** Lines under the table (summaries); empty for none. */
+  notes: string[]
+}
+
+/** The whole text of one rendering, newline-terminated. */
+export function renderOutput(rendered: Rendered, format: OutputFormat): string {
+  if (format === 'json') return `${JSON.stringify(rendered.data, null, 2)}\n`
+  if (format === 'yaml') return stringify(rendered.data)
+  const table = rendered.rows.length === 0 ? '' : formatTable(rendered.columns, rendered.rows)
+  return table + rendered.notes.map((line) => `${line}\n`).join('')
+}
+
+/** Columns padded to their widest cell, kubectl style (two spaces apart). */
+export function formatTable(columns: readonly string[], rows: readonly string[][]): string {
+  const widths = columns.map((column, i) =>
+    Math.max(column.length, ...rows.map((row) => (row[i] ?? '').length)),
+  )
+  const line = (cells: readonly string[]) =>
+    `${cells
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd()}\n`
+  return line(columns) + rows.map(line).join('')
+}
+
+/** Table cells: a dash for what is unknown. */
+export const cell = {
+  ms: (value: number | null | undefined) => (value == null ? '-' : `${Math.round(value)}ms`),
+  percent: (value: number | null | undefined) =>
+    value == null ? '-' : `${(value * 100).toFixed(value < 0.1 ? 1 : 0)}%`,
+  count: (value: number | null | undefined) => (value == null ? '-' : String(Math.round(value))),
+  age: (atMs: number | null | undefined, nowMs: number) =>
+    atMs == null ? '-' : `${Math.max(0, (nowMs - atMs) / 1000).toFixed(1)}s`,
+  text: (value: string | null | undefined) => (value == null || value === '' ? '-' : value),
+}
