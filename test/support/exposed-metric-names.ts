@@ -34,3 +34,16 @@ export function exposedMetricNames(texts: readonly string[]): Map<string, Series
   }
   return names
 }
+
+/** The label names each sampled series name carries, over all its samples. */
+export function sampledLabels(texts: readonly string[]): Map<string, Set<string>> {
+  const labels = new Map<string, Set<string>>()
+  for (const text of texts) {
+    for (const sample of parsePrometheusText(text).samples) {
+      const names = labels.get(sample.name) ?? new Set<string>()
+      for (const name of Object.keys(sample.labels)) names.add(name)
+      labels.set(sample.name, names)
+    }
+  }
+  return labels
+}

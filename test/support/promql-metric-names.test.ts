@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { promqlMetricNames, tokenizePromql } from './promql-metric-names.ts'
+import { promqlMetricNames, readPromqlNames, tokenizePromql } from './promql-metric-names.ts'
 
 describe('promqlMetricNames', () => {
   it.each([
@@ -29,5 +29,13 @@ describe('promqlMetricNames', () => {
     expect(() => promqlMetricNames('rate(x[5m]')).not.toThrow()
     expect(() => promqlMetricNames('sum(x{a="b"')).toThrow(/unclosed \{/)
     expect(() => tokenizePromql('x ; y')).toThrow(/unexpected/)
+  })
+
+  it('reads the labels of matchers and of by, without, on, ignoring and group lists', () => {
+    expect(
+      readPromqlNames(
+        'sum by (pool, le) (rate(x_bucket{pool=~"$pool", a!="b,c"}[5m])) / on (pod) group_left (node) sum without (z) (y{__name__="y"})',
+      ),
+    ).toEqual({ metrics: ['x_bucket', 'y'], labels: ['pool', 'le', 'a', 'pod', 'node', 'z'] })
   })
 })

@@ -51,6 +51,12 @@ const aggregations = new Set([
   'limit_ratio',
 ])
 
+/** What a PromQL expression names: metrics, and labels (matched, or grouped by). */
+export interface PromqlNames {
+  metrics: string[]
+  labels: string[]
+}
+
 /**
  * The metric names a PromQL expression selects, in order of first mention: bare names of
  * vector selectors and `{__name__="…"}` matchers. Label names (in matchers and in
@@ -59,47 +65,67 @@ const aggregations = new Set([
  * regex cannot be checked and throws.
  */
 export function promqlMetricNames(query: string): string[] {
+  return readPromqlNames(query).metrics
+}
+
+/** The metrics as promqlMetricNames reads them, and the label names of matchers and lists. */
+export function readPromqlNames(query: string): PromqlNames {
   const tokens = tokenizePromql(query)
-  const names: string[] = []
-  const add = (name: string) => {
-    if (!names.includes(name)) names.push(name)
+  const metrics: string[] = []
+  const labels: string[] = []
+  const add = (list: string[], name: string) => {
+    if (!list.includes(name)) list.push(name)
   }
   for (let i = 0; i < tokens.length; i++) {
     const token = tokens[i] as Token
     const next = tokens[i + 1]
     if (token.text === '{') {
-      i = matchersEnd(tokens, i, add)
+      const end = closing(tokens, i, '{', '}')
+      readMatchers(
+        tokens.slice(i + 1, end),
+        (name) => add(metrics, name),
+        (name) => add(labels, name),
+      )
+      i = end
     } else if (token.text === '[') {
       i = closing(tokens, i, '[', ']') // a range or subquery's durations
     } else if (token.kind === 'identifier') {
       const word = token.text.toLowerCase()
       if (labelListKeywords.has(word)) {
-        if (next?.text === '(') i = closing(tokens, i + 1, '(', ')')
+        if (next?.text !== '(') continue
+        const end = closing(tokens, i + 1, '(', ')')
+        for (const label of tokens.slice(i + 2, end))
+          if (label.kind === 'identifier') add(labels, label.text)
+        i = end
       } else if (keywords.has(word)) {
         // an operator or modifier
       } else if (next?.text === '(') {
         // a function or aggregation called
       } else if (aggregations.has(word) && (next?.text === 'by' || next?.text === 'without')) {
         // `sum by (…) (…)`: the aggregation, then its label list
-      } else add(token.text)
+      } else add(metrics, token.text)
     }
   }
-  return names
+  return { metrics, labels }
 }
 
-/** Skips a `{…}` matcher list from `start`, adding `__name__="…"`; returns the `}`'s index. */
-function matchersEnd(tokens: Token[], start: number, add: (name: string) => void): number {
-  const end = closing(tokens, start, '{', '}')
-  for (let i = start + 1; i < end; i++) {
-    if (tokens[i]?.text !== '__name__') continue
-    const op = tokens[i + 1]?.text
+const matchOps = new Set(['=', '!=', '=~', '!~'])
+
+/** A `{…}` list's matchers: `__name__="…"` gives a metric, any other a label. */
+function readMatchers(
+  tokens: Token[],
+  metric: (name: string) => void,
+  label: (name: string) => void,
+): void {
+  for (let i = 0; i < tokens.length; i++) {
+    const name = tokens[i]
+    const op = tokens[i + 1]?.text ?? ''
+    if (name?.kind !== 'identifier' || !matchOps.has(op)) continue
     const value = tokens[i + 2]
-    if (op !== '=' || value?.kind !== 'string') {
-      throw new Error(`PromQL: __name__ ${op} cannot be checked against the exposed names`)
-    }
-    add(unquote(value.text))
+    if (name.text !== '__name__') label(name.text)
+    else if (op === '=' && value?.kind === 'string') metric(unquote(value.text))
+    else throw new Error(`PromQL: __name__ ${op} cannot be checked against the exposed names`)
   }
-  return end
 }
 
 /** A PromQL string's value: backquoted ones are raw, quoted ones take Go's escapes. */

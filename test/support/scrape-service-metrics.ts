@@ -1,4 +1,5 @@
 import type { EmbeddedStack } from '../../control-plane/embedded/start-embedded.ts'
+import type { KinferenceResource } from '../../shared/crd/resource.ts'
 import {
   applyObjects,
   eventually,
@@ -22,8 +23,8 @@ const model = 'qwen3.8-27b-fp8'
 /**
  * Every kind of /metrics endpoint the project serves, scraped after real traffic: the
  * embedded default's edge, scorer and a simulated vLLM pod (plain, streamed and PII
- * requests), the same with every pod over its SLO (bursts, PII kept local, deferred
- * work), and the controller after reconciling infra/k8s/examples/platform.yaml against
+ * requests), the same with every pod over its SLO and a quota of 4 requests a minute
+ * (bursts, PII kept local, deferred work, a quota refusal), and the controller after reconciling infra/k8s/examples/platform.yaml against
  * the test API server (test/support/kube-api-server), publishing to Redis.
  */
 export async function scrapeServiceMetrics(options: {
@@ -50,7 +51,7 @@ export async function scrapeServiceMetrics(options: {
     await stack.close()
   }
 
-  const saturated = await start({ patch: saturatedPool })
+  const saturated = await start({ patch: saturatedWithQuota })
   try {
     await sendTraffic(saturated)
     await post(
@@ -60,6 +61,10 @@ export async function scrapeServiceMetrics(options: {
         'x-kinference-labels': 'batch',
       },
     ).then((response) => response.text())
+    // The fifth request of the minute: over the tenant's quota.
+    await post(saturated, { model, messages: [{ role: 'user', content: 'one more' }] }).then(
+      (response) => response.text(),
+    )
     await scrape('edge, pool saturated', saturated.edge.url)
     await scrape('scorer, pool saturated', saturated.scorer.url)
   } finally {
@@ -87,6 +92,13 @@ export async function scrapeServiceMetrics(options: {
     await cluster.close()
   }
   return scraped
+}
+
+/** saturatedPool, and a tenant quota of 4 requests a minute. */
+function saturatedWithQuota(resource: KinferenceResource): void {
+  saturatedPool(resource)
+  if (resource.kind === 'InferencePolicy')
+    for (const tenant of resource.spec.tenants) tenant.quotas = { requestsPerMinute: 4 }
 }
 
 /** Plain, streamed and PII-labelled chat requests through the edge, read to the end. */

@@ -2,7 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { exposedMetricNames, type SeriesKind } from '../../support/exposed-metric-names.ts'
+import {
+  exposedMetricNames,
+  type SeriesKind,
+  sampledLabels,
+} from '../../support/exposed-metric-names.ts'
 import {
   type GrafanaDashboard,
   overlappingPanels,
@@ -11,7 +15,7 @@ import {
   readGrafanaDashboard,
   variableSelector,
 } from '../../support/grafana-dashboard.ts'
-import { promqlMetricNames } from '../../support/promql-metric-names.ts'
+import { promqlMetricNames, readPromqlNames } from '../../support/promql-metric-names.ts'
 import { runPromtool } from '../../support/promtool.ts'
 import { useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import { scrapeServiceMetrics } from '../../support/scrape-service-metrics.ts'
@@ -83,9 +87,11 @@ describe(`the Grafana dashboard ${file}`, () => {
 
   describe('against the metrics the services expose', () => {
     let exposed: Map<string, SeriesKind>
+    let labelled: Map<string, Set<string>>
     beforeAll(async () => {
-      const scraped = await scrapeServiceMetrics({ redisPrefix: uniquePrefix() })
-      exposed = exposedMetricNames(scraped.map((entry) => entry.text))
+      const texts = (await scrapeServiceMetrics({ redisPrefix: uniquePrefix() })).map((e) => e.text)
+      exposed = exposedMetricNames(texts)
+      labelled = sampledLabels(texts)
     }, 60_000)
 
     it('names only metrics that exist, histograms by their _bucket, _sum and _count', () => {
@@ -113,6 +119,33 @@ describe(`the Grafana dashboard ${file}`, () => {
           : []),
       ])
       expect(wrong).toEqual([])
+    })
+
+    it('filters and groups only by labels the metrics it names carry', () => {
+      // Prometheus adds the target's labels when it scrapes.
+      const targetLabels = ['instance', 'job']
+      const unsampled = (expr: string) => promqlMetricNames(expr).filter((m) => !labelled.has(m))
+      const wrong = queries.flatMap(({ where, expr }) => {
+        if (unsampled(expr).length > 0) return []
+        const { metrics, labels } = readPromqlNames(expr)
+        const carried = new Set([
+          ...targetLabels,
+          ...metrics.flatMap((m) => [...(labelled.get(m) ?? [])]),
+        ])
+        return labels.filter((label) => !carried.has(label)).map((label) => `${where}: ${label}`)
+      })
+      expect(wrong).toEqual([])
+      // What the scrape's traffic gave no sample of, and so could not be checked: failures
+      // it does not provoke.
+      expect(new Set(queries.flatMap(({ expr }) => unsampled(expr)))).toEqual(
+        new Set([
+          'kinference_edge_scorer_unreachable_total',
+          'kinference_edge_pii_detector_failures_total',
+          'kinference_scorer_retries_total',
+          'kinference_controller_publish_failures_total',
+          'kinference_controller_watch_restarts_total',
+        ]),
+      )
     })
 
     it('covers what issue 14 asks for', () => {
