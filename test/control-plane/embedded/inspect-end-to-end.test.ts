@@ -8,6 +8,7 @@ import {
   type RedisQuotaStore,
 } from '../../../control-plane/edge/redis-quota-store.ts'
 import type { EmbeddedStack } from '../../../control-plane/embedded/start-embedded.ts'
+import { prepareRequest } from '../../../control-plane/scorer/prepare-request.ts'
 import type { Decision } from '../../../shared/state/decision-entry.ts'
 import type { PodState } from '../../../shared/state/pod-state.ts'
 import type { QuotaUse } from '../../../shared/state/quota-use.ts'
@@ -155,13 +156,29 @@ describe('kinfctl inspect against the embedded default with Redis', () => {
       pool: string
       chosen: string
       blocks: number
-      pods: { pod: string; matchedBlocks: number }[]
+      pods: { pod: string; matchedBlocks: number; predictedTtftMs: number | null }[]
     }>('prefix', '--model', 'qwen3.8-27b-fp8', '--messages-file', file)
     expect(report.pool).toBe('demo/sim-27b')
     expect(report.pods).toHaveLength(2)
     const best = Math.max(...report.pods.map((p) => p.matchedBlocks))
     expect(best).toBeGreaterThan(0)
     expect(report.pods.find((p) => p.pod === report.chosen)?.matchedBlocks).toBe(best)
+    // What the scorer itself would do with this prompt now, through its own router.
+    const prepared = prepareRequest(
+      'compare',
+      'chat',
+      { model: 'qwen3.8-27b-fp8', messages: messages('question 0') },
+      stack.scorer.pools,
+    )
+    const lookup = await prepared.pool.lookup(prepared.request)
+    const route = prepared.pool.router.score(lookup, performance.now())
+    expect(report.chosen).toBe(route.decision.pod)
+    expect(report.blocks).toBe(prepared.request.keys.length / 2)
+    for (const pod of report.pods) {
+      expect(pod.matchedBlocks).toBe(lookup.blocks.get(pod.pod))
+      const predicted = route.predictedTtftMs.get(pod.pod) as number
+      expect(Math.abs((pod.predictedTtftMs ?? 0) - predicted)).toBeLessThan(predicted * 0.25)
+    }
   })
 
   it('decisions --follow: a new request shows once it has ended', async () => {

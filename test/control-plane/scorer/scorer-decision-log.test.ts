@@ -1,0 +1,116 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { createRedisStateStore } from '../../../control-plane/state/redis-state-store.ts'
+import type { EdgeClaims } from '../../../shared/auth/edge-signature.ts'
+import { joinDecisions } from '../../../shared/state/decision-entry.ts'
+import { createScorerClient } from '../../../workers/scorer-client.ts'
+import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
+import { decisionOf, model, type Stack, secret, startStack } from '../../support/scorer-stack.ts'
+
+const { redis, uniquePrefix } = useRedisTestNamespaces()
+let stack: Stack | undefined
+afterEach(async () => {
+  await stack?.close()
+  stack = undefined
+})
+
+/** A forward as the edge makes it when its policy decided: the edge's own client, signed v3. */
+function edgeClient(stack: Stack) {
+  return createScorerClient({
+    url: stack.scorer.url,
+    signingSecret: secret,
+    nowSeconds: () => Date.now() / 1000,
+    fetch: (input, init) => fetch(input, init),
+  })
+}
+
+const claims: EdgeClaims = {
+  tenant: 'acme',
+  labels: [],
+  backends: [],
+  allowBurst: false,
+  decidedBy: { policy: 'team/acme', rule: 'local-first' },
+}
+
+describe('the scorer writes its decisions and its pods to the shared state', () => {
+  it('logs a forward with the tenant, policy and rule the edge signed, then its end', async () => {
+    stack = await startStack({ pods: 2, redisUrl, redisPrefix: uniquePrefix() })
+    const body = (stream: boolean) =>
+      JSON.stringify({
+        model,
+        stream,
+        messages: [{ role: 'user', content: `logged ${stream}` }],
+        max_tokens: 3,
+      })
+    const streamed = await edgeClient(stack).forward('/v1/chat/completions', body(true), claims, {
+      'x-request-id': 'req-streamed',
+    })
+    const header = decisionOf(streamed.headers)
+    await streamed.text()
+    const plain = await edgeClient(stack).forward('/v1/chat/completions', body(false), claims, {
+      'x-request-id': 'req-plain',
+    })
+    await plain.text()
+    await stack.scorer.flushState()
+    const [first, second] = joinDecisions(await stack.scorer.state.readDecisions({}))
+    expect(first).toMatchObject({
+      requestId: 'req-streamed',
+      replica: stack.scorer.replica,
+      tenant: 'acme',
+      policy: 'team/acme',
+      rule: 'local-first',
+      backend: null,
+      pool: 'default',
+      pod: header.pod,
+      strategy: header.strategy,
+      model,
+      matchedTokens: Number(header.matched_tokens),
+      end: { outcome: 'completed', status: 200, outputTokens: 3 },
+    })
+    expect(Math.round(first?.predictedTtftMs ?? -1)).toBe(Number(header.predicted_ttft_ms))
+    expect(first?.end?.ttftMs).toBeGreaterThan(0)
+    // Not streamed: no first token seen apart from the whole answer.
+    expect(second).toMatchObject({
+      requestId: 'req-plain',
+      end: { ttftMs: null, outcome: 'completed' },
+    })
+    expect(second?.end?.latencyMs).toBeGreaterThan(0)
+  })
+
+  it('writes its view of every pod, blocks from the shared index, which expires without it', async () => {
+    const prefix = uniquePrefix()
+    stack = await startStack({ pods: 2, redisUrl, redisPrefix: prefix })
+    const response = await edgeClient(stack).forward(
+      '/v1/chat/completions',
+      JSON.stringify({
+        model,
+        messages: [{ role: 'user', content: 'a block or two '.repeat(20) }],
+        max_tokens: 2,
+      }),
+      claims,
+      {},
+    )
+    const served = decisionOf(response.headers).pod
+    await response.text()
+    await new Promise((resolve) => setTimeout(resolve, 300)) // the pod's KV events
+    await stack.scorer.flushState()
+    const [view, ...others] = await stack.scorer.state.readPodViews(Date.now())
+    expect(others).toEqual([])
+    expect(view?.replica).toBe(stack.scorer.replica)
+    expect(view?.pods.map((p) => p.pod).sort()).toEqual(['sim-pod-0', 'sim-pod-1'])
+    const pod = view?.pods.find((p) => p.pod === served)
+    expect(pod?.blocksIndexed).toBeGreaterThan(0)
+    expect(pod).toMatchObject({
+      pool: 'default',
+      healthy: true,
+      indexReady: true,
+      trust: 'precise',
+    })
+    expect(pod?.events?.lastSeq).toMatch(/^\d+$/)
+    await stack.close()
+    stack = undefined
+    const state = await createRedisStateStore({ redis, prefix })
+    expect(await state.readPodViews(Date.now())).toHaveLength(1)
+    // Its TTL (5 s by default) passed: the replica is gone from the shared state.
+    expect(await state.readPodViews(Date.now() + 5_001)).toEqual([])
+  })
+})

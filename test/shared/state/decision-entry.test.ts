@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest'
+import { joinDecisions, type StoredDecisionEntry } from '../../../shared/state/decision-entry.ts'
+import { createDecisionFollower } from '../../../shared/state/decision-follower.ts'
+import { summarizeDecisions } from '../../../shared/state/decision-summary.ts'
+import { decided, ended } from '../../support/state-store-conformance.ts'
+
+const t0 = 1_800_000_000_000
+let seq = 0
+const stored = (entry: StoredDecisionEntry['entry']): StoredDecisionEntry => ({
+  id: `${t0}-${seq++}`,
+  entry,
+})
+
+describe('joinDecisions', () => {
+  it('gives each decision its end, a retry its own decision per pod', () => {
+    const log = [
+      stored(decided('a', t0, { pod: 'pod-0' })),
+      stored(decided('b', t0)),
+      stored(ended('a', t0 + 1, { pod: 'pod-0', outcome: 'failed-before-bytes', ttftMs: null })),
+      stored(decided('a', t0 + 2, { pod: 'pod-1' })),
+      stored(ended('a', t0 + 3, { pod: 'pod-1' })),
+      // An end whose decision was trimmed from the log.
+      stored(ended('gone', t0 + 4)),
+    ]
+    const joined = joinDecisions(log)
+    expect(joined.map((d) => [d.requestId, d.pod, d.end?.outcome ?? null])).toEqual([
+      ['a', 'pod-0', 'failed-before-bytes'],
+      ['b', 'pod-0', null],
+      ['a', 'pod-1', 'completed'],
+    ])
+    expect(joined[0]?.id).toBe(log[0]?.id)
+  })
+})
+
+describe('createDecisionFollower', () => {
+  it('returns each decision once it has ended, its end read later', () => {
+    const follower = createDecisionFollower((d) => d.tenant === 'demo')
+    expect(
+      follower.push([stored(decided('a', t0)), stored(decided('x', t0, { tenant: 'other' }))], t0),
+    ).toEqual([])
+    expect(follower.pending).toBe(1)
+    const done = follower.push([stored(ended('a', t0 + 10)), stored(ended('x', t0 + 10))], t0 + 10)
+    expect(done.map((d) => [d.requestId, d.end?.ttftMs])).toEqual([['a', 60]])
+    expect(follower.pending).toBe(0)
+  })
+
+  it('gives up waiting for an end after a while', () => {
+    const follower = createDecisionFollower(() => true, 1_000)
+    follower.push([stored(decided('slow', t0))], t0)
+    expect(follower.push([], t0 + 999)).toEqual([])
+    expect(follower.push([], t0 + 1_001).map((d) => [d.requestId, d.end])).toEqual([['slow', null]])
+  })
+})
+
+describe('summarizeDecisions', () => {
+  it('prediction error percentiles and hit rates over the decisions given', () => {
+    const log = [
+      stored(decided('a', t0, { predictedTtftMs: 50, promptTokens: 100, matchedTokens: 50 })),
+      stored(ended('a', t0, { ttftMs: 60, cachedTokens: 80 })),
+      stored(decided('b', t0, { predictedTtftMs: 100, promptTokens: 100, matchedTokens: 0 })),
+      stored(ended('b', t0, { ttftMs: 80, cachedTokens: 0 })),
+      stored(decided('c', t0, { promptTokens: 200, matchedTokens: 150 })),
+    ]
+    expect(summarizeDecisions(joinDecisions(log))).toEqual({
+      decisions: 3,
+      ended: 2,
+      completed: 2,
+      absoluteErrorMs: { p50: 20, p90: 20, p99: 20 },
+      medianRelativeError: 1 / 6,
+      hitRate: 80 / 200,
+      predictedHitRate: 200 / 400,
+    })
+    expect(summarizeDecisions([])).toMatchObject({
+      decisions: 0,
+      absoluteErrorMs: null,
+      hitRate: null,
+    })
+  })
+})
