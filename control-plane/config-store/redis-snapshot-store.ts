@@ -1,12 +1,10 @@
-import type { Redis } from 'ioredis'
 import { z } from 'zod'
 import { canonicalJson } from '../../shared/config/canonical-json.ts'
 import { verifySnapshot } from '../../shared/config/compile-snapshot.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { connectRedis } from '../redis/connect-redis.ts'
-import { RedisClientOption } from '../redis/redis-client-option.ts'
+import { clientOf, RedisClientOption } from '../redis/redis-client-option.ts'
 import { configStoreKeys } from './config-store-keys.ts'
 import { publishLua } from './config-store-lua.ts'
 import type { PublishedVersion, SnapshotRead } from './published-snapshot.ts'
@@ -62,11 +60,7 @@ export async function createRedisSnapshotStore(
 ): Promise<RedisSnapshotStore> {
   const options = parseOptions(RedisSnapshotStoreOptions, input, 'redis snapshot store')
   const keys = configStoreKeys(options.prefix)
-  const owned = typeof options.redis === 'string'
-  const redis: Redis =
-    typeof options.redis === 'string'
-      ? await connectRedis(options.redis, 'redis snapshot store')
-      : options.redis
+  const { redis, release } = await clientOf(options.redis, 'redis snapshot store')
 
   async function publish(snapshot: ConfigSnapshot, nowMs: number): Promise<PublishResult> {
     if (!Number.isSafeInteger(nowMs) || nowMs < 0)
@@ -143,8 +137,6 @@ export async function createRedisSnapshotStore(
       return publish(stored.published.snapshot, nowMs)
     },
 
-    async close() {
-      if (owned) await redis.quit().catch(() => redis.disconnect())
-    },
+    close: release,
   }
 }

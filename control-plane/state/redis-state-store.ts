@@ -1,12 +1,10 @@
-import type { Redis } from 'ioredis'
 import { z } from 'zod'
 import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { DecisionEntry, type StoredDecisionEntry } from '../../shared/state/decision-entry.ts'
 import { ReplicaPodViews } from '../../shared/state/pod-state.ts'
 import type { StateStore } from '../../shared/state/state-store.ts'
-import { connectRedis } from '../redis/connect-redis.ts'
-import { RedisClientOption } from '../redis/redis-client-option.ts'
+import { clientOf, RedisClientOption } from '../redis/redis-client-option.ts'
 import { stateKeys } from './state-keys.ts'
 
 export const RedisStateStoreOptions = z.strictObject({
@@ -30,11 +28,7 @@ export async function createRedisStateStore(
 ): Promise<StateStore> {
   const options = parseOptions(RedisStateStoreOptions, input, 'redis state store')
   const keys = stateKeys(options.prefix)
-  const owned = typeof options.redis === 'string'
-  const redis: Redis =
-    typeof options.redis === 'string'
-      ? await connectRedis(options.redis, 'redis state store')
-      : options.redis
+  const { redis, release } = await clientOf(options.redis, 'redis state store')
   const maxLen = String(options.maxDecisions)
 
   return {
@@ -85,9 +79,7 @@ export async function createRedisStateStore(
       })
     },
 
-    async close() {
-      if (owned) await redis.quit().catch(() => redis.disconnect())
-    },
+    close: release,
   }
 }
 

@@ -11,12 +11,25 @@ import type { QuotaLedgerReader } from '../../shared/state/quota-ledger-reader.t
 import { type QuotaUse, quotaAccountsOf, quotaUseOf } from '../../shared/state/quota-use.ts'
 import { type SnapshotChange, snapshotChanges } from '../../shared/state/snapshot-changes.ts'
 import type { DecisionQuery, StateStore } from '../../shared/state/state-store.ts'
-import type { PublishedVersion, SnapshotRead } from '../config-store/published-snapshot.ts'
+import type {
+  PublishedSnapshot,
+  PublishedVersion,
+  SnapshotRead,
+} from '../config-store/published-snapshot.ts'
 
 /** Where the live config is read: the config store (RedisSnapshotStore) or one in memory. */
 export interface SnapshotSource {
   current(): Promise<SnapshotRead | null>
   read(version: number): Promise<SnapshotRead | null>
+}
+
+/** One snapshot, as if published once (a process without a config store: the status page). */
+export function fixedSnapshotSource(published: PublishedSnapshot): SnapshotSource {
+  const read: SnapshotRead = { ok: true, published }
+  return {
+    current: async () => read,
+    read: async (version) => (version === published.version ? read : null),
+  }
 }
 
 export interface StateReaderDeps {

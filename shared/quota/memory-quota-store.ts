@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import { parseOptions } from '../config/parse-options.ts'
+import type { QuotaLedgerReader } from '../state/quota-ledger-reader.ts'
 import { admitBuckets, msUntilFull, type QuotaBuckets, settleBuckets } from './quota-ledger.ts'
 import type { QuotaAdmission, QuotaLimits, QuotaStore } from './quota-store.ts'
 import { PositiveCount, QuotaStoreOptions } from './quota-store-options.ts'
@@ -27,7 +28,10 @@ interface TenantLedger {
  * reservations expire, their number per tenant is capped, and a tenant whose buckets are
  * full again with nothing open is forgotten (a fresh state is the same thing).
  */
-export function createMemoryQuotaStore(input: MemoryQuotaStoreOptionsInput = {}): QuotaStore {
+/** The ledger of one process, whose buckets the status page and inspect can read. */
+export interface MemoryQuotaStore extends QuotaStore, QuotaLedgerReader {}
+
+export function createMemoryQuotaStore(input: MemoryQuotaStoreOptionsInput = {}): MemoryQuotaStore {
   const options = parseOptions(MemoryQuotaStoreOptions, input, 'memory quota store')
   const { reservationTtlMs: ttlMs, maxOpenReservations: maxOpen, sweepEvery } = options
   const tenants = new Map<string, TenantLedger>()
@@ -62,6 +66,13 @@ export function createMemoryQuotaStore(input: MemoryQuotaStoreOptionsInput = {})
   }
 
   return {
+    async buckets(accounts) {
+      return accounts.map((account) => {
+        const buckets = tenants.get(account)?.buckets
+        return buckets && (buckets.requests || buckets.tokens) ? structuredClone(buckets) : null
+      })
+    },
+
     async admit(tenant, limits, estimatedTokens, nowMs): Promise<QuotaAdmission> {
       const ledger = ledgerOf(tenant, limits, nowMs)
       const result = admitBuckets(ledger.buckets, limits, estimatedTokens, nowMs)

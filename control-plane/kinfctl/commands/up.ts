@@ -26,7 +26,8 @@ Options:
 Environment:
   KINFERENCE_DEMO_KEY        the demo key (kinf_demo_<secret>); a fresh one when unset
   KINFERENCE_SIGNING_SECRET  the edge-scorer HMAC secret; a fresh one when unset
-  REDIS_URL                  keep the scorer's KV index and the tenants' quotas in Redis
+  REDIS_URL                  keep the scorer's KV index, its shared state (kinfctl inspect) and
+                             the tenants' quotas in Redis, and publish the snapshot there
 `
 
 export async function upCommand(args: string[], io: CliIo): Promise<number> {
@@ -90,6 +91,11 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
       'auto (the cheaper pool unless the big one holds the prefix), qwen3-8b, claude-sonnet (Bedrock',
       'stand-in). Labels: x-kinference-labels: batch (runs only when idle). Policy: infra/k8s/demo.',
       `The same edge in workerd: snapshot written to ${values.snapshot}; see README "The edge on Workers".`,
+      ...(redisUrl
+        ? [
+            'The shared state is in Redis (snapshot published too): npx kinfctl inspect pods, decisions --follow, tenants, snapshot',
+          ]
+        : []),
       'Ctrl-C stops everything.',
       '',
     ].join('\n'),
