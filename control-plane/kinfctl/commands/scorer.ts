@@ -44,7 +44,8 @@ Without --config, one pool serves:
 Environment:
   KINFERENCE_SIGNING_SECRETS  comma-separated HMAC secrets shared with the edge
   KINFERENCE_ADMIN_TOKEN      bearer token of /admin (off without it)
-  REDIS_URL                   share the KV index through Redis (in memory without it)
+  REDIS_URL                   share the KV index through Redis (in memory without it), and
+                              write the pods' state and the decision log there (kinfctl inspect)
 `
 
 export function parsePodSpec(text: string, defaultPool: string | null): ScorerPod {
