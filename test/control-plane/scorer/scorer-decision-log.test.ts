@@ -1,10 +1,21 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { ScorerConfig } from '../../../control-plane/scorer/scorer-config.ts'
+import { startScorer } from '../../../control-plane/scorer/start-scorer.ts'
+import { scorerPodOf } from '../../../control-plane/sim/sim-fleet.ts'
 import { createRedisStateStore } from '../../../control-plane/state/redis-state-store.ts'
+import { createStateReader } from '../../../control-plane/state/state-reader.ts'
 import type { EdgeClaims } from '../../../shared/auth/edge-signature.ts'
 import { joinDecisions } from '../../../shared/state/decision-entry.ts'
 import { createScorerClient } from '../../../workers/scorer-client.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
-import { decisionOf, model, type Stack, secret, startStack } from '../../support/scorer-stack.ts'
+import {
+  decisionOf,
+  model,
+  poolSpec,
+  type Stack,
+  secret,
+  startStack,
+} from '../../support/scorer-stack.ts'
 
 const { redis, uniquePrefix } = useRedisTestNamespaces()
 let stack: Stack | undefined
@@ -112,5 +123,58 @@ describe('the scorer writes its decisions and its pods to the shared state', () 
     expect(await state.readPodViews(Date.now())).toHaveLength(1)
     // Its TTL (5 s by default) passed: the replica is gone from the shared state.
     expect(await state.readPodViews(Date.now() + 5_001)).toEqual([])
+  })
+
+  it('two replicas over one Redis: each pod merged from both views, both logs in one stream', async () => {
+    const prefix = uniquePrefix()
+    stack = await startStack({ pods: 2, redisUrl, redisPrefix: prefix })
+    const second = await startScorer(
+      ScorerConfig.parse({
+        port: 0,
+        signingSecrets: [secret],
+        redisUrl,
+        redisPrefix: prefix,
+        replicaId: 'second',
+        pools: [{ name: 'default', spec: poolSpec() }],
+        pods: stack.pods.map((pod) => scorerPodOf(pod, 'default')),
+      }),
+      () => {},
+    )
+    try {
+      for (const url of [stack.scorer.url, second.url]) {
+        const client = createScorerClient({
+          url,
+          signingSecret: secret,
+          nowSeconds: () => Date.now() / 1000,
+          fetch: (input, init) => fetch(input, init),
+        })
+        const body = JSON.stringify({
+          model,
+          messages: [{ role: 'user', content: 'twice' }],
+          max_tokens: 2,
+        })
+        await (await client.forward('/v1/chat/completions', body, claims, {})).text()
+      }
+      await Promise.all([stack.scorer.flushState(), second.flushState()])
+      const state = await createRedisStateStore({ redis, prefix })
+      const reader = createStateReader({
+        state,
+        snapshots: { current: async () => null, read: async () => null },
+        quotas: { buckets: async () => [] },
+        nowMs: Date.now,
+      })
+      const pods = await reader.pods()
+      expect(pods.map((p) => [p.pod, p.replicas.sort()])).toEqual([
+        ['sim-pod-0', [stack.scorer.replica, 'second'].sort()],
+        ['sim-pod-1', [stack.scorer.replica, 'second'].sort()],
+      ])
+      const { decisions } = await reader.decisions()
+      expect(decisions.map((d) => d.replica).sort()).toEqual(
+        [stack.scorer.replica, 'second'].sort(),
+      )
+      expect(decisions.every((d) => d.end?.outcome === 'completed')).toBe(true)
+    } finally {
+      await second.close()
+    }
   })
 })
