@@ -8,7 +8,7 @@ import type { ServeOptions } from './serve-on-pool.ts'
  * decision log (decision-recorder.ts), so the request waits for no write.
  */
 export function logDecision(
-  context: Pick<InferenceContext, 'decisions' | 'replica'>,
+  context: Pick<InferenceContext, 'decisions' | 'replica' | 'podsReportingCache'>,
   prepared: PreparedRequest,
   options: Pick<ServeOptions, 'requestId' | 'startedMs' | 'decidedBy'>,
   chosen: { pod: string; matched: number; predicted: number; heldMs: number },
@@ -41,7 +41,12 @@ export function logDecision(
         pod,
         ttftMs: log.firstTokenAtMs === null ? null : log.firstTokenAtMs - startedMs,
         latencyMs: performance.now() - startedMs,
-        cachedTokens: completed?.cachedTokens ?? null,
+        // As the router takes it: absent from a pod known to report it means none cached.
+        cachedTokens:
+          completed === null
+            ? null
+            : (completed.cachedTokens ??
+              (completed.usageSeen && context.podsReportingCache.has(pod) ? 0 : null)),
         outputTokens:
           completed?.generatedTokens ??
           (outcome.kind === 'failed-after-bytes' ? outcome.generatedTokens : null),
