@@ -178,6 +178,14 @@ describe('kinfctl inspect against the embedded default with Redis', () => {
       const predicted = route.predictedTtftMs.get(pod.pod) as number
       expect(Math.abs((pod.predictedTtftMs ?? 0) - predicted)).toBeLessThan(predicted * 0.25)
     }
+    const text = join(dir, 'prompt.txt')
+    await writeFile(text, `${system} A plain completion prompt.`)
+    const completion = await inspect('prefix', '--model', 'qwen3.8-27b-fp8', '--prompt-file', text)
+    expect(completion.code).toBe(0)
+    expect(completion.stdout).toMatch(/^POD\s+BLOCKS\s+MATCHED/)
+    expect(completion.stdout).toMatch(
+      /pool demo\/sim-27b, model qwen3.8-27b-fp8: \d+ prompt tokens/,
+    )
   })
 
   it('decisions --follow: a new request shows once it has ended', async () => {
