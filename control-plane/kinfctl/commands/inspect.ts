@@ -5,6 +5,7 @@ import { snapshotChanges } from '../../../shared/state/snapshot-changes.ts'
 import { readSnapshotFile } from '../../config-store/read-snapshot-file.ts'
 import { createTokenizerCache } from '../../scorer/pool-runtime.ts'
 import { prefixReport } from '../../state/prefix-report.ts'
+import { poolMatches } from '../../state/state-reader.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 import { followDecisions } from './follow-decisions.ts'
 import { readPromptRequest } from './inspect-prompt.ts'
@@ -173,7 +174,7 @@ async function pods(session: InspectSession, pool: string | undefined) {
       `${session.where}: no scorer replica has written pod state recently (is one running with this Redis and prefix?)`,
     )
   if (pool === undefined) return all
-  const matching = await session.reader.pods({ pool })
+  const matching = all.filter((p) => poolMatches(p.pool, pool))
   if (matching.length === 0) {
     const known = [...new Set(all.map((p) => p.pool))].join(', ')
     throw new KinfError('not_found', `unknown pool "${pool}" (pools with pods: ${known})`)
@@ -223,7 +224,7 @@ async function checkFilters(session: InspectSession, values: Values): Promise<vo
     ...(snapshot ? Object.keys(snapshot.snapshot.pools) : []),
     ...(await session.reader.pods()).map((p) => p.pool),
   ])
-  const known = [...pools].some((id) => id === values.pool || id.split('/').at(-1) === values.pool)
+  const known = [...pools].some((id) => poolMatches(id, values.pool))
   if (!known)
     throw new KinfError(
       'not_found',
