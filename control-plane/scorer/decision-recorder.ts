@@ -8,6 +8,8 @@ export interface DecisionRecorderOptions {
   /** Entries waiting beyond this are dropped, oldest first (Redis down for long). */
   maxBuffered: number
   log: (message: string) => void
+  /** Entries lost, as they are (a counter). */
+  onDropped?: (count: number) => void
 }
 
 export interface DecisionRecorder {
@@ -39,6 +41,7 @@ export function createDecisionRecorder(options: DecisionRecorderOptions): Decisi
       failing = false
     } catch (error) {
       dropped += batch.length
+      options.onDropped?.(batch.length)
       if (!failing) options.log(`decision log: ${(error as Error).message}; entries dropped`)
       failing = true
     }
@@ -61,6 +64,7 @@ export function createDecisionRecorder(options: DecisionRecorderOptions): Decisi
       if (queued.length > options.maxBuffered) {
         queued.shift()
         dropped++
+        options.onDropped?.(1)
       }
       if (timer === null) {
         timer = setTimeout(flush, options.flushMs)

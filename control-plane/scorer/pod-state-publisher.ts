@@ -13,6 +13,8 @@ export interface PodStatePublisherOptions {
   pools: () => readonly PoolRuntime[]
   index: Pick<KvIndex, 'storedBlocks'>
   log: (message: string) => void
+  /** A write failed (a counter). */
+  onFailure?: () => void
 }
 
 export interface PodStatePublisher {
@@ -34,6 +36,7 @@ export function startPodStatePublisher(options: PodStatePublisherOptions): PodSt
       await options.store.writePodViews(views, options.ttlMs)
       failing = false
     } catch (error) {
+      options.onFailure?.()
       if (!failing) options.log(`pod state: ${(error as Error).message}`)
       failing = true
     }

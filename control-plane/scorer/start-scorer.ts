@@ -23,6 +23,7 @@ import { createScorerMetrics, type ScorerMetrics } from './scorer-metrics.ts'
 import { type ApplyReport, ScorerReconciler } from './scorer-reconciler.ts'
 import { createScorerServer, type ServerActivity } from './scorer-server.ts'
 import type { StatePool } from './scorer-state.ts'
+import { createStateMetrics } from './state-metrics.ts'
 
 export type { ApplyReport } from './scorer-reconciler.ts'
 
@@ -82,13 +83,15 @@ export async function startScorer(
   })
   const replica =
     config.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`
+  const metrics = createScorerMetrics(() => Date.now() / 1000)
+  const stateMetrics = createStateMetrics(metrics.registry)
   const decisions = createDecisionRecorder({
     store: state,
     flushMs: config.decisionFlushMs,
     maxBuffered: 50_000,
     log,
+    onDropped: (count) => stateMetrics.decisionsDropped.inc(count),
   })
-  const metrics = createScorerMetrics(() => Date.now() / 1000)
   const feeds = new PodFeeds({ index, sharedEvents: config.eventsBind !== null, onError: log })
   const live = new LivePools({ pools: [], backends: {} }, log)
   const scraper = new PoolMetricsScraper({
@@ -125,6 +128,7 @@ export async function startScorer(
     pools: () => live.current.pools,
     index,
     log,
+    onFailure: () => stateMetrics.podViewWriteFailures.inc(),
   })
   const closeAll = async () => {
     scraper.stop()

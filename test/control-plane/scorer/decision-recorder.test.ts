@@ -21,6 +21,7 @@ describe('createDecisionRecorder', () => {
 
   it('drops what it cannot write or hold, says so once, and recovers', async () => {
     let failing = true
+    let counted = 0
     const written: DecisionEntry[] = []
     const logs: string[] = []
     const recorder = createDecisionRecorder({
@@ -33,6 +34,9 @@ describe('createDecisionRecorder', () => {
       flushMs: 1_000,
       maxBuffered: 3,
       log: (line) => logs.push(line),
+      onDropped: (count) => {
+        counted += count
+      },
     })
     for (let i = 0; i < 5; i++) recorder.record(decided(`r${i}`, i))
     await recorder.flush()
@@ -40,6 +44,7 @@ describe('createDecisionRecorder', () => {
     await recorder.flush()
     // Two over the buffer, then three and one lost to the failing writes.
     expect(recorder.dropped).toBe(6)
+    expect(counted).toBe(6)
     expect(logs).toEqual(['decision log: redis down; entries dropped'])
     failing = false
     recorder.record(decided('back', 10))

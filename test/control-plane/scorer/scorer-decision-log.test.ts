@@ -85,6 +85,9 @@ describe('the scorer writes its decisions and its pods to the shared state', () 
       end: { ttftMs: null, outcome: 'completed' },
     })
     expect(second?.end?.latencyMs).toBeGreaterThan(0)
+    const metrics = await (await fetch(`${stack.scorer.url}/metrics`)).text()
+    expect(metrics).toMatch(/^kinference_scorer_decision_log_dropped_total 0\.0$/m)
+    expect(metrics).toMatch(/^kinference_scorer_pod_view_write_failures_total 0\.0$/m)
   })
 
   it('writes its view of every pod, blocks from the shared index, which expires without it', async () => {
