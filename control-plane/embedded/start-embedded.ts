@@ -33,6 +33,8 @@ export interface EmbeddedOptions {
   scorerPort?: number
   /** The edge-scorer HMAC secret; a fresh one when absent. */
   signingSecret?: string
+  /** The scorer's admin token (its /admin and /ui status page); a fresh one when absent. */
+  adminToken?: string
   log: (line: string) => void
   /** Changes the demo resources before they are compiled (tests: tighter SLOs, quotas). */
   patch?: (resource: KinferenceResource) => void
@@ -49,6 +51,9 @@ export interface EmbeddedStack {
   snapshot: ConfigSnapshot
   demoKey: string
   signingSecret: string
+  adminToken: string
+  /** The status page, its admin token in the address (open it in a browser). */
+  statusPageUrl: string
   close(): Promise<void>
 }
 
@@ -73,6 +78,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     )
     if (options.redisUrl) await publishSnapshot(options.redisUrl, options.redisPrefix, snapshot)
     const signingSecret = options.signingSecret ?? randomBytes(24).toString('base64url')
+    const adminToken = options.adminToken ?? randomBytes(18).toString('base64url')
     const simulated = await startSimulatedPools({
       pools: snapshot,
       podsPerPool: options.pods,
@@ -87,6 +93,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
         // Absent: startSimulatedPools' default, a free port.
         port: options.scorerPort,
         signingSecrets: [signingSecret],
+        adminToken,
         redisUrl: options.redisUrl,
         ...(options.redisPrefix === undefined ? {} : { redisPrefix: options.redisPrefix }),
       },
@@ -114,6 +121,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
       snapshot,
       demoKey,
       signingSecret,
+      adminToken,
+      statusPageUrl: `${scorer.url}/ui?token=${encodeURIComponent(adminToken)}`,
       close: () => closeAll(started),
     }
   } catch (error) {

@@ -57,6 +57,11 @@ export class ScorerReconciler {
     return this.state.hash
   }
 
+  /** The snapshot served now; null when the config came without one (pools by hand). */
+  get appliedSnapshot(): ConfigSnapshot | null {
+    return this.snapshot
+  }
+
   get applied(): ScorerState {
     return this.state
   }

@@ -21,7 +21,7 @@ function json(
   res.end(JSON.stringify(value))
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
+export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
 
 /** What a drain waits for: the requests in flight (a stream until its last byte). */
 export interface ServerActivity {
@@ -37,6 +37,8 @@ export function createScorerServer(
   live: LivePools,
   refreshMetrics: () => void,
   activity: ServerActivity = { inFlight: 0 },
+  /** More routes (the status page's), beside the scorer's own. */
+  extra: Record<string, Handler> = {},
 ): Server {
   const leased =
     (handle: (context: InferenceContext, req: IncomingMessage, res: ServerResponse) => unknown) =>
@@ -59,6 +61,7 @@ export function createScorerServer(
     }
   }
   const routes: Record<string, Handler> = {
+    ...extra,
     'POST /v1/chat/completions': leased((c, req, res) => handleInference(c, 'chat', req, res)),
     'POST /v1/completions': leased((c, req, res) => handleInference(c, 'completion', req, res)),
     [`POST ${routePaths.chat}`]: leased((c, req, res) => handleRoute(c, 'chat', req, res)),

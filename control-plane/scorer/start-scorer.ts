@@ -10,6 +10,9 @@ import type { StateStore } from '../../shared/state/state-store.ts'
 import { bindKvEventSubscriber } from '../kv-events/create-kv-event-subscriber.ts'
 import { createRedisKvIndex } from '../kv-index/redis-kv-index.ts'
 import { createRedisStateStore } from '../state/redis-state-store.ts'
+import { openStatusReader } from '../status-page/open-status-reader.ts'
+import { stateStatusSource } from '../status-page/state-status-source.ts'
+import { statusPageRoutes } from '../status-page/status-page-routes.ts'
 import { createDecisionRecorder } from './decision-recorder.ts'
 import { LivePools } from './live-pools.ts'
 import { PodFeeds } from './pod-feeds.ts'
@@ -160,11 +163,28 @@ export async function startScorer(
   }
   const activity: ServerActivity = { inFlight: 0 }
   const refreshMetrics = createScorerMetricsRefresh(metrics)
+  const status = await openStatusReader({
+    redisUrl: config.redisUrl,
+    redisPrefix: config.redisPrefix,
+    state,
+    applied: () => reconciler.appliedSnapshot,
+  }).catch(async (error: unknown) => {
+    await closeAll()
+    throw error
+  })
   const server = createScorerServer(
     context,
     live,
     () => refreshMetrics(live, performance.now()),
     activity,
+    statusPageRoutes({
+      adminToken: config.adminToken,
+      source: stateStatusSource(status.reader, {
+        pollMs: 500,
+        nowMs: Date.now,
+        quotasKnown: status.quotasKnown,
+      }),
+    }),
   )
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
@@ -200,6 +220,7 @@ export async function startScorer(
       await Promise.all(live.all().map((pool) => pool.admission.close()))
       server.closeAllConnections()
       await new Promise((resolve) => server.close(resolve))
+      await status.close()
       await closeAll()
     },
   }

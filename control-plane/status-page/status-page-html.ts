@@ -8,6 +8,7 @@ export const statusPageHtml = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Kinference status</title>
+<link rel="icon" href="/ui/icon.svg">
 <style>
   :root { --ink: #1d2430; --muted: #6a7383; --line: #e3e6eb; --ok: #2f8f5b; --high: #c2410c; --bg: #f7f8fa; }
   * { box-sizing: border-box; }
@@ -16,16 +17,17 @@ export const statusPageHtml = `<!doctype html>
   header h1 { font-size: 1.1rem; margin: 0; }
   header span { color: var(--muted); }
   #error { color: var(--high); }
-  main { display: grid; grid-template-columns: minmax(0, 2fr) minmax(280px, 1fr); gap: 1rem; padding: 1rem 1.2rem; }
+  main { display: grid; grid-template-columns: minmax(0, 5fr) minmax(260px, 2fr); gap: 1rem; padding: 1rem 1.2rem; }
   section, .panel { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: .6rem .8rem; margin-bottom: 1rem; }
   h2 { font-size: .95rem; margin: 0 0 .5rem; }
   h3 { font-size: .9rem; margin: 0 0 .4rem; }
   h3 small { color: var(--muted); font-weight: normal; }
   table { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nums; }
-  th, td { text-align: left; padding: .2rem .4rem; border-bottom: 1px solid var(--line); white-space: nowrap; }
+  th, td { text-align: left; padding: .2rem .35rem; border-bottom: 1px solid var(--line); white-space: nowrap; }
+  .decisions td, .decisions th { font-size: 12.5px; }
   th { color: var(--muted); font-weight: 500; }
   td.num { text-align: right; }
-  .bar { display: inline-block; width: 90px; height: 8px; background: var(--line); border-radius: 4px; vertical-align: middle; overflow: hidden; }
+  .bar { display: inline-block; width: 64px; height: 8px; background: var(--line); border-radius: 4px; vertical-align: middle; overflow: hidden; }
   .fill { display: block; height: 100%; background: var(--ok); }
   .fill.high { background: var(--high); }
   .dot { display: inline-block; width: 8px; height: 8px; border-radius: 50%; margin-right: .4rem; }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { constantTimeEqual } from '../../shared/auth/constant-time-equal.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import type { Handler } from '../scorer/scorer-server.ts'
 import { statusPageHtml } from './status-page-html.ts'
 import type { DecisionView, StatusView } from './status-view.ts'
 
@@ -12,9 +13,9 @@ export interface StatusSource {
   decisions(signal: AbortSignal): AsyncIterable<DecisionView>
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
-
 const cookieName = 'kinference_admin'
+const icon =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#3b6fd8"/></svg>'
 
 /**
  * /ui and what it reads, behind the admin token: `?token=` once (it becomes an HttpOnly
@@ -48,6 +49,8 @@ export function statusPageRoutes(options: {
       authorized(req)
       send(res, 'text/html; charset=utf-8', statusPageHtml)
     },
+    // Public: a browser asks for it without the cookie's path in mind, and it says nothing.
+    'GET /ui/icon.svg': (_req, res) => send(res, 'image/svg+xml', icon),
     'GET /ui/app.js': (req, res) => {
       authorized(req)
       script ??= clientScript()

@@ -26,6 +26,8 @@ Options:
 Environment:
   KINFERENCE_DEMO_KEY        the demo key (kinf_demo_<secret>); a fresh one when unset
   KINFERENCE_SIGNING_SECRET  the edge-scorer HMAC secret; a fresh one when unset
+  KINFERENCE_ADMIN_TOKEN     the scorer's admin token (/admin, the /ui status page); a fresh
+                             one (at least 16 characters) when unset
   REDIS_URL                  keep the scorer's KV index, its shared state (kinfctl inspect) and
                              the tenants' quotas in Redis, and publish the snapshot there
 `
@@ -65,6 +67,7 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
     ...(io.env.KINFERENCE_SIGNING_SECRET
       ? { signingSecret: io.env.KINFERENCE_SIGNING_SECRET }
       : {}),
+    ...(io.env.KINFERENCE_ADMIN_TOKEN ? { adminToken: io.env.KINFERENCE_ADMIN_TOKEN } : {}),
     quotas,
     redisUrl,
     log: (line) => io.stderr(`${line}\n`),
@@ -81,6 +84,7 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
       '',
       `  edge     ${url}/v1   (OpenAI API)`,
       `  api key  ${stack.demoKey}`,
+      `  status   ${stack.statusPageUrl}   (open in a browser)`,
       '',
       `  curl -s ${url}/v1/chat/completions -H 'authorization: Bearer ${stack.demoKey}' \\`,
       `    -d '{"model":"qwen3.8-27b-fp8","messages":[{"role":"user","content":"Hello!"}],"max_tokens":32}'`,

@@ -80,7 +80,7 @@ function tenantTable(tenants) {
 function renderStatus(status) {
   const snapshot = status.snapshot
   byId('snapshot').textContent = snapshot
-    ? `config v${snapshot.version} (${snapshot.hash.slice(0, 12)})`
+    ? `config v${snapshot.version} (${snapshot.hash.replace(/^sha256:/, '').slice(0, 12)})`
     : 'no published config'
   byId('pools').innerHTML = status.pools.map(poolTable).join('')
   byId('tenants').innerHTML = tenantTable(status.tenants)
@@ -89,7 +89,7 @@ function renderStatus(status) {
 
 /** @param {DecisionView} d */
 function decisionRow(d) {
-  return `<tr data-id="${html(d.id)}"><td>${new Date(d.atMs).toLocaleTimeString()}</td><td>${html(d.id)}</td>
+  return `<tr data-id="${html(d.id)}"><td>${new Date(d.atMs).toLocaleTimeString()}</td><td title="${html(d.id)}">${html(d.id.slice(0, 8))}</td>
     <td>${html(d.tenant ?? '–')}</td><td>${html(d.rule ?? '–')}</td><td>${html(d.pool ?? d.backend ?? '–')}</td>
     <td>${html(d.pod ?? '–')}</td><td class="num">${number(d.matchedTokens)}</td>
     <td class="num">${number(d.predictedTtftMs)}</td><td class="num">${number(d.actualTtftMs)}</td>

@@ -1,0 +1,158 @@
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import type { Decision } from '../../shared/state/decision-entry.ts'
+import type { PodState } from '../../shared/state/pod-state.ts'
+import type { QuotaUse } from '../../shared/state/quota-use.ts'
+import type { StateReader } from '../state/state-reader.ts'
+import type { StatusSource } from './status-page-routes.ts'
+import type { DecisionView, PodView, StatusView, TenantView } from './status-view.ts'
+
+/** Decisions the page's hit rates are taken over, and the live table starts with. */
+const recentDecisions = 500
+
+/**
+ * The status page's numbers from the shared state (the reader kinfctl inspect uses), so
+ * the page and `kinfctl inspect` cannot disagree: pods merged over the live replicas,
+ * quotas and the live snapshot; the decision log polled every `pollMs` for new decisions
+ * and for ends of those already shown.
+ */
+export function stateStatusSource(
+  reader: StateReader,
+  options: {
+    pollMs: number
+    nowMs: () => number
+    /** The quota ledgers can be read (false: the edge keeps them in its own memory). */
+    quotasKnown: boolean
+  },
+): StatusSource {
+  return {
+    async status() {
+      const [pods, recent, tenants, snapshot] = await Promise.all([
+        reader.pods(),
+        reader.decisions({ count: recentDecisions }),
+        options.quotasKnown ? orNone(reader.quotas(), []) : [],
+        orNone(reader.snapshot(), null),
+      ])
+      return {
+        generatedAtMs: options.nowMs(),
+        snapshot: snapshot && {
+          version: snapshot.version,
+          hash: snapshot.hash,
+          publishedAtMs: snapshot.publishedAt,
+        },
+        pools: poolsOf(pods, recent.decisions, options.nowMs()),
+        tenants: tenants.map(tenantOf),
+      }
+    },
+    decisions: (signal) => followDecisions(reader, options.pollMs, signal),
+  }
+}
+
+/** Nothing published yet is a state the page shows, not an error. */
+async function orNone<T, F>(read: Promise<T>, none: F): Promise<T | F> {
+  try {
+    return await read
+  } catch (error) {
+    if (KinfError.isInstance(error) && error.code === 'not_found') return none
+    throw error
+  }
+}
+
+function poolsOf(pods: PodState[], decisions: Decision[], nowMs: number): StatusView['pools'] {
+  const pools = new Map<string, StatusView['pools'][number]>()
+  for (const pod of pods) {
+    let pool = pools.get(pod.pool)
+    if (!pool) {
+      pool = { name: pod.pool, strategy: pod.strategy, pods: [] }
+      pools.set(pod.pool, pool)
+    }
+    pool.pods.push(podOf(pod, decisions, nowMs))
+  }
+  return [...pools.values()]
+}
+
+function podOf(pod: PodState, decisions: Decision[], nowMs: number): PodView {
+  const reported = decisions.filter(
+    (d) => d.pool === pod.pool && d.pod === pod.pod && d.end?.cachedTokens != null,
+  )
+  const prompt = reported.reduce((n, d) => n + d.promptTokens, 0)
+  const cached = reported.reduce((n, d) => n + (d.end?.cachedTokens ?? 0), 0)
+  return {
+    name: pod.pod,
+    ready: pod.healthy && pod.indexReady,
+    trust: pod.trust,
+    drift: pod.drift,
+    kvCacheUsage: pod.kvCacheUsage,
+    waiting: pod.waiting,
+    running: pod.running,
+    blocksIndexed: pod.blocksIndexed,
+    hitRate: prompt > 0 ? cached / prompt : null,
+    ttft: { overheadMs: pod.ttft.overheadMs, msPerToken: pod.ttft.msPerToken },
+    lastEventAgeMs:
+      pod.events?.lastBatchAtMs != null ? Math.max(0, nowMs - pod.events.lastBatchAtMs) : null,
+  }
+}
+
+/** A bucket's use is what its capacity lacks now (debt counts beyond the limit). */
+function tenantOf(use: QuotaUse): TenantView {
+  const buckets = [
+    ['requests/min', use.requests],
+    ['tokens/min', use.tokens],
+  ] as const
+  return {
+    tenant: use.account,
+    buckets: buckets.flatMap(([name, bucket]) =>
+      bucket ? [{ name, used: bucket.capacity - bucket.available, limit: bucket.capacity }] : [],
+    ),
+  }
+}
+
+export function decisionViewOf(d: Decision): DecisionView {
+  return {
+    id: d.requestId,
+    atMs: d.atMs,
+    tenant: d.tenant,
+    rule: d.rule,
+    backend: d.backend,
+    pool: d.pool,
+    pod: d.pod,
+    strategy: d.strategy,
+    matchedTokens: d.matchedTokens,
+    predictedTtftMs: d.predictedTtftMs,
+    actualTtftMs: d.end?.ttftMs ?? null,
+    cachedTokens: d.end?.cachedTokens ?? null,
+    outputTokens: d.end?.outputTokens ?? null,
+    outcome: d.end?.outcome ?? null,
+  }
+}
+
+/**
+ * The latest decisions, then each new one and each end of one shown: the recent log is
+ * read again every `pollMs` and what changed is sent.
+ */
+async function* followDecisions(
+  reader: StateReader,
+  pollMs: number,
+  signal: AbortSignal,
+): AsyncGenerator<DecisionView> {
+  const sent = new Map<string, boolean>()
+  while (!signal.aborted) {
+    const { decisions } = await reader.decisions({ count: recentDecisions })
+    for (const decision of decisions) {
+      const ended = decision.end !== null
+      if (sent.get(decision.id) === ended) continue
+      sent.set(decision.id, ended)
+      yield decisionViewOf(decision)
+    }
+    if (sent.size > 4 * recentDecisions) {
+      const keep = new Set(decisions.map((d) => d.id))
+      for (const id of sent.keys()) if (!keep.has(id)) sent.delete(id)
+    }
+    await new Promise((resolve) => {
+      const timer = setTimeout(resolve, pollMs)
+      signal.addEventListener('abort', () => {
+        clearTimeout(timer)
+        resolve(undefined)
+      })
+    })
+  }
+}

@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto'
+import { mkdir } from 'node:fs/promises'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  createRedisQuotaStore,
+  type RedisQuotaStore,
+} from '../../../control-plane/edge/redis-quota-store.ts'
+import type { EmbeddedStack } from '../../../control-plane/embedded/start-embedded.ts'
+import type { Decision } from '../../../shared/state/decision-entry.ts'
+import type { PodState } from '../../../shared/state/pod-state.ts'
+import type { QuotaUse } from '../../../shared/state/quota-use.ts'
+import { type BrowserPage, openBrowserPage } from '../../support/browser-page.ts'
+import { post, start } from '../../support/embedded-stack.ts'
+import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
+import { runCli } from '../../support/run-cli.ts'
+
+const { redis } = useRedisTestNamespaces()
+/** Kept as the test's artifact (results/ is not committed). */
+const screenshot = 'results/test-artifacts/status-page.png'
+/** The page refreshes its status every 2 s (status-page-client.js). */
+const pageRefresh = { timeout: 6_000 }
+
+/**
+ * The status page in a real browser (Debian's chromium, driven by playwright-core) against
+ * the embedded default on Redis: every pod rendered, a request through the edge in the
+ * decisions table within 2 s, the same numbers as `kinfctl inspect`, no console errors.
+ */
+describe('the status page, in chromium', () => {
+  let stack: EmbeddedStack
+  let quotas: RedisQuotaStore
+  let prefix: string
+  let browser: BrowserPage
+  const inspect = async <T>(...args: string[]): Promise<T> => {
+    const result = await runCli(['inspect', ...args, '--prefix', prefix, '-o', 'json'], '', {
+      env: { REDIS_URL: redisUrl },
+    })
+    expect(result.stderr).toBe('')
+    return JSON.parse(result.stdout) as T
+  }
+  const chat = async (question: string) => {
+    const response = await post(stack, {
+      model: 'qwen3.8-27b-fp8',
+      stream: true,
+      max_tokens: 4,
+      messages: [{ role: 'user', content: question }],
+    })
+    expect(response.status).toBe(200)
+    await response.text()
+  }
+
+  beforeAll(async () => {
+    prefix = `kinf-test:${randomUUID()}:`
+    quotas = await createRedisQuotaStore({ redis: redisUrl, prefix })
+    stack = await start({
+      redisUrl,
+      redisPrefix: prefix,
+      quotas,
+      // A token budget slow enough to refill that the page and inspect both show it spent.
+      patch: (resource) => {
+        if (resource.kind !== 'InferencePolicy') return
+        for (const tenant of resource.spec.tenants)
+          tenant.quotas = { requestsPerMinute: 60, tokensPerMinute: 200 }
+      },
+    })
+    await chat('warm up the pool')
+    await stack.scorer.flushState()
+    browser = await openBrowserPage()
+  }, 120_000)
+  afterAll(async () => {
+    await browser?.close()
+    await stack?.close()
+    await quotas?.close()
+    const keys = await redis.keys(`${prefix}*`)
+    if (keys.length > 0) await redis.del(...keys)
+  })
+
+  it('renders every pod, shows a request within 2 s, agrees with kinfctl inspect, logs no error', async () => {
+    const { page, problems } = browser
+    await page.goto(stack.statusPageUrl)
+    // The token became a cookie; the address bar no longer holds it.
+    expect(new URL(page.url()).search).toBe('')
+    await expect
+      .poll(() => page.locator('tr[data-pod]').count(), pageRefresh)
+      .toBe(stack.pods.length)
+    const shownPods = await page.$$eval('tr[data-pod]', (rows) =>
+      rows.map((row) => row.getAttribute('data-pod')),
+    )
+    const { pods } = await inspect<{ pods: PodState[] }>('pods')
+    expect(shownPods.sort()).toEqual(pods.map((p) => p.pod).sort())
+
+    await chat('a question for the status page')
+    const sentAt = performance.now()
+    await stack.scorer.flushState()
+    const { decisions } = await inspect<{ decisions: Decision[] }>('decisions')
+    const last = decisions.at(-1) as Decision
+    const row = page.locator(`tr[data-id="${last.requestId}"]`)
+    await row.waitFor({ timeout: 2_000 })
+    expect(performance.now() - sentAt).toBeLessThan(2_000)
+    const cells = await row.locator('td').allTextContents()
+    // time, request, tenant, rule, pool, pod, matched, predicted, actual, outcome
+    expect(cells.slice(1, 7)).toEqual([
+      last.requestId.slice(0, 8),
+      last.tenant ?? '–',
+      last.rule ?? '–',
+      last.pool,
+      last.pod,
+      String(last.matchedTokens),
+    ])
+    expect(cells[7]).toBe(last.predictedTtftMs.toFixed(0))
+    await expect.poll(() => row.locator('td').last().textContent(), pageRefresh).toBe('completed')
+    expect(await page.textContent('#snapshot')).toContain(
+      `config v${(await inspect<{ version: number }>('snapshot')).version} `,
+    )
+    // The pods' rows and the quotas as inspect reads them, once the page has refreshed.
+    // The pods' KV events reach the index a moment after the answers.
+    let held: PodState[] = []
+    await expect
+      .poll(async () => {
+        await stack.scorer.flushState()
+        const now = await inspect<{ pods: PodState[] }>('pods')
+        held = now.pods.filter((p) => (p.blocksIndexed ?? 0) > 0)
+        return held.length
+      })
+      .toBeGreaterThan(0)
+    for (const pod of held)
+      await expect
+        .poll(() => page.locator(`tr[data-pod="${pod.pod}"] td`).nth(6).textContent(), pageRefresh)
+        .toBe(String(pod.blocksIndexed))
+    const { accounts } = await inspect<{ accounts: QuotaUse[] }>('tenants')
+    const tokens = accounts.find((a) => a.account === 'demo')?.tokens
+    expect(tokens?.available).toBeLessThan(tokens?.capacity ?? 0)
+    const bucket = page.locator('#tenants tr[data-tenant="demo"]:has-text("tokens/min") td')
+    await expect.poll(() => bucket.nth(3).textContent(), pageRefresh).toBe(String(tokens?.capacity))
+    await expect
+      .poll(async () => Number(await bucket.nth(2).textContent()), pageRefresh)
+      .toBeGreaterThan(0)
+    await page.waitForSelector('#chart circle')
+    await mkdir('results/test-artifacts', { recursive: true })
+    await page.screenshot({ path: screenshot, fullPage: true })
+    expect(problems, problems.join('\n')).toEqual([])
+  })
+})
