@@ -1,18 +1,14 @@
-import { randomUUID } from 'node:crypto'
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  createRedisQuotaStore,
-  type RedisQuotaStore,
-} from '../../../control-plane/edge/redis-quota-store.ts'
 import type { EmbeddedStack } from '../../../control-plane/embedded/start-embedded.ts'
 import { prepareRequest } from '../../../control-plane/scorer/prepare-request.ts'
 import type { Decision } from '../../../shared/state/decision-entry.ts'
 import type { PodState } from '../../../shared/state/pod-state.ts'
 import type { QuotaUse } from '../../../shared/state/quota-use.ts'
-import { post, start } from '../../support/embedded-stack.ts'
+import { type EmbeddedOnRedis, startEmbeddedOnRedis } from '../../support/embedded-on-redis.ts'
+import { post } from '../../support/embedded-stack.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import { runCli } from '../../support/run-cli.ts'
 
@@ -30,34 +26,18 @@ const messages = (question: string) => [
  * edge, then every `kinfctl inspect` view shows them, read from Redis alone.
  */
 describe('kinfctl inspect against the embedded default with Redis', () => {
+  let running: EmbeddedOnRedis
   let stack: EmbeddedStack
-  let quotas: RedisQuotaStore
   let prefix: string
   let dir: string
-  const inspect = (...args: string[]) =>
-    runCli(['inspect', ...args, '--prefix', prefix], '', { env: { REDIS_URL: redisUrl } })
-  const json = async <T>(...args: string[]): Promise<T> => {
-    const result = await inspect(...args, '-o', 'json')
-    expect(result.stderr).toBe('')
-    expect(result.code).toBe(0)
-    return JSON.parse(result.stdout) as T
-  }
+  const inspect = (...args: string[]) => running.inspect(...args)
+  const json = <T>(...args: string[]) => running.inspectJson<T>(...args)
 
   beforeAll(async () => {
-    prefix = `kinf-test:${randomUUID()}:`
     dir = await mkdtemp(join(tmpdir(), 'kinf-inspect-'))
-    quotas = await createRedisQuotaStore({ redis: redisUrl, prefix })
-    stack = await start({
-      redisUrl,
-      redisPrefix: prefix,
-      quotas,
-      // Small enough that a few requests show in the buckets before they refill.
-      patch: (resource) => {
-        if (resource.kind !== 'InferencePolicy') return
-        for (const tenant of resource.spec.tenants)
-          tenant.quotas = { requestsPerMinute: 60, tokensPerMinute: 1_000 }
-      },
-    })
+    // Small enough that a few requests show in the buckets before they refill.
+    running = await startEmbeddedOnRedis(redis, { requestsPerMinute: 60, tokensPerMinute: 1_000 })
+    ;({ stack, prefix } = running)
     // Streamed, so the scorer sees the first token: the log gets an actual TTFT.
     for (const [i, model] of ['qwen3.8-27b-fp8', 'qwen3.8-27b-fp8', 'gpt-4o'].entries()) {
       const response = await post(stack, {
@@ -72,12 +52,7 @@ describe('kinfctl inspect against the embedded default with Redis', () => {
     await new Promise((resolve) => setTimeout(resolve, 300)) // the pods' KV events
     await stack.scorer.flushState()
   }, 120_000)
-  afterAll(async () => {
-    await stack?.close()
-    await quotas?.close()
-    const keys = await redis.keys(`${prefix}*`)
-    if (keys.length > 0) await redis.del(...keys)
-  })
+  afterAll(() => running?.close())
 
   it('pods: every pod of both pools, as this replica sees it', async () => {
     const { pods } = await json<{ pods: PodState[] }>('pods')

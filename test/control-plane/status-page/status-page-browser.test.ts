@@ -1,18 +1,13 @@
-import { randomUUID } from 'node:crypto'
 import { mkdir } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import {
-  createRedisQuotaStore,
-  type RedisQuotaStore,
-} from '../../../control-plane/edge/redis-quota-store.ts'
 import type { EmbeddedStack } from '../../../control-plane/embedded/start-embedded.ts'
 import type { Decision } from '../../../shared/state/decision-entry.ts'
 import type { PodState } from '../../../shared/state/pod-state.ts'
 import type { QuotaUse } from '../../../shared/state/quota-use.ts'
 import { type BrowserPage, openBrowserPage } from '../../support/browser-page.ts'
-import { post, start } from '../../support/embedded-stack.ts'
-import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
-import { runCli } from '../../support/run-cli.ts'
+import { type EmbeddedOnRedis, startEmbeddedOnRedis } from '../../support/embedded-on-redis.ts'
+import { post } from '../../support/embedded-stack.ts'
+import { useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 
 const { redis } = useRedisTestNamespaces()
 /** Kept as the test's artifact (results/ is not committed). */
@@ -26,17 +21,10 @@ const pageRefresh = { timeout: 6_000 }
  * decisions table within 2 s, the same numbers as `kinfctl inspect`, no console errors.
  */
 describe('the status page, in chromium', () => {
+  let running: EmbeddedOnRedis
   let stack: EmbeddedStack
-  let quotas: RedisQuotaStore
-  let prefix: string
   let browser: BrowserPage
-  const inspect = async <T>(...args: string[]): Promise<T> => {
-    const result = await runCli(['inspect', ...args, '--prefix', prefix, '-o', 'json'], '', {
-      env: { REDIS_URL: redisUrl },
-    })
-    expect(result.stderr).toBe('')
-    return JSON.parse(result.stdout) as T
-  }
+  const inspect = <T>(...args: string[]) => running.inspectJson<T>(...args)
   const chat = async (question: string) => {
     const response = await post(stack, {
       model: 'qwen3.8-27b-fp8',
@@ -49,29 +37,16 @@ describe('the status page, in chromium', () => {
   }
 
   beforeAll(async () => {
-    prefix = `kinf-test:${randomUUID()}:`
-    quotas = await createRedisQuotaStore({ redis: redisUrl, prefix })
-    stack = await start({
-      redisUrl,
-      redisPrefix: prefix,
-      quotas,
-      // A token budget slow enough to refill that the page and inspect both show it spent.
-      patch: (resource) => {
-        if (resource.kind !== 'InferencePolicy') return
-        for (const tenant of resource.spec.tenants)
-          tenant.quotas = { requestsPerMinute: 60, tokensPerMinute: 200 }
-      },
-    })
+    // A token budget slow enough to refill that the page and inspect both show it spent.
+    running = await startEmbeddedOnRedis(redis, { requestsPerMinute: 60, tokensPerMinute: 200 })
+    stack = running.stack
     await chat('warm up the pool')
     await stack.scorer.flushState()
     browser = await openBrowserPage()
   }, 120_000)
   afterAll(async () => {
     await browser?.close()
-    await stack?.close()
-    await quotas?.close()
-    const keys = await redis.keys(`${prefix}*`)
-    if (keys.length > 0) await redis.del(...keys)
+    await running?.close()
   })
 
   it('renders every pod, shows a request within 2 s, agrees with kinfctl inspect, logs no error', async () => {
