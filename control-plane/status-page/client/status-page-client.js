@@ -15,6 +15,7 @@ const maxPoints = 500
 
 /** @type {DecisionView[]} */
 const decisions = []
+let drawing = false
 
 /** @param {string} id @returns {HTMLElement} */
 function byId(id) {
@@ -137,7 +138,14 @@ function onDecision(event) {
   if (known >= 0) decisions.splice(known, 1)
   decisions.unshift(decision)
   decisions.length = Math.min(decisions.length, maxPoints)
-  renderDecisions()
+  // A busy pool sends many a second: draw once per frame, not once per decision.
+  if (!drawing) {
+    drawing = true
+    requestAnimationFrame(() => {
+      drawing = false
+      renderDecisions()
+    })
+  }
 }
 
 async function refresh() {
