@@ -7,6 +7,8 @@ import type { PiiType } from '../../shared/pii/pii-span.ts'
 /** One sample of presidio-research's synthetic dataset (data/synth_dataset_v2.json). */
 export const PresidioSample = z.object({
   full_text: z.string(),
+  /** The generator's sentence template; the held-out split is by template (split-presidio.ts). */
+  template_id: z.int().optional(),
   spans: z.array(
     z.object({
       entity_type: z.string(),
