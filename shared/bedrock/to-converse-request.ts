@@ -1,4 +1,3 @@
-import { z } from 'zod'
 import { KinfError } from '../errors/kinf-error.ts'
 import type { ChatCompletionRequest } from '../openai/chat-completion-request.ts'
 import { maxTokensField, maxTokensOf } from '../openai/openai-request.ts'
@@ -16,21 +15,6 @@ export interface ConverseModel {
   /** Cap on the answer's length; also the default when the client sets none. */
   maxOutputTokens?: number
 }
-
-const Tool = z.object({
-  type: z.literal('function'),
-  function: z.object({
-    name: z.string().min(1),
-    description: z.string().optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
-  }),
-})
-const Tools = z.array(Tool)
-
-const ToolChoice = z.union([
-  z.enum(['none', 'auto', 'required']),
-  z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) }),
-])
 
 /** Fields with no Converse equivalent: refused rather than silently ignored. */
 const unsupported: { field: string; present: (value: unknown) => boolean; why: string }[] = [
@@ -106,18 +90,9 @@ function inferenceConfigOf(
 }
 
 function toolConfigOf(request: ChatCompletionRequest): ConverseToolConfig | undefined {
-  const tools = request.tools == null ? [] : Tools.safeParse(request.tools)
-  if (!Array.isArray(tools) && !tools.success) {
-    throw invalid(
-      `tools: ${z.prettifyError(tools.error)} (only function tools are supported on this backend)`,
-    )
-  }
-  const list = Array.isArray(tools) ? tools : tools.data
-  const choice = request.tool_choice == null ? undefined : ToolChoice.safeParse(request.tool_choice)
-  if (choice && !choice.success) {
-    throw invalid('tool_choice must be none, auto, required or {type: function, function: {name}}')
-  }
-  const chosen = choice?.data
+  // Their shapes were checked with the request (FunctionTool, ToolChoice).
+  const list = request.tools ?? []
+  const chosen = request.tool_choice ?? undefined
   if (list.length === 0) {
     if (chosen === 'required' || typeof chosen === 'object') {
       throw invalid('tool_choice asks for a tool but no tools were given')
@@ -130,7 +105,7 @@ function toolConfigOf(request: ChatCompletionRequest): ConverseToolConfig | unde
     tools: list.map(({ function: f }) => ({
       toolSpec: {
         name: f.name,
-        ...(f.description === undefined ? {} : { description: f.description }),
+        ...(f.description == null ? {} : { description: f.description }),
         inputSchema: { json: (f.parameters ?? { type: 'object', properties: {} }) as JsonValue },
       },
     })),

@@ -13,6 +13,29 @@ export const ChatMessage = z.looseObject({
 })
 export type ChatMessage = z.infer<typeof ChatMessage>
 
+/**
+ * A tool the model may call, as vLLM accepts it (function tools only, as its
+ * ChatCompletionToolsParam): checked at the edge, so a malformed one is a 400 at once on
+ * every backend instead of whatever each upstream makes of it.
+ */
+export const FunctionTool = z.looseObject({
+  type: z.literal('function').default('function'),
+  function: z.looseObject({
+    name: z.string().min(1),
+    description: z.string().nullish(),
+    parameters: z.record(z.string(), z.unknown()).nullish(),
+    strict: z.boolean().nullish(),
+  }),
+})
+
+export const ToolChoice = z.union([
+  z.enum(['none', 'auto', 'required']),
+  z.looseObject({
+    type: z.literal('function'),
+    function: z.looseObject({ name: z.string().min(1) }),
+  }),
+])
+
 export const StreamOptions = z.looseObject({
   include_usage: z.boolean().nullish(),
   continuous_usage_stats: z.boolean().nullish(),
@@ -47,6 +70,8 @@ export const ChatCompletionRequest = z.looseObject({
   add_generation_prompt: z.boolean().default(true),
   continue_final_message: z.boolean().default(false),
   chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
+  tools: z.array(FunctionTool).nullish(),
+  tool_choice: ToolChoice.nullish(),
 })
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>
 

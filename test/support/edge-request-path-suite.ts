@@ -127,6 +127,25 @@ export function describeEdgeRequestPath(runtime: string, setup: RequestPathRunti
       expect((await post(chat('x', { model: 'unknown-model' }))).status).toBe(404)
     })
 
+    it('answers hostile bodies with a 400 at once: deep nesting, malformed tools', async () => {
+      const { post } = edge()
+      const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`
+      const hostile = [
+        [
+          `{"model":"qwen3.8-27b-fp8","messages":[{"role":"user","content":${deep}}]}`,
+          'messages.0.content',
+        ],
+        [deep, null],
+        [chat('x', { tools: [{ type: 'function', function: 7 }] }), 'tools.0.function'],
+      ] as const
+      for (const [body, param] of hostile) {
+        const response = await post(body)
+        expect(response.status).toBe(400)
+        const { error } = (await response.json()) as { error: { code: string; param: unknown } }
+        expect(error).toMatchObject({ code: 'invalid_request', param })
+      }
+    })
+
     it('bursts to Bedrock when the pool is saturated, but never with PII', async () => {
       const { post } = edge({ saturated: true })
       const before = await bedrockCalls()

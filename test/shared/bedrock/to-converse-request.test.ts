@@ -206,13 +206,11 @@ describe('toConverseRequest', () => {
     [{ functions: [] }, /^functions is not supported/],
     [{ max_tokens: 0 }, /^max_tokens must be at least 1/],
     [{ stop: [''] }, /^stop: stop sequences must not be empty/],
-    [{ tools: [{ type: 'web_search' }] }, /^tools: .*only function tools/s],
     [{ tool_choice: 'required' }, /^tool_choice asks for a tool but no tools were given/],
     [
       { tools: [weatherTool], tool_choice: { type: 'function', function: { name: 'nope' } } },
       /names nope/,
     ],
-    [{ tools: [weatherTool], tool_choice: 'sometimes' }, /^tool_choice must be/],
   ])('refuses %j with a clear invalid_request', (fields, message) => {
     const error = rejection({ messages: [{ role: 'user', content: 'x' }], ...fields })
     expect(error.code).toBe('invalid_request')

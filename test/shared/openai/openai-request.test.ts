@@ -28,6 +28,37 @@ describe('the OpenAI request model', () => {
     ).toBe(7)
   })
 
+  it.each([
+    [{ tools: [{ type: 'function', function: 7 }] }, 'tools.0.function'],
+    [{ tools: [{ type: 'web_search' }] }, 'tools.0.type'],
+    [
+      { tools: [{ type: 'function', function: { description: 'no name' } }] },
+      'tools.0.function.name',
+    ],
+    [{ tools: 'all of them' }, 'tools'],
+    [{ tool_choice: 'sometimes' }, 'tool_choice'],
+  ])('refuses malformed tools at once, on every backend: %j', (fields, param) => {
+    const bad = parseOpenAiRequest('chat', {
+      messages: [{ role: 'user', content: 'x' }],
+      ...fields,
+    })
+    if (!('issues' in bad)) throw new Error('expected issues')
+    expect(bad.issues.param).toBe(param)
+  })
+
+  it('takes function tools as vLLM does (type defaults to function, unknown fields kept)', () => {
+    const good = parseOpenAiRequest('chat', {
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [{ function: { name: 'f', parameters: { type: 'object' }, extra: 1 } }],
+      tool_choice: { type: 'function', function: { name: 'f' } },
+    })
+    if ('issues' in good) throw new Error(good.issues.message)
+    if (good.request.kind !== 'chat') throw new Error('expected chat')
+    const [tool] = good.request.body.tools ?? []
+    expect(tool?.type).toBe('function')
+    expect(tool?.function.extra).toBe(1)
+  })
+
   it('answers a bad body with its issues and the first field at fault, not an exception', () => {
     const bad = parseOpenAiRequest('chat', { messages: [{ role: 'robot', content: 'x' }] })
     if (!('issues' in bad)) throw new Error('expected issues')
