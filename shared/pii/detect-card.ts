@@ -1,3 +1,4 @@
+import { followsIbanHead } from './detect-iban.ts'
 import { forEachMatchInRuns, type NumericRun, numericRuns } from './numeric-runs.ts'
 import type { PiiSpan } from './pii-span.ts'
 
@@ -53,7 +54,7 @@ export function detectCards(
     const raw = match[0]
     const digits = raw.replace(/[ -]/g, '')
     if (digits.length < 12 || digits.length > 19 || !isGroupedLikeACard(raw)) return
-    if (!luhnValid(digits)) return
+    if (!luhnValid(digits) || followsIbanHead(text, start)) return
     if (isCardNumber(digits) || hasCardContext(text, start))
       spans.push({ type: 'card', start, end })
   })

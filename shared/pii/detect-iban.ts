@@ -119,6 +119,19 @@ export function detectIbans(text: string): PiiSpan[] {
 }
 
 /**
+ * An IBAN-shaped head ends right before `start`: a registered country code, two digits and
+ * up to seven groups of four letters or digits ("NL02 BARC "). The digits after it belong
+ * to an IBAN that failed mod-97 (a typo, or not an IBAN at all), so they are neither a
+ * phone nor a card number. Only the 40 characters before are read: bounded work per call.
+ */
+const ibanHead = /(?:^|[^A-Za-z0-9])([A-Z]{2})\d{2}(?:[ -]?[A-Z0-9]{4}){0,7}[ -]$/
+
+export function followsIbanHead(text: string, start: number): boolean {
+  const head = ibanHead.exec(text.slice(Math.max(0, start - 40), start))
+  return head !== null && ibanLengths[head[1] as string] !== undefined
+}
+
+/**
  * Reads `length` letters and digits from `from`, allowing a single space or dash between
  * groups as IBANs are printed ("DE89 3704 0044 0532 0130 00"), all upper or all lower
  * case. Returns where the IBAN ends when it is complete, ends at a word boundary, and

@@ -1,3 +1,4 @@
+import { followsIbanHead } from './detect-iban.ts'
 import { type NumericRun, numericRuns } from './numeric-runs.ts'
 import type { PiiSpan } from './pii-span.ts'
 
@@ -15,6 +16,10 @@ import type { PiiSpan } from './pii-span.ts'
  * Never claimed: dates (2024-05-12, 12.05.2024, 12/05/2024), year ranges (1990-2000),
  * dotted quads (IP addresses), SSN-shaped 3-2-4 groups, amounts after a currency sign
  * or with decimals, thousands separated by commas, and runs glued to letters.
+ * Nationally written numbers are also left alone after a word that names another kind of
+ * number ("release 19.21.190", "order #357-2778-351") and after an IBAN-shaped head whose
+ * checksum failed ("NL02 BARC 1626 2299 87"); a dotted one ("15.12.241") is a version
+ * unless dialled with a trunk 0 or NANP-shaped (3-3-4), or next to a phone word.
  */
 const extension = /^(?: ?(?:x|ext\.?|extension) ?)(\d{1,6})(?![\w])/i
 /** Words that say the number next to them is a phone number; "office" and the like only as a field name ("Office: ..."). */
@@ -22,6 +27,13 @@ const phoneWordsBefore =
   /\b(?:phone|tel|telephone|mobile|mob|cell|cellphone|fax|call|sms|text|whatsapp|dial|landline|hotline|ph|(?:office|home|work|desk)\s*:)\W{0,3}[^\n\d]{0,16}$/i
 const phoneWordsAfter =
   /^[\s,;(\\-]{0,3}(?:phone|tel|mobile|cell|fax|office|home|work|desk|landline)\b/i
+/**
+ * Words that say the number after them is something else: versions and releases, orders,
+ * tickets, tracking, references. Only right before the number, so "call 555-0199 about
+ * order 12" is still a phone number.
+ */
+const otherNumberWordsBefore =
+  /\b(?:version|ver|release|build|kernel|patch|order|invoice|ticket|ref|reference|tracking|sku|serial)\.?\s*(?:no\.?|nr\.?|number|#)?\s*[#:]?\s*["']?$/i
 const contextBefore = 32
 const contextAfter = 16
 
@@ -39,13 +51,24 @@ export function detectPhones(
     let end = start + raw.length
     if (isGluedToWordOrAmount(text, start, end)) continue
     const shape = parsePhone(raw)
-    if (shape === 'no') continue
+    if (shape === 'no' || namesAnotherNumber(text, start, raw)) continue
     const ext = extension.exec(text.slice(end, end + 20))
     if (ext !== null) end += ext[0].length
     if (shape === 'needs-context' && !hasPhoneContext(text, start, end)) continue
     spans.push({ type: 'phone', start, end })
   }
   return spans
+}
+
+/** Not "+CC" nor "00CC" (as parsePhone reads them: "005-1680-632" is national). */
+function isNational(raw: string): boolean {
+  return !raw.startsWith('+') && !/^00(?:[17]|[2-9]\d)/.test(raw)
+}
+
+/** An IBAN head vetoes any number ("NL02 ABNA 0074 4334 88" is not +74); a word only a national one. */
+function namesAnotherNumber(text: string, start: number, raw: string): boolean {
+  if (followsIbanHead(text, start)) return true
+  return isNational(raw) && otherNumberWordsBefore.test(text.slice(Math.max(0, start - 24), start))
 }
 
 function digitsIn(text: string, start: number, end: number): number {
@@ -129,7 +152,11 @@ export function parsePhone(raw: string): PhoneShape {
   const digits = groups.map((g) => g.digits).join('')
   if (
     international ||
-    (/^00[1-9]/.test(digits) && groups.length > 1 && (groups[0]?.digits.length ?? 0) <= 5)
+    (/^00[1-9]/.test(digits) &&
+      groups.length > 1 &&
+      (groups[0]?.digits.length ?? 0) <= 5 &&
+      // "005-1680-632": 1 and 7 are the only one-digit country codes.
+      !/^00[02-689]$/.test(groups[0]?.digits ?? ''))
   ) {
     const significant = international ? digits : digits.slice(2)
     // Separators may mix after a country code: "+55 11 91234-5678" is how Brazil writes it.
@@ -145,6 +172,8 @@ export function parsePhone(raw: string): PhoneShape {
   if (lengths.some((length, i) => length < 2 && !(i === 0 && trunk))) return 'no'
   const separator = separators.find((s) => s !== '' && s !== ' ') ?? ' '
   if (looksLikeDate(lengths, groups, separator)) return 'no'
+  if (separator === '.' && !digits.startsWith('0') && lengths.join() !== '3,3,4')
+    return 'needs-context'
   if (
     lengths.length === 4 &&
     separator === '.' &&
@@ -152,6 +181,8 @@ export function parsePhone(raw: string): PhoneShape {
   )
     return 'no'
   if (lengths.join() === '3,2,4' && separators.every((s) => s === separators[0])) return 'no'
+  // 4-2-4 is dialled only with a trunk 0 (Japan's "0120-12-3456"); else an id or licence number.
+  if (lengths.join() === '4,2,4' && !digits.startsWith('0')) return 'needs-context'
   // "12 500 000": a round amount with thousands separated by spaces.
   if (lengths.slice(1).every((length) => length === 3) && digits.endsWith('000')) return 'no'
   return 'yes'

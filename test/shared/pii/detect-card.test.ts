@@ -46,6 +46,12 @@ describe('detectCards', () => {
     expect(found('3.4111111111111111')).toEqual([])
   })
 
+  it('does not claim the digits of an IBAN whose check digits fail', () => {
+    // 5985 9189 0494 0740 passes Luhn and lies in Maestro's range: only the head says IBAN.
+    expect(found('5985 9189 0494 0740')).toEqual(['5985 9189 0494 0740'])
+    expect(found('IBAN: AT02 5985 9189 0494 0740')).toEqual([])
+  })
+
   it('finds a card next to other numbers', () => {
     expect(found('4111 1111 1111 1111 exp 12/29 cvv 123')).toEqual(['4111 1111 1111 1111'])
   })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { detectIbans, ibanChecksumValid } from '../../../shared/pii/detect-iban.ts'
+import { detectIbans, followsIbanHead, ibanChecksumValid } from '../../../shared/pii/detect-iban.ts'
 
 const found = (text: string) => detectIbans(text).map((s) => text.slice(s.start, s.end))
 
@@ -34,6 +34,17 @@ describe('detectIbans', () => {
     expect(found('DE8937040044053201300')).toEqual([])
     expect(found('DE893704004405320130001')).toEqual([])
     expect(found('ZZ89370400440532013000')).toEqual([])
+  })
+
+  it('sees an IBAN-shaped head before digits, of a registered country only', () => {
+    const at = (text: string) => followsIbanHead(text, text.length)
+    expect(at('NL02 BARC ')).toBe(true)
+    expect(at('IBAN: AT02 ')).toBe(true)
+    expect(at('DE00-3704-')).toBe(true)
+    expect(at('ZZ02 BARC ')).toBe(false)
+    expect(at('room AB12 ')).toBe(false)
+    expect(at('XNL02 BARC ')).toBe(false)
+    expect(at('NL02 BARC')).toBe(false)
   })
 
   it('stops at the country length even when words follow', () => {

@@ -64,4 +64,51 @@ describe('detectPhones', () => {
   ])('does not claim %s (%s)', (text) => {
     expect(found(`value ${text} here`)).toEqual([])
   })
+
+  // Issue 15: dotted versions and IBANs with bad check digits were labelled phone numbers.
+  it.each([
+    'upgrade to 15.12.241 now',
+    'release 19.21.190',
+    'pip install torch==12.95.2335',
+    'npm i react@19.60.1715',
+    '"version": "23.81.508",',
+    'kernel 17.39.127-generic',
+    'tag 19.60.1715-rc.3',
+  ])('does not claim the version in %s', (text) => {
+    expect(found(text)).toEqual([])
+  })
+
+  it('claims a dotted number dialled with a trunk 0, NANP-shaped or next to a phone word', () => {
+    expect(found('Reach me on 01.42.68.53.00')).toEqual(['01.42.68.53.00'])
+    expect(found('Reach me on 0612.345.678')).toEqual(['0612.345.678'])
+    expect(found('Reach me on 415.555.2671')).toEqual(['415.555.2671'])
+    expect(found('tel. 612.34.56.78')).toEqual(['612.34.56.78'])
+    expect(found('Reach me on 612.34.56.78')).toEqual([])
+  })
+
+  it.each([
+    'to NL02 BARC 1626 2299 87 please',
+    'IBAN: NL03 ABNA 0488 5194 90',
+    'to NL02 ABNA 0074 4334 88 please',
+    'BE68 5390 0754 7035',
+  ])('does not claim the digits of the IBAN-shaped %s', (text) => {
+    expect(found(text)).toEqual([])
+  })
+
+  it('does not claim a national number named as another kind of number', () => {
+    expect(found('order #357-2778-351')).toEqual([])
+    expect(found('order #005-1680-632')).toEqual([])
+    expect(found('ticket 415-555-267')).toEqual([])
+    expect(found('Invoice no. 415-555-2671')).toEqual([])
+    // Only right before it: the phone number later in the sentence is still one.
+    expect(found('about order 12, call 415-555-2671')).toEqual(['415-555-2671'])
+    expect(found('caller id 415-555-2671')).toEqual(['415-555-2671'])
+    expect(found('order ref, then +44 20 7946 0958')).toEqual(['+44 20 7946 0958'])
+  })
+
+  it('claims 4-2-4 groups only with a trunk 0 or a phone word', () => {
+    expect(found("my driver's license number is 2270-66-1551")).toEqual([])
+    expect(found('Tel: 2270-66-1551')).toEqual(['2270-66-1551'])
+    expect(found('free dial 0120-12-3456')).toEqual(['0120-12-3456'])
+  })
 })

@@ -87,6 +87,11 @@ describe('detectPii', () => {
       ['IBAN starts', 'GB82 '.repeat(200_000)],
       ['plus and parentheses', '+('.repeat(200_000)],
       ['phone-ish', '(1)-'.repeat(200_000)],
+      ['IBAN heads before digits', 'NL02 ABCD 1234 '.repeat(70_000)],
+      ['IBAN groups without end', 'NL02 ABCD-'.repeat(100_000)],
+      ['versions', '15.12.241.'.repeat(100_000)],
+      ['order words', 'order no. # '.repeat(80_000)],
+      ['order words and numbers', 'order #357-2778-351 '.repeat(50_000)],
     ])('%s', (_name, text) => {
       const detection = detectPii(text)
       expect(Array.isArray(detection.labels)).toBe(true)
@@ -97,6 +102,24 @@ describe('detectPii', () => {
       const detection = detectPii(text)
       expect(detection.labels).toEqual(['pii', 'pii:ip'])
       expect(detection.spans).toHaveLength(100_000)
+    })
+
+    // Each detector reads a bounded window around a candidate (the IBAN head 40 characters,
+    // the words before a phone 32), so time grows with the text, not with its square.
+    it('the look-behinds of issue 15 stay linear on 1 MB', () => {
+      const unit = 'NL02 ABCD 415-555-2671 '
+      const small = unit.repeat(1_000)
+      const large = unit.repeat(45_000)
+      const time = (text: string) => {
+        const start = performance.now()
+        detectPii(text)
+        return performance.now() - start
+      }
+      time(small)
+      const perCharSmall = Math.max(time(small), 1) / small.length
+      const perCharLarge = time(large) / large.length
+      expect(perCharLarge).toBeLessThan(perCharSmall * 20)
+      expect(detectPii(large).spans).toHaveLength(0)
     })
 
     it('nothing is found in pure digits, dots or letters', () => {
