@@ -34,13 +34,13 @@ async function main(argv: string[]): Promise<number> {
   }
   const { training, heldOut } = splitPresidio(samples)
   const generated = generatePiiCorpus()
-  // Another seed of the same generator, scored only once the rules were final (docs/pii.md).
-  const unseen = generatePiiCorpus(1515)
+  // Another seed of the same generator, first scored once the rules were final (docs/pii.md).
+  const unseen = generatePiiCorpus(2026)
   const reports = {
     'Presidio training': evaluatePiiDataset(training),
     'Presidio held out': evaluatePiiDataset(heldOut),
     'generated, seed 15': evaluatePiiDataset(generated),
-    'generated, seed 1515': evaluatePiiDataset(unseen),
+    'generated, seed 2026': evaluatePiiDataset(unseen),
   }
   process.stdout.write(
     [
@@ -58,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
       formatReport(evaluatePiiDataset(samples), `${path}, all`, false),
       formatReport(reports['generated, seed 15'], 'the generated corpus, seed 15', verbose),
       formatDecoys(generated),
-      formatReport(reports['generated, seed 1515'], 'the generated corpus, seed 1515', verbose),
+      formatReport(reports['generated, seed 2026'], 'the generated corpus, seed 2026', verbose),
       formatDecoys(unseen),
     ].join('\n'),
   )

@@ -4,7 +4,10 @@ import {
   evaluatePiiDataset,
   PresidioDataset,
 } from '../../../control-plane/pii/evaluate-pii-dataset.ts'
+import { generatePiiCorpus } from '../../../control-plane/pii/generate-pii-corpus.ts'
 import { defaultDatasetPath } from '../../../control-plane/pii/measure-pii.ts'
+import { splitPresidio } from '../../../control-plane/pii/split-presidio.ts'
+import { detectPii } from '../../../shared/pii/detect-pii.ts'
 
 // The vendored dataset (data/pii); defaultDatasetPath does not depend on the working directory.
 const samples = PresidioDataset.parse(JSON.parse(readFileSync(defaultDatasetPath, 'utf8')))
@@ -29,6 +32,36 @@ describe('the detectors on presidio-research synth_dataset_v2 (regression floor)
     expect(report.overall.precision).toBeGreaterThanOrEqual(0.95)
     expect(report.overall.recall).toBeGreaterThanOrEqual(0.95)
   })
+})
+
+describe('the split and the generated corpus (issue 15)', () => {
+  it('holds out the same 353 samples every time, by template', () => {
+    const { training, heldOut } = splitPresidio(samples)
+    expect([training.length, heldOut.length]).toEqual([1147, 353])
+    const heldTemplates = new Set(heldOut.map((s) => s.template_id))
+    expect(training.some((s) => heldTemplates.has(s.template_id))).toBe(false)
+  })
+
+  it('generates the same corpus from the same seed, another from another', () => {
+    expect(generatePiiCorpus(15)).toEqual(generatePiiCorpus(15))
+    expect(generatePiiCorpus(2026)[0]).not.toEqual(generatePiiCorpus(15)[0])
+  })
+
+  it.each([15, 2026])(
+    'seed %i: every type at precision and recall 0.99, no decoy labelled',
+    (seed) => {
+      const corpus = generatePiiCorpus(seed)
+      const generated = evaluatePiiDataset(corpus)
+      for (const t of generated.types) {
+        expect(t.request.precision, t.type).toBeGreaterThanOrEqual(0.99)
+        expect(t.request.recall, t.type).toBeGreaterThanOrEqual(0.99)
+      }
+      const labelled = corpus.filter(
+        (s) => s.spans.length === 0 && detectPii(s.full_text).labels.length > 0,
+      )
+      expect(labelled.map((s) => s.full_text)).toEqual([])
+    },
+  )
 })
 
 describe('evaluatePiiDataset', () => {
