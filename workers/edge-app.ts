@@ -5,6 +5,7 @@ import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
 import type { RequestKind } from '../shared/openai/openai-request.ts'
 import { type Usage, usageTokens } from '../shared/openai/usage.ts'
 import { tenantModels } from '../shared/policy/tenant-models.ts'
+import { admitQuota } from './admit-quota.ts'
 import { decideRequest, type EdgeOutcome } from './decide-request.ts'
 import { type EdgeDeps, EdgeLimits } from './edge-deps.ts'
 import {
@@ -75,7 +76,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     )
     const limits = tenant?.quotas ?? {}
     const estimate = request.promptTokens + (request.maxTokens ?? defaultMaxTokens)
-    const admission = await deps.quotas.admit(request.tenant, limits, estimate, deps.nowMs())
+    const admission = await admitQuota(deps, request.tenant, limits, estimate)
     if (!admission.admitted) {
       deps.metrics.inc('quota_exceeded', { limit: admission.limit })
       throw new KinfError('rate_limited', admission.message, {

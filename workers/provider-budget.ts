@@ -1,5 +1,6 @@
 import type { SnapshotProvider } from '../shared/config/config-snapshot.ts'
 import type { QuotaAdmission } from '../shared/quota/quota-store.ts'
+import { admitQuota } from './admit-quota.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 
 export type ProviderBudget =
@@ -26,7 +27,7 @@ export async function reserveProvider(
   }
   if (Object.keys(limits).length === 0) return { admitted: true, settle: async () => {} }
   const account = `provider:${providerId}`
-  const admission = await deps.quotas.admit(account, limits, estimatedTokens, deps.nowMs())
+  const admission = await admitQuota(deps, account, limits, estimatedTokens)
   if (!admission.admitted) return admission
   let settled = false
   return {
