@@ -1,5 +1,6 @@
 import { ibanChecksumValid } from '../../shared/pii/detect-iban.ts'
 import type { PresidioSample } from './evaluate-pii-dataset.ts'
+import { digits, hex, int, pad, pick, type Rng, seededRng } from './seeded-rng.ts'
 
 /**
  * A second corpus, written for this project and not derived from presidio-research's
@@ -12,27 +13,6 @@ import type { PresidioSample } from './evaluate-pii-dataset.ts'
 export interface GeneratedSample extends PresidioSample {
   kind: string
 }
-
-type Rng = () => number
-
-/** mulberry32: small, fast and good enough to vary test data; seeded so runs repeat. */
-export function seededRng(seed: number): Rng {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-const int = (rng: Rng, lo: number, hi: number) => lo + Math.floor(rng() * (hi - lo + 1))
-const pick = <T>(rng: Rng, items: readonly T[]): T => items[int(rng, 0, items.length - 1)] as T
-const digits = (rng: Rng, n: number) => Array.from({ length: n }, () => int(rng, 0, 9)).join('')
-const hex = (rng: Rng, n: number) =>
-  Array.from({ length: n }, () => '0123456789abcdef'.charAt(int(rng, 0, 15))).join('')
-const pad = (n: number, width: number) => String(n).padStart(width, '0')
 
 /** Luhn check digit for `body`, so body + digit passes. */
 function luhnDigit(body: string): number {
