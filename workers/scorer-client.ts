@@ -60,7 +60,8 @@ export function createScorerClient(options: ScorerClientOptions): ScorerPort {
   ) => {
     const signed = await signEdgeRequest(
       options.signingSecret,
-      { method: 'POST', path, body },
+      // A nonce per attempt: the scorer refuses one it has seen (a replay).
+      { method: 'POST', path, body, nonce: crypto.randomUUID() },
       claims,
       options.nowSeconds(),
     )

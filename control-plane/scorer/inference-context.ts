@@ -3,6 +3,7 @@ import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import type { DecisionRecorder } from './decision-recorder.ts'
 import type { PolicyBundleCache } from './policy-bundle-cache.ts'
 import type { PoolRuntime } from './pool-runtime.ts'
+import type { ReplayGuard } from './replay-guard.ts'
 import type { ScorerBackends, ScorerConfig } from './scorer-config.ts'
 import type { ScorerMetrics } from './scorer-metrics.ts'
 
@@ -28,6 +29,8 @@ export interface InferenceContext {
   /** This replica's name in the shared state, and its decision log writer. */
   replica: string
   decisions: Pick<DecisionRecorder, 'record'>
+  /** The nonces of the signed requests accepted lately: a repeated one is a replay. */
+  replays: ReplayGuard
 }
 
 /** What every request shares: InferenceContext without the pools and backends of one. */

@@ -52,8 +52,12 @@ export async function authenticate(
 ): Promise<EdgeClaims> {
   const { signingSecrets, allowUnsigned } = context.config
   if (signingSecrets.length === 0 && allowUnsigned) return unsignedClaims
-  const verified = await verifyEdgeRequest(signingSecrets, request, Date.now() / 1000)
-  if (verified.ok) return verified.claims
+  const nowSeconds = Date.now() / 1000
+  const verified = await verifyEdgeRequest(signingSecrets, request, nowSeconds)
+  if (verified.ok) {
+    context.replays.admit(verified.nonce, verified.expiresAtSeconds, nowSeconds)
+    return verified.claims
+  }
   if (allowUnsigned && request.headers(edgeHeaders.signature) === undefined) return unsignedClaims
   throw new KinfError('unauthorized', `request not signed by the edge: ${verified.reason}`)
 }

@@ -21,6 +21,7 @@ import { PolicyBundleCache } from './policy-bundle-cache.ts'
 import { PoolMetricsScraper } from './pool-metrics-scraper.ts'
 import { createTokenizerCache, PoolRuntime } from './pool-runtime.ts'
 import { createScorerMetricsRefresh } from './refresh-scorer-metrics.ts'
+import { ReplayGuard } from './replay-guard.ts'
 import type { ScorerConfig, ScorerPod } from './scorer-config.ts'
 import { createScorerMetrics, type ScorerMetrics } from './scorer-metrics.ts'
 import { type ApplyReport, ScorerReconciler } from './scorer-reconciler.ts'
@@ -160,6 +161,7 @@ export async function startScorer(
     bundles: new PolicyBundleCache(),
     replica,
     decisions,
+    replays: new ReplayGuard(),
   }
   const activity: ServerActivity = { inFlight: 0 }
   const refreshMetrics = createScorerMetricsRefresh(metrics)

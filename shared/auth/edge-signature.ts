@@ -40,14 +40,21 @@ export const edgeHeaders = {
   promptTokens: 'x-kinference-prompt-estimate',
   policy: 'x-kinference-policy',
   rule: 'x-kinference-rule',
+  nonce: 'x-kinference-nonce',
   signature: 'x-kinference-signature',
 } as const
 
-/** v3 signs the deciding policy and rule too; an edge and a scorer must speak the same version. */
+/**
+ * v3 signs the deciding policy and rule, and a nonce per request (the scorer refuses a
+ * nonce it has seen); an edge and a scorer must speak the same version.
+ */
 const signatureVersion = 'v3'
 
-/** Signatures older or newer than this are refused (replay protection, clock skew). */
-export const maxSkewSeconds = 300
+/**
+ * Signatures older or newer than this are refused: the window within which a scorer must
+ * remember nonces (replay protection), and the clock skew tolerated between edge and scorer.
+ */
+export const maxSkewSeconds = 30
 
 const encoder = new TextEncoder()
 
@@ -61,10 +68,12 @@ function canonical(
   bodyHash: string,
   claims: EdgeClaims,
   timestamp: number,
+  nonce: string,
 ): string {
   return [
     signatureVersion,
     String(timestamp),
+    nonce,
     method.toUpperCase(),
     path,
     bodyHash,
@@ -95,20 +104,25 @@ export async function sha256Hex(body: Uint8Array | string): Promise<string> {
   return hex(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>))
 }
 
-/** The headers the edge adds to a request it forwards to the scorer. */
+/**
+ * The headers the edge adds to a request it forwards to the scorer. `nonce` must be new
+ * for every request sent, retries included (a random UUID).
+ */
 export async function signEdgeRequest(
   secret: string,
-  request: { method: string; path: string; body: Uint8Array | string },
+  request: { method: string; path: string; body: Uint8Array | string; nonce: string },
   claims: EdgeClaims,
   nowSeconds: number,
 ): Promise<Record<string, string>> {
   const timestamp = Math.floor(nowSeconds)
+  const bodyHash = await sha256Hex(request.body)
   const signature = await hmac(
     secret,
-    canonical(request.method, request.path, await sha256Hex(request.body), claims, timestamp),
+    canonical(request.method, request.path, bodyHash, claims, timestamp, request.nonce),
   )
   return {
     [edgeHeaders.timestamp]: String(timestamp),
+    [edgeHeaders.nonce]: request.nonce,
     [edgeHeaders.tenant]: claims.tenant,
     [edgeHeaders.labels]: claims.labels.join(','),
     [edgeHeaders.backends]: claims.backends.join(','),
@@ -127,7 +141,10 @@ export async function signEdgeRequest(
   }
 }
 
-export type EdgeVerification = { ok: true; claims: EdgeClaims } | { ok: false; reason: string }
+/** A verified request's claims, and what a replay guard needs: its nonce and when it expires. */
+export type EdgeVerification =
+  | { ok: true; claims: EdgeClaims; nonce: string; expiresAtSeconds: number }
+  | { ok: false; reason: string }
 
 /**
  * Checks a request's signature against any of `secrets` (several, so a secret can be
@@ -154,6 +171,8 @@ export async function verifyEdgeRequest(
   if (!Number.isInteger(timestamp)) return { ok: false, reason: 'missing or bad timestamp' }
   if (Math.abs(nowSeconds - timestamp) > maxSkewSeconds)
     return { ok: false, reason: 'timestamp outside the allowed window' }
+  const nonce = request.headers(edgeHeaders.nonce)
+  if (!nonce || nonce.length > 64) return { ok: false, reason: 'missing or bad nonce' }
   const list = (value: string | undefined) => (value ? value.split(',').filter(Boolean) : [])
   const claims: EdgeClaims = {
     tenant: request.headers(edgeHeaders.tenant) ?? '',
@@ -179,10 +198,13 @@ export async function verifyEdgeRequest(
     await sha256Hex(request.body),
     claims,
     timestamp,
+    nonce,
   )
   const given = header.slice(signatureVersion.length + 1)
+  const expiresAtSeconds = timestamp + maxSkewSeconds
   for (const secret of secrets) {
-    if (constantTimeEqual(given, await hmac(secret, text))) return { ok: true, claims }
+    if (constantTimeEqual(given, await hmac(secret, text)))
+      return { ok: true, claims, nonce, expiresAtSeconds }
   }
   return { ok: false, reason: 'bad signature' }
 }

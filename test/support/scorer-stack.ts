@@ -84,7 +84,7 @@ export async function send(
   const text = typeof body === 'string' ? body : JSON.stringify(body)
   const signed = await signEdgeRequest(
     secret,
-    { method: 'POST', path, body: text },
+    { method: 'POST', path, body: text, nonce: crypto.randomUUID() },
     { ...claimsDefault, ...claims },
     Date.now() / 1000,
   )

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { Agent } from 'node:http'
 import { type EdgeClaims, signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
@@ -13,6 +14,7 @@ import type { InferenceContext } from '../inference-context.ts'
 import { logDecision } from '../log-decision.ts'
 import { PolicyBundleCache } from '../policy-bundle-cache.ts'
 import { createTokenizerCache, PoolRuntime } from '../pool-runtime.ts'
+import { ReplayGuard } from '../replay-guard.ts'
 import { ScorerConfig } from '../scorer-config.ts'
 import { createScorerMetrics } from '../scorer-metrics.ts'
 import type { PoolAttempt } from '../serve-on-pool.ts'
@@ -70,7 +72,7 @@ async function signed(
 ): Promise<SignedRequest> {
   const headers = await signEdgeRequest(
     benchSecret,
-    { method: 'POST', path, body },
+    { method: 'POST', path, body, nonce: randomUUID() },
     { ...claims, ...extra },
     Date.now() / 1000,
   )
@@ -130,6 +132,7 @@ export async function measureDecision(options: {
     bundles: new PolicyBundleCache(),
     replica: 'bench',
     decisions: options.decisionLog ?? { record: () => {} },
+    replays: new ReplayGuard(),
   }
   /** What serveOnPool logs of a decision and, once the pod answered, of its end. */
   const logged = (id: string, startedMs: number, attempt: PoolAttempt, route: RouteResult) => {

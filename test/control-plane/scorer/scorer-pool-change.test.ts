@@ -47,7 +47,7 @@ async function openStream(s: Stack, body: object): Promise<Response> {
   const claims = { tenant: 'test', labels: [], backends: [], allowBurst: false }
   const signed = await signEdgeRequest(
     secret,
-    { method: 'POST', path, body: text },
+    { method: 'POST', path, body: text, nonce: crypto.randomUUID() },
     claims,
     Date.now() / 1000,
   )

@@ -14,10 +14,12 @@ const claims: EdgeClaims = {
 const now = 1_800_000_000
 const body = new TextEncoder().encode('{"model":"m","messages":[]}')
 
-async function signed(overrides: { secret?: string; at?: number; claims?: EdgeClaims } = {}) {
+async function signed(
+  overrides: { secret?: string; at?: number; claims?: EdgeClaims; nonce?: string } = {},
+) {
   return signEdgeRequest(
     overrides.secret ?? 'first-secret-0123456789',
-    { method: 'POST', path: '/v1/chat/completions', body },
+    { method: 'POST', path: '/v1/chat/completions', body, nonce: overrides.nonce ?? 'nonce-1' },
     overrides.claims ?? claims,
     overrides.at ?? now,
   )
@@ -44,6 +46,8 @@ describe('edge request signatures', () => {
     expect(result).toEqual({
       ok: true,
       claims: { ...claims, labels: ['pii', 'batch'], detectorFailed: false },
+      nonce: 'nonce-1',
+      expiresAtSeconds: now + 30,
     })
     const failed = await verify(await signed({ claims: { ...claims, detectorFailed: true } }))
     expect(failed.ok && failed.claims.detectorFailed).toBe(true)
@@ -108,7 +112,13 @@ describe('edge request signatures', () => {
       ok: false,
       reason: 'bad signature',
     })
-    expect(await verify(headers, { at: now + 301 })).toEqual({
+    expect(await verify({ ...headers, 'x-kinference-nonce': 'nonce-2' })).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    })
+    const { 'x-kinference-nonce': _, ...withoutNonce } = headers
+    expect(await verify(withoutNonce)).toEqual({ ok: false, reason: 'missing or bad nonce' })
+    expect(await verify(headers, { at: now + 31 })).toEqual({
       ok: false,
       reason: 'timestamp outside the allowed window',
     })
