@@ -8,8 +8,8 @@ import { tenantModels } from '../shared/policy/tenant-models.ts'
 import { admitQuota } from './admit-quota.ts'
 import { decideRequest, type EdgeOutcome } from './decide-request.ts'
 import { type EdgeDeps, EdgeLimits } from './edge-deps.ts'
+import { limitedAuthentication } from './limit-auth-failures.ts'
 import {
-  authenticate,
   type EdgeRequest,
   labelsHeader,
   readBodyText,
@@ -28,9 +28,15 @@ const passThrough = ['x-request-id', 'traceparent', 'tracestate']
  */
 export function createEdgeApp(deps: EdgeDeps): Hono {
   const app = new Hono()
-  const { maxBodyBytes, defaultMaxTokens } = EdgeLimits.parse({
+  const { maxBodyBytes, defaultMaxTokens, authFailuresPerMinute } = EdgeLimits.parse({
     maxBodyBytes: deps.maxBodyBytes,
     defaultMaxTokens: deps.defaultMaxTokens,
+    authFailuresPerMinute: deps.authFailuresPerMinute,
+  })
+  const authenticated = limitedAuthentication({
+    perMinute: authFailuresPerMinute,
+    nowMs: deps.nowMs,
+    clientAddress: deps.clientAddress ?? (() => null),
   })
 
   app.get('/healthz', (c) => c.text('ok'))
@@ -43,7 +49,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
 
   app.get('/v1/models', async (c) => {
     const snapshot = await deps.config()
-    const { tenant } = await authenticate(snapshot, c.req.header('authorization'))
+    const { tenant } = await authenticated(c, snapshot)
     return c.json({
       object: 'list',
       data: tenantModels(snapshot, tenant).map((id) => ({
@@ -59,7 +65,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     const raw = c.req.raw
     const requestId = raw.headers.get('x-request-id') ?? deps.newRequestId()
     const snapshot = await deps.config()
-    const identity = await authenticate(snapshot, raw.headers.get('authorization') ?? undefined)
+    const identity = await authenticated(c, snapshot)
     const text = await readBodyText(raw, maxBodyBytes)
     const request = readEdgeRequest(
       snapshot,

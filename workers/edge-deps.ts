@@ -1,3 +1,4 @@
+import type { Context } from 'hono'
 import { z } from 'zod'
 import type { ConfigSnapshot, SnapshotProvider } from '../shared/config/config-snapshot.ts'
 import type { ChatCompletionRequest } from '../shared/openai/chat-completion-request.ts'
@@ -37,6 +38,13 @@ export interface EdgeDeps {
   exposeMetrics?: boolean
   /** Output tokens assumed for quota admission when a request sets no max_tokens (see EdgeLimits). */
   defaultMaxTokens?: number
+  /**
+   * The client's address, as the runtime knows it (Cloudflare's cf-connecting-ip, Node's
+   * socket): failed authentications are limited per address too. Null: unknown.
+   */
+  clientAddress?: (c: Context) => string | null
+  /** Failed authentications allowed per address or key id per minute (see EdgeLimits). */
+  authFailuresPerMinute?: number
 }
 
 /** The edge's limits, defaults included: parsed once when the app is built. */
@@ -47,5 +55,7 @@ export const EdgeLimits = z.strictObject({
     .default(8 * 1024 * 1024),
   /** Quota admission reserves this much output for a request without max_tokens. */
   defaultMaxTokens: z.int().positive().default(1_024),
+  /** Past this many failed authentications in a minute, a client address or key id gets 429s. */
+  authFailuresPerMinute: z.int().positive().default(20),
 })
 export type EdgeLimits = z.infer<typeof EdgeLimits>

@@ -3,6 +3,7 @@ import { KinfError } from '../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
 import { createDurableObjectQuotaStore } from './durable-object-quota-store.ts'
 import { createEdgeApp } from './edge-app.ts'
+import { cloudflareClientAddress } from './limit-auth-failures.ts'
 import { createEdgeMetrics } from './edge-metrics.ts'
 import { createExternalProviders } from './external-providers.ts'
 import { createKvSnapshotLoader } from './kv-snapshot-loader.ts'
@@ -59,6 +60,7 @@ function appFor(env: object): Fetch {
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     newRequestId: () => crypto.randomUUID(),
     log: (line) => console.log(line),
+    clientAddress: cloudflareClientAddress,
   })
   return (request, _env, ctx) => app.fetch(request, env, ctx as never)
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { serve } from '@hono/node-server'
@@ -55,6 +56,9 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     newRequestId: () => randomUUID(),
     log: options.log,
     exposeMetrics: true,
+    // @hono/node-server hands the app Node's request as env.incoming.
+    clientAddress: (c) =>
+      (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket.remoteAddress ?? null,
   })
   const host = options.host ?? '127.0.0.1'
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {

@@ -4,6 +4,7 @@ import type { QuotaStore } from '../../shared/quota/quota-store.ts'
 import { createEdgeApp } from '../../workers/edge-app.ts'
 import { createEdgeMetrics } from '../../workers/edge-metrics.ts'
 import { createExternalProviders } from '../../workers/external-providers.ts'
+import { cloudflareClientAddress } from '../../workers/limit-auth-failures.ts'
 import { createScorerClient } from '../../workers/scorer-client.ts'
 import type { RequestPathStack } from './request-path-stack.ts'
 
@@ -45,6 +46,7 @@ export function describeEdgeRequestPath(runtime: string, setup: RequestPathRunti
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       newRequestId: () => crypto.randomUUID(),
       log: () => {},
+      clientAddress: cloudflareClientAddress,
     })
     const post = (body: unknown, headers: Record<string, string> = {}) =>
       app.fetch(
@@ -144,6 +146,37 @@ export function describeEdgeRequestPath(runtime: string, setup: RequestPathRunti
         const { error } = (await response.json()) as { error: { code: string; param: unknown } }
         expect(error).toMatchObject({ code: 'invalid_request', param })
       }
+    })
+
+    it('answers repeated failed authentications with 429, per address and per key id', async () => {
+      const { app, post } = edge()
+      const { demoKey } = setup.stack()
+      const models = (key: string, address?: string) =>
+        app.fetch(
+          new Request('http://edge/v1/models', {
+            headers: {
+              authorization: `Bearer ${key}`,
+              ...(address ? { 'cf-connecting-ip': address } : {}),
+            },
+          }),
+        )
+      // 20 wrong secrets from one address: 401s; the 20th crosses the limit.
+      const statuses = []
+      for (let i = 0; i < 21; i++)
+        statuses.push((await models(`kinf_guess${i}_${'x'.repeat(32)}`, '198.51.100.7')).status)
+      expect(statuses.slice(0, 19).every((s) => s === 401)).toBe(true)
+      expect(statuses.slice(19)).toEqual([429, 429])
+      // That address is refused before its key is looked at, even a good one.
+      const refused = await models(demoKey, '198.51.100.7')
+      expect(refused.status).toBe(429)
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+      // Another address is not.
+      expect((await models(demoKey, '198.51.100.8')).status).toBe(200)
+      // Guesses at one key id from many addresses: 429s, but its owner's key still works.
+      const [, id] = demoKey.split('_')
+      for (let i = 0; i < 21; i++) await models(`kinf_${id}_${'y'.repeat(32)}`, `203.0.113.${i}`)
+      expect((await models(`kinf_${id}_${'y'.repeat(32)}`, '203.0.113.99')).status).toBe(429)
+      expect((await post(chat('still mine'))).status).toBe(200)
     })
 
     it('bursts to Bedrock when the pool is saturated, but never with PII', async () => {
