@@ -1,5 +1,6 @@
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { Decision } from '../../shared/state/decision-entry.ts'
+import { createDecisionFollower } from '../../shared/state/decision-follower.ts'
 import type { PodState } from '../../shared/state/pod-state.ts'
 import type { QuotaUse } from '../../shared/state/quota-use.ts'
 import type { StateReader } from '../state/state-reader.ts'
@@ -126,33 +127,45 @@ export function decisionViewOf(d: Decision): DecisionView {
 }
 
 /**
- * The latest decisions, then each new one and each end of one shown: the recent log is
- * read again every `pollMs` and what changed is sent.
+ * The latest decisions, then each new one as it is logged and each again once it ends:
+ * the log is read on from the last entry seen every `pollMs` (the follower kinfctl inspect
+ * --follow uses joins the ends to their decisions).
  */
 async function* followDecisions(
   reader: StateReader,
   pollMs: number,
   signal: AbortSignal,
 ): AsyncGenerator<DecisionView> {
-  const sent = new Map<string, boolean>()
-  while (!signal.aborted) {
-    const { decisions } = await reader.decisions({ count: recentDecisions })
-    for (const decision of decisions) {
-      const ended = decision.end !== null
-      if (sent.get(decision.id) === ended) continue
-      sent.set(decision.id, ended)
-      yield decisionViewOf(decision)
-    }
-    if (sent.size > 4 * recentDecisions) {
-      const keep = new Set(decisions.map((d) => d.id))
-      for (const id of sent.keys()) if (!keep.has(id)) sent.delete(id)
-    }
-    await new Promise((resolve) => {
-      const timer = setTimeout(resolve, pollMs)
-      signal.addEventListener('abort', () => {
-        clearTimeout(timer)
-        resolve(undefined)
-      })
-    })
+  const first = await reader.decisions({ count: recentDecisions })
+  let ready: Decision[] = []
+  const follower = createDecisionFollower(
+    () => true,
+    undefined,
+    (d) => ready.push(d),
+  )
+  for (const decision of first.decisions) {
+    follower.follow(decision)
+    yield decisionViewOf(decision)
   }
+  let lastId = first.lastId
+  while (!signal.aborted) {
+    await pause(pollMs, signal)
+    if (signal.aborted) return
+    const read = await reader.entries(lastId === null ? {} : { afterId: lastId })
+    lastId = read.lastId
+    const done = follower.push(read.entries, Date.now())
+    const batch = [...ready, ...done]
+    ready = []
+    for (const decision of batch) yield decisionViewOf(decision)
+  }
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms)
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer)
+      resolve()
+    })
+  })
 }

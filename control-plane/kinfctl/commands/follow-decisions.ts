@@ -42,7 +42,7 @@ export async function followDecisions(options: FollowOptions): Promise<void> {
   // Decisions still in flight are followed until they end, like new ones.
   for (const d of options.report.decisions)
     if (d.end !== null) show(d)
-    else follower.push([{ id: d.id, entry: { ...withoutEnd(d), kind: 'decided' } }], Date.now())
+    else follower.follow(d)
   let lastId = options.report.lastId
   const interrupted = io.untilInterrupted().then(() => 'stop' as const)
   for (;;) {
@@ -53,11 +53,6 @@ export async function followDecisions(options: FollowOptions): Promise<void> {
     for (const d of follower.push(read.entries, Date.now())) show(d)
   }
   if (format === 'table') io.stdout(`${summaryLine(summarizeDecisions(shown))}\n`)
-}
-
-function withoutEnd(d: Decision) {
-  const { id: _, end: __, ...decided } = d
-  return decided
 }
 
 function fixedRow(cells: readonly string[], widths: readonly number[]): string {

@@ -44,6 +44,23 @@ describe('createDecisionFollower', () => {
     expect(follower.pending).toBe(0)
   })
 
+  it('tells when a decision opens, and follows one read earlier to its end', () => {
+    const opened: string[] = []
+    const follower = createDecisionFollower(
+      () => true,
+      undefined,
+      (d) => opened.push(d.requestId),
+    )
+    const [earlier] = joinDecisions([stored(decided('old', t0))])
+    if (!earlier) throw new Error('expected a decision')
+    follower.follow(earlier)
+    expect(follower.push([stored(decided('new', t0))], t0)).toEqual([])
+    expect(opened).toEqual(['new'])
+    const done = follower.push([stored(ended('old', t0 + 5)), stored(ended('new', t0 + 5))], t0 + 5)
+    expect(done.map((d) => d.requestId).sort()).toEqual(['new', 'old'])
+    expect(opened).toEqual(['new'])
+  })
+
   it('gives up waiting for an end after a while', () => {
     const follower = createDecisionFollower(() => true, 1_000)
     follower.push([stored(decided('slow', t0))], t0)
