@@ -27,10 +27,6 @@ export function limitedAuthentication(options: {
   return async (c: Context, snapshot: ConfigSnapshot) => {
     const address = options.clientAddress(c)
     const header = c.req.header('authorization')
-    const sources = [
-      ...(address ? [`address:${address}`] : []),
-      ...keyIdOf(header).map((id) => `key:${id}`),
-    ]
     const now = options.nowMs()
     const waiting = address ? limiter.blocked(`address:${address}`, now) : null
     if (waiting !== null) throw tooManyFailures(waiting)
@@ -38,6 +34,11 @@ export function limitedAuthentication(options: {
       return await authenticate(snapshot, header)
     } catch (error) {
       if (!KinfError.isInstance(error) || error.code !== 'unauthorized') throw error
+      // Worked out on failure only: a served request pays for nothing but the check above.
+      const sources = [
+        ...(address ? [`address:${address}`] : []),
+        ...keyIdOf(header).map((id) => `key:${id}`),
+      ]
       const waits = sources.flatMap((source) => limiter.failed(source, now) ?? [])
       if (waits.length > 0) throw tooManyFailures(Math.max(...waits))
       throw error
