@@ -44,9 +44,13 @@ export async function scrapeServiceMetrics(options: {
     await sendTraffic(stack)
     await scrape('edge', stack.edge.url)
     await scrape('scorer', stack.scorer.url)
-    const pod = stack.pods[0]
-    if (!pod) throw new Error('the embedded default started no pods')
-    await scrape('simulated vLLM pod', pod.url)
+    // A pod the traffic reached (the router chooses which): its counters have samples.
+    const pods = await Promise.all(
+      stack.pods.map(async (pod) => (await fetch(`${pod.url}/metrics`)).text()),
+    )
+    const served = stack.pods[Math.max(0, pods.findIndex(servedRequests))]
+    if (!served) throw new Error('the embedded default started no pods')
+    await scrape('simulated vLLM pod', served.url)
   } finally {
     await stack.close()
   }
@@ -109,4 +113,9 @@ async function sendTraffic(stack: EmbeddedStack): Promise<void> {
     { model, messages: [{ role: 'user', content: card }], max_tokens: 8 },
   ]
   for (const body of bodies) await (await post(stack, body)).text()
+}
+
+/** An exposition whose vllm:request_success_total counted a request. */
+function servedRequests(text: string): boolean {
+  return /^vllm:request_success_total\{.*\} [1-9]/m.test(text)
 }
