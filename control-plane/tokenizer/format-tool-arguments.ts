@@ -1,3 +1,5 @@
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+
 /**
  * A JSON value as Python's `json.loads` gives it: numbers keep their spelling so that
  * ints stay exact and floats print as Python prints them, objects keep their key order
@@ -12,6 +14,12 @@ type PyValue =
   | { kind: 'object'; entries: Map<string, PyValue> }
 
 class JsonSyntaxError extends Error {}
+
+/**
+ * Python's json.loads gives up near its recursion limit (1000, a RecursionError); so does
+ * this reader, before its recursion overflows JavaScript's stack.
+ */
+const maxNesting = 1_000
 
 const numberPattern = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?/y
 const whitespacePattern = /[ \t\n\r]*/y
@@ -62,11 +70,20 @@ function readJson(text: string): PyValue {
       }
     }
   }
+  let depth = 0
+  const nest = () => {
+    if (++depth > maxNesting)
+      throw new KinfError(
+        'invalid_request',
+        `tool call arguments are nested more than ${maxNesting} levels deep`,
+      )
+  }
   const readValue = (): PyValue => {
     skipWhitespace()
     const char = text[at]
     if (char === '"') return { kind: 'string', value: readString() }
     if (char === '[') {
+      nest()
       at++
       const items: PyValue[] = []
       skipWhitespace()
@@ -76,9 +93,11 @@ function readJson(text: string): PyValue {
         skipWhitespace()
       }
       at++
+      depth--
       return { kind: 'array', items }
     }
     if (char === '{') {
+      nest()
       at++
       const entries = new Map<string, PyValue>()
       skipWhitespace()
@@ -94,6 +113,7 @@ function readJson(text: string): PyValue {
         skipWhitespace()
       }
       at++
+      depth--
       return { kind: 'object', entries }
     }
     for (const [word, value] of [
@@ -189,6 +209,7 @@ function dump(value: PyValue): string {
  * it (`{}` when it is not valid JSON) and the template prints a non-string through
  * transformers' `tojson` (`json.dumps(..., ensure_ascii=False)`), a string as it is. The
  * result is meant to be handed to the template as a string, which it prints verbatim.
+ * Arguments nested deeper than Python could read are refused (KinfError invalid_request).
  */
 export function formatToolArguments(argumentsJson: string): string {
   let value: PyValue
