@@ -102,6 +102,13 @@ const commands: Record<string, Command> = {
       return { run, usage }
     },
   },
+  chaos: {
+    summary: 'run the chaos scenarios (faults injected into the real stack on loopback)',
+    load: async () => {
+      const { chaosCommand: run, chaosUsage: usage } = await import('./commands/chaos.ts')
+      return { run, usage }
+    },
+  },
   bench: {
     summary: 'benchmark routing strategies side by side',
     load: async () => {

@@ -29,6 +29,8 @@ Options:
       --pod SPEC           a pod the config does not list:
                            name=N,http=URL[,events=tcp://H:P][,replay=tcp://H:P][,pool=NAME]
                            (repeatable; pool= is a pool's name or namespace/name)
+      --redis-prefix P     key prefix of the index, the pods' state and the decision log in
+                           REDIS_URL (default kinf:, what kinfctl inspect reads)
       --events-bind EP     also bind one SUB socket (e.g. tcp://*:5557) for pods whose
                            PUB connects to the scorer; topics kv@<pod>@<model> name them
       --drain-timeout D    when interrupted (SIGTERM), refuse new connections (probes fail)
@@ -81,6 +83,7 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
       host: { type: 'string', default: '127.0.0.1' },
       config: { type: 'string' },
       'config-prefix': { type: 'string', default: 'kinf:' },
+      'redis-prefix': { type: 'string', default: 'kinf:' },
       pod: { type: 'string', multiple: true, default: [] },
       'events-bind': { type: 'string' },
       model: { type: 'string', default: 'qwen3.8-27b-fp8' },
@@ -148,6 +151,7 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
     allowUnsigned: values['allow-unsigned'],
     adminToken: io.env.KINFERENCE_ADMIN_TOKEN ?? null,
     redisUrl: io.env.REDIS_URL ?? null,
+    redisPrefix: values['redis-prefix'],
     snapshot,
     pools,
     pods: values.pod.map((spec) => parsePodSpec(spec, defaultPool)),
