@@ -1,5 +1,13 @@
 import type { ChaosScenario } from './chaos-scenario.ts'
-import { podKilledMidStream } from './scenarios/pod-killed-mid-stream.ts'
+import { clientFaultScenarios } from './scenarios/client-fault-scenarios.ts'
+import { dependencyFaultScenarios } from './scenarios/dependency-fault-scenarios.ts'
+import { podFaultScenarios } from './scenarios/pod-fault-scenarios.ts'
+import { scorerFaultScenarios } from './scenarios/scorer-fault-scenarios.ts'
 
-/** Every scenario, in the order the issue lists them and the report shows them. */
-export const chaosScenarios: readonly ChaosScenario[] = [podKilledMidStream]
+/** Every scenario, in the order the report shows them. */
+export const chaosScenarios: readonly ChaosScenario[] = [
+  ...podFaultScenarios,
+  ...scorerFaultScenarios,
+  ...dependencyFaultScenarios,
+  ...clientFaultScenarios,
+]

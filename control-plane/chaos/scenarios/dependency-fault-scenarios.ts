@@ -1,0 +1,4 @@
+import type { ChaosScenario } from '../chaos-scenario.ts'
+
+/** Scenarios 6-7: Redis going away, Bedrock throttling and failing. */
+export const dependencyFaultScenarios: readonly ChaosScenario[] = []

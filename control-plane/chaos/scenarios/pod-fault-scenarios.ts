@@ -1,0 +1,5 @@
+import type { ChaosScenario } from '../chaos-scenario.ts'
+import { podKilledMidStream } from './pod-killed-mid-stream.ts'
+
+/** Scenarios 1-3: pods dying, restarting, and losing or delaying their KV events. */
+export const podFaultScenarios: readonly ChaosScenario[] = [podKilledMidStream]
