@@ -45,7 +45,8 @@ const cacheConfigInfo = 'vllm:cache_config_info'
  * (`vllm:cache_config_info` has no `model_name`: it is the pod's). For each signal the
  * current name is read and, only when it is absent, the deprecated one
  * (`vllm:gpu_cache_usage_perc`, `vllm:gpu_prefix_cache_{queries,hits}_total`). The first
- * sample per name and engine wins; NaN and infinite values count as absent.
+ * sample per name and engine wins; NaN and infinite values count as absent, and so does a
+ * total over engines that overflows (past the largest double, or blocks past 2^53).
  */
 export function extractVllmLoadSignals(
   samples: readonly PrometheusSample[],
@@ -82,7 +83,9 @@ export function extractVllmLoadSignals(
     if (name === undefined || values === undefined) return null
     if (index > 0) deprecatedNames.push(name)
     for (const engine of values.keys()) engines.add(engine)
-    return combine([...values.values()])
+    const combined = combine([...values.values()])
+    // Finite values can still sum past the largest double: no reading either.
+    return Number.isFinite(combined) ? combined : null
   }
   const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
   const nonNegative = (value: number | null) => (value === null || value < 0 ? null : value)
@@ -103,8 +106,7 @@ export function extractVllmLoadSignals(
     kvCacheUsage,
     prefixCacheQueries,
     prefixCacheHits,
-    numGpuBlocks:
-      blocks.length > 0 && blocks.every((value) => value !== null) ? sum(blocks as number[]) : null,
+    numGpuBlocks: wholeSum(blocks),
     blockSize:
       firstBlockSize !== null && firstBlockSize > 0 && blockSizes.every((v) => v === firstBlockSize)
         ? firstBlockSize
@@ -112,6 +114,13 @@ export function extractVllmLoadSignals(
     engines: [...engines].sort(),
     deprecatedNames,
   }
+}
+
+/** The total of every engine's blocks; null when one is unknown or the total is not exact. */
+function wholeSum(blocks: readonly (number | null)[]): number | null {
+  if (blocks.length === 0 || blocks.some((value) => value === null)) return null
+  const total = (blocks as number[]).reduce((sum, value) => sum + value, 0)
+  return Number.isSafeInteger(total) ? total : null
 }
 
 /** A label value that is a whole number as Python prints one ("16"), else null ("None"). */
