@@ -43,8 +43,9 @@ const event = fc.oneof(
       medium: nullable(fc.constantFrom('GPU', 'CPU', 'disk')),
       lora_name: nullable(fc.string({ maxLength: 8 })),
       extra_keys: nullable(
-        fc.array(nullable(fc.array(fc.oneof(fc.string({ maxLength: 8 }), fc.nat())))),
-        { maxLength: 4 },
+        fc.array(nullable(fc.array(fc.oneof(fc.string({ maxLength: 8 }), fc.nat()))), {
+          maxLength: 4,
+        }),
       ),
     })
     .map((fields) => ({ type: 'BlockStored', ...fields })),
