@@ -83,7 +83,7 @@ export const CustomPiiPattern = z.strictObject({
       if (problem !== null) ctx.addIssue({ code: 'custom', message: `regex ${problem}` })
     })
     .describe(
-      'JavaScript regular expression (compiled with the u flag, matched anywhere in the prompt). Nested repetition such as (a+)+ is refused: it can backtrack without end.',
+      'RE2 regular expression (github.com/google/re2/wiki/Syntax), matched anywhere in the prompt in linear time (re2js), so no pattern can backtrack on a crafted prompt. Lookaround and backreferences do not exist in it; code points are \\x{1F600}, not \\u; \\d, \\w, \\s and \\b are ASCII; . matches all but newline; (?i) ignores case. At most 512 characters and 1,000 compiled instructions (repeat counts at most 1,000).',
     ),
   label: RequestLabel.describe(
     'Label a match adds, e.g. pii:employee-id; a label in the pii group also adds pii.',

@@ -74,12 +74,12 @@ describe('kinfctl pii', () => {
   })
 
   it('refuses bad patterns with exit 1 and a message naming the problem', async () => {
-    const nested = tempFile('p.yaml', '- {name: bad, regex: "(a+)+", label: "pii:x"}\n')
+    const backreference = tempFile('p.yaml', '- {name: bad, regex: "(a)\\\\1", label: "pii:x"}\n')
     const badLabel = tempFile('p.yaml', '- {name: bad, regex: "a", label: "Not A Label"}\n')
     const notYaml = tempFile('p.yaml', 'patterns: [unclosed\n')
     const empty = tempFile('p.yaml', 'kind: InferencePolicy\nspec: {}\n')
     const cases: [string, RegExp][] = [
-      [nested, /patterns\[0\]\.regex: regex must not repeat a group/],
+      [backreference, /patterns\[0\]\.regex: regex is not a regular expression the linear-time/],
       [badLabel, /patterns\[0\]\.label: must be lower-case words/],
       [notYaml, /not YAML or JSON/],
       [empty, /no PII patterns found/],

@@ -71,6 +71,18 @@ describe('kinfctl validate', () => {
     expect(stdout).not.toContain('not found')
   })
 
+  it('refuses a PII pattern the linear-time matcher cannot compile, naming the field', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kinfctl-'))
+    const file = join(dir, 'pii.yaml')
+    const policy = readFileSync(join(examplesDir, 'pii-stays-local.yaml'), 'utf8')
+    writeFileSync(file, policy.replace("regex: '\\bPRN-\\d{7}\\b'", "regex: '(?<!x)PRN-(\\d)\\1'"))
+    const { code, stdout } = await runCli(['validate', file])
+    expect(code).toBe(1)
+    expect(stdout).toMatch(
+      /InferencePolicy\/pii-stays-local spec\.pii\.patterns\[0\]\.regex: regex is not a regular expression the linear-time matcher \(RE2 syntax: no lookaround, no backreferences/,
+    )
+  })
+
   it('skips resources of other API groups and validates stdin', async () => {
     const secret = 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n'
     const { code, stdout } = await runCli(['validate', '-', '--summary'], secret)
