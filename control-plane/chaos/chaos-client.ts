@@ -2,8 +2,10 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions'
 import { readChaosStream } from './read-chaos-stream.ts'
 
-/** What became of one request, as a client would judge it. */
-export type RequestOutcome =
+/** What became of one request, as a client would judge it, and when it was sent. */
+export type RequestOutcome = Verdict & { startedMs: number }
+
+type Verdict =
   | {
       kind: 'completed'
       status: number
@@ -33,11 +35,15 @@ export interface ChaosRequest {
   timeoutMs: number
   /** Called with each SSE event's data as it arrives (tests of mid-stream faults). */
   onEvent?: (data: string) => void
+  /** Sent as x-request-id, to find the request again in what the pods and the scorer logged. */
+  requestId?: string
 }
 
 export interface ChaosClient {
   send(request: ChaosRequest): Promise<RequestOutcome>
 }
+
+type ChaosSend = (request: ChaosRequest, startedMs: number) => Promise<Verdict>
 
 /**
  * Requests through the edge with the official `openai` client, with its retries off so
@@ -54,34 +60,38 @@ export function createChaosClient(options: {
     apiKey: options.apiKey,
     maxRetries: 0,
   })
+  const judge: ChaosSend = async (request, started) => {
+    const elapsed = () => options.nowMs() - started
+    const headers = request.requestId ? { 'x-request-id': request.requestId } : {}
+    try {
+      const params = {
+        model: request.model,
+        messages: request.messages,
+        max_tokens: request.maxTokens,
+      }
+      if (request.stream) {
+        const response = await client.chat.completions
+          .create(
+            { ...params, stream: true, stream_options: { include_usage: true } },
+            { timeout: request.timeoutMs, headers },
+          )
+          .asResponse()
+        return await readStream(response, request, started, options.nowMs)
+      }
+      const { data, response } = await client.chat.completions
+        .create(params, { timeout: request.timeoutMs, headers })
+        .withResponse()
+      if (!Array.isArray(data.choices) || data.choices.length === 0)
+        return { kind: 'lost', why: 'a 200 without choices', latencyMs: elapsed() }
+      return completed(response, data.usage ?? null, null, elapsed())
+    } catch (error) {
+      return failedOutcome(error, elapsed())
+    }
+  }
   return {
     async send(request) {
-      const started = options.nowMs()
-      const elapsed = () => options.nowMs() - started
-      try {
-        const params = {
-          model: request.model,
-          messages: request.messages,
-          max_tokens: request.maxTokens,
-        }
-        if (request.stream) {
-          const response = await client.chat.completions
-            .create(
-              { ...params, stream: true, stream_options: { include_usage: true } },
-              { timeout: request.timeoutMs },
-            )
-            .asResponse()
-          return await readStream(response, request, started, options.nowMs)
-        }
-        const { data, response } = await client.chat.completions
-          .create(params, { timeout: request.timeoutMs })
-          .withResponse()
-        if (!Array.isArray(data.choices) || data.choices.length === 0)
-          return { kind: 'lost', why: 'a 200 without choices', latencyMs: elapsed() }
-        return completed(response, data.usage ?? null, null, elapsed())
-      } catch (error) {
-        return failedOutcome(error, elapsed())
-      }
+      const startedMs = options.nowMs()
+      return { ...(await judge(request, startedMs)), startedMs }
     },
   }
 }
@@ -91,7 +101,7 @@ function completed(
   usage: OpenAI.CompletionUsage | null,
   ttftMs: number | null,
   latencyMs: number,
-): RequestOutcome {
+): Verdict {
   const decision = response.headers.get('x-kinference-decision') ?? ''
   return {
     kind: 'completed',
@@ -103,7 +113,7 @@ function completed(
   }
 }
 
-function failedOutcome(error: unknown, latencyMs: number): RequestOutcome {
+function failedOutcome(error: unknown, latencyMs: number): Verdict {
   if (error instanceof APIConnectionTimeoutError)
     return { kind: 'lost', why: 'no answer before the timeout (a hang)', latencyMs }
   if (error instanceof APIConnectionError)
@@ -128,7 +138,7 @@ async function readStream(
   request: ChaosRequest,
   startedMs: number,
   nowMs: () => number,
-): Promise<RequestOutcome> {
+): Promise<Verdict> {
   const verdict = await readChaosStream(
     response.body,
     startedMs + request.timeoutMs,
