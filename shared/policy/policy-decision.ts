@@ -69,7 +69,8 @@ export const PolicyDecision = z.discriminatedUnion('kind', [
     kind: z.literal('reject'),
     policy: z.string().nullable(),
     rule: z.string().nullable(),
-    status: z.int(),
+    /** An error status (a rule's reject is 400-599): a decision read from the scorer is checked. */
+    status: z.int().min(400).max(599),
     code: z.string(),
     message: z.string(),
     trace: z.array(TraceStep),
