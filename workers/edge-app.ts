@@ -9,12 +9,14 @@ import { admitQuota } from './admit-quota.ts'
 import { decideRequest, type EdgeOutcome } from './decide-request.ts'
 import { type EdgeDeps, EdgeLimits } from './edge-deps.ts'
 import { limitedAuthentication } from './limit-auth-failures.ts'
+import { limitEventStream } from './limit-event-stream.ts'
 import {
   type EdgeRequest,
   labelsHeader,
   readBodyText,
   readEdgeRequest,
 } from './read-edge-request.ts'
+import { checkHeaderBytes } from './request-limits.ts'
 import { answer, type ServeContext, serveDecision } from './serve-decision.ts'
 
 const passThrough = ['x-request-id', 'traceparent', 'tracestate']
@@ -28,17 +30,23 @@ const passThrough = ['x-request-id', 'traceparent', 'tracestate']
  */
 export function createEdgeApp(deps: EdgeDeps): Hono {
   const app = new Hono()
-  const { maxBodyBytes, defaultMaxTokens, authFailuresPerMinute } = EdgeLimits.parse({
+  const edgeLimits = EdgeLimits.parse({
     maxBodyBytes: deps.maxBodyBytes,
     defaultMaxTokens: deps.defaultMaxTokens,
     authFailuresPerMinute: deps.authFailuresPerMinute,
+    ...deps.limits,
   })
+  const { maxBodyBytes, defaultMaxTokens, authFailuresPerMinute } = edgeLimits
   const authenticated = limitedAuthentication({
     perMinute: authFailuresPerMinute,
     nowMs: deps.nowMs,
     clientAddress: deps.clientAddress ?? (() => null),
   })
 
+  app.use(async (c, next) => {
+    checkHeaderBytes(c.req.raw.headers, edgeLimits.maxHeaderBytes)
+    await next()
+  })
   app.get('/healthz', (c) => c.text('ok'))
   if (deps.exposeMetrics)
     app.get('/metrics', (c) =>
@@ -75,6 +83,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       raw.headers.get(labelsHeader) ?? undefined,
       deps.metrics,
       deps.detectPii,
+      edgeLimits,
     )
     const policyId = snapshot.tenants[request.tenant]
     const tenant = snapshot.policies[policyId ?? '']?.spec.tenants.find(
@@ -132,10 +141,13 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
         passHeaders,
         signal: raw.signal,
       })
-      const response =
+      const response = limitEventStream(
         outcome.kind === 'served'
           ? await answer(outcome.response, request, serving, { decision: null, notes: [] })
-          : await carryOut(deps, snapshot, request, outcome, serving)
+          : await carryOut(deps, snapshot, request, outcome, serving),
+        edgeLimits,
+        (why) => deps.log(`request ${requestId}: stream cut by the edge (${why})`),
+      )
       deps.metrics.inc('requests', { status: String(response.status) })
       return response
     } catch (error) {

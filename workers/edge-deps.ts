@@ -32,6 +32,8 @@ export interface EdgeDeps {
   log: (line: string) => void
   /** Largest request body accepted (see EdgeLimits). */
   maxBodyBytes?: number
+  /** The other limits of EdgeLimits, where they differ from its defaults. */
+  limits?: z.input<typeof EdgeLimits>
   /** The PII detectors (shared/pii by default); replaceable to test failing detectors. */
   detectPii?: typeof detectPii
   /** Serve GET /metrics (Node; a Worker's counters are per isolate and not scraped). */
@@ -57,5 +59,30 @@ export const EdgeLimits = z.strictObject({
   defaultMaxTokens: z.int().positive().default(1_024),
   /** Past this many failed authentications in a minute, a client address or key id gets 429s. */
   authFailuresPerMinute: z.int().positive().default(20),
+  /**
+   * Request headers, names and values: 431 beyond. Node's own parser (start-edge) is set
+   * to this plus room for the request line; Cloudflare's edge allows 128 KB.
+   */
+  maxHeaderBytes: z
+    .int()
+    .positive()
+    .default(32 * 1024),
+  /** Chat messages per request: 400 naming messages beyond. */
+  maxMessages: z.int().positive().default(2_048),
+  /** Tools per request (OpenAI's own bound). */
+  maxTools: z.int().positive().default(128),
+  /** Stop sequences per request (OpenAI takes 4, vLLM any number). */
+  maxStopSequences: z.int().positive().default(16),
+  /** Largest max_tokens or max_completion_tokens. */
+  maxOutputTokens: z.int().positive().default(131_072),
+  /**
+   * Prompt (estimated) plus max_tokens, for a model no pool gives a maxContextTokens
+   * (Bedrock's, aliases): 400 context_length_exceeded beyond.
+   */
+  maxRequestTokens: z.int().positive().default(262_144),
+  /** A stream open longer than this is ended with an error event and its upstream cancelled. */
+  maxStreamSeconds: z.number().positive().default(900),
+  /** A stream whose client has read nothing for this long (backpressure) is cut. */
+  streamStallSeconds: z.number().positive().default(60),
 })
 export type EdgeLimits = z.infer<typeof EdgeLimits>

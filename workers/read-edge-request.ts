@@ -19,7 +19,9 @@ import {
 } from '../shared/pii/custom-pii-patterns.ts'
 import { detectPii } from '../shared/pii/detect-pii.ts'
 import { resolveTenant } from '../shared/tenancy/resolve-tenant.ts'
+import { EdgeLimits } from './edge-deps.ts'
 import type { EdgeMetrics } from './edge-metrics.ts'
+import { checkRequestCounts, checkRequestTokens } from './request-limits.ts'
 
 /** A request the edge has authenticated, parsed and labelled. */
 export interface EdgeRequest {
@@ -117,10 +119,13 @@ function customPatterns(snapshot: ConfigSnapshot, tenant: string): CompiledCusto
   return compiled
 }
 
+const defaultLimits = EdgeLimits.parse({})
+
 /**
  * Parses and labels a chat or completions body. Labels are the client's (validated) plus
  * what the detectors find; a detector that throws marks the request, which policy then
- * treats as carrying every constrained label (fail closed), and is counted.
+ * treats as carrying every constrained label (fail closed), and is counted. A body past
+ * the limits (messages, tools, stop, max_tokens, the context) is refused before the scan.
  */
 export function readEdgeRequest(
   snapshot: ConfigSnapshot,
@@ -130,6 +135,7 @@ export function readEdgeRequest(
   clientLabels: string | undefined,
   metrics: EdgeMetrics,
   detect: typeof detectPii = detectPii,
+  limits: EdgeLimits = defaultLimits,
 ): EdgeRequest {
   let json: unknown
   try {
@@ -144,6 +150,7 @@ export function readEdgeRequest(
   const openAi = parsed.request
   const body = openAi.body
   if (body.model === undefined) throw invalidRequest('you must provide a model parameter', 'model')
+  checkRequestCounts(openAi, limits)
   const labels = new Set<string>()
   for (const label of (clientLabels ?? '')
     .split(',')
@@ -157,6 +164,12 @@ export function readEdgeRequest(
     labels.add(label)
   }
   const prompt = promptText(openAi)
+  const promptTokens =
+    openAi.kind === 'completion' && Array.isArray(openAi.body.prompt)
+      ? openAi.body.prompt.length
+      : estimatePromptTokens(prompt)
+  const maxTokens = maxTokensOf(openAi)
+  checkRequestTokens(snapshot, { openAi, model: body.model, promptTokens, maxTokens }, limits)
   let detectorFailed = false
   try {
     const found = detect(prompt, { custom: customPatterns(snapshot, identity.tenant) })
@@ -177,11 +190,8 @@ export function readEdgeRequest(
     model: body.model,
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage === true,
-    maxTokens: maxTokensOf(openAi),
-    promptTokens:
-      openAi.kind === 'completion' && Array.isArray(openAi.body.prompt)
-        ? openAi.body.prompt.length
-        : estimatePromptTokens(prompt),
+    maxTokens,
+    promptTokens,
     labels: [...labels].sort(),
     detectorFailed,
   }

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import type { CustomPiiPattern } from '../../shared/pii/custom-pii-patterns.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
 import { createEdgeApp } from '../../workers/edge-app.ts'
+import type { EdgeDeps } from '../../workers/edge-deps.ts'
 import { createEdgeMetrics } from '../../workers/edge-metrics.ts'
 import { createExternalProviders } from '../../workers/external-providers.ts'
 import { cloudflareClientAddress } from '../../workers/limit-auth-failures.ts'
@@ -22,13 +24,24 @@ const card = 'My card is 4111 1111 1111 1111, please book the flight.'
  * stand-in (reached through the real AWS SDK).
  */
 export function describeEdgeRequestPath(runtime: string, setup: RequestPathRuntime): void {
-  const edge = (options: { saturated?: boolean; requestsPerMinute?: number } = {}) => {
+  const edge = (
+    options: {
+      saturated?: boolean
+      requestsPerMinute?: number
+      limits?: EdgeDeps['limits']
+      piiPatterns?: CustomPiiPattern[]
+    } = {},
+  ) => {
+    const { piiPatterns } = options
     const stack = setup.stack()
     const snapshot = JSON.parse(stack.snapshot) as ConfigSnapshot
     if (options.requestsPerMinute !== undefined)
       for (const policy of Object.values(snapshot.policies))
         for (const tenant of policy.spec.tenants)
           tenant.quotas = { requestsPerMinute: options.requestsPerMinute }
+    if (piiPatterns)
+      for (const policy of Object.values(snapshot.policies))
+        policy.spec.pii = { ...policy.spec.pii, patterns: piiPatterns }
     const app = createEdgeApp({
       config: async () => snapshot,
       quotas: setup.quotas(),
@@ -47,6 +60,7 @@ export function describeEdgeRequestPath(runtime: string, setup: RequestPathRunti
       newRequestId: () => crypto.randomUUID(),
       log: () => {},
       clientAddress: cloudflareClientAddress,
+      ...(options.limits ? { limits: options.limits } : {}),
     })
     const post = (body: unknown, headers: Record<string, string> = {}) =>
       app.fetch(
@@ -64,6 +78,17 @@ export function describeEdgeRequestPath(runtime: string, setup: RequestPathRunti
         count: number
       }
     ).count
+  /** Requests the scorer saw end because the edge went away, over its pods. */
+  const clientGone = async () => {
+    const text = await (await fetch(`${setup.stack().scorerUrl}/metrics`)).text()
+    let count = 0
+    for (const line of text.split('\n'))
+      if (line.startsWith('kinference_scorer_requests') && line.includes('outcome="client-gone"'))
+        count += Number(line.slice(line.lastIndexOf(' ') + 1))
+    return count
+  }
+  const errorOf = async (response: Response) =>
+    ((await response.json()) as { error: { code: string; type: string; param: unknown } }).error
   const chat = (content: string, extra: object = {}) => ({
     model: 'qwen3.8-27b-fp8',
     messages: [{ role: 'user', content }],
@@ -200,6 +225,95 @@ export function describeEdgeRequestPath(runtime: string, setup: RequestPathRunti
       const refused = await post(chat('second'))
       expect(refused.status).toBe(429)
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    })
+
+    it('matches custom PII patterns in linear time: a match stays local, a near miss bursts', async () => {
+      const { post } = edge({
+        saturated: true,
+        piiPatterns: [
+          { name: 'employee', regex: '\\bEMP-\\d{6}\\b', label: 'pii:employee-id' },
+          { name: 'pathological', regex: '(a|a)*b', label: 'pii:pathological' },
+        ],
+      })
+      const employee = await post(chat('ticket for EMP-123456 please'))
+      expect(employee.status).toBe(503)
+      expect((await errorOf(employee)).code).toBe('locality_violation')
+      // 30,000 near misses of (a|a)*b: exponential for a backtracking matcher.
+      const nearMiss = await post(chat('a'.repeat(30_000)))
+      expect(nearMiss.status).toBe(200)
+      expect(nearMiss.headers.get('x-kinference-decision')).toContain('backend=demo/bedrock-claude')
+      expect((await post(chat(`${'a'.repeat(30_000)}b`))).status).toBe(503)
+    })
+
+    it('answers oversized headers with 431 in OpenAI’s shape', async () => {
+      const { post } = edge()
+      const big = await post(chat('x'), { 'x-filler': 'f'.repeat(40 * 1024) })
+      expect(big.status).toBe(431)
+      expect(await errorOf(big)).toMatchObject({
+        code: 'request_header_fields_too_large',
+        type: 'invalid_request_error',
+      })
+      expect((await post(chat('x'), { 'x-filler': 'f'.repeat(16 * 1024) })).status).toBe(200)
+    })
+
+    it('refuses too many messages, tools and stop sequences, and an unbounded max_tokens', async () => {
+      const { post } = edge()
+      const message = { role: 'user', content: 'hi' }
+      const tool = { type: 'function', function: { name: 'f' } }
+      const cases = [
+        [chat('x', { messages: Array.from({ length: 2_049 }, () => message) }), 'messages'],
+        [chat('x', { tools: Array.from({ length: 129 }, () => tool) }), 'tools'],
+        [chat('x', { stop: Array.from({ length: 17 }, (_, i) => `s${i}`) }), 'stop'],
+        [chat('x', { max_tokens: 200_000 }), 'max_tokens'],
+        [chat('x', { max_tokens: 0 }), 'max_tokens'],
+        [chat('x', { max_completion_tokens: -1 }), 'max_completion_tokens'],
+      ] as const
+      for (const [body, param] of cases) {
+        const response = await post(body)
+        expect(response.status, param).toBe(400)
+        expect(await errorOf(response)).toMatchObject({ type: 'invalid_request_error', param })
+      }
+      const many = chat('x', { messages: Array.from({ length: 2_048 }, () => message) })
+      expect((await post(many)).status).toBe(200)
+    })
+
+    it('answers context_length_exceeded past the model’s context or the default bound', async () => {
+      const { post } = edge({ limits: { maxRequestTokens: 1_000 } })
+      // The pool serves qwen3.8-27b-fp8 with maxContextTokens 32768.
+      const long = await post(chat('word '.repeat(20_000), { max_tokens: 20_000 }))
+      expect(long.status).toBe(400)
+      expect(await errorOf(long)).toMatchObject({
+        code: 'context_length_exceeded',
+        type: 'invalid_request_error',
+        param: 'messages',
+      })
+      expect((await post(chat('word '.repeat(2_000), { max_tokens: 4 }))).status).toBe(200)
+      // A model no pool serves (Bedrock's) is held to maxRequestTokens.
+      const claude = await post({
+        model: 'claude-sonnet',
+        messages: [{ role: 'user', content: 'word '.repeat(2_000) }],
+      })
+      expect(claude.status).toBe(400)
+      expect((await errorOf(claude)).code).toBe('context_length_exceeded')
+    })
+
+    it('ends a stream past maxStreamSeconds with an error event and [DONE], cancelling upstream', async () => {
+      const { post } = edge({ limits: { maxStreamSeconds: 1 } })
+      const before = await clientGone()
+      const response = await post(
+        chat('a long answer', { stream: true, ignore_eos: true, max_tokens: 30_000 }),
+      )
+      expect(response.status).toBe(200)
+      const text = await response.text()
+      const events = text.trimEnd().split('\n\n')
+      expect(events.at(-1)).toBe('data: [DONE]')
+      const error = JSON.parse((events.at(-2) ?? '').slice('data: '.length)) as {
+        error: { code: string; type: string }
+      }
+      expect(error.error).toMatchObject({ code: 'stream_duration_exceeded', type: 'server_error' })
+      expect(text).not.toContain('"finish_reason":"length"')
+      // The scorer sees the edge leave and stops the pod's request.
+      await expect.poll(clientGone, { timeout: 10_000 }).toBeGreaterThan(before)
     })
   })
 }
