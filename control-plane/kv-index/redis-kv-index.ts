@@ -22,9 +22,17 @@ export const RedisKvIndexOptions = KvIndexLimits.extend({
     .default(262_144)
     .describe('Parent-key hints this replica keeps per pod (oldest first out)'),
   maxHintPods: wholeNumber(1).default(1024).describe('Pods with hints (least recently used out)'),
+  commandTimeoutMs: wholeNumber(1)
+    .default(2_000)
+    .describe('A command of the client made from a URL fails after this long without a reply'),
 })
 export type RedisKvIndexOptions = z.infer<typeof RedisKvIndexOptions>
 export type RedisKvIndexOptionsInput = z.input<typeof RedisKvIndexOptions>
+
+/** The Redis index, and one round trip that tells whether Redis answers (guarded-kv-index.ts). */
+export interface RedisKvIndex extends KvIndex {
+  ping(): Promise<void>
+}
 
 /**
  * The KvIndex shared by scorer replicas, in Redis (data layout in redis-kv-index-lua.ts).
@@ -36,7 +44,7 @@ export type RedisKvIndexOptionsInput = z.input<typeof RedisKvIndexOptions>
  * the same batch count its blocks twice. A rejected apply may or may not have run in
  * Redis (a lost reply); the caller should treat the pod as untrustworthy and drop it.
  */
-export async function createRedisKvIndex(input: RedisKvIndexOptionsInput): Promise<KvIndex> {
+export async function createRedisKvIndex(input: RedisKvIndexOptionsInput): Promise<RedisKvIndex> {
   const options = parseOptions(RedisKvIndexOptions, input, 'redis kv index')
   const { prefix } = options
   // Script arguments are strings.
@@ -46,7 +54,9 @@ export async function createRedisKvIndex(input: RedisKvIndexOptionsInput): Promi
   const hints = new RedisKvIndexHints(options.maxHintsPerPod, options.maxHintPods)
   const redis =
     typeof options.redis === 'string'
-      ? await connectRedis(options.redis, 'redis kv index')
+      ? await connectRedis(options.redis, 'redis kv index', {
+          commandTimeoutMs: options.commandTimeoutMs,
+        })
       : options.redis
   const owned = typeof options.redis === 'string'
   const scripts = await loadRedisKvIndexScripts(redis).catch((error: unknown) => {
@@ -171,6 +181,14 @@ export async function createRedisKvIndex(input: RedisKvIndexOptionsInput): Promi
     async size() {
       const [entries, pods] = (await scripts.run('size', [prefix])) as [number, number]
       return { entries, pods }
+    },
+
+    async ping() {
+      try {
+        await redis.ping()
+      } catch (error) {
+        throw toUpstreamError('ping', error)
+      }
     },
 
     async close() {

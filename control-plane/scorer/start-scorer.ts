@@ -4,17 +4,16 @@ import type { AddressInfo } from 'node:net'
 import { hostname } from 'node:os'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
-import { createMemoryKvIndex } from '../../shared/kv-index/memory-kv-index.ts'
 import { createMemoryStateStore } from '../../shared/state/memory-state-store.ts'
 import type { StateStore } from '../../shared/state/state-store.ts'
 import { bindKvEventSubscriber } from '../kv-events/create-kv-event-subscriber.ts'
-import { createRedisKvIndex } from '../kv-index/redis-kv-index.ts'
 import { createRedisStateStore } from '../state/redis-state-store.ts'
 import { openStatusReader } from '../status-page/open-status-reader.ts'
 import { stateStatusSource } from '../status-page/state-status-source.ts'
 import { statusPageRoutes } from '../status-page/status-page-routes.ts'
 import { createDecisionRecorder } from './decision-recorder.ts'
 import { LivePools } from './live-pools.ts'
+import { openScorerIndex, resyncFeeds } from './open-scorer-index.ts'
 import { PodFeeds } from './pod-feeds.ts'
 import { startPodStatePublisher } from './pod-state-publisher.ts'
 import { PolicyBundleCache } from './policy-bundle-cache.ts'
@@ -78,17 +77,15 @@ export async function startScorer(
   config: ScorerConfig,
   log: (message: string) => void,
 ): Promise<RunningScorer> {
-  const index = config.redisUrl
-    ? await createRedisKvIndex({ redis: config.redisUrl, prefix: config.redisPrefix })
-    : createMemoryKvIndex()
+  const metrics = createScorerMetrics(() => Date.now() / 1000)
+  const stateMetrics = createStateMetrics(metrics.registry)
+  const { index, guard } = await openScorerIndex(config, stateMetrics, log)
   const state = await openStateStore(config).catch(async (error: unknown) => {
     await index.close()
     throw error
   })
   const replica =
     config.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`
-  const metrics = createScorerMetrics(() => Date.now() / 1000)
-  const stateMetrics = createStateMetrics(metrics.registry)
   const decisions = createDecisionRecorder({
     store: state,
     flushMs: config.decisionFlushMs,
@@ -96,8 +93,19 @@ export async function startScorer(
     log,
     onDropped: (count) => stateMetrics.decisionsDropped.inc(count),
   })
-  const feeds = new PodFeeds({ index, sharedEvents: config.eventsBind !== null, onError: log })
+  const feeds = new PodFeeds({
+    index,
+    sharedEvents: config.eventsBind !== null,
+    // While the shared index is out every batch fails: the outage is logged once instead.
+    onError: (message) => {
+      if (guard?.available !== false) log(message)
+    },
+  })
   const live = new LivePools({ pools: [], backends: {} }, log)
+  guard?.onRecovered(async () => {
+    stateMetrics.indexResyncs.inc()
+    await resyncFeeds(live, feeds)
+  })
   const scraper = new PoolMetricsScraper({
     runtimes: () => live.all(),
     restarted: (pod) => void feeds.get(pod)?.restart(),

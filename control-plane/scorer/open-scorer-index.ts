@@ -1,0 +1,46 @@
+import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
+import { createMemoryKvIndex } from '../../shared/kv-index/memory-kv-index.ts'
+import { createGuardedKvIndex, type GuardedKvIndex } from '../kv-index/guarded-kv-index.ts'
+import { createRedisKvIndex } from '../kv-index/redis-kv-index.ts'
+import type { LivePools } from './live-pools.ts'
+import type { PodFeeds } from './pod-feeds.ts'
+import type { ScorerConfig } from './scorer-config.ts'
+import type { StateMetrics } from './state-metrics.ts'
+
+/**
+ * The index: in memory, or in Redis behind a guard that routes cache-cold while Redis
+ * fails (guarded-kv-index.ts), counted on /metrics.
+ */
+export async function openScorerIndex(
+  config: ScorerConfig,
+  stateMetrics: StateMetrics,
+  log: (message: string) => void,
+): Promise<{ index: KvIndex; guard: GuardedKvIndex | null }> {
+  if (!config.redisUrl) return { index: createMemoryKvIndex(), guard: null }
+  const redis = await createRedisKvIndex({ redis: config.redisUrl, prefix: config.redisPrefix })
+  const guard = createGuardedKvIndex({
+    index: redis,
+    probe: () => redis.ping(),
+    onColdLookup: (reason) => stateMetrics.coldLookups(reason).inc(),
+    log,
+  })
+  return { index: guard, guard }
+}
+
+/**
+ * The index missed every batch since Redis failed: each pod's feed drops the pod and
+ * replays its history from the pod's replay socket, as for a restarted pod. Pods no
+ * runtime finds healthy are left alone: one that stopped answering is replayed when it
+ * comes back (a restart), and asking it now would only wait for its timeout.
+ */
+export async function resyncFeeds(live: LivePools, feeds: PodFeeds): Promise<void> {
+  const nowMs = performance.now()
+  const pods = new Set(
+    live
+      .all()
+      .flatMap((pool) => pool.router.podReports(nowMs))
+      .filter((report) => report.healthy)
+      .map((report) => report.name),
+  )
+  await Promise.all([...pods].map((pod) => feeds.get(pod)?.restart()))
+}
