@@ -46,6 +46,7 @@ export class LeaseElector {
   /** The other holder's renewTime as last seen, and when (on our clock) it was seen to change. */
   private observed: { holder: string; renew: string; atMs: number } | null = null
   private stopped = false
+  private ticking: Promise<void> | null = null
 
   constructor(api: CoordinationV1Api, options: LeaseElectorOptionsInput, hooks: LeaseHooks) {
     this.api = api
@@ -61,18 +62,29 @@ export class LeaseElector {
     void this.tick()
   }
 
-  /** Stops trying; a leader releases the lease so a follower takes over at once. */
+  /**
+   * Stops trying; a leader releases the lease so a follower takes over at once. A try in
+   * flight is waited for first: its renewal would make the release's write conflict, and
+   * one that took the lease just now must give it back too.
+   */
   async stop(): Promise<void> {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
-    if (!this.leading) return
+    await this.ticking
     this.setLeading(false)
     await this.release().catch((error: unknown) =>
       this.hooks.onError(`releasing the lease: ${(error as Error).message}`),
     )
   }
 
-  private async tick(): Promise<void> {
+  private tick(): Promise<void> {
+    this.ticking = this.tryOnce().finally(() => {
+      this.ticking = null
+    })
+    return this.ticking
+  }
+
+  private async tryOnce(): Promise<void> {
     if (this.stopped) return
     try {
       const acquired = await this.tryAcquireOrRenew()

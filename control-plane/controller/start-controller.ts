@@ -68,6 +68,7 @@ export async function startController(
   const core = kubeConfig.makeApiClient(CoreV1Api)
   let retryMs = options.publishRetryMs
   let retryTimer: ReturnType<typeof setTimeout> | null = null
+  let closing = false
   const elector = new LeaseElector(
     kubeConfig.makeApiClient(CoordinationV1Api),
     {
@@ -117,7 +118,7 @@ export async function startController(
     writeStatus: (kind, object, compute) => writeStatus({ api: custom, kind, object, compute }),
     emitEvent: (object, event) => emitAcceptanceEvent(core, object, event, options.identity),
     retryLater: () => {
-      if (retryTimer) return
+      if (retryTimer || closing) return
       retryTimer = setTimeout(() => {
         retryTimer = null
         runner.trigger()
@@ -153,7 +154,13 @@ export async function startController(
     isLeader: () => elector.isLeader,
     idle: () => runner.idle(),
     metrics,
+    /**
+     * A graceful stop (SIGTERM): the reconcile under way finishes, publish and status
+     * writes included, while this replica still leads; nothing new starts; then the
+     * Lease is released, so another replica leads at once instead of after its duration.
+     */
     async close() {
+      closing = true
       clearInterval(resync)
       if (retryTimer) clearTimeout(retryTimer)
       await runner.close()

@@ -105,6 +105,8 @@ export async function controllerCommand(args: string[], io: CliIo): Promise<numb
       io.env.KUBERNETES_SERVICE_HOST !== undefined &&
       io.env.KUBECONFIG === undefined,
   })
+  // Armed before anything starts: a SIGTERM during start-up still stops cleanly.
+  const interrupted = io.untilInterrupted()
   const store = await createRedisSnapshotStore({
     redis: redisUrl,
     prefix: values['redis-prefix'],
@@ -139,7 +141,7 @@ export async function controllerCommand(args: string[], io: CliIo): Promise<numb
     throw error
   })
   io.stdout(`controller ${identity} running; probes and metrics on ${controller.url}\n`)
-  await io.untilInterrupted()
+  await interrupted
   await controller.close()
   await store.close()
   return exitCode.ok
