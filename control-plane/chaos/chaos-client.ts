@@ -12,6 +12,8 @@ type Verdict =
       /** The pod the edge's decision header names (null: not routed to a pod, e.g. Bedrock). */
       pod: string | null
       cachedTokens: number | null
+      /** usage.prompt_tokens, when the answer reported usage: with cachedTokens, the hit rate. */
+      promptTokens?: number | null
       ttftMs: number | null
       latencyMs: number
     }
@@ -108,6 +110,7 @@ function completed(
     status: response.status,
     pod: /pod=([^;\s]+)/.exec(decision)?.[1] ?? null,
     cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? null,
+    promptTokens: usage?.prompt_tokens ?? null,
     ttftMs,
     latencyMs,
   }
