@@ -57,6 +57,8 @@ const signatureVersion = 'v3'
 export const maxSkewSeconds = 30
 
 const encoder = new TextEncoder()
+/** A whole number as String(n) writes one: no sign, spaces, point, exponent or leading zero. */
+const decimal = /^(?:0|[1-9]\d{0,15})$/
 
 function hex(bytes: ArrayBuffer): string {
   return Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, '0')).join('')
@@ -167,8 +169,11 @@ export async function verifyEdgeRequest(
       ok: false,
       reason: `unknown signature version (this scorer checks ${signatureVersion})`,
     }
-  const timestamp = Number(request.headers(edgeHeaders.timestamp))
-  if (!Number.isInteger(timestamp)) return { ok: false, reason: 'missing or bad timestamp' }
+  // Numbers as signEdgeRequest writes them, digits only: the signature covers their
+  // canonical form, so " 17…", "17….0" or "1e3" would otherwise verify as well.
+  const stamp = request.headers(edgeHeaders.timestamp) ?? ''
+  const timestamp = decimal.test(stamp) ? Number(stamp) : Number.NaN
+  if (!Number.isSafeInteger(timestamp)) return { ok: false, reason: 'missing or bad timestamp' }
   if (Math.abs(nowSeconds - timestamp) > maxSkewSeconds)
     return { ok: false, reason: 'timestamp outside the allowed window' }
   const nonce = request.headers(edgeHeaders.nonce)
@@ -183,8 +188,8 @@ export async function verifyEdgeRequest(
   }
   const estimate = request.headers(edgeHeaders.promptTokens)
   if (estimate !== undefined) {
-    const tokens = Number(estimate)
-    if (!Number.isInteger(tokens) || tokens < 0) return { ok: false, reason: 'bad prompt estimate' }
+    const tokens = decimal.test(estimate) ? Number(estimate) : Number.NaN
+    if (!Number.isSafeInteger(tokens)) return { ok: false, reason: 'bad prompt estimate' }
     claims.promptTokens = tokens
   }
   const policy = request.headers(edgeHeaders.policy)
