@@ -1,4 +1,5 @@
 import type { ChaosScenario } from '../chaos-scenario.ts'
+import { redisUnavailable } from './redis-unavailable.ts'
 
 /** Scenarios 6-7: Redis going away, Bedrock throttling and failing. */
-export const dependencyFaultScenarios: readonly ChaosScenario[] = []
+export const dependencyFaultScenarios: readonly ChaosScenario[] = [redisUnavailable]
