@@ -7,6 +7,7 @@
  *   <error>            always answer that error
  *   <error>-once       the first request for this model id (per server) gets it, then none
  *   <error>-first:N    the first N requests for this model id get it
+ *   <error>-every:N    one request in N for this model id gets it: the 1st, the N+1th, ...
  *   stream-error-after:N  converse-stream: N events, then a modelStreamErrorException
  *   stop:<reason>      end with this stopReason (content_filtered, guardrail_intervened, ...)
  *   delay:<ms>         wait this long before the answer and before each stream event
@@ -110,14 +111,16 @@ export function parseFakeBedrockFaults(
     else if (head === 'cache-read') faults.cacheRead = count(arg, spec)
     else if (head === 'cache-write') faults.cacheWrite = count(arg, spec)
     else {
-      const limited = /^(.+?)-(once|first:(\d+))$/.exec(spec)
+      const limited = /^(.+?)-(once|first:(\d+)|every:(\d+))$/.exec(spec)
       const kind = limited ? (limited[1] ?? '') : spec
       if (!isErrorKind(kind)) throw new Error(`unknown fault ${spec}`)
+      const every = limited?.[4] === undefined ? null : count(limited[4], spec)
+      if (every === 0) throw new Error(`fault ${spec}: every 0 requests`)
       const times = limited ? (limited[3] === undefined ? 1 : count(limited[3], spec)) : Infinity
       const key = `${modelId}|${spec}`
       const seen = counters.get(key) ?? 0
       counters.set(key, seen + 1)
-      if (seen < times) faults.error = kind
+      if (every === null ? seen < times : seen % every === 0) faults.error = kind
     }
   }
   return faults

@@ -43,6 +43,11 @@ export interface FakeBedrockRequest {
 export interface FakeBedrock {
   url: string
   requests: FakeBedrockRequest[]
+  /**
+   * Fault specs applied to every request from now on, besides its header's and model id's
+   * (parseFakeBedrockFaults' grammar): a storm a test starts and ends; [] ends it.
+   */
+  setFaults(specs: readonly string[]): void
   close(): Promise<void>
 }
 
@@ -104,6 +109,7 @@ export async function startFakeBedrock(input: FakeBedrockOptionsInput = {}): Pro
   const requests: FakeBedrockRequest[] = []
   const counters: FaultCounters = new Map()
   const cachedPrefixes = new Set<string>()
+  let serverFaults: readonly string[] = []
 
   const handle = async (req: Request, res: Response) => {
     const requestId = `fa4eb0c0-0000-4000-8000-${String(requests.length + 1).padStart(12, '0')}`
@@ -181,7 +187,11 @@ export async function startFakeBedrock(input: FakeBedrockOptionsInput = {}): Pro
     let faults: ReturnType<typeof parseFakeBedrockFaults>
     try {
       faults = parseFakeBedrockFaults(
-        [...modelId.split('+').slice(1), ...(typeof header === 'string' ? header.split(',') : [])],
+        [
+          ...serverFaults,
+          ...modelId.split('+').slice(1),
+          ...(typeof header === 'string' ? header.split(',') : []),
+        ],
         modelId,
         counters,
       )
@@ -280,6 +290,10 @@ export async function startFakeBedrock(input: FakeBedrockOptionsInput = {}): Pro
   return {
     url: `http://${host}:${address.port}`,
     requests,
+    setFaults(specs) {
+      parseFakeBedrockFaults(specs, 'check', new Map())
+      serverFaults = [...specs]
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy()

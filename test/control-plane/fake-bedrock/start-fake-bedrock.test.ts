@@ -125,6 +125,26 @@ describe('fake Bedrock over HTTP/1.1', () => {
     expect(await unknown.json()).toEqual({ message: 'unknown fault explode' })
   })
 
+  it('fails one request in N with -every:N', async () => {
+    const statuses = []
+    for (let i = 0; i < 6; i++)
+      statuses.push((await post('/model/fake.every+unavailable-every:3/converse', hello)).status)
+    expect(statuses).toEqual([503, 200, 200, 503, 200, 200])
+  })
+
+  it('applies faults set on the server to every request until they are cleared', async () => {
+    fake.setFaults(['throttle'])
+    try {
+      expect((await post('/model/fake.storm-a/converse', hello)).status).toBe(429)
+      expect((await post('/model/fake.storm-b/converse-stream', hello)).status).toBe(429)
+    } finally {
+      fake.setFaults([])
+    }
+    expect((await post('/model/fake.storm-a/converse', hello)).status).toBe(200)
+    expect(() => fake.setFaults(['explode'])).toThrow('unknown fault explode')
+    expect((await post('/model/fake.storm-a/converse', hello)).status).toBe(200)
+  })
+
   it('refuses what Bedrock refuses: roles that do not alternate, tool blocks without toolConfig', async () => {
     const twice = await post('/model/fake.echo/converse', {
       messages: [
