@@ -17,6 +17,7 @@ export function handleGeneration(
   body: unknown,
   res: ServerResponse,
   headers: Record<string, string>,
+  receivedAtMs = performance.now(),
 ): void {
   const { config, tokenizer } = context
   const request = parseGenerationRequest(kind, body, tokenizer, {
@@ -61,7 +62,11 @@ export function handleGeneration(
   }
   const onToken = (output: TokenOutput, virtualMs: number) => {
     generated++
-    if (output.index === 0) firstTokenMs = virtualMs
+    if (output.index === 0) {
+      firstTokenMs = virtualMs
+      const requestId = headers['x-request-id'] ?? id
+      context.timings.record({ requestId, ttftMs: performance.now() - receivedAtMs })
+    }
     const piece = plan.pieces[output.index] ?? ''
     if (!request.stream) {
       text.push(piece)

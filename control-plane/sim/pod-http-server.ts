@@ -40,6 +40,8 @@ type Handler = (
   body: unknown,
   res: ServerResponse,
   headers: Record<string, string>,
+  /** When the request arrived (performance.now()), before its body was read. */
+  receivedAtMs: number,
 ) => unknown
 
 /** The HTTP face of a simulated pod: vLLM's OpenAI server routes plus /admin. */
@@ -54,10 +56,10 @@ export function createPodHttpServer(context: SimPodContext, admin: PodAdmin): Se
     res.end(JSON.stringify(value))
   }
   const routes: Record<string, Handler> = {
-    'POST /v1/chat/completions': (ctx, body, res, headers) =>
-      handleGeneration(ctx, 'chat', body, res, headers),
-    'POST /v1/completions': (ctx, body, res, headers) =>
-      handleGeneration(ctx, 'completion', body, res, headers),
+    'POST /v1/chat/completions': (ctx, body, res, headers, receivedAtMs) =>
+      handleGeneration(ctx, 'chat', body, res, headers, receivedAtMs),
+    'POST /v1/completions': (ctx, body, res, headers, receivedAtMs) =>
+      handleGeneration(ctx, 'completion', body, res, headers, receivedAtMs),
     'GET /v1/models': (ctx, _body, res, headers) => json(res, 200, modelList(ctx), headers),
     'POST /tokenize': (ctx, body, res, headers) => json(res, 200, tokenize(ctx, body), headers),
     'POST /detokenize': (ctx, body, res, headers) => json(res, 200, detokenize(ctx, body), headers),
@@ -90,6 +92,9 @@ export function createPodHttpServer(context: SimPodContext, admin: PodAdmin): Se
       ctx.runtime().driver.resetLagStats()
       res.writeHead(204).end()
     },
+    // Each request's wall-clock time to first token here, since the last take (load tests).
+    'POST /admin/timings/take': (ctx, _body, res, headers) =>
+      json(res, 200, { timings: ctx.timings.take() }, headers),
     'POST /admin/faults': (_ctx, body, res, headers) => {
       const parsed = SimFaultsPatch.safeParse(body)
       if (!parsed.success) throw badRequest(z.prettifyError(parsed.error))
@@ -109,6 +114,7 @@ export function createPodHttpServer(context: SimPodContext, admin: PodAdmin): Se
   const knownPaths = new Set(Object.keys(routes).map((key) => key.split(' ')[1]))
 
   return createServer({ keepAliveTimeout: 65_000 }, async (req, res) => {
+    const receivedAtMs = performance.now()
     const requestId = req.headers['x-request-id']
     const headers: Record<string, string> = {
       'x-request-id': typeof requestId === 'string' ? requestId : context.newId(),
@@ -123,7 +129,7 @@ export function createPodHttpServer(context: SimPodContext, admin: PodAdmin): Se
         return json(res, status, { detail }, headers)
       }
       const body = req.method === 'POST' ? await readJson(req) : undefined
-      await handler(context, body, res, headers)
+      await handler(context, body, res, headers, receivedAtMs)
     } catch (error) {
       const failure =
         error instanceof VllmError

@@ -1,6 +1,7 @@
 import type { Tokenizer } from '../tokenizer/tokenizer.ts'
 import type { OutputRequest, PlannedOutput } from './output-planner.ts'
 import type { PodRuntime } from './pod-runtime.ts'
+import type { RequestTimings } from './request-timings.ts'
 import type { SimFaults, SimPodConfig } from './sim-pod-config.ts'
 
 /** What request handlers of a simulated pod need; the pod owns and swaps the runtime. */
@@ -15,4 +16,6 @@ export interface SimPodContext {
   runtime(): PodRuntime
   /** Ends in-flight responses with an error when the pod restarts or dies. */
   readonly inflight: Set<(message: string) => void>
+  /** Each request's wall-clock time to first token at the pod (POST /admin/timings/take). */
+  readonly timings: RequestTimings
 }

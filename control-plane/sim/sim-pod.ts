@@ -5,6 +5,7 @@ import { createSeededRandom } from '../../shared/random/create-seeded-random.ts'
 import { createOutputPlanner } from './output-planner.ts'
 import { createPodHttpServer } from './pod-http-server.ts'
 import { createPodRuntime, type PodRuntime } from './pod-runtime.ts'
+import { createRequestTimings } from './request-timings.ts'
 import type { SimModelAssets } from './sim-model-assets.ts'
 import { reachableHost, zmqBindHost } from './sim-pod-address.ts'
 import {
@@ -68,6 +69,7 @@ export async function createSimPod(
       return current
     },
     inflight: new Set(),
+    timings: createRequestTimings(),
   }
 
   const startRuntime = async () => {
