@@ -10,13 +10,22 @@ export interface ScrapeTarget {
   url: string
 }
 
+/**
+ * Why a scrape failed: nothing listens at the address (`refused`), no answer came (reset,
+ * timeout, unreachable), or the pod answered something that is not its metrics.
+ */
+export interface ScrapeFailure {
+  kind: 'refused' | 'no-answer' | 'bad-answer'
+  reason: string
+}
+
 export interface MetricsScraperOptions {
   targets: () => readonly ScrapeTarget[]
   intervalMs: number
   timeoutMs: number
   /** `startedAt`: process_start_time_seconds when the pod exposes it (a change = a restart). */
   onSignals: (pod: string, signals: VllmLoadSignals, startedAt: number | null) => void
-  onFailure: (pod: string, reason: string) => void
+  onFailure: (pod: string, failure: ScrapeFailure) => void
 }
 
 /**
@@ -30,9 +39,9 @@ export function startMetricsScraper(options: MetricsScraperOptions): { stop(): v
     if (inFlight.has(target.pod)) return
     inFlight.add(target.pod)
     try {
-      const response = await fetch(target.url, { signal: AbortSignal.timeout(options.timeoutMs) })
-      if (!response.ok) throw new Error(`HTTP ${response.status}`)
-      const { samples } = parsePrometheusText(await response.text())
+      const text = await fetchText(target.url, options.timeoutMs)
+      if (typeof text !== 'string') return options.onFailure(target.pod, text)
+      const { samples } = parsePrometheusText(text)
       const start = samples.find((sample) => sample.name === 'process_start_time_seconds')
       options.onSignals(
         target.pod,
@@ -40,7 +49,7 @@ export function startMetricsScraper(options: MetricsScraperOptions): { stop(): v
         start?.value ?? null,
       )
     } catch (error) {
-      options.onFailure(target.pod, (error as Error).message)
+      options.onFailure(target.pod, { kind: 'bad-answer', reason: (error as Error).message })
     } finally {
       inFlight.delete(target.pod)
     }
@@ -53,4 +62,31 @@ export function startMetricsScraper(options: MetricsScraperOptions): { stop(): v
   const timer = setInterval(round, options.intervalMs)
   timer.unref()
   return { stop: () => clearInterval(timer) }
+}
+
+/** The body of a 200, or why there is none. */
+async function fetchText(url: string, timeoutMs: number): Promise<string | ScrapeFailure> {
+  let response: Response
+  try {
+    response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) })
+  } catch (error) {
+    return noAnswer(error)
+  }
+  if (!response.ok) {
+    await response.body?.cancel().catch(() => {})
+    return { kind: 'bad-answer', reason: `HTTP ${response.status}` }
+  }
+  try {
+    return await response.text()
+  } catch (error) {
+    return noAnswer(error)
+  }
+}
+
+function noAnswer(error: unknown): ScrapeFailure {
+  // fetch says "fetch failed" and puts the socket's error code in its cause.
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause
+  const message = (error as Error).message
+  const reason = typeof cause?.message === 'string' ? `${message}: ${cause.message}` : message
+  return { kind: cause?.code === 'ECONNREFUSED' ? 'refused' : 'no-answer', reason }
 }

@@ -57,6 +57,8 @@ export class PodEventIngestor {
   lastAppliedAtMs: number | null = null
   private syncing = false
   private closed = false
+  /** The pod is gone (unreachable): nothing is applied until restart(). */
+  private suspended = false
   private buffered: { seq: bigint; batch: EventBatch }[] = []
   private queue: Promise<void> = Promise.resolve()
 
@@ -77,7 +79,31 @@ export class PodEventIngestor {
   /** The pod restarted (seen elsewhere than in its events): its index starts over. */
   restart(): Promise<void> {
     this.counters.restarts++
+    this.suspended = false
     return this.enqueue(() => this.resync(0n, true))
+  }
+
+  /**
+   * The pod is gone (it stopped answering): its cache went with its process, so its
+   * entries are dropped and it is not ready until restart() replays what it holds then.
+   */
+  suspend(): Promise<void> {
+    if (this.closed) return this.queue
+    this.suspended = true
+    this.buffered = []
+    this.options.onReady(false)
+    // At once, not behind a replay that may wait for the dead pod until its timeout.
+    const dropped = this.options.index
+      .dropPod(this.options.pod)
+      .catch((error: unknown) =>
+        this.options.onError(
+          `${this.options.pod}: dropping its entries failed: ${(error as Error).message}`,
+        ),
+      )
+    return this.enqueue(async () => {
+      await dropped
+      if (this.suspended) this.lastSeq = null
+    })
   }
 
   /** Nothing is applied after this, so a dropPod called next is the pod's last word. */
@@ -87,6 +113,7 @@ export class PodEventIngestor {
 
   /** A live batch from the SUB socket. */
   receive(seq: bigint, batch: EventBatch): Promise<void> {
+    if (this.suspended) return this.queue
     if (this.syncing) {
       this.buffered.push({ seq, batch })
       return this.queue
@@ -102,7 +129,7 @@ export class PodEventIngestor {
   }
 
   private async handle(seq: bigint, batch: EventBatch): Promise<void> {
-    if (this.closed) return
+    if (this.closed || this.suspended) return
     const last = this.lastSeq
     if (last !== null && seq === last) return
     if (last !== null && seq < last) {
@@ -149,7 +176,7 @@ export class PodEventIngestor {
     }
     // Batches that arrived while the last ones were applied.
     const late = this.buffered.splice(0)
-    this.options.onReady(true)
+    if (!this.suspended) this.options.onReady(true)
     for (const { seq, batch } of late) await this.handle(seq, batch)
   }
 
@@ -171,8 +198,8 @@ export class PodEventIngestor {
   }
 
   private async apply(seq: bigint, batch: EventBatch): Promise<void> {
-    // A replay answered after close must not bring a removed pod's blocks back.
-    if (this.closed) return
+    // A replay answered after close (or the pod's loss) must not bring its blocks back.
+    if (this.closed || this.suspended) return
     try {
       await this.options.index.apply(
         this.options.pod,

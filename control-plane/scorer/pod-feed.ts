@@ -104,6 +104,23 @@ export class PodFeed {
     await this.ingestor?.restart()
   }
 
+  /**
+   * The pod stopped answering: its cache went with its process, so its entries (speculative
+   * ones too) are dropped and nothing is applied until restart().
+   */
+  async suspend(): Promise<void> {
+    if (this.closed) return
+    if (this.ingestor) await this.ingestor.suspend()
+    else
+      await this.options.index
+        .dropPod(this.source.pod)
+        .catch((error: unknown) =>
+          this.options.onError(
+            `${this.source.pod}: dropping its entries failed: ${(error as Error).message}`,
+          ),
+        )
+  }
+
   /** Nothing more is applied, the pod's entries are dropped, the subscription is closed. */
   async close(): Promise<void> {
     this.closed = true

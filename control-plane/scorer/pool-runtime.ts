@@ -172,6 +172,11 @@ export class PoolRuntime {
     await this.pods.get(name)?.lease.feed.restart()
   }
 
+  /** The pod stopped answering: its entries are dropped until it restarts (PodFeed.suspend). */
+  async podUnreachable(name: string): Promise<void> {
+    await this.pods.get(name)?.lease.feed.suspend()
+  }
+
   /**
    * A pod gone: no request goes to it from now on; its index entries are dropped once no
    * other runtime routes to it.

@@ -95,7 +95,12 @@ export function proxyToPod(request: ProxyRequest, res: ServerResponse): Promise<
         settle({ kind: 'failed-before-bytes', reason: `pod answered ${status}` })
         return
       }
-      res.writeHead(status, { ...passThrough(answer.headers), ...request.extraHeaders })
+      // The head goes out with the first byte of the body: a pod that dies before it (a
+      // stream still in prefill) is retried elsewhere without the client seeing anything.
+      const head = () => {
+        if (!res.headersSent)
+          res.writeHead(status, { ...passThrough(answer.headers), ...request.extraHeaders })
+      }
       let first = true
       let generated = 0
       // The last chunks (streams: enough for the usage event) or the whole body (JSON).
@@ -104,6 +109,7 @@ export function proxyToPod(request: ProxyRequest, res: ServerResponse): Promise<
       answer.on('data', (chunk: Buffer) => {
         if (first && request.stream && status === 200) request.onFirstToken()
         first = false
+        head()
         if (!res.write(chunk)) {
           answer.pause()
           res.once('drain', () => answer.resume())
@@ -121,6 +127,7 @@ export function proxyToPod(request: ProxyRequest, res: ServerResponse): Promise<
         }
       })
       answer.once('end', () => {
+        head()
         res.end()
         const all = Buffer.concat(kept)
         const usage = request.stream
@@ -134,23 +141,40 @@ export function proxyToPod(request: ProxyRequest, res: ServerResponse): Promise<
           generatedTokens: usage?.completion_tokens ?? generated,
         })
       })
-      answer.once('error', (error) => {
-        if (request.stream) {
-          const event = {
-            error: {
-              message: `the pod failed mid-stream: ${error.message}`,
-              type: 'server_error',
-              param: null,
-              code: 'upstream_error',
-            },
-          }
-          res.end(`data: ${JSON.stringify(event)}\n\ndata: [DONE]\n\n`)
-        } else res.destroy()
-        settle({ kind: 'failed-after-bytes', reason: error.message, generatedTokens: generated })
+      const broke = (reason: string) => {
+        if (settled) return
+        if (!res.headersSent) {
+          settle({
+            kind: 'failed-before-bytes',
+            reason: `the pod failed before answering: ${reason}`,
+          })
+          return
+        }
+        if (request.stream) res.end(midStreamError(reason))
+        else res.destroy()
+        settle({ kind: 'failed-after-bytes', reason, generatedTokens: generated })
+      }
+      answer.once('error', (error) => broke(error.message))
+      // A connection cut (the pod killed) may close the answer without 'end' or 'error'.
+      answer.once('close', () => {
+        if (!answer.complete) broke('the connection closed mid-answer')
       })
     })
     upstream.end(request.body)
   })
+}
+
+/** An OpenAI-style error event, then [DONE]: the client knows the stream did not finish. */
+function midStreamError(reason: string): string {
+  const event = {
+    error: {
+      message: `the pod failed mid-stream: ${reason}`,
+      type: 'server_error',
+      param: null,
+      code: 'upstream_error',
+    },
+  }
+  return `data: ${JSON.stringify(event)}\n\ndata: [DONE]\n\n`
 }
 
 function passThrough(headers: IncomingHttpHeaders): Record<string, string | string[]> {

@@ -275,6 +275,13 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     this.core.setIndexReady(name, ready)
   }
 
+  /** The pod answers (again) or does not (see RouterCore.setReachable). */
+  setReachable(name: string, reachable: boolean, nowMs: number): void {
+    this.core.setReachable(name, reachable)
+    // Held requests waiting for this pod may now go elsewhere, or to it.
+    this.release(nowMs)
+  }
+
   /** A replica's reported view of the pod, read back (see RouterCore.restore). */
   restore(name: string, view: RestoredPodView, nowMs: number): void {
     this.core.restore(name, view, nowMs)

@@ -60,6 +60,8 @@ interface PodState {
   trust: IndexTrustTracker
   indexReady: boolean
   unhealthyUntilMs: number
+  /** False while the pod does not answer at all (its metrics unreachable): out until it does. */
+  reachable: boolean
 }
 
 interface Tracked {
@@ -139,6 +141,7 @@ export class RouterCore {
       trust: new IndexTrustTracker({ tolerance: this.options.driftTolerance }),
       indexReady: false,
       unhealthyUntilMs: 0,
+      reachable: true,
     })
   }
 
@@ -193,6 +196,17 @@ export class RouterCore {
   }
 
   /**
+   * An unreachable pod is unhealthy until it answers again, however long that takes; once
+   * it does, the failures of its requests meanwhile (the outage's) no longer count.
+   */
+  setReachable(name: string, reachable: boolean): void {
+    const pod = this.pods.get(name)
+    if (!pod || pod.reachable === reachable) return
+    pod.reachable = reachable
+    if (reachable) pod.unhealthyUntilMs = 0
+  }
+
+  /**
    * Chooses a pod. `indexedBlocks` is the index's answer by pod name: the leading blocks of
    * this request each pod holds (pods it does not name hold none, so a pod added since the
    * lookup counts as cold and one removed since is simply gone). Unhealthy and excluded
@@ -208,7 +222,7 @@ export class RouterCore {
     const states = [...this.pods.values()]
     const blocksByPod = new Map(states.map((pod) => [pod.name, indexedBlocks.get(pod.name) ?? 0]))
     const eligible = states.filter((pod) => !exclude.has(pod.name))
-    const healthy = eligible.filter((pod) => pod.unhealthyUntilMs <= context.nowMs)
+    const healthy = eligible.filter((pod) => isHealthy(pod, context.nowMs))
     const chosenStates = healthy.length > 0 ? healthy : eligible
     const candidates = chosenStates.map((pod) =>
       this.candidate(pod, blocksByPod.get(pod.name) ?? 0, context.nowMs),
@@ -329,7 +343,7 @@ export class RouterCore {
   podReports(nowMs: number) {
     return [...this.pods.values()].map((pod) => ({
       name: pod.name,
-      healthy: pod.unhealthyUntilMs <= nowMs,
+      healthy: isHealthy(pod, nowMs),
       indexReady: pod.indexReady,
       trust: pod.trust.trust,
       drift: pod.trust.drift,
@@ -397,4 +411,8 @@ export class RouterCore {
       stepCost: this.options.stepCost,
     })
   }
+}
+
+function isHealthy(pod: PodState, nowMs: number): boolean {
+  return pod.reachable && pod.unhealthyUntilMs <= nowMs
 }

@@ -42,6 +42,8 @@ export async function startStack(
     extraPods?: { name: string; http: string; events: string | null; replay: string | null }[]
     /** The simulated pods' GPU profile (l40s-27b-fp8 unless told). */
     profile?: GpuProfile
+    /** Hears what the scorer and the pods log (printed with KINFERENCE_TEST_LOG anyway). */
+    log?: (message: string) => void
   } = {},
 ): Promise<Stack> {
   assets ??= loadSimModelAssets()
@@ -65,6 +67,7 @@ export async function startStack(
       eventsBind: options.eventsBind,
     },
     log: (message) => {
+      options.log?.(message)
       if (process.env.KINFERENCE_TEST_LOG) console.log(message)
     },
   })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import type { EventBatch } from '../../../control-plane/kv-events/kv-cache-event.ts'
 import {
   PodEventIngestor,
   type PodEventIngestorOptionsInput,
@@ -37,5 +38,51 @@ describe('PodEventIngestor options', () => {
     expect(() => new PodEventIngestor(optionsWith(bad))).toThrow(
       expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(message) }),
     )
+  })
+})
+
+describe('PodEventIngestor when its pod stops answering', () => {
+  const stored = (first: bigint): EventBatch => ({
+    ts: 0,
+    dataParallelRank: null,
+    events: [
+      {
+        type: 'BlockStored',
+        blockHashes: [first, first + 1n],
+        parentBlockHash: null,
+        tokenIds: Array.from({ length: 32 }, (_, i) => i),
+        blockSize: 16,
+        loraId: null,
+        medium: 'GPU',
+        loraName: null,
+      },
+    ],
+  })
+
+  it('drops its entries, ignores batches until restarted, then starts over', async () => {
+    const index = createMemoryKvIndex()
+    const ready: boolean[] = []
+    const ingestor = new PodEventIngestor(
+      optionsWith({ index, onReady: (value) => ready.push(value) }),
+    )
+    await ingestor.start()
+    await ingestor.receive(0n, stored(10n))
+    expect(await index.storedBlocks(['pod-a'])).toEqual([2])
+
+    await ingestor.suspend()
+    expect(await index.storedBlocks(['pod-a'])).toEqual([0])
+    expect(ready.at(-1)).toBe(false)
+    // A late batch of the dead process does not bring its blocks back.
+    await ingestor.receive(1n, stored(20n))
+    expect(await index.storedBlocks(['pod-a'])).toEqual([0])
+    expect(ingestor.appliedSeq).toBe(null)
+
+    // The new process numbers its batches from 0 again.
+    await ingestor.restart()
+    expect(ready.at(-1)).toBe(true)
+    await ingestor.receive(0n, stored(30n))
+    expect(await index.storedBlocks(['pod-a'])).toEqual([2])
+    expect(ingestor.appliedSeq).toBe(0n)
+    expect(ingestor.counters.restarts).toBe(1)
   })
 })

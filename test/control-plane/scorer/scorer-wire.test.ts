@@ -76,7 +76,7 @@ describe('the scorer on the wire', () => {
       const stack = await stackWith({
         pods: 1,
         extraPods: [
-          { name: 'fake', http: 'http://127.0.0.1:9', events: publisher.endpoint, replay: null },
+          { name: 'fake', http: await metricsOnlyPod(), events: publisher.endpoint, replay: null },
         ],
       })
       const matched = async () =>
@@ -99,7 +99,7 @@ describe('the scorer on the wire', () => {
       pods: 0,
       eventsBind: 'tcp://127.0.0.1:*',
       extraPods: [
-        { name: 'connecting-pod', http: 'http://127.0.0.1:9', events: null, replay: null },
+        { name: 'connecting-pod', http: await metricsOnlyPod(), events: null, replay: null },
       ],
     })
     const pub = new Publisher({ linger: 0 })
@@ -126,7 +126,7 @@ describe('the scorer on the wire', () => {
     const stack = await stackWith({
       pods: 1,
       extraPods: [
-        { name: 'fake', http: 'http://127.0.0.1:9', events: publisher.endpoint, replay: null },
+        { name: 'fake', http: await metricsOnlyPod(), events: publisher.endpoint, replay: null },
       ],
     })
     const matched = async () =>
@@ -146,7 +146,7 @@ describe('the scorer on the wire', () => {
     const stack = await stackWith({
       pods: 1,
       extraPods: [
-        { name: 'fake', http: 'http://127.0.0.1:9', events: publisher.endpoint, replay: null },
+        { name: 'fake', http: await metricsOnlyPod(), events: publisher.endpoint, replay: null },
       ],
     })
     const matched = async () =>
@@ -196,6 +196,30 @@ describe('the scorer on the wire', () => {
     expect(answer.text).toContain('"content":"one"')
     expect(answer.text).toMatch(/data: \{"error":\{"message":"the pod failed mid-stream/)
     expect(answer.text.trimEnd().endsWith('data: [DONE]')).toBe(true)
+  })
+})
+
+describe('the scorer when a pod dies before its first byte', () => {
+  it('retries the request on another pod: the client sees one whole answer', async () => {
+    const dying = await headOnlyPod()
+    const stack = await stackWith({
+      pods: 1,
+      extraPods: [{ name: 'dying', http: dying.url, events: null, replay: null }],
+    })
+    // Until the router has tried the dying pod once (it is cold like the other one).
+    for (let i = 0; i < 20 && dying.hits() === 0; i++) {
+      const answer = await send(stack, '/v1/chat/completions', {
+        model,
+        messages: [{ role: 'user', content: `hi ${i}` }],
+        max_tokens: 4,
+        stream: true,
+      })
+      expect(answer.status).toBe(200)
+      expect(decisionOf(answer.headers).pod).toBe('sim-pod-0')
+      expect(answer.text).not.toContain('"error"')
+      expect(answer.text.trimEnd().endsWith('data: [DONE]')).toBe(true)
+    }
+    expect(dying.hits()).toBeGreaterThan(0)
   })
 })
 
@@ -258,6 +282,39 @@ describe('the scorer given bad input', () => {
     ).toBe(200)
   })
 })
+
+/**
+ * A pod's HTTP side that only answers /metrics (empty): a pod that does not answer at all
+ * is out of routing and its KV events are not indexed (see scorer-pod-outage.test.ts).
+ */
+async function metricsOnlyPod(): Promise<string> {
+  const server: Server = createServer((req, res) => {
+    req.resume()
+    res.writeHead(req.url === '/metrics' ? 200 : 404).end()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
+
+/** An upstream that sends a stream's head, then drops the connection before any byte of it. */
+async function headOnlyPod(): Promise<{ url: string; hits: () => number }> {
+  let hits = 0
+  const server: Server = createServer((req, res) => {
+    req.resume()
+    if (req.url === '/metrics') {
+      res.end('')
+      return
+    }
+    hits++
+    res.writeHead(200, { 'content-type': 'text/event-stream' })
+    res.flushHeaders()
+    setTimeout(() => res.socket?.destroy(), 20)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits: () => hits }
+}
 
 /** An upstream that sends two SSE chunks and then drops the connection. */
 async function brokenPod(): Promise<{ url: string }> {

@@ -214,6 +214,21 @@ describe('RouterCore', () => {
     expect(router.route(request('r4'), held(256, 0), context(6000)).decision.pod).toBe('a')
   })
 
+  it('leaves an unreachable pod out however long it lasts, and takes it back once it answers', () => {
+    const router = core()
+    const first = router.route(request('r1'), held(256, 0), context(0))
+    router.dispatched(request('r1'), 'a', first, context(0))
+    router.failed('r1', 0, true)
+    router.setReachable('a', false)
+    // Past the failure's cool-down, still out; a healthy report says so too.
+    expect(router.route(request('r2'), held(256, 0), context(60_000)).decision.pod).toBe('b')
+    expect(router.podReports(60_000).find((p) => p.name === 'a')?.healthy).toBe(false)
+    router.setReachable('a', true)
+    // Back at once: the failure was the outage's, its cool-down no longer counts.
+    expect(router.route(request('r3'), held(256, 0), context(1)).decision.pod).toBe('a')
+    expect(router.podReports(1).find((p) => p.name === 'a')?.healthy).toBe(true)
+  })
+
   it('ignores metrics older than the staleness limit', () => {
     const router = core()
     router.updateMetrics('a', { running: 3, waiting: 9, kvCacheUsage: 0.9 }, 0)
