@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto'
-import { Agent, type Server } from 'node:http'
+import { Agent } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { hostname } from 'node:os'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import { createMemoryStateStore } from '../../shared/state/memory-state-store.ts'
 import type { StateStore } from '../../shared/state/state-store.ts'
+import { drainHttpServer } from '../http/drain-http-server.ts'
 import { bindKvEventSubscriber } from '../kv-events/create-kv-event-subscriber.ts'
 import { createRedisStateStore } from '../state/redis-state-store.ts'
 import { openStatusReader } from '../status-page/open-status-reader.ts'
@@ -198,7 +199,9 @@ export async function startScorer(
   )
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(config.port, config.host, () => resolve())
+    // Node's default queue of 511 overflows when a thousand edge connections open at once;
+    // each dropped SYN waits for its retransmit (1, 3, 7 s …). The kernel caps it at somaxconn.
+    server.listen({ port: config.port, host: config.host, backlog: 4_096 }, () => resolve())
   })
   const { port } = server.address() as AddressInfo
   return {
@@ -224,7 +227,7 @@ export async function startScorer(
     addPod: (pod) => reconciler.addPod(pod),
     removePod: (name) => reconciler.removePod(name),
     async close(options = {}) {
-      await drain(server, activity, options.drainMs ?? 0)
+      await drainHttpServer(server, activity, options.drainMs ?? 0)
       scraper.stop()
       // Requests held by late binding get an error answer before connections are cut.
       await Promise.all(live.all().map((pool) => pool.admission.close()))
@@ -270,19 +273,4 @@ function runtimeFactory(
         metrics.holdSeconds.labels({ pool: pool.name, outcome }).observe(heldMs / 1000),
       counters: metrics,
     })
-}
-
-/**
- * Until the requests in flight are done or `drainMs` passes: new connections are refused
- * (a probe's too, so the pod leaves its Service), and keep-alive ones close once idle.
- */
-async function drain(server: Server, activity: ServerActivity, drainMs: number): Promise<void> {
-  if (drainMs <= 0) return
-  // Refuses new connections; the callback would wait for every connection, so none.
-  server.close()
-  const deadline = performance.now() + drainMs
-  while (activity.inFlight > 0 && performance.now() < deadline) {
-    server.closeIdleConnections()
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
 }
