@@ -119,8 +119,15 @@ function completed(
 function failedOutcome(error: unknown, latencyMs: number): Verdict {
   if (error instanceof APIConnectionTimeoutError)
     return { kind: 'lost', why: 'no answer before the timeout (a hang)', latencyMs }
-  if (error instanceof APIConnectionError)
-    return { kind: 'lost', why: `no answer: ${error.message}`, latencyMs }
+  if (error instanceof APIConnectionError) {
+    // The client's own words ("Connection error.") say nothing of a reset or a timeout.
+    const cause = (error.cause as { cause?: Error; message?: string } | undefined)?.cause?.message
+    return {
+      kind: 'lost',
+      why: `no answer: ${error.message}${cause ? ` (${cause})` : ''}`,
+      latencyMs,
+    }
+  }
   if (error instanceof APIError && error.status !== undefined) {
     const body = error.error as { message?: unknown; type?: unknown; code?: unknown } | undefined
     if (typeof body?.message !== 'string' || typeof body.type !== 'string')
