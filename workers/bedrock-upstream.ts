@@ -15,6 +15,7 @@ import { toConverseRequest } from '../shared/bedrock/to-converse-request.ts'
 import { KinfError } from '../shared/errors/kinf-error.ts'
 import type { ChatCompletionRequest } from '../shared/openai/chat-completion-request.ts'
 import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
+import { bedrockAbortError, bedrockError, errorName } from './bedrock-error.ts'
 
 export interface BedrockTarget {
   region: string
@@ -124,67 +125,6 @@ function sdkInput(modelId: string, converse: ConverseRequest): ConverseCommandIn
   return { ...converse, modelId, messages }
 }
 
-function errorName(error: unknown): string {
-  return error instanceof Error ? error.name : 'Error'
-}
-
-function errorStatus(error: unknown): number | undefined {
-  const metadata = (error as { $metadata?: { httpStatusCode?: number } }).$metadata
-  return metadata?.httpStatusCode
-}
-
-/** Retry-After from Bedrock's answer when it sent one (it usually does not). */
-function retryAfterHeader(error: unknown): number | undefined {
-  const headers = (error as { $response?: { headers?: Record<string, string> } }).$response?.headers
-  const value = Number(headers?.['retry-after'])
-  return Number.isFinite(value) && value > 0 ? Math.ceil(value) : undefined
-}
-
-/** A Bedrock or SDK failure as a KinfError (the table in docs/edge-keys-and-errors.md §2). */
-export function bedrockError(error: unknown, retryAfterSeconds = 1): KinfError {
-  if (KinfError.isInstance(error)) return error
-  const name = errorName(error)
-  const detail = `Bedrock ${name}: ${error instanceof Error ? error.message : String(error)}`
-  const options = { cause: error }
-  switch (name) {
-    case 'ThrottlingException':
-    case 'ModelNotReadyException':
-    case 'ServiceQuotaExceededException':
-      return new KinfError('rate_limited', detail, {
-        ...options,
-        retryAfterSeconds: retryAfterHeader(error) ?? retryAfterSeconds,
-      })
-    case 'ValidationException':
-      return new KinfError('invalid_request', detail, options)
-    case 'ServiceUnavailableException':
-    case 'InternalServerException':
-    case 'ModelTimeoutException':
-    case 'TimeoutError':
-      return new KinfError('upstream_unavailable', detail, options)
-    case 'AccessDeniedException':
-    case 'ResourceNotFoundException':
-    case 'ModelErrorException':
-    case 'ModelStreamErrorException':
-      return new KinfError('upstream_error', detail, options)
-  }
-  const status = errorStatus(error)
-  // No HTTP answer at all (refused, reset, DNS): Bedrock is unreachable from here.
-  if (status === undefined || status >= 500)
-    return new KinfError('upstream_unavailable', detail, options)
-  return new KinfError('upstream_error', detail, options)
-}
-
-function abortError(signal: AbortSignal): KinfError {
-  const timedOut = (signal.reason as { name?: string } | undefined)?.name === 'TimeoutError'
-  return new KinfError(
-    'upstream_unavailable',
-    timedOut
-      ? 'Bedrock did not answer in time'
-      : 'the request was cancelled before Bedrock answered',
-    { cause: signal.reason },
-  )
-}
-
 function logMalformedStop(modelId: string, stopReason: string | undefined): void {
   if (stopReason !== undefined && isMalformedStop(stopReason)) {
     console.warn(`bedrock: ${modelId} stopped with ${stopReason} (answered as finish_reason stop)`)
@@ -211,7 +151,7 @@ export async function callBedrock(
   // Aborted when the caller's signal fires, or when the client cancels the stream.
   const upstream = new AbortController()
   const forwardAbort = () => upstream.abort(signal?.reason)
-  if (signal?.aborted) throw abortError(signal)
+  if (signal?.aborted) throw bedrockAbortError(signal)
   signal?.addEventListener('abort', forwardAbort, { once: true })
   const created = Math.floor(Date.now() / 1000)
   const identity = (requestId: string | undefined) => ({
@@ -227,7 +167,13 @@ export async function callBedrock(
           abortSignal: upstream.signal,
         })
         if (!output.stream) throw new KinfError('upstream_error', 'Bedrock sent no event stream')
-        return streamResponse(output.stream, {
+        const events = output.stream[Symbol.asyncIterator]()
+        // The first event before any byte goes out: a failure before it (an exception in the
+        // stream, the deadline) is still an HTTP answer with Retry-After, and worth a retry.
+        const first = await events.next()
+        // An aborted stream may just end: the deadline, not an empty answer.
+        if (signal?.aborted) throw bedrockAbortError(signal)
+        return streamResponse(events, first, {
           ...identity(output.$metadata.requestId),
           includeUsage: request.stream_options?.include_usage === true,
           modelId: target.modelId,
@@ -250,7 +196,7 @@ export async function callBedrock(
         headers: { 'content-type': 'application/json' },
       })
     } catch (error) {
-      if (signal?.aborted) throw abortError(signal)
+      if (signal?.aborted) throw bedrockAbortError(signal)
       const hint = Math.ceil(backoffMs(attempt + 1, () => 1) / 1000)
       if (!retryable.has(errorName(error)) || attempt >= maxRetries) {
         signal?.removeEventListener('abort', forwardAbort)
@@ -259,7 +205,7 @@ export async function callBedrock(
       try {
         await sleep(backoffMs(attempt, random), upstream.signal)
       } catch {
-        throw abortError(signal ?? upstream.signal)
+        throw bedrockAbortError(signal ?? upstream.signal)
       }
     }
   }
@@ -277,17 +223,22 @@ interface StreamContext {
   release: () => void
 }
 
-/** SSE from the SDK's event iterable; pulled as the client reads, cancelled when it leaves. */
-function streamResponse(events: AsyncIterable<unknown>, context: StreamContext): Response {
-  const iterator = events[Symbol.asyncIterator]()
+/** SSE from the SDK's events (the first already read); pulled as the client reads, cancelled when it leaves. */
+function streamResponse(
+  iterator: AsyncIterator<unknown>,
+  first: IteratorResult<unknown>,
+  context: StreamContext,
+): Response {
   const translator = new ConverseStreamTranslator(context)
+  let pending: IteratorResult<unknown> | null = first
   let cancelled = false
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         // Some events (contentBlockStop, metadata without include_usage) yield no chunk.
         for (;;) {
-          const next = await iterator.next()
+          const next = pending ?? (await iterator.next())
+          pending = null
           if (next.done) {
             if (translator.stopReason === undefined) {
               throw new KinfError('upstream_error', 'Bedrock ended the stream before messageStop')
@@ -308,7 +259,9 @@ function streamResponse(events: AsyncIterable<unknown>, context: StreamContext):
         context.release()
         if (cancelled) return
         // Bytes are out: no failover, tell the client in OpenAI's shape and end.
-        const failure = context.signal?.aborted ? abortError(context.signal) : bedrockError(error)
+        const failure = context.signal?.aborted
+          ? bedrockAbortError(context.signal)
+          : bedrockError(error)
         controller.enqueue(sse(openAiErrorBody(failure)))
         controller.close()
       }

@@ -7,6 +7,7 @@ import type { EdgeDeps } from './edge-deps.ts'
 import { policyBundleJson } from './policy-bundles.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
 import type { RouteAnswer } from './scorer-client.ts'
+import { scorerBody } from './upstream-body.ts'
 
 /** What deciding a request came to: served already (by the scorer), or a decision to carry out. */
 export type EdgeOutcome =
@@ -60,13 +61,14 @@ export async function decideRequest(
   })
   if (bundle === null || poolsToAsk(snapshot, facts).length === 0) return decidedHere([])
   const started = deps.nowMs()
+  const body = await scorerBody(deps, snapshot, request)
   for (;;) {
     let answer: RouteAnswer
     try {
       answer = await deps.scorer.route(
         request.kind,
         bundle,
-        routeBody(request),
+        body,
         context.claims,
         context.passHeaders,
         context.signal,
@@ -83,22 +85,5 @@ export async function decideRequest(
     const waited = deps.nowMs() - started
     if (waited >= decision.maxWaitMs) return { kind: 'decided', decision, from, notes }
     await deps.sleep(Math.min(deferPollMs, decision.maxWaitMs - waited))
-  }
-}
-
-/**
- * The body for the scorer: the client's bytes, unless the edge must ask for usage in a
- * stream (so the quota ledger settles on what was used).
- */
-export function routeBody(request: EdgeRequest): string {
-  return request.stream ? JSON.stringify(withUsage(request)) : request.text
-}
-
-/** Streams ask for usage upstream, so the quota ledger can settle on what was used. */
-export function withUsage(request: EdgeRequest): object {
-  if (!request.stream) return request.body
-  return {
-    ...request.body,
-    stream_options: { ...request.body.stream_options, include_usage: true },
   }
 }

@@ -4,6 +4,7 @@ import type { ConfigSnapshot, SnapshotProvider } from '../shared/config/config-s
 import type { ChatCompletionRequest } from '../shared/openai/chat-completion-request.ts'
 import type { detectPii } from '../shared/pii/detect-pii.ts'
 import type { QuotaStore } from '../shared/quota/quota-store.ts'
+import type { CacheSalter } from '../shared/tenancy/cache-salt.ts'
 import type { EdgeMetrics } from './edge-metrics.ts'
 import type { ScorerPort } from './scorer-client.ts'
 
@@ -47,6 +48,12 @@ export interface EdgeDeps {
   clientAddress?: (c: Context) => string | null
   /** Failed authentications allowed per address or key id per minute (see EdgeLimits). */
   authFailuresPerMinute?: number
+  /**
+   * cache_salt of tenants whose prefix cache is isolated, keyed by the signing secret
+   * (shared/tenancy/cache-salt.ts). Absent: a random key per app, which still isolates
+   * tenants but splits each tenant's cache between edge processes.
+   */
+  cacheSalter?: CacheSalter
 }
 
 /** The edge's limits, defaults included: parsed once when the app is built. */

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { KinfError } from '../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
+import { createCacheSalter } from '../shared/tenancy/cache-salt.ts'
 import { createDurableObjectQuotaStore } from './durable-object-quota-store.ts'
 import { createEdgeApp } from './edge-app.ts'
 import { createEdgeMetrics } from './edge-metrics.ts'
@@ -55,6 +56,7 @@ function appFor(env: object): Fetch {
       fetch: (input, init) => fetch(input, init),
     }),
     external: createExternalProviders({ credentials: () => credentials }),
+    cacheSalter: createCacheSalter(vars.KINFERENCE_SIGNING_SECRET),
     metrics: createEdgeMetrics(),
     nowMs: () => Date.now(),
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),

@@ -7,10 +7,10 @@ import { asciiHeaderValue, decisionHeaderOf } from '../shared/policy/decision-he
 import { heldLocalBy } from '../shared/policy/held-local-by.ts'
 import type { PolicyDecision } from '../shared/policy/policy-decision.ts'
 import { promptTokensHeader } from '../shared/scorer-api/route-protocol.ts'
-import { withUsage } from './decide-request.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 import { reserveProvider } from './provider-budget.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
+import { scorerBody, withUsage } from './upstream-body.ts'
 import { tapSseUsage } from './usage-tap.ts'
 
 type Serve = Extract<PolicyDecision, { kind: 'serve' }>
@@ -137,7 +137,7 @@ export async function serveDecision(
     try {
       response = await deps.scorer.forward(
         path,
-        forwardBody(request, attempt.model),
+        await scorerBody(deps, snapshot, request, attempt.model),
         claims,
         context.passHeaders,
         context.signal,
@@ -199,12 +199,6 @@ function keptLocal(
       `This request must stay in the cluster (${hold.name}) and no in-cluster backend can take it now; retry later.`,
     { retryAfterSeconds: 5, openAiCode: 'locality_violation', cause },
   )
-}
-
-/** The client's bytes when nothing changes (a 32 KB prompt is not serialized again). */
-function forwardBody(request: EdgeRequest, model: string): string {
-  if (!request.stream && model === request.model) return request.text
-  return JSON.stringify({ ...withUsage(request), model })
 }
 
 /**

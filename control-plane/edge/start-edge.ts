@@ -6,6 +6,7 @@ import { serve } from '@hono/node-server'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
+import { createCacheSalter } from '../../shared/tenancy/cache-salt.ts'
 import { createEdgeApp } from '../../workers/edge-app.ts'
 import type { EdgeDeps } from '../../workers/edge-deps.ts'
 import { createEdgeMetrics, type EdgeMetrics } from '../../workers/edge-metrics.ts'
@@ -49,6 +50,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
       fetch: globalThis.fetch,
     }),
     external: createExternalProviders({ credentials: () => options.awsCredentials }),
+    cacheSalter: createCacheSalter(options.signingSecret),
     ...(options.detectPii ? { detectPii: options.detectPii } : {}),
     metrics,
     nowMs: () => Date.now(),

@@ -20,6 +20,10 @@ export const ApiKeyRef = z.strictObject({
 })
 export type ApiKeyRef = z.infer<typeof ApiKeyRef>
 
+/** What the edge does with a tenant's quota when the shared store cannot be reached. */
+export const QuotaFailureMode = z.enum(['FailOpen', 'FailClose'])
+export type QuotaFailureMode = z.infer<typeof QuotaFailureMode>
+
 export const Tenant = z.strictObject({
   name: ResourceName.describe('Tenant name, unique across all policies.'),
   apiKeys: z
@@ -37,9 +41,25 @@ export const Tenant = z.strictObject({
         .describe(
           'Prompt plus output tokens per minute: admitted on prompt + max_tokens, settled on usage.',
         ),
+      failureMode: QuotaFailureMode.default('FailOpen').describe(
+        "When the shared quota store (Redis, the Durable Object) cannot be reached. FailOpen: admit against a bucket local to each edge process or isolate, with the same limits (so each replica still enforces them on its own; together they may admit up to replicas x the limits). FailClose: answer 503 with Retry-After. FailOpen is the default, as in Envoy's rate-limit filter and Kong: an outage of the ledger should not become an outage of the gateway.",
+      ),
     })
     .optional()
     .describe('Per-tenant limits; unlimited when omitted.'),
+  prefixCache: z
+    .strictObject({
+      sharing: z
+        .enum(['Isolated', 'Shared'])
+        .default('Isolated')
+        .describe(
+          "Isolated: the edge sets vLLM's cache_salt to an HMAC of the tenant (and of the client's own cache_salt, never trusted alone) under a key derived from the edge's signing secret, so this tenant's requests reuse only its own cached prefixes and no other tenant can learn from its time to first token what it sent recently. Shared: the client's cache_salt passes through as sent, and prefixes common to several Shared tenants hit one cache. Rotating the signing secret resets every Isolated tenant's cache affinity.",
+        ),
+    })
+    .prefault({})
+    .describe(
+      "Whether the pods' prefix cache is shared with other tenants. A shared cache is a timing side channel between tenants; Isolated is the default.",
+    ),
   models: z
     .array(ModelPattern)
     .min(1)

@@ -38,7 +38,7 @@ export function describeEdgeRequestPath(runtime: string, setup: RequestPathRunti
     if (options.requestsPerMinute !== undefined)
       for (const policy of Object.values(snapshot.policies))
         for (const tenant of policy.spec.tenants)
-          tenant.quotas = { requestsPerMinute: options.requestsPerMinute }
+          tenant.quotas = { requestsPerMinute: options.requestsPerMinute, failureMode: 'FailOpen' }
     if (piiPatterns)
       for (const policy of Object.values(snapshot.policies))
         policy.spec.pii = { ...policy.spec.pii, patterns: piiPatterns }

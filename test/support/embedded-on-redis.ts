@@ -39,7 +39,8 @@ export async function startEmbeddedOnRedis(
     quotas,
     patch: (resource) => {
       if (resource.kind !== 'InferencePolicy') return
-      for (const tenant of resource.spec.tenants) tenant.quotas = { ...tenantQuotas }
+      for (const tenant of resource.spec.tenants)
+        tenant.quotas = { failureMode: 'FailOpen', ...tenantQuotas }
     },
   }).catch(async (error: unknown) => {
     await quotas.close()

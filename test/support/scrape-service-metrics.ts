@@ -102,7 +102,8 @@ export async function scrapeServiceMetrics(options: {
 function saturatedWithQuota(resource: KinferenceResource): void {
   saturatedPool(resource)
   if (resource.kind === 'InferencePolicy')
-    for (const tenant of resource.spec.tenants) tenant.quotas = { requestsPerMinute: 4 }
+    for (const tenant of resource.spec.tenants)
+      tenant.quotas = { requestsPerMinute: 4, failureMode: 'FailOpen' }
 }
 
 /** Plain, streamed and PII-labelled chat requests through the edge, read to the end. */

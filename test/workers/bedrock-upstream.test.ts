@@ -355,6 +355,55 @@ describe('callBedrock against the fake Bedrock (real SDK, SigV4, event-stream fr
     expect(recorded(modelId)).toHaveLength(attempts)
   })
 
+  it.each([
+    ['throttle', 429, true],
+    ['unavailable', 503, true],
+    ['internal', 503, true],
+    ['access-denied', 502, false],
+    ['validation', 400, false],
+  ])(
+    'answers %s with %i, saying when to retry only when retrying can help',
+    async (fault, status, later) => {
+      for (const stream of [false, true]) {
+        const error = await failure(
+          callBedrock(target(model(`+${fault}`)), ask('hi', { stream }), {
+            requestedModel: 'm',
+            sleep: async () => {},
+          }),
+        )
+        expect(error.status).toBe(status)
+        if (later) expect(error.retryAfterSeconds).toBeGreaterThanOrEqual(1)
+        else expect(error.retryAfterSeconds).toBeUndefined()
+      }
+    },
+  )
+
+  it('answers a stream whose first event does not come before the deadline as a 503, not a 200', async () => {
+    const modelId = model('+delay:5000')
+    const error = await failure(
+      callBedrock(target(modelId), ask('hi', { stream: true }), {
+        requestedModel: 'm',
+        signal: AbortSignal.timeout(200),
+      }),
+    )
+    expect([error.code, error.message]).toEqual([
+      'upstream_unavailable',
+      'Bedrock did not answer in time',
+    ])
+    expect(error.retryAfterSeconds).toBe(1)
+    await vi.waitFor(() => expect(recorded(modelId)[0]?.aborted).toBe(true), { timeout: 10_000 })
+  })
+
+  it('answers a stream that fails before its first event with an error status, not a 200', async () => {
+    const modelId = model('+stream-error-after:0')
+    const error = await failure(
+      callBedrock(target(modelId), ask('hi', { stream: true }), { requestedModel: 'm' }),
+    )
+    expect([error.code, error.status]).toEqual(['upstream_error', 502])
+    expect(error.message).toMatch(/^Bedrock ModelStreamErrorException: /)
+    expect(recorded(modelId)).toHaveLength(1)
+  })
+
   it('refuses what Bedrock cannot do before calling it, naming the field', async () => {
     const before = fake.requests.length
     const error = await failure(

@@ -123,7 +123,11 @@ export async function measureEdgeCpu(options: {
     (resource) => {
       if (resource.kind === 'InferencePolicy')
         for (const tenant of resource.spec.tenants)
-          tenant.quotas = { requestsPerMinute: 1_000_000_000, tokensPerMinute: 1_000_000_000 }
+          tenant.quotas = {
+            requestsPerMinute: 1_000_000_000,
+            tokensPerMinute: 1_000_000_000,
+            failureMode: 'FailOpen',
+          }
     },
   )
   const quotas = createMemoryQuotaStore()

@@ -1,6 +1,10 @@
 import { readFile } from 'node:fs/promises'
+import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { type OpenAiRequest, parseOpenAiRequest } from '../../../shared/openai/openai-request.ts'
+import { findTenant } from '../../../shared/policy/evaluate-policy.ts'
+import { createCacheSalter } from '../../../shared/tenancy/cache-salt.ts'
+import { tenantCacheSalt } from '../../../workers/upstream-body.ts'
 import { UsageError } from '../cli-io.ts'
 
 /**
@@ -49,4 +53,27 @@ function parsed(kind: 'chat' | 'completion', body: unknown, path: string): OpenA
   if ('issues' in result)
     throw new KinfError('invalid_request', `${path}: ${result.issues.message}`)
   return result.request
+}
+
+/**
+ * The request as the edge sends it for `tenant`: an Isolated tenant's cache_salt derived
+ * from the edge's signing secret, as the pods and the index key its blocks. A Shared
+ * tenant's request is left as it is.
+ */
+export async function asTenantSends(
+  request: OpenAiRequest,
+  snapshot: ConfigSnapshot,
+  tenant: string,
+  signingSecret: string | undefined,
+): Promise<OpenAiRequest> {
+  const found = findTenant(snapshot, tenant)
+  if (found === null) throw new KinfError('not_found', `unknown tenant "${tenant}"`)
+  if (found.tenant.prefixCache.sharing === 'Shared') return request
+  if (!signingSecret)
+    throw new UsageError(
+      `tenant ${tenant}'s prefix cache is Isolated: set KINFERENCE_SIGNING_SECRET (the edge's) so its cache_salt can be derived`,
+    )
+  const cacheSalter = createCacheSalter(signingSecret)
+  const salt = await tenantCacheSalt({ cacheSalter }, snapshot, { tenant, body: request.body })
+  return { ...request, body: { ...request.body, cache_salt: salt } } as OpenAiRequest
 }

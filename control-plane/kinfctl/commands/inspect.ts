@@ -8,7 +8,7 @@ import { prefixReport } from '../../state/prefix-report.ts'
 import { poolMatches } from '../../state/state-reader.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 import { followDecisions } from './follow-decisions.ts'
-import { readPromptRequest } from './inspect-prompt.ts'
+import { asTenantSends, readPromptRequest } from './inspect-prompt.ts'
 import { type InspectSession, openInspectSession } from './inspect-session.ts'
 import { decisionsView, podsView, prefixView, quotasView, snapshotView } from './inspect-views.ts'
 import {
@@ -26,9 +26,11 @@ there and never from a scorer:
                                      trust and drift, blocks indexed, KV usage, queue, in flight,
                                      the fitted TTFT model, last KV-event seq and its age,
                                      replays and restarts
-  prefix --model M (--prompt-file F | --messages-file F)
+  prefix --model M (--prompt-file F | --messages-file F) [--tenant T]
                                      which pods hold how much of the prompt, and which pod the
-                                     pool's router (the scorer's scoring) would choose and why
+                                     pool's router (the scorer's scoring) would choose and why;
+                                     --tenant: as T sends it (an Isolated tenant's cache_salt
+                                     needs the edge's KINFERENCE_SIGNING_SECRET)
   decisions [--follow] [--tenant T] [--pool P] [--since 5m] [--limit N]
                                      the decision log with predicted and actual TTFT, and a
                                      summary (prediction error percentiles, hit rate)
@@ -89,7 +91,7 @@ export async function inspectCommand(args: string[], io: CliIo): Promise<number>
   try {
     const context = { session, values, format, intervalMs, io }
     if (view === 'decisions') return await decisions(context)
-    const render = renderer(view as Exclude<View, 'decisions'>, session, values)
+    const render = renderer(view as Exclude<View, 'decisions'>, session, values, io.env)
     io.stdout(renderOutput(await render(), format))
     if (values.watch) await watch(context, render)
     return exitCode.ok
@@ -110,7 +112,7 @@ interface Context {
 function checkOptions(view: View, values: Values): void {
   const allowed: Record<View, readonly string[]> = {
     pods: ['pool', 'watch'],
-    prefix: ['model', 'prompt-file', 'messages-file'],
+    prefix: ['model', 'prompt-file', 'messages-file', 'tenant'],
     decisions: ['follow', 'tenant', 'pool', 'since', 'limit'],
     tenants: ['watch'],
     snapshot: ['diff', 'watch'],
@@ -133,6 +135,7 @@ function renderer(
   view: Exclude<View, 'decisions'>,
   session: InspectSession,
   values: Values,
+  env: CliIo['env'],
 ): () => Promise<Rendered> {
   const { reader } = session
   if (view === 'pods') return async () => podsView(await pods(session, values.pool), Date.now())
@@ -149,8 +152,12 @@ function renderer(
     }
   return async () => {
     if (values.model === undefined) throw new UsageError('inspect prefix needs --model M')
-    const request = await readPromptRequest(values.model, values)
+    const read = await readPromptRequest(values.model, values)
     const [snapshot, all] = await Promise.all([reader.snapshot(), pods(session, undefined)])
+    const request =
+      values.tenant === undefined
+        ? read
+        : await asTenantSends(read, snapshot.snapshot, values.tenant, env.KINFERENCE_SIGNING_SECRET)
     const report = await prefixReport(
       {
         snapshot: snapshot.snapshot,

@@ -7,6 +7,8 @@ export type EngineKvEvent =
       tokenIds: number[]
       blockSize: number
       loraName: string | null
+      /** Per block, as vLLM publishes them; only when the run starts a salted sequence. */
+      extraKeys?: (string[] | null)[]
     }
   | { type: 'BlockRemoved'; blockHashes: bigint[] }
   | { type: 'AllBlocksCleared' }

@@ -309,6 +309,7 @@ export class VllmEngine {
       tokenIds: request.tokens.slice(first * blockSize, full * blockSize),
       blockSize,
       loraName: request.input.loraName ?? null,
+      ...saltedExtraKeys(request.input, first, full),
     })
     request.numCachedBlocks = full
   }
@@ -362,4 +363,23 @@ export class VllmEngine {
 
 function randomWord(random: () => number): number {
   return Math.floor(random() * 0x100000000) | 0
+}
+
+/**
+ * vLLM's extra_keys of blocks first..full-1 when they start a salted sequence: the first
+ * block's carry cache_salt (after the LoRA name), the others the LoRA name alone. Routers
+ * need the salt to key the sequence as the pod does (vllm-wire.md §2).
+ */
+function saltedExtraKeys(
+  input: EngineRequestInput,
+  first: number,
+  full: number,
+): { extraKeys?: (string[] | null)[] } {
+  if (first > 0 || !input.cacheSalt) return {}
+  const lora = input.loraName ? [input.loraName] : []
+  return {
+    extraKeys: Array.from({ length: full }, (_, k) =>
+      k === 0 ? [...lora, input.cacheSalt as string] : lora.length > 0 ? lora : null,
+    ),
+  }
 }

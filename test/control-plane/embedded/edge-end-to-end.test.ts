@@ -2,6 +2,7 @@ import type OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EmbeddedStack } from '../../../control-plane/embedded/start-embedded.ts'
 import { prepareRequest } from '../../../control-plane/scorer/prepare-request.ts'
+import { createCacheSalter } from '../../../shared/tenancy/cache-salt.ts'
 import { client, errorOf, post, start } from '../../support/embedded-stack.ts'
 
 describe('the edge end to end (simulated pods, scorer, local Bedrock, the openai client)', () => {
@@ -137,6 +138,8 @@ describe('the edge end to end (simulated pods, scorer, local Bedrock, the openai
           { role: 'system', content: warmPrefix },
           { role: 'user', content: 'x' },
         ],
+        // The demo tenant's prefix cache is Isolated: its blocks carry its salt.
+        cache_salt: await createCacheSalter(stack.signingSecret)('demo', null),
       },
       [big],
     )

@@ -166,7 +166,11 @@ describe('the edge fails closed', () => {
       patch: (resource) => {
         if (resource.kind === 'InferencePolicy')
           for (const tenant of resource.spec.tenants)
-            tenant.quotas = { requestsPerMinute: 2, tokensPerMinute: 1_000_000 }
+            tenant.quotas = {
+              requestsPerMinute: 2,
+              tokensPerMinute: 1_000_000,
+              failureMode: 'FailOpen',
+            }
       },
     })
     try {

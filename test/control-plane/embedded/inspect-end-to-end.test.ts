@@ -7,6 +7,7 @@ import { prepareRequest } from '../../../control-plane/scorer/prepare-request.ts
 import type { Decision } from '../../../shared/state/decision-entry.ts'
 import type { PodState } from '../../../shared/state/pod-state.ts'
 import type { QuotaUse } from '../../../shared/state/quota-use.ts'
+import { createCacheSalter } from '../../../shared/tenancy/cache-salt.ts'
 import { type EmbeddedOnRedis, startEmbeddedOnRedis } from '../../support/embedded-on-redis.ts'
 import { post } from '../../support/embedded-stack.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
@@ -126,12 +127,27 @@ describe('kinfctl inspect against the embedded default with Redis', () => {
   it('prefix: the pods holding the prompt and the pod the router would choose', async () => {
     const file = join(dir, 'messages.json')
     await writeFile(file, JSON.stringify(messages('question 0')))
-    const report = await json<{
+    // The demo tenant's prefix cache is Isolated: its blocks are keyed with its cache_salt,
+    // which inspect derives from the edge's signing secret.
+    const run = await runCli(
+      ['inspect', 'prefix', '--model', 'qwen3.8-27b-fp8', '--messages-file', file].concat([
+        '--tenant',
+        'demo',
+        '--prefix',
+        prefix,
+        '-o',
+        'json',
+      ]),
+      '',
+      { env: { REDIS_URL: redisUrl, KINFERENCE_SIGNING_SECRET: stack.signingSecret } },
+    )
+    expect(run.stderr).toBe('')
+    const report = JSON.parse(run.stdout) as {
       pool: string
       chosen: string
       blocks: number
       pods: { pod: string; matchedBlocks: number; predictedTtftMs: number | null }[]
-    }>('prefix', '--model', 'qwen3.8-27b-fp8', '--messages-file', file)
+    }
     expect(report.pool).toBe('demo/sim-27b')
     expect(report.pods).toHaveLength(2)
     const best = Math.max(...report.pods.map((p) => p.matchedBlocks))
@@ -141,7 +157,11 @@ describe('kinfctl inspect against the embedded default with Redis', () => {
     const prepared = prepareRequest(
       'compare',
       'chat',
-      { model: 'qwen3.8-27b-fp8', messages: messages('question 0') },
+      {
+        model: 'qwen3.8-27b-fp8',
+        messages: messages('question 0'),
+        cache_salt: await createCacheSalter(stack.signingSecret)('demo', null),
+      },
       stack.scorer.pools,
     )
     const lookup = await prepared.pool.lookup(prepared.request)
@@ -223,6 +243,22 @@ describe('kinfctl inspect against the embedded default with Redis', () => {
         ['prefix', '--model', 'nope', '--prompt-file', join(dir, 'messages.json')],
         3,
         /no pool .* serves model "nope"/,
+      ],
+      [
+        ['prefix', '--model', 'qwen3.8-27b-fp8', '--prompt-file', join(dir, 'prompt.txt')].concat([
+          '--tenant',
+          'demo',
+        ]),
+        2,
+        /prefix cache is Isolated: set KINFERENCE_SIGNING_SECRET/,
+      ],
+      [
+        ['prefix', '--model', 'qwen3.8-27b-fp8', '--prompt-file', join(dir, 'prompt.txt')].concat([
+          '--tenant',
+          'nobody',
+        ]),
+        3,
+        /unknown tenant "nobody"/,
       ],
       [['pods', '--redis', 'redis://127.0.0.1:1'], 5, /connecting: connect ECONNREFUSED/],
       [['pods', '-o', 'xml'], 2, /-o must be table, json or yaml/],
