@@ -78,7 +78,13 @@ export async function readBodyText(request: Request, limit: number): Promise<str
   const chunks: Uint8Array[] = []
   let size = 0
   for (;;) {
-    const { done, value } = await reader.read()
+    const { done, value } = await reader.read().catch((error: unknown) => {
+      // The client went away or the server's requestTimeout cut it: not the edge's fault.
+      throw new KinfError('invalid_request', 'the request body was cut off before its end', {
+        status: 408,
+        cause: error,
+      })
+    })
     if (done) break
     size += value.byteLength
     if (size > limit) {

@@ -1,17 +1,19 @@
 import { randomUUID } from 'node:crypto'
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { serve } from '@hono/node-server'
+import type { z } from 'zod'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
 import { createCacheSalter } from '../../shared/tenancy/cache-salt.ts'
 import { createEdgeApp } from '../../workers/edge-app.ts'
-import type { EdgeDeps } from '../../workers/edge-deps.ts'
+import { type EdgeDeps, EdgeLimits } from '../../workers/edge-deps.ts'
 import { createEdgeMetrics, type EdgeMetrics } from '../../workers/edge-metrics.ts'
 import { type AwsCredentials, createExternalProviders } from '../../workers/external-providers.ts'
 import { createScorerClient } from '../../workers/scorer-client.ts'
+import { guardNodeServer, NodeServerLimits, nodeServerOptions } from '../http/node-server-limits.ts'
 
 export interface StartEdgeOptions {
   port: number
@@ -24,6 +26,10 @@ export interface StartEdgeOptions {
   awsCredentials?: AwsCredentials
   /** Replaces the PII detectors (tests of failing detectors). */
   detectPii?: EdgeDeps['detectPii']
+  /** The edge's limits where they differ from EdgeLimits' defaults. */
+  limits?: EdgeDeps['limits']
+  /** The Node server's; maxHeaderBytes defaults to the edge's plus 8 KiB for the request line. */
+  server?: z.input<typeof NodeServerLimits>
   log: (line: string) => void
 }
 
@@ -58,13 +64,21 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     newRequestId: () => randomUUID(),
     log: options.log,
     exposeMetrics: true,
+    ...(options.limits ? { limits: options.limits } : {}),
     // @hono/node-server hands the app Node's request as env.incoming.
     clientAddress: (c) =>
       (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket.remoteAddress ?? null,
   })
   const host = options.host ?? '127.0.0.1'
+  // Node's parser answers what the app's own header check cannot see (and counts the request line).
+  const limits = NodeServerLimits.parse({
+    maxHeaderBytes: EdgeLimits.parse(options.limits ?? {}).maxHeaderBytes + 8 * 1024,
+    ...options.server,
+  })
+  const serverOptions = nodeServerOptions(limits)
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, port: options.port, hostname: host }, () => {
+    const listen = { fetch: app.fetch, port: options.port, hostname: host, serverOptions }
+    const started = serve(listen, () => {
       started.off('error', refuse)
       resolve(started)
     })
@@ -76,6 +90,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     }
     started.once('error', refuse)
   })
+  guardNodeServer(server as Server, limits)
   const { port } = server.address() as AddressInfo
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { InferencePoolSpec } from '../../shared/crd/inference-pool.ts'
+import { NodeServerLimits } from '../http/node-server-limits.ts'
 
 /** A pod the scorer routes to: its OpenAI server, its /metrics and its KV-event sockets. */
 export const ScorerPod = z.strictObject({
@@ -100,6 +101,8 @@ export const ScorerConfig = z.strictObject({
   /** Decision log entries kept (about: XADD MAXLEN ~), and how late a batch is written. */
   decisionLogLength: z.int().positive().default(10_000),
   decisionFlushMs: z.int().positive().default(100),
+  /** The HTTP server's time and connection limits (slow and hostile clients). */
+  server: NodeServerLimits.prefault({}),
 })
 export type ScorerConfig = z.infer<typeof ScorerConfig>
 export type ScorerConfigInput = z.input<typeof ScorerConfig>

@@ -3,6 +3,7 @@ import { constantTimeEqual } from '../../shared/auth/constant-time-equal.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../../shared/openai/openai-error-body.ts'
 import { routePaths } from '../../shared/scorer-api/route-protocol.ts'
+import { guardNodeServer, nodeServerOptions } from '../http/node-server-limits.ts'
 import { prometheusTextContentType } from '../metrics/create-prometheus-registry.ts'
 import { lookupReport, podsReport } from './admin-api.ts'
 import { handleInference } from './handle-inference.ts'
@@ -88,7 +89,7 @@ export function createScorerServer(
     },
   }
   const knownPaths = new Set(Object.keys(routes).map((key) => key.split(' ')[1]))
-  return createServer({ keepAliveTimeout: 65_000, noDelay: true }, async (req, res) => {
+  const server = createServer(nodeServerOptions(context.config.server), async (req, res) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/'
     const handler = routes[`${req.method} ${path}`]
     activity.inFlight++
@@ -118,4 +119,6 @@ export function createScorerServer(
       json(res, failure.status, openAiErrorBody(failure), headers)
     }
   })
+  guardNodeServer(server, context.config.server)
+  return server
 }
