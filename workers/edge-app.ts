@@ -5,7 +5,7 @@ import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
 import type { RequestKind } from '../shared/openai/openai-request.ts'
 import { type Usage, usageTokens } from '../shared/openai/usage.ts'
 import { tenantModels } from '../shared/policy/tenant-models.ts'
-import { admitQuota } from './admit-quota.ts'
+import { admitQuota, settleQuota } from './admit-quota.ts'
 import { decideRequest, type EdgeOutcome } from './decide-request.ts'
 import { type EdgeDeps, EdgeLimits } from './edge-deps.ts'
 import { limitedAuthentication } from './limit-auth-failures.ts'
@@ -103,9 +103,14 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     const settle = (actual: number) => {
       if (settled) return
       settled = true
-      const work = deps.quotas
-        .settle(request.tenant, limits, admission.reservation, estimate, actual, deps.nowMs())
-        .catch((error: unknown) => deps.log(`quota settle failed: ${(error as Error).message}`))
+      const work = settleQuota(
+        deps,
+        request.tenant,
+        limits,
+        admission.reservation,
+        estimate,
+        actual,
+      )
       keepAlive(c, work)
     }
     // What the answer used; without a usage block, the exact prompt (when the scorer

@@ -8,6 +8,7 @@ export type EdgeCounter =
   | 'requests'
   | 'rejected'
   | 'quota_exceeded'
+  | 'quota_fallback'
   | 'pii_detected'
   | 'pii_detector_failures'
   | 'pii_kept_local'
@@ -18,6 +19,8 @@ const help: Record<EdgeCounter, string> = {
   requests: 'Requests answered, by outcome and upstream locality.',
   rejected: 'Requests refused by policy, by code.',
   quota_exceeded: 'Requests refused by a tenant quota, by limit.',
+  quota_fallback:
+    'Admissions while the quota store could not be reached, by failure mode: FailOpen admitted against the bucket of this edge process or isolate, FailClose refused with 503.',
   pii_detected: 'Requests the detectors labelled, by label.',
   pii_detector_failures: 'Detector failures (the request then counts as PII: fail closed).',
   pii_kept_local:

@@ -1,6 +1,6 @@
 import type { SnapshotProvider } from '../shared/config/config-snapshot.ts'
 import type { QuotaAdmission } from '../shared/quota/quota-store.ts'
-import { admitQuota } from './admit-quota.ts'
+import { admitQuota, settleQuota } from './admit-quota.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 
 export type ProviderBudget =
@@ -35,14 +35,7 @@ export async function reserveProvider(
     settle: async (actualTokens) => {
       if (settled) return
       settled = true
-      await deps.quotas.settle(
-        account,
-        limits,
-        admission.reservation,
-        estimatedTokens,
-        actualTokens,
-        deps.nowMs(),
-      )
+      await settleQuota(deps, account, limits, admission.reservation, estimatedTokens, actualTokens)
     },
   }
 }
