@@ -7,6 +7,8 @@ export const chaosNamespace = 'chaos'
 export const chaosModel = 'qwen3.8-27b-fp8'
 /** A model only Bedrock serves: requests for it test the provider path alone. */
 export const chaosBedrockModel = 'claude-sonnet'
+/** The Bedrock provider's per-request timeout: a stuck Bedrock is answered 503 after it. */
+export const chaosBedrockTimeoutMs = 3_000
 
 /** The ports every simulated pod listens on, each pod on its own 127.0.0.x. */
 export interface ChaosPodPorts {
@@ -60,6 +62,7 @@ export function chaosResources(options: ChaosPlatformOptions): KinferenceResourc
       spec: {
         type: 'Bedrock',
         bedrock: { region: 'us-east-1', endpoint: options.bedrockUrl },
+        timeoutMs: chaosBedrockTimeoutMs,
         models: [
           {
             name: chaosBedrockModel,
@@ -98,7 +101,12 @@ function chaosPolicy(tenants: readonly ChaosTenant[]) {
       tenants: tenants.map((tenant) => ({
         name: tenant.name,
         apiKeys: [{ id: tenant.keyId, sha256: tenant.keySha256 }],
-        quotas: { requestsPerMinute: tenant.requestsPerMinute },
+        quotas: {
+          requestsPerMinute: tenant.requestsPerMinute,
+          // The stack's `…-closed` tenant is refused while the quota store is out; the
+          // others are admitted on the edge's local bucket (the policy's default).
+          failureMode: tenant.name.endsWith('-closed') ? 'FailClose' : 'FailOpen',
+        },
         models: ['*'],
       })),
       constraints: [

@@ -124,7 +124,13 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       name: 'edge',
       url: `http://127.0.0.1:${edgePort}`,
       ready: /edge listening on/,
-      env: { KINFERENCE_SIGNING_SECRET: signingSecret, REDIS_URL: redis.url },
+      env: {
+        KINFERENCE_SIGNING_SECRET: signingSecret,
+        REDIS_URL: redis.url,
+        // The SDK's default chain needs keys to sign; the Bedrock stand-in checks only their shape.
+        AWS_ACCESS_KEY_ID: 'AKIDCHAOSEXAMPLE',
+        AWS_SECRET_ACCESS_KEY: 'not-a-secret',
+      },
       args: () => [
         'edge',
         '--port',
