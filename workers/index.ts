@@ -50,7 +50,7 @@ function appFor(env: object): Fetch {
     }),
     quotas: createDurableObjectQuotaStore(bindings.QUOTA_LEDGER),
     scorer: createScorerClient({
-      url: vars.SCORER_URL,
+      urls: [vars.SCORER_URL],
       signingSecret: vars.KINFERENCE_SIGNING_SECRET,
       nowSeconds: () => Date.now() / 1000,
       fetch: (input, init) => fetch(input, init),

@@ -40,7 +40,11 @@ export interface ScorerPort {
 }
 
 export interface ScorerClientOptions {
-  url: string
+  /**
+   * The scorer's base URL, or several replicas' (a Service in front of them is one URL):
+   * requests rotate over them, and one that cannot be reached is tried on the next.
+   */
+  urls: readonly string[]
   /** The HMAC secret shared with the scorer. */
   signingSecret: string
   nowSeconds: () => number
@@ -48,10 +52,28 @@ export interface ScorerClientOptions {
   fetch: typeof fetch
 }
 
-/** Signs every request as the scorer requires (shared/auth/edge-signature.ts). */
+/** How long a replica that could not be reached is tried only after the others. */
+const unreachableCooldownMs = 2_000
+
+/**
+ * Signs every request as the scorer requires (shared/auth/edge-signature.ts). A replica
+ * that cannot be reached (refused, reset, DNS: fetch failed before any answer) is
+ * retried on the next one with a fresh signature; nothing the scorer answered is retried.
+ */
 export function createScorerClient(options: ScorerClientOptions): ScorerPort {
-  const base = options.url.replace(/\/$/, '')
-  const post = async (
+  const bases = options.urls.map((url) => url.replace(/\/$/, ''))
+  if (bases.length === 0) throw new KinfError('invalid_config', 'the edge needs a scorer URL')
+  const downUntil = new Map<string, number>()
+  let turn = 0
+  /** Every replica, starting with the next in turn, those recently unreachable last. */
+  const order = (nowMs: number) => {
+    const start = turn++ % bases.length
+    const rotated = [...bases.slice(start), ...bases.slice(0, start)]
+    const up = rotated.filter((base) => (downUntil.get(base) ?? 0) <= nowMs)
+    return [...up, ...rotated.filter((base) => !up.includes(base))]
+  }
+  const attempt = async (
+    base: string,
     path: string,
     body: string,
     claims: EdgeClaims,
@@ -65,23 +87,35 @@ export function createScorerClient(options: ScorerClientOptions): ScorerPort {
       claims,
       options.nowSeconds(),
     )
-    try {
-      return await options.fetch(`${base}${path}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers, ...signed },
-        body,
-        ...(signal ? { signal } : {}),
-      })
-    } catch (error) {
-      if ((error as Error).name === 'AbortError' && signal?.aborted) throw error
-      throw new KinfError(
-        'upstream_unavailable',
-        `scorer unreachable: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
-      )
+    return options.fetch(`${base}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers, ...signed },
+      body,
+      ...(signal ? { signal } : {}),
+    })
+  }
+  const post = async (
+    path: string,
+    body: string,
+    claims: EdgeClaims,
+    headers: Record<string, string>,
+    signal: AbortSignal | undefined,
+  ) => {
+    let failure: Error | null = null
+    for (const base of order(options.nowSeconds() * 1000)) {
+      try {
+        const response = await attempt(base, path, body, claims, headers, signal)
+        downUntil.delete(base)
+        return response
+      } catch (error) {
+        if ((error as Error).name === 'AbortError' && signal?.aborted) throw error
+        failure = error as Error
+        downUntil.set(base, options.nowSeconds() * 1000 + unreachableCooldownMs)
+      }
     }
+    throw new KinfError('upstream_unavailable', `scorer unreachable: ${failure?.message}`, {
+      cause: failure,
+    })
   }
   return {
     async route(kind, bundleJson, body, claims, headers, signal) {

@@ -13,6 +13,7 @@ export function tapSseUsage(
   const encoder = new TextEncoder()
   let pending = ''
   let usage: Usage | null = null
+  let sawDone = false
   let ended = false
   const end = () => {
     if (ended) return
@@ -25,6 +26,7 @@ export function tapSseUsage(
       .filter((line) => line.startsWith('data:'))
       .map((line) => line.slice(5).trimStart())
       .join('\n')
+    if (data === '[DONE]') sawDone = true
     // Token chunks carry no usage object (or `"usage":null`): only parse the ones that do.
     if (!mayCarryUsage(data)) return event
     let chunk: unknown
@@ -68,7 +70,13 @@ export function tapSseUsage(
         } else controller.enqueue(value)
       } catch (error) {
         end()
-        controller.error(error)
+        // The upstream broke mid-stream (a scorer or pod gone): the client is told so, and
+        // the stream ends as OpenAI's do, rather than being cut without a word.
+        if (sawDone) controller.close()
+        else {
+          controller.enqueue(encoder.encode(brokenStreamEvent(error)))
+          controller.close()
+        }
       }
     },
     async cancel(reason) {
@@ -76,4 +84,17 @@ export function tapSseUsage(
       await reader.cancel(reason)
     },
   })
+}
+
+/** An OpenAI-style error event, then [DONE]: how a stream that broke upstream ends. */
+function brokenStreamEvent(error: unknown): string {
+  const event = {
+    error: {
+      message: `the answer stopped upstream: ${(error as Error)?.message ?? 'the connection broke'}`,
+      type: 'server_error',
+      param: null,
+      code: 'upstream_error',
+    },
+  }
+  return `data: ${JSON.stringify(event)}\n\ndata: [DONE]\n\n`
 }

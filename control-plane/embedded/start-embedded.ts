@@ -104,7 +104,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     const edge = await startEdge({
       port: options.port,
       config: async () => snapshot,
-      scorerUrl: scorer.url,
+      scorerUrls: [scorer.url],
       signingSecret,
       quotas: options.quotas,
       // The local stand-in accepts any well-formed signature.

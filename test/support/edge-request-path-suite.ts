@@ -46,7 +46,7 @@ export function describeEdgeRequestPath(runtime: string, setup: RequestPathRunti
       config: async () => snapshot,
       quotas: setup.quotas(),
       scorer: createScorerClient({
-        url: options.saturated ? stack.saturatedScorerUrl : stack.scorerUrl,
+        urls: [options.saturated ? stack.saturatedScorerUrl : stack.scorerUrl],
         signingSecret: stack.signingSecret,
         nowSeconds: () => Date.now() / 1000,
         fetch: (input, init) => fetch(input, init),

@@ -141,7 +141,7 @@ export async function measureEdgeCpu(options: {
   }
   const network = instantScorerFetch()
   const scorer = createScorerClient({
-    url: 'http://scorer.invalid',
+    urls: ['http://scorer.invalid'],
     signingSecret: 'bench-signing-secret-0123456789',
     nowSeconds: () => Date.now() / 1000,
     fetch: network.fetch,

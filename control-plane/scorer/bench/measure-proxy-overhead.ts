@@ -136,7 +136,7 @@ export async function measureProxyOverhead(options: {
     const viaScorer: number[] = []
     const statusDependent: number[] = []
     const client = createScorerClient({
-      url: scorerUrl,
+      urls: [scorerUrl],
       signingSecret: benchSecret,
       nowSeconds: () => Date.now() / 1000,
       fetch,

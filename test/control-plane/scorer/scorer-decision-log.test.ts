@@ -27,7 +27,7 @@ afterEach(async () => {
 /** A forward as the edge makes it when its policy decided: the edge's own client, signed v3. */
 function edgeClient(stack: Stack) {
   return createScorerClient({
-    url: stack.scorer.url,
+    urls: [stack.scorer.url],
     signingSecret: secret,
     nowSeconds: () => Date.now() / 1000,
     fetch: (input, init) => fetch(input, init),
@@ -146,7 +146,7 @@ describe('the scorer writes its decisions and its pods to the shared state', () 
     try {
       for (const url of [stack.scorer.url, second.url]) {
         const client = createScorerClient({
-          url,
+          urls: [url],
           signingSecret: secret,
           nowSeconds: () => Date.now() / 1000,
           fetch: (input, init) => fetch(input, init),

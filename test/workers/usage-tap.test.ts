@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest'
+import { tapSseUsage } from '../../workers/usage-tap.ts'
+
+const encoder = new TextEncoder()
+
+/** A stream of these SSE events that then fails, as a body does when its upstream dies. */
+function breaking(events: string[]): ReadableStream<Uint8Array> {
+  let sent = 0
+  return new ReadableStream({
+    pull(controller) {
+      const event = events[sent++]
+      if (event === undefined) controller.error(new TypeError('terminated'))
+      else controller.enqueue(encoder.encode(`data: ${event}\n\n`))
+    },
+  })
+}
+
+async function readAll(body: ReadableStream<Uint8Array>): Promise<string> {
+  return new Response(body).text()
+}
+
+const token = JSON.stringify({ choices: [{ index: 0, delta: { content: 'Hi' } }] })
+
+describe('tapSseUsage', () => {
+  it('ends a stream whose upstream broke with an error event and [DONE]', async () => {
+    let ended = 0
+    const text = await readAll(
+      tapSseUsage(breaking([token]), { dropUsageChunk: false, onEnd: () => ended++ }),
+    )
+    const events = text.trim().split('\n\n')
+    expect(events[0]).toBe(`data: ${token}`)
+    expect(JSON.parse((events[1] ?? '').slice(6)).error).toMatchObject({
+      type: 'server_error',
+      code: 'upstream_error',
+    })
+    expect(events[2]).toBe('data: [DONE]')
+    expect(ended).toBe(1)
+  })
+
+  it('adds nothing when the upstream broke after [DONE]', async () => {
+    const text = await readAll(
+      tapSseUsage(breaking([token, '[DONE]']), { dropUsageChunk: false, onEnd: () => {} }),
+    )
+    expect(text).toBe(`data: ${token}\n\ndata: [DONE]\n\n`)
+  })
+})
