@@ -241,7 +241,13 @@ export async function answer(
     })
     return new Response(body, { status: upstream.status, headers })
   }
-  const text = await upstream.text()
+  // A body that breaks half-way (the scorer or its pod gone) is an upstream failure, not ours.
+  const text = await upstream.text().catch((error: unknown) => {
+    context.onUsage(null, false, promptTokens)
+    throw new KinfError('upstream_error', 'the answer stopped upstream before it was complete', {
+      cause: error,
+    })
+  })
   context.onUsage(served ? usageOfJson(text) : null, served, promptTokens)
   return new Response(text, { status: upstream.status, headers })
 }
