@@ -1,17 +1,32 @@
-import type { ChaosScenario } from '../chaos-scenario.ts'
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions'
+import type { ChaosPod } from '../chaos-parts.ts'
+import type { ChaosContext, ChaosScenario } from '../chaos-scenario.ts'
 import { timeUntil } from '../chaos-scenario.ts'
-import { startChaosStack } from '../chaos-stack.ts'
+import { type ChaosStack, startChaosStack } from '../chaos-stack.ts'
 import { chaosPrompts, chaosRequest, startTraffic } from '../chaos-traffic.ts'
-import { tallyOutcomes } from '../scenario-result.ts'
+import { percentile, tallyOutcomes } from '../scenario-result.ts'
+import {
+  openIndexReader,
+  required,
+  scorerCounter,
+  scorerPod,
+  scorerPods,
+  sleep,
+  type TimedOutcome,
+  timedClient,
+} from './scorer-view.ts'
 
-interface PodsReport {
-  pools: { pods: { name: string; healthy: boolean }[] }[]
+/** What each stream's events showed: an error event, and [DONE] after it. */
+interface StreamEnd {
+  error: boolean
+  doneAfterError: boolean
 }
 
 /**
- * Scenario 1: a pod is killed (SIGKILL) while streams run on it. Streams on it must end
- * with an error event and [DONE]; requests not yet answered move to another pod; the
- * scorer stops routing to it.
+ * Scenario 1: a pod is killed (SIGKILL) while streams run on it and requests wait there
+ * for their first token. Streams cut mid-way end with an error event and [DONE]; those not
+ * yet answered are retried on another pod; the scorer takes the pod out of routing and
+ * its blocks out of the index within 2 s, seen from its failing scrapes.
  */
 export const podKilledMidStream: ChaosScenario = {
   id: 'pod-killed-mid-stream',
@@ -25,49 +40,156 @@ export const podKilledMidStream: ChaosScenario = {
       timeScale: 1,
       seed: context.seed,
     })
+    const index = await openIndexReader(context, stack)
     try {
-      const prompts = chaosPrompts({ seed: context.seed, prefixes: 6, prefixWords: 400 })
-      const traffic = startTraffic(
-        stack.client(),
-        {
-          concurrency: full ? 24 : 8,
-          maxRequests: full ? 2_000 : 120,
-          durationMs: full ? 30_000 : 6_000,
-          request: (i) => chaosRequest(prompts(i), { maxTokens: 96 }),
-        },
-        context.nowMs,
-      )
-      await new Promise((resolve) => setTimeout(resolve, full ? 10_000 : 2_000))
-      const victim = stack.pods[1]
-      if (!victim) throw new Error('no pod to kill')
-      await victim.stop('SIGKILL')
-      const scorer = stack.scorers[0]
-      if (!scorer) throw new Error('no scorer')
-      const dropped = await timeUntil(
-        async () => {
-          const report = (await stack.admin(scorer, '/admin/pods')) as PodsReport
-          const pod = report.pools.flatMap((pool) => pool.pods).find((p) => p.name === victim.name)
-          return pod === undefined || !pod.healthy
-        },
-        { limitMs: 10_000, nowMs: context.nowMs },
-      )
-      const outcomes = await traffic.done
-      const after = outcomes.slice(-Math.min(20, outcomes.length))
-      const onVictim = after.filter((o) => o.kind === 'completed' && o.pod === victim.name).length
-      return {
-        ...tallyOutcomes(outcomes),
-        convergence: { what: 'pod out of routing', ms: dropped, targetMs: 2_000 },
-        checks: [
-          {
-            name: 'nothing routed to the dead pod at the end',
-            ok: onVictim === 0,
-            detail: `${onVictim} of the last ${after.length} completed on ${victim.name}`,
-          },
-        ],
-        notes: [],
-      }
+      return await killMidStream(stack, index, context, full)
     } finally {
+      await index.close()
       await stack.close()
     }
   },
+}
+
+type IndexReader = Awaited<ReturnType<typeof openIndexReader>>
+
+async function killMidStream(
+  stack: ChaosStack,
+  index: IndexReader,
+  context: ChaosContext,
+  full: boolean,
+) {
+  const scorer = required(stack.scorers[0], 'scorer')
+  const prompts = chaosPrompts({ seed: context.seed, prefixes: 6, prefixWords: 400 })
+  const ends = new Map<number, StreamEnd>()
+  const timed = timedClient(stack.client(), context.nowMs)
+  const traffic = startTraffic(
+    timed.client,
+    {
+      concurrency: full ? 24 : 8,
+      maxRequests: full ? 3_000 : 200,
+      // Stopped once the scorer has shown what it does after the kill (below).
+      durationMs: 120_000,
+      request: (i) =>
+        chaosRequest(prompts(i), { maxTokens: full ? 96 : 48, onEvent: watchEnd(ends, i) }),
+    },
+    context.nowMs,
+  )
+  await sleep(full ? 10_000 : 2_000)
+  // Some answers whole first: the victim must hold prompts the probes can be sent for.
+  await timeUntil(
+    async () => timed.outcomes.filter((o) => o.outcome.kind === 'completed').length >= 3,
+    {
+      limitMs: 20_000,
+      nowMs: context.nowMs,
+    },
+  )
+  const { victim, held } = await chooseVictim(stack, index, timed.outcomes)
+  // Requests that wait on the victim for their first token when it dies: frozen engine,
+  // and prompts it holds, so the router sends them there.
+  await victim.setFaults({ paused: true })
+  const probes = Promise.all(
+    [0, 1, 2].map((i) =>
+      stack.client().send(chaosRequest(held, { maxTokens: 8, stream: i !== 1 })),
+    ),
+  )
+  await timeUntil(
+    async () => ((await scorerPod(stack, scorer, victim.name))?.load.pendingRequests ?? 0) > 0,
+    { limitMs: 2_000, nowMs: context.nowMs },
+  )
+  const waiting = (await scorerPod(stack, scorer, victim.name))?.load.pendingRequests ?? 0
+  const retriesBefore = await scorerCounter(scorer, 'kinference_scorer_retries')
+  const killedAt = context.nowMs()
+  await victim.stop('SIGKILL')
+  const converged = await timeUntil(
+    async () => {
+      const pod = await scorerPod(stack, scorer, victim.name)
+      const blocks = (await index.blocks([victim.name])).get(victim.name) ?? 0
+      return pod !== undefined && !pod.healthy && blocks === 0
+    },
+    { limitMs: 10_000, everyMs: 25, nowMs: context.nowMs },
+  )
+  const retriesAtConvergence = await scorerCounter(scorer, 'kinference_scorer_retries')
+  // Traffic goes on after the outage was seen, to show where it goes then.
+  await sleep(full ? 15_000 : 3_000)
+  traffic.stop()
+  const probeOutcomes = await probes
+  const outcomes = await traffic.done
+  const retriesAfter =
+    (await scorerCounter(scorer, 'kinference_scorer_retries')) - retriesAtConvergence
+  const seenDownAt = converged === null ? Number.POSITIVE_INFINITY : killedAt + converged
+  const later = timed.outcomes.filter((o) => o.sentAtMs > seenDownAt)
+  const onVictim = later.filter(
+    (o) => o.outcome.kind === 'completed' && o.outcome.pod === victim.name,
+  )
+  const cut = [...ends.values()].filter((end) => end.error)
+  const pods = await scorerPods(stack, scorer)
+  const latencies = outcomes.filter((o) => o.kind === 'completed').map((o) => o.latencyMs)
+  return {
+    ...tallyOutcomes([...outcomes, ...probeOutcomes]),
+    convergence: {
+      what: 'dead pod unhealthy and its blocks out of the index',
+      ms: converged,
+      targetMs: 2_000,
+    },
+    checks: [
+      {
+        name: 'streams cut on the dead pod ended with an error event, then [DONE]',
+        ok: cut.length > 0 && cut.every((end) => end.doneAfterError),
+        detail: `${cut.filter((end) => end.doneAfterError).length} of ${cut.length} cut streams had [DONE] after their error event`,
+      },
+      {
+        name: 'requests waiting on it for their first token were retried on another pod',
+        ok:
+          waiting > 0 &&
+          retriesAtConvergence - retriesBefore >= waiting &&
+          probeOutcomes.every((o) => o.kind === 'completed'),
+        detail: `${waiting} waiting at the kill, ${retriesAtConvergence - retriesBefore} retries; probes: ${probeOutcomes.map((o) => o.kind).join(', ')}`,
+      },
+      {
+        name: 'nothing sent to the dead pod once the scorer saw it down',
+        ok: onVictim.length === 0 && retriesAfter === 0,
+        detail: `${later.length} requests sent after: ${onVictim.length} answered by it, ${retriesAfter} retried away from a dead pod`,
+      },
+    ],
+    notes: [
+      `killed ${victim.name} with ${waiting} requests waiting for their first token there`,
+      `completed latency p50 ${Math.round(percentile(latencies, 50) ?? 0)} ms, p99 ${Math.round(percentile(latencies, 99) ?? 0)} ms`,
+      `scorer view after: ${pods.map((pod) => `${pod.name} ${pod.healthy ? 'healthy' : 'unhealthy'}`).join(', ')}`,
+    ],
+  }
+}
+
+function watchEnd(ends: Map<number, StreamEnd>, i: number): (data: string) => void {
+  return (data) => {
+    const end = ends.get(i) ?? { error: false, doneAfterError: false }
+    if (data === '[DONE]') end.doneAfterError = end.error
+    else if (data.startsWith('{"error"')) end.error = true
+    ends.set(i, end)
+  }
+}
+
+/**
+ * The pod with the most requests in flight among those with blocks in the index, and a
+ * prompt of the traffic it served (so held, unless evicted).
+ */
+async function chooseVictim(
+  stack: ChaosStack,
+  index: IndexReader,
+  served: readonly TimedOutcome[],
+): Promise<{ victim: ChaosPod; held: ChatCompletionMessageParam[]; blocks: number }> {
+  const scorer = required(stack.scorers[0], 'scorer')
+  const views = await scorerPods(stack, scorer)
+  const blocks = await index.blocks(stack.pods.map((pod) => pod.name))
+  const inFlight = (pod: ChaosPod) =>
+    views.find((view) => view.name === pod.name)?.load.inFlight ?? 0
+  const candidates = stack.pods
+    .filter((pod) => (blocks.get(pod.name) ?? 0) > 0)
+    .sort((a, b) => inFlight(b) - inFlight(a))
+  const victim = candidates[0]
+  if (!victim) throw new Error('no pod has blocks in the index yet')
+  const servedThere = served.find(
+    (o) => o.outcome.kind === 'completed' && o.outcome.pod === victim.name,
+  )
+  if (!servedThere) throw new Error(`${victim.name} has blocks but answered no request yet`)
+  return { victim, held: servedThere.request.messages, blocks: blocks.get(victim.name) ?? 0 }
 }
