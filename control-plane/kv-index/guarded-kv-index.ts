@@ -12,7 +12,7 @@ export const GuardedKvIndexOptions = z.strictObject({
   /** One round trip to the index's store; resolves when it answers (RedisKvIndex.ping). */
   probe: functionOption<() => Promise<void>>(),
   lookupDeadlineMs: wholeNumber(1)
-    .default(50)
+    .default(100)
     .describe('A lookup not answered by then is routed cache-cold (load only)'),
   probeIntervalMs: wholeNumber(1)
     .default(250)
@@ -35,7 +35,7 @@ export interface GuardedKvIndex extends KvIndex {
 
 /**
  * A shared index (Redis) that cannot take routing down with it. A lookup that fails, or
- * is not answered within a short deadline, is answered "no pod holds anything": the
+ * is not answered within a short deadline (100 ms), is answered "no pod holds anything": the
  * request is routed on load alone. The first failed call marks the store out: until a
  * probe answers, lookups and speculative entries skip it and writes fail at once, so an
  * outage costs no request any waiting. When it answers again, pods dropped meanwhile are
@@ -115,7 +115,9 @@ export function createGuardedKvIndex(input: GuardedKvIndexOptionsInput): Guarded
     }
     let timer: NodeJS.Timeout | undefined
     const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), options.lookupDeadlineMs)
+      // setImmediate runs after the loop's I/O: a reply that came while the loop was busy
+      // (a long tokenization, GC) is read first, so a stalled process is not a slow Redis.
+      timer = setTimeout(() => setImmediate(() => resolve('late')), options.lookupDeadlineMs)
     })
     const answer = index.lookup(...args).then(
       (depths) => ({ depths }),

@@ -108,6 +108,26 @@ describe('createGuardedKvIndex over Redis that goes away', () => {
     expect(await index.size()).toEqual({ entries: 0, pods: 0 })
   })
 
+  it('does not take a busy process for a slow Redis: a reply that came during the stall counts', async () => {
+    // Straight to Redis: a proxy in this process would itself wait for the loop.
+    const inner = await createRedisKvIndex({ redis: redisUrl, prefix: uniquePrefix() })
+    const cold: ColdLookupReason[] = []
+    index = createGuardedKvIndex({
+      index: inner,
+      probe: () => inner.ping(),
+      lookupDeadlineMs: 20,
+      onColdLookup: (reason) => cold.push(reason),
+      log: () => {},
+    })
+    await index.apply('pod-a', 'model-a', events(100n))
+    const answer = index.lookup(chain, ['pod-a'], 0)
+    // The event loop blocked past the deadline (a long tokenization, say) while Redis answered.
+    const until = performance.now() + 500
+    while (performance.now() < until) {}
+    expect(await answer).toEqual([8])
+    expect(cold).toEqual([])
+  })
+
   it('routes cache-cold a lookup Redis answers after the deadline, without calling Redis out', async () => {
     const { index, cold, recoveries } = await guardedThroughProxy({ lookupDeadlineMs: 100 })
     await index.apply('pod-a', 'model-a', events(100n))
