@@ -13,13 +13,15 @@ import { type EdgeDeps, EdgeLimits } from '../../workers/edge-deps.ts'
 import { createEdgeMetrics, type EdgeMetrics } from '../../workers/edge-metrics.ts'
 import { type AwsCredentials, createExternalProviders } from '../../workers/external-providers.ts'
 import { createScorerClient } from '../../workers/scorer-client.ts'
+import { closeHttpServer, drainHttpServer, trackActivity } from '../http/drain-http-server.ts'
 import { guardNodeServer, NodeServerLimits, nodeServerOptions } from '../http/node-server-limits.ts'
 
 export interface StartEdgeOptions {
   port: number
   host?: string
   config: () => Promise<ConfigSnapshot>
-  scorerUrl: string
+  /** One scorer URL, or several replicas' (see createScorerClient). */
+  scorerUrls: readonly string[]
   signingSecret: string
   quotas: QuotaStore
   /** Explicit AWS keys; the SDK's default chain (IRSA, environment) when absent. */
@@ -36,7 +38,11 @@ export interface StartEdgeOptions {
 export interface RunningEdge {
   url: string
   metrics: EdgeMetrics
-  close(): Promise<void>
+  /**
+   * Stops. With `drainMs` (SIGTERM): new connections are refused at once, the requests in
+   * flight, streams included, finish for up to `drainMs`, then what is left is cut.
+   */
+  close(options?: { drainMs?: number }): Promise<void>
 }
 
 /**
@@ -50,7 +56,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     config: options.config,
     quotas: options.quotas,
     scorer: createScorerClient({
-      url: options.scorerUrl,
+      urls: options.scorerUrls,
       signingSecret: options.signingSecret,
       nowSeconds: () => Date.now() / 1000,
       fetch: globalThis.fetch,
@@ -91,14 +97,16 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     started.once('error', refuse)
   })
   guardNodeServer(server as Server, limits)
+  const activity = trackActivity(server as Server)
   const { port } = server.address() as AddressInfo
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     metrics,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve())
-        ;(server as { closeAllConnections?: () => void }).closeAllConnections?.()
-      }),
+    async close(closeOptions = {}) {
+      const left = await drainHttpServer(server as Server, activity, closeOptions.drainMs ?? 0)
+      if (left > 0 && closeOptions.drainMs)
+        options.log(`edge: ${left} requests still in flight at the drain deadline are cut`)
+      await closeHttpServer(server as Server)
+    },
   }
 }

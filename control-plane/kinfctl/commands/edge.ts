@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { z } from 'zod'
+import { parseDuration } from '../../../shared/config/parse-duration.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
 import type { QuotaStore } from '../../../shared/quota/quota-store.ts'
@@ -23,11 +24,20 @@ Runs until interrupted.
 Options:
       --port P             listen port (default 8787; 0 = a free port)
       --host H             listen address (default 127.0.0.1; 0.0.0.0 in a pod)
-      --scorer URL         the scorer's base URL, e.g. http://127.0.0.1:8080
+      --scorer URL         the scorer's base URL, e.g. http://127.0.0.1:8080, or several
+                           replicas' (comma-separated): requests rotate over them, and one
+                           that cannot be reached is retried on the next
       --config SOURCE      a snapshot file from kinfctl compile (read once), or
                            redis://… or rediss://… to follow the controller's snapshot store
       --config-prefix P    key prefix of that store (default kinf:, as the controller's
                            --redis-prefix)
+      --drain-timeout D    when interrupted (SIGTERM), refuse new connections and let the
+                           requests in flight, streams included, finish for up to D before
+                           stopping (default 30s; 0 stops at once)
+      --headers-timeout D  a request's headers must all arrive within D (default 10s)
+      --request-timeout D  the whole request, body included, within D (default 60s)
+      --stream-stall-timeout D
+                           a stream whose client reads nothing for D is cut (default 60s)
 Environment:
   KINFERENCE_SIGNING_SECRET  HMAC secret shared with the scorer (required, 16+ characters)
   REDIS_URL                  keep the tenants' quotas in Redis, shared by every edge replica
@@ -37,15 +47,22 @@ Environment:
 `
 
 const portMessage = 'must be a port number (0 to 65535; 0 = a free port)'
+const durationMessage = 'must be a duration such as 500ms, 30s or 2m'
 
 /** What kinfctl edge runs with, from its flags and environment. */
 export const EdgeCommandOptions = z.strictObject({
   port: z.int(portMessage).min(0, portMessage).max(65_535, portMessage).default(8787),
   host: z.string().min(1, 'must not be empty').default('127.0.0.1'),
-  scorer: z.url({
-    protocol: /^https?$/,
-    error: "must be the scorer's base URL, e.g. http://127.0.0.1:8080",
-  }),
+  scorer: z
+    .array(
+      z.url({
+        protocol: /^https?$/,
+        error:
+          "must be the scorer's base URL, e.g. http://127.0.0.1:8080 (comma-separated for several)",
+      }),
+      "must be the scorer's base URL, e.g. http://127.0.0.1:8080",
+    )
+    .min(1, "must be the scorer's base URL, e.g. http://127.0.0.1:8080"),
   config: z
     .string('must name a snapshot file from kinfctl compile, or redis://… to follow the store')
     .min(1, 'must not be empty'),
@@ -54,6 +71,11 @@ export const EdgeCommandOptions = z.strictObject({
     .string('must be set: the HMAC secret shared with the scorer')
     .min(16, 'needs at least 16 characters'),
   quotaRedisUrl: z.string().nullable().default(null),
+  drainTimeoutMs: z.int(durationMessage).min(0, durationMessage).default(30_000),
+  // Absent: the server's and the edge's own defaults (NodeServerLimits, EdgeLimits).
+  headersTimeoutMs: z.int(durationMessage).positive(durationMessage).optional(),
+  requestTimeoutMs: z.int(durationMessage).positive(durationMessage).optional(),
+  streamStallMs: z.int(durationMessage).positive(durationMessage).optional(),
 })
 export type EdgeCommandOptions = z.infer<typeof EdgeCommandOptions>
 
@@ -66,7 +88,15 @@ const optionNames: Record<keyof EdgeCommandOptions, string> = {
   configPrefix: '--config-prefix',
   signingSecret: 'KINFERENCE_SIGNING_SECRET',
   quotaRedisUrl: 'REDIS_URL',
+  drainTimeoutMs: '--drain-timeout',
+  headersTimeoutMs: '--headers-timeout',
+  requestTimeoutMs: '--request-timeout',
+  streamStallMs: '--stream-stall-timeout',
 }
+
+/** A duration flag in ms; NaN (refused by the schema) when it is not one. */
+const durationOf = (text: string | undefined) =>
+  text === undefined ? undefined : (parseDuration(text) ?? Number.NaN)
 
 export function parseEdgeOptions(args: string[], env: CliIo['env']): EdgeCommandOptions {
   // Without allowPositionals, parseArgs refuses stray arguments itself (exit 2).
@@ -78,17 +108,25 @@ export function parseEdgeOptions(args: string[], env: CliIo['env']): EdgeCommand
       scorer: { type: 'string' },
       config: { type: 'string' },
       'config-prefix': { type: 'string' },
+      'drain-timeout': { type: 'string' },
+      'headers-timeout': { type: 'string' },
+      'request-timeout': { type: 'string' },
+      'stream-stall-timeout': { type: 'string' },
     },
   })
   const port = values.port
   const parsed = EdgeCommandOptions.safeParse({
     port: port === undefined ? undefined : port.trim() === '' ? Number.NaN : Number(port),
     host: values.host,
-    scorer: values.scorer,
+    scorer: values.scorer?.split(',').map((url) => url.trim()),
     config: values.config,
     configPrefix: values['config-prefix'],
     signingSecret: env.KINFERENCE_SIGNING_SECRET,
     quotaRedisUrl: env.REDIS_URL || null,
+    drainTimeoutMs: durationOf(values['drain-timeout']),
+    headersTimeoutMs: durationOf(values['headers-timeout']),
+    requestTimeoutMs: durationOf(values['request-timeout']),
+    streamStallMs: durationOf(values['stream-stall-timeout']),
   })
   if (parsed.success) return parsed.data
   const issue = parsed.error.issues[0]
@@ -130,15 +168,24 @@ export async function edgeCommand(args: string[], io: CliIo): Promise<number> {
       host: options.host,
       // Read once per request by the edge app: a request keeps the snapshot it started with.
       config: async () => currentSnapshot(feed),
-      scorerUrl: options.scorer,
+      scorerUrls: options.scorer,
       signingSecret: options.signingSecret,
       quotas,
       log,
+      server: {
+        ...(options.headersTimeoutMs && { headersTimeoutMs: options.headersTimeoutMs }),
+        ...(options.requestTimeoutMs && { requestTimeoutMs: options.requestTimeoutMs }),
+      },
+      ...(options.streamStallMs && {
+        limits: { streamStallSeconds: options.streamStallMs / 1000 },
+      }),
     })
-    closing.push(() => edge.close())
+    closing.push(() => edge.close({ drainMs: options.drainTimeoutMs }))
     const version = feed.current()?.version ?? 0
     io.stdout(`edge listening on ${edge.url} (config from ${config.origin}, version ${version})\n`)
     await interrupted
+    if (options.drainTimeoutMs > 0)
+      log(`edge draining for up to ${options.drainTimeoutMs / 1000} s`)
   } finally {
     // The edge stops taking requests first, then the config and quota connections close.
     await closeAll()
