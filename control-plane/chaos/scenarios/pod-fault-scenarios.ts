@@ -1,5 +1,6 @@
 import type { ChaosScenario } from '../chaos-scenario.ts'
 import { podKilledMidStream } from './pod-killed-mid-stream.ts'
+import { podRestarted } from './pod-restarted.ts'
 
 /** Scenarios 1-3: pods dying, restarting, and losing or delaying their KV events. */
-export const podFaultScenarios: readonly ChaosScenario[] = [podKilledMidStream]
+export const podFaultScenarios: readonly ChaosScenario[] = [podKilledMidStream, podRestarted]
