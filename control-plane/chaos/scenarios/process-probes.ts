@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises'
+import { readdir, readFile, readlink } from 'node:fs/promises'
 import { connect } from 'node:net'
 
 /** A process's resident set (VmRSS of /proc/<pid>/status) in bytes; null once it is gone. */
@@ -6,23 +6,6 @@ export async function residentBytes(pid: number): Promise<number | null> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => null)
   const kib = status === null ? null : /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1]
   return kib ? Number(kib) * 1024 : null
-}
-
-/**
- * TCP connections open on a local port (the server's side of each), from /proc/net/tcp:
- * every state but LISTEN and TIME_WAIT, so a connection counts until its socket is gone.
- */
-export async function openConnections(port: number): Promise<number> {
-  const hex = port.toString(16).toUpperCase().padStart(4, '0')
-  let count = 0
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    const text = await readFile(table, 'utf8').catch(() => '')
-    for (const line of text.split('\n').slice(1)) {
-      const [, local, , state] = line.trim().split(/\s+/)
-      if (local?.endsWith(`:${hex}`) && state !== '0A' && state !== '06') count++
-    }
-  }
-  return count
 }
 
 /** Figures sampled every `everyMs` until stopped: the start, the peak and the end. */
@@ -84,4 +67,33 @@ export async function listenOverflows(): Promise<number | null> {
   const index = names?.split(/\s+/).indexOf('ListenOverflows') ?? -1
   const value = index < 0 ? undefined : values?.split(/\s+/)[index]
   return value === undefined ? null : Number(value)
+}
+
+/**
+ * The connections process `pid` holds on its listening `port`, by the client's port:
+ * its socket descriptors (/proc/<pid>/fd) matched with /proc/net/tcp. A connection the
+ * process closed is gone from here even while the kernel still flushes it.
+ */
+export async function heldConnections(pid: number, port: number): Promise<Set<number>> {
+  const inodes = new Set<string>()
+  const fds = await readdir(`/proc/${pid}/fd`).catch(() => [])
+  await Promise.all(
+    fds.map(async (fd) => {
+      const link = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')
+      const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1]
+      if (inode) inodes.add(inode)
+    }),
+  )
+  const hex = port.toString(16).toUpperCase().padStart(4, '0')
+  const held = new Set<number>()
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const text = await readFile(table, 'utf8').catch(() => '')
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/)
+      const [, local, remote, state] = fields
+      if (!local?.endsWith(`:${hex}`) || state === '0A' || !inodes.has(fields[9] ?? '')) continue
+      held.add(Number.parseInt(remote?.split(':').at(-1) ?? '0', 16))
+    }
+  }
+  return held
 }
