@@ -74,7 +74,9 @@ describe('an answer that breaks upstream', () => {
     const app = edgeOver(breakingScorer('application/json', '{"id":"chatcmpl-1","choi'))
     const response = await app.fetch(ask(false))
     expect(response.status).toBe(502)
-    expect((await response.json()).error).toMatchObject({ code: 'upstream_error' })
+    expect(((await response.json()) as { error: unknown }).error).toMatchObject({
+      code: 'upstream_error',
+    })
   })
 
   it('a stream ends with an error event and [DONE]', async () => {
