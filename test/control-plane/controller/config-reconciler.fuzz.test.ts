@@ -73,12 +73,15 @@ const anyValue = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
   fc.constantFrom(-1, 2 ** 53, 1e308, '', 'x'.repeat(5_000), [], {}, null, '__proto__'),
 )
-/** An example object with one field (spec, metadata or status, at any depth) changed. */
+/**
+ * An example object with one field of its spec or status (at any depth) changed; metadata
+ * is the API server's, whose names are always strings.
+ */
 const mutatedObject = fc
   .tuple(
     fc.constantFrom(...examples),
     fc.array(fc.string({ maxLength: 12 }), { maxLength: 3 }),
-    fc.constantFrom('spec', 'metadata', 'status'),
+    fc.constantFrom('spec', 'status'),
     anyValue,
     fc.nat(),
   )
