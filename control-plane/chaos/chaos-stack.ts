@@ -22,6 +22,11 @@ export interface ChaosStackOptions {
   /** The edge's drain and the like: extra arguments of `kinfctl edge`. */
   edgeArgs?: string[]
   scorerArgs?: string[]
+  /**
+   * The edge gets (dummy) AWS keys, so its Bedrock calls are signed and reach the stand-in;
+   * without them the SDK has no credentials and every Bedrock attempt fails before sending.
+   */
+  bedrockKeys?: boolean
 }
 
 export interface ChaosStack {
@@ -128,8 +133,9 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
         KINFERENCE_SIGNING_SECRET: signingSecret,
         REDIS_URL: redis.url,
         // The SDK's default chain needs keys to sign; the Bedrock stand-in checks only their shape.
-        AWS_ACCESS_KEY_ID: 'AKIDCHAOSEXAMPLE',
-        AWS_SECRET_ACCESS_KEY: 'not-a-secret',
+        ...(options.bedrockKeys
+          ? { AWS_ACCESS_KEY_ID: 'AKIDCHAOSEXAMPLE', AWS_SECRET_ACCESS_KEY: 'not-a-secret' }
+          : {}),
       },
       args: () => [
         'edge',

@@ -48,6 +48,7 @@ export const bedrockStorms: ChaosScenario = {
       scorers: 1,
       timeScale: 1,
       seed: context.seed,
+      bedrockKeys: true,
     })
     try {
       const all: RequestOutcome[] = []

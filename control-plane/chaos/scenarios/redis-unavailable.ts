@@ -1,6 +1,7 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions'
 import { createRedisStateStore } from '../../state/redis-state-store.ts'
 import type { RequestOutcome } from '../chaos-client.ts'
+import { chaosBedrockModel } from '../chaos-platform.ts'
 import type { ChaosScenario } from '../chaos-scenario.ts'
 import { timeUntil } from '../chaos-scenario.ts'
 import { type ChaosStack, startChaosStack } from '../chaos-stack.ts'
@@ -41,6 +42,7 @@ export const redisUnavailable: ChaosScenario = {
       scorers: 1,
       timeScale: 1,
       seed: context.seed,
+      bedrockKeys: true,
     })
     // Read past the proxy, on the real Redis: what the scorer wrote, whatever the cut.
     const state = await createRedisStateStore({ redis: context.redisUrl, prefix: stack.prefix })
@@ -78,6 +80,11 @@ async function outageUnderLoad(
     },
     nowMs,
   )
+  // Bedrock answers in this stack: a PII request sent there would be seen.
+  const bedrockProbe = await main.send({
+    ...chaosRequest([{ role: 'user', content: 'Say hello.' }], { maxTokens: 8 }),
+    model: chaosBedrockModel,
+  })
   await sleep(timing.warmMs)
   const indexedBefore = (await indexedBlocks(state)) ?? new Map<string, number>()
   const coldBefore = await counterTotal(scorer, 'kinference_scorer_index_cold_lookups_total')
@@ -134,13 +141,21 @@ async function outageUnderLoad(
       50,
     )
   return {
-    ...tallyOutcomes([...outcomes, ...piiOutcomes, ...closedDuring, closedAfter]),
+    ...tallyOutcomes([bedrockProbe, ...outcomes, ...piiOutcomes, ...closedDuring, closedAfter]),
     convergence: {
       what: 'index replayed and state written after Redis returned',
       ms: convergedMs,
       targetMs: 5_000,
     },
-    checks: checksOf({ cut, piiOutcomes, leaked, closedDuring, closedAfter, coldDuring }),
+    checks: checksOf({
+      cut,
+      piiOutcomes,
+      leaked,
+      bedrockProbe,
+      closedDuring,
+      closedAfter,
+      coldDuring,
+    }),
     notes: [
       `Redis cut for ${Math.round(restoredAt - cutAt)} ms; ${cut.length} requests of the FailOpen tenant started meanwhile`,
       `hit rate (cached / prompt tokens): before ${percent(rates.before.rate)} (${rates.before.requests} requests), during ${percent(rates.during.rate)} (${rates.during.requests}), after ${percent(rates.after.rate)} (${rates.after.requests}); cost of the outage ${cost === null ? 'n/a' : `${(cost * 100).toFixed(1)} points`}`,
@@ -149,7 +164,7 @@ async function outageUnderLoad(
       `blocks indexed per pod before the cut: ${[...indexedBefore.values()].join(', ')}`,
       `after Redis returned: index replayed (and pod view written) in ${fmt(indexMs)}, decisions logged again in ${fmt(stateMs)}`,
       `decision log entries dropped in all: ${await counterTotal(scorer, 'kinference_scorer_decision_log_dropped_total')}`,
-      `Bedrock calls in all: ${stack.bedrock.requests.length}`,
+      `Bedrock calls in all: ${stack.bedrock.requests.length} (one a check that Bedrock answers)`,
     ],
   }
 }
@@ -160,6 +175,7 @@ function checksOf(seen: {
   cut: RequestOutcome[]
   piiOutcomes: RequestOutcome[]
   leaked: unknown[]
+  bedrockProbe: RequestOutcome
   closedDuring: RequestOutcome[]
   closedAfter: RequestOutcome
   coldDuring: number
@@ -183,8 +199,8 @@ function checksOf(seen: {
     },
     {
       name: 'no PII request reached Bedrock',
-      ok: seen.leaked.length === 0,
-      detail: `${seen.leaked.length} Bedrock calls carried the PII; ${piiServed} of ${piiOutcomes.length} PII requests served in the cluster`,
+      ok: seen.leaked.length === 0 && seen.bedrockProbe.kind === 'completed',
+      detail: `${seen.leaked.length} Bedrock calls carried the PII (Bedrock itself answered: ${kinds([seen.bedrockProbe])}); ${piiServed} of ${piiOutcomes.length} PII requests served in the cluster`,
     },
     {
       name: 'the FailClose tenant gets 503 with Retry-After during the cut',
