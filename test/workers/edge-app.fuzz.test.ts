@@ -37,6 +37,7 @@ type ScorerBehaviour =
   | { kind: 'error'; status: number }
   | { kind: 'garbage'; decided: boolean; body: string }
   | { kind: 'unreachable' }
+  | { kind: 'stream'; events: string[]; pieces: number; breaks: boolean }
 
 const completion = (model: unknown, stream: boolean) => {
   const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 }
@@ -79,6 +80,7 @@ function scorerStandIn(behaviour: ScorerBehaviour, unsigned: string[]): typeof f
     )
     if (!verified.ok) unsigned.push(verified.reason)
     if (behaviour.kind === 'unreachable') throw new TypeError('fetch failed')
+    if (behaviour.kind === 'stream') return sseAnswer(behaviour)
     if (behaviour.kind === 'garbage')
       return new Response(behaviour.body, {
         headers: behaviour.decided ? { [decidedHeader]: '1' } : {},
@@ -115,6 +117,62 @@ function scorerStandIn(behaviour: ScorerBehaviour, unsigned: string[]): typeof f
   }
 }
 
+/**
+ * A pod's SSE answer as the scorer relays it, cut into `pieces` chunks anywhere (inside an
+ * event, inside a UTF-8 sequence), and broken off mid-stream when `breaks`.
+ */
+function sseAnswer({
+  events,
+  pieces,
+  breaks,
+}: {
+  events: string[]
+  pieces: number
+  breaks: boolean
+}) {
+  const bytes = new TextEncoder().encode(events.join(''))
+  const size = Math.max(1, Math.ceil(bytes.length / pieces))
+  let at = 0
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (at >= bytes.length) {
+        if (breaks) controller.error(new TypeError('terminated'))
+        else controller.close()
+        return
+      }
+      controller.enqueue(bytes.subarray(at, at + size))
+      at += size
+    },
+  })
+  return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
+}
+const usageValue = fc.oneof(fc.nat(), fc.constantFrom(-1, 1.5, 2 ** 53, 1e308, '3', null))
+/** One SSE event of a chat stream: chunks, usage chunks with odd counts, [DONE], noise. */
+const sseEvent = fc.oneof(
+  fc
+    .record({ content: fc.string({ maxLength: 8 }) })
+    .map(
+      ({ content }) =>
+        `data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}}}]}\n\n`,
+    ),
+  fc
+    .record({ prompt_tokens: usageValue, completion_tokens: usageValue, total_tokens: usageValue })
+    .map(
+      (usage) =>
+        `data: {"object":"chat.completion.chunk","choices":[],"usage":${JSON.stringify(usage)}}\n\n`,
+    ),
+  fc.constantFrom(
+    'data: [DONE]\n\n',
+    'data:[DONE]\n\n',
+    ': keep-alive\n\n',
+    'data: {"usage": {\n\n',
+    'data: {"usage":{"total_tokens":1}}\r\n\r\n',
+    'event: error\ndata: {}\n\n',
+    '\n\n\n',
+    'data: é💥\n\n',
+  ),
+  fc.string({ maxLength: 12 }),
+)
 const scorerBehaviour: fc.Arbitrary<ScorerBehaviour> = fc.oneof(
   { weight: 6, arbitrary: fc.constant({ kind: 'serve' as const }) },
   fc.record({
@@ -131,6 +189,12 @@ const scorerBehaviour: fc.Arbitrary<ScorerBehaviour> = fc.oneof(
     body: fc.oneof(fc.string({ maxLength: 40 }), fc.json({ maxDepth: 2 })),
   }),
   fc.constant({ kind: 'unreachable' as const }),
+  fc.record({
+    kind: fc.constant('stream' as const),
+    events: fc.array(sseEvent, { maxLength: 6 }),
+    pieces: fc.integer({ min: 1, max: 12 }),
+    breaks: fc.boolean(),
+  }),
 )
 
 interface Case {
@@ -194,10 +258,26 @@ async function answersCleanly(input: Case): Promise<void> {
   if (response.ok) {
     const type = response.headers.get('content-type') ?? ''
     if (type.includes('text/event-stream')) {
+      // Events pass through as the pod wrote them; those that are JSON errors (the edge's
+      // own when the stream broke) must be in OpenAI's shape.
       for (const event of text.split('\n\n').filter((e) => e.startsWith('data: {'))) {
-        const data = JSON.parse(event.slice(6)) as { error?: unknown }
+        let data: { error?: unknown }
+        try {
+          data = JSON.parse(event.slice(6)) as { error?: unknown }
+        } catch {
+          expect(input.scorer.kind).toBe('stream')
+          continue
+        }
         if (data.error !== undefined) expectOpenAiError(data)
       }
+      // A stream broken off before its [DONE] ends with the edge's word that it broke.
+      const { scorer } = input
+      if (
+        scorer.kind === 'stream' &&
+        scorer.breaks &&
+        !scorer.events.some((e) => e.includes('DONE'))
+      )
+        expect(text).toContain('the answer stopped upstream')
     } else if (type.includes('json') && input.method !== 'HEAD' && input.scorer.kind !== 'garbage')
       // A served answer goes through as the pod wrote it: only a well-behaved one is JSON.
       expect(() => JSON.parse(text)).not.toThrow()
@@ -463,7 +543,7 @@ const headers = fc
           'Basic abc',
           'Bearer kinf_demo_short',
           'Bearer kinf__x',
-          'Bearer kinf_demo_' + 'A'.repeat(200),
+          `Bearer kinf_demo_${'A'.repeat(200)}`,
           'Bearer  valid',
           'Bearer valid valid',
         ),
