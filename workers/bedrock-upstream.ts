@@ -16,6 +16,7 @@ import { KinfError } from '../shared/errors/kinf-error.ts'
 import type { ChatCompletionRequest } from '../shared/openai/chat-completion-request.ts'
 import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
 import { bedrockAbortError, bedrockError, errorName } from './bedrock-error.ts'
+import { RetryBudget } from './bedrock-retry-budget.ts'
 
 export interface BedrockTarget {
   region: string
@@ -40,6 +41,8 @@ export interface CallBedrockOptions {
   /** Tests: the backoff's randomness in [0, 1) and its sleep. */
   random?: () => number
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
+  /** Tests: the calls that may be retrying at once (else this process's, shared by all). */
+  retryBudget?: RetryBudget
 }
 
 /** Retries of a call before its first byte: 2 (3 attempts) unless told. */
@@ -60,6 +63,8 @@ const done = encoder.encode('data: [DONE]\n\n')
 const sse = (value: unknown) => encoder.encode(`data: ${JSON.stringify(value)}\n\n`)
 
 const clients = new Map<string, BedrockRuntimeClient>()
+/** Every call of this process (or isolate): how many may be retrying at once. */
+const sharedRetryBudget = new RetryBudget()
 
 /** One client per region, endpoint and key: clients hold connection pools worth reusing. */
 function clientFor(target: BedrockTarget): BedrockRuntimeClient {
@@ -160,54 +165,60 @@ export async function callBedrock(
     created,
   })
 
-  for (let attempt = 0; ; attempt++) {
-    try {
-      if (request.stream) {
-        const output = await client.send(new ConverseStreamCommand(input), {
+  const budget = (options.retryBudget ?? sharedRetryBudget).begin()
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        if (request.stream) {
+          const output = await client.send(new ConverseStreamCommand(input), {
+            abortSignal: upstream.signal,
+          })
+          if (!output.stream) throw new KinfError('upstream_error', 'Bedrock sent no event stream')
+          const events = output.stream[Symbol.asyncIterator]()
+          // The first event before any byte goes out: a failure before it (an exception in the
+          // stream, the deadline) is still an HTTP answer with Retry-After, and worth a retry.
+          const first = await events.next()
+          // An aborted stream may just end: the deadline, not an empty answer.
+          if (signal?.aborted) throw bedrockAbortError(signal)
+          return streamResponse(events, first, {
+            ...identity(output.$metadata.requestId),
+            includeUsage: request.stream_options?.include_usage === true,
+            modelId: target.modelId,
+            upstream,
+            ...(signal ? { signal } : {}),
+            release: () => signal?.removeEventListener('abort', forwardAbort),
+          })
+        }
+        const output = await client.send(new ConverseCommand(input), {
           abortSignal: upstream.signal,
         })
-        if (!output.stream) throw new KinfError('upstream_error', 'Bedrock sent no event stream')
-        const events = output.stream[Symbol.asyncIterator]()
-        // The first event before any byte goes out: a failure before it (an exception in the
-        // stream, the deadline) is still an HTTP answer with Retry-After, and worth a retry.
-        const first = await events.next()
-        // An aborted stream may just end: the deadline, not an empty answer.
-        if (signal?.aborted) throw bedrockAbortError(signal)
-        return streamResponse(events, first, {
-          ...identity(output.$metadata.requestId),
-          includeUsage: request.stream_options?.include_usage === true,
-          modelId: target.modelId,
-          upstream,
-          ...(signal ? { signal } : {}),
-          release: () => signal?.removeEventListener('abort', forwardAbort),
-        })
-      }
-      const output = await client.send(new ConverseCommand(input), {
-        abortSignal: upstream.signal,
-      })
-      signal?.removeEventListener('abort', forwardAbort)
-      const parsed = ConverseResponse.safeParse(output)
-      if (!parsed.success) {
-        throw new KinfError('upstream_error', 'Bedrock answered Converse in an unexpected shape')
-      }
-      logMalformedStop(target.modelId, parsed.data.stopReason)
-      const completion = toChatCompletion(parsed.data, identity(output.$metadata.requestId))
-      return new Response(JSON.stringify(completion), {
-        headers: { 'content-type': 'application/json' },
-      })
-    } catch (error) {
-      if (signal?.aborted) throw bedrockAbortError(signal)
-      const hint = Math.ceil(backoffMs(attempt + 1, () => 1) / 1000)
-      if (!retryable.has(errorName(error)) || attempt >= maxRetries) {
         signal?.removeEventListener('abort', forwardAbort)
-        throw bedrockError(error, hint)
-      }
-      try {
-        await sleep(backoffMs(attempt, random), upstream.signal)
-      } catch {
-        throw bedrockAbortError(signal ?? upstream.signal)
+        const parsed = ConverseResponse.safeParse(output)
+        if (!parsed.success) {
+          throw new KinfError('upstream_error', 'Bedrock answered Converse in an unexpected shape')
+        }
+        logMalformedStop(target.modelId, parsed.data.stopReason)
+        const completion = toChatCompletion(parsed.data, identity(output.$metadata.requestId))
+        return new Response(JSON.stringify(completion), {
+          headers: { 'content-type': 'application/json' },
+        })
+      } catch (error) {
+        if (signal?.aborted) throw bedrockAbortError(signal)
+        const hint = Math.ceil(backoffMs(attempt + 1, () => 1) / 1000)
+        // Past the budget, a storm is answered at once rather than tried again.
+        if (!retryable.has(errorName(error)) || attempt >= maxRetries || !budget.retry()) {
+          signal?.removeEventListener('abort', forwardAbort)
+          throw bedrockError(error, hint)
+        }
+        try {
+          await sleep(backoffMs(attempt, random), upstream.signal)
+        } catch {
+          throw bedrockAbortError(signal ?? upstream.signal)
+        }
       }
     }
+  } finally {
+    budget.end()
   }
 }
 

@@ -6,6 +6,7 @@ import {
 import { ChatCompletion, ChatCompletionChunk } from '../../shared/bedrock/chat-completion.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { ChatCompletionRequest } from '../../shared/openai/chat-completion-request.ts'
+import { RetryBudget } from '../../workers/bedrock-retry-budget.ts'
 import { type BedrockTarget, callBedrock } from '../../workers/bedrock-upstream.ts'
 
 let fake: FakeBedrock
@@ -402,6 +403,38 @@ describe('callBedrock against the fake Bedrock (real SDK, SigV4, event-stream fr
     expect([error.code, error.status]).toEqual(['upstream_error', 502])
     expect(error.message).toMatch(/^Bedrock ModelStreamErrorException: /)
     expect(recorded(modelId)).toHaveLength(1)
+  })
+
+  it('retries no more calls at once than the budget allows: the others answer at once', async () => {
+    const budget = new RetryBudget({ percent: 0, minRetrying: 1 })
+    const throttled = () => model('+throttle')
+    const [a, b, c] = [throttled(), throttled(), throttled()]
+    let backingOff = false
+    let release = () => {}
+    const gate = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const first = failure(
+      callBedrock(target(a), ask('hi'), {
+        requestedModel: 'm',
+        retryBudget: budget,
+        sleep: () => {
+          backingOff = true
+          return gate
+        },
+      }),
+    )
+    await vi.waitFor(() => expect(backingOff).toBe(true), { timeout: 10_000 })
+    const noSleep = { requestedModel: 'm', retryBudget: budget, sleep: async () => {} }
+    const second = await failure(callBedrock(target(b), ask('hi'), noSleep))
+    expect([second.code, second.retryAfterSeconds]).toEqual(['rate_limited', 1])
+    expect(recorded(b)).toHaveLength(1)
+    release()
+    expect((await first).code).toBe('rate_limited')
+    expect(recorded(a)).toHaveLength(3)
+    // Its retrying over, the next call may retry again.
+    await failure(callBedrock(target(c), ask('hi'), noSleep))
+    expect(recorded(c)).toHaveLength(3)
   })
 
   it('refuses what Bedrock cannot do before calling it, naming the field', async () => {
