@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { serve } from '@hono/node-server'
+import { createAdaptorServer } from '@hono/node-server'
 import type { z } from 'zod'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
@@ -82,9 +82,11 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     ...options.server,
   })
   const serverOptions = nodeServerOptions(limits)
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const listen = { fetch: app.fetch, port: options.port, hostname: host, serverOptions }
-    const started = serve(listen, () => {
+  const server = await new Promise<ReturnType<typeof createAdaptorServer>>((resolve, reject) => {
+    const started = createAdaptorServer({ fetch: app.fetch, hostname: host, serverOptions })
+    // Node's default queue of 511 overflows when a thousand clients connect at once; each
+    // dropped SYN waits for its retransmit (1, 3, 7 s …). The kernel caps it at somaxconn.
+    started.listen({ port: options.port, host, backlog: 4_096 }, () => {
       started.off('error', refuse)
       resolve(started)
     })
