@@ -1,14 +1,14 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { cpus, totalmem } from 'node:os'
 import { parseArgs } from 'node:util'
-import { chaosSize } from '../../chaos/chaos-scenario.ts'
-import { chaosScenarios } from '../../chaos/chaos-scenarios.ts'
-import { renderReliabilityTable, replaceReliabilityTable } from '../../chaos/reliability-report.ts'
-import { runChaos } from '../../chaos/run-chaos.ts'
-import { scenarioPassed } from '../../chaos/scenario-result.ts'
-import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
+import { type CliIo, exitCode, UsageError } from '../kinfctl/cli-io.ts'
+import { chaosSize } from './chaos-scenario.ts'
+import { chaosScenarios } from './chaos-scenarios.ts'
+import { renderReliabilityTable, replaceReliabilityTable } from './reliability-report.ts'
+import { runChaos } from './run-chaos.ts'
+import { scenarioPassed } from './scenario-result.ts'
 
-export const chaosUsage = `Usage: kinfctl chaos [options]
+export const chaosUsage = `Usage: npm run chaos -- [options]   (node control-plane/chaos/main.ts [options])
 
 Runs the chaos scenarios against the real stack on loopback: simulated vLLM pods, scorers
 and the edge each in their own process, Redis (REDIS_URL, default redis://127.0.0.1:6379)

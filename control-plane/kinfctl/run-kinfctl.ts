@@ -1,7 +1,7 @@
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { type CliIo, exitCode, exitCodeOf, exitStatusHelp, UsageError } from './cli-io.ts'
 
-interface Loaded {
+export interface Loaded {
   run: (args: string[], io: CliIo) => Promise<number>
   usage: string
 }
@@ -102,13 +102,6 @@ const commands: Record<string, Command> = {
       return { run, usage }
     },
   },
-  chaos: {
-    summary: 'run the chaos scenarios (faults injected into the real stack on loopback)',
-    load: async () => {
-      const { chaosCommand: run, chaosUsage: usage } = await import('./commands/chaos.ts')
-      return { run, usage }
-    },
-  },
   bench: {
     summary: 'benchmark routing strategies side by side',
     load: async () => {
@@ -147,7 +140,20 @@ export async function runKinfctl(argv: string[], io: CliIo): Promise<number> {
     io.stderr(`kinfctl: unknown command "${name}"\n\n${usage}`)
     return exitCode.usage
   }
-  const command = await entry.load()
+  return runCommand(`kinfctl ${name}`, await entry.load(), args, io)
+}
+
+/**
+ * One command's run with kinfctl's conventions (--help, usage errors exit 2 with the
+ * usage text, a KinfError as its code says), for kinfctl and for tools with a main of
+ * their own (npm run chaos).
+ */
+export async function runCommand(
+  label: string,
+  command: Loaded,
+  args: string[],
+  io: CliIo,
+): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) {
     io.stdout(command.usage)
     return exitCode.ok
@@ -156,10 +162,10 @@ export async function runKinfctl(argv: string[], io: CliIo): Promise<number> {
     return await command.run(args, io)
   } catch (error) {
     if (error instanceof UsageError || isParseArgsError(error)) {
-      io.stderr(`kinfctl ${name}: ${(error as Error).message}\n\n${command.usage}`)
+      io.stderr(`${label}: ${(error as Error).message}\n\n${command.usage}`)
       return exitCode.usage
     }
-    io.stderr(`kinfctl ${name}: ${error instanceof Error ? error.message : String(error)}\n`)
+    io.stderr(`${label}: ${error instanceof Error ? error.message : String(error)}\n`)
     return KinfError.isInstance(error) ? exitCodeOf(error.code) : exitCode.invalid
   }
 }
