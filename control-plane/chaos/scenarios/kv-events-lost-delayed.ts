@@ -99,7 +99,7 @@ async function faultsUnderTraffic(stack: ChaosStack, context: ChaosContext) {
       {
         name: `drift below the demotion threshold (${demotionDrift}), or demoted and recovered`,
         ok: maxDrift <= demotionDrift ? !demoted : recovered !== null,
-        detail: `highest drift ${maxDrift.toFixed(3)}; ${demoted ? `demoted, ${recovered === null ? 'not recovered' : `precise again after ${Math.round(recovered)} ms`}` : 'never demoted'}`,
+        detail: `highest drift ${maxDrift.toFixed(3)}; ${demoted ? `demoted, ${recovered === null ? 'not recovered' : `every pod precise ${Math.round(recovered)} ms after the faults were cleared`}` : 'never demoted'}`,
       },
     ],
     notes: [

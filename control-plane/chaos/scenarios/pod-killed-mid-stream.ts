@@ -83,10 +83,9 @@ async function killMidStream(
       nowMs: context.nowMs,
     },
   )
-  const { victim, held } = await chooseVictim(stack, index, timed.outcomes)
-  // Requests that wait on the victim for their first token when it dies: frozen engine,
-  // and prompts it holds, so the router sends them there.
-  await victim.setFaults({ paused: true })
+  const { victim, held } = await chooseVictim(stack, index, timed.outcomes, context.nowMs)
+  // Requests that wait on the victim for their first token when it dies: its engine is
+  // frozen, and they are for a prompt it holds, so the router sends them there.
   const probes = Promise.all(
     [0, 1, 2].map((i) =>
       stack.client().send(chaosRequest(held, { maxTokens: 8, stream: i !== 1 })),
@@ -169,27 +168,43 @@ function watchEnd(ends: Map<number, StreamEnd>, i: number): (data: string) => vo
 }
 
 /**
- * The pod with the most requests in flight among those with blocks in the index, and a
- * prompt of the traffic it served (so held, unless evicted).
+ * A pod with streams past their first token and blocks in the index (waiting a little
+ * for one, as streams come and go), paused, and a prompt of the traffic it answered.
  */
 async function chooseVictim(
   stack: ChaosStack,
   index: IndexReader,
   served: readonly TimedOutcome[],
-): Promise<{ victim: ChaosPod; held: ChatCompletionMessageParam[]; blocks: number }> {
+  nowMs: () => number,
+): Promise<{ victim: ChaosPod; held: ChatCompletionMessageParam[] }> {
   const scorer = required(stack.scorers[0], 'scorer')
-  const views = await scorerPods(stack, scorer)
-  const blocks = await index.blocks(stack.pods.map((pod) => pod.name))
-  const inFlight = (pod: ChaosPod) =>
-    views.find((view) => view.name === pod.name)?.load.inFlight ?? 0
-  const candidates = stack.pods
-    .filter((pod) => (blocks.get(pod.name) ?? 0) > 0)
-    .sort((a, b) => inFlight(b) - inFlight(a))
-  const victim = candidates[0]
-  if (!victim) throw new Error('no pod has blocks in the index yet')
-  const servedThere = served.find(
-    (o) => o.outcome.kind === 'completed' && o.outcome.pod === victim.name,
+  let victim: ChaosPod | undefined
+  await timeUntil(
+    async () => {
+      const views = await scorerPods(stack, scorer)
+      const blocks = await index.blocks(stack.pods.map((pod) => pod.name))
+      const streaming = (pod: ChaosPod) => {
+        const load = views.find((view) => view.name === pod.name)?.load
+        return load ? load.inFlight - load.pendingRequests : 0
+      }
+      victim = stack.pods
+        .filter((pod) => (blocks.get(pod.name) ?? 0) > 0 && streaming(pod) > 0)
+        .filter((pod) =>
+          served.some((o) => o.outcome.kind === 'completed' && o.outcome.pod === pod.name),
+        )
+        .sort((a, b) => streaming(b) - streaming(a))[0]
+      if (!victim) return false
+      // Frozen, its streams stay under way until the kill; unless they just ended.
+      await victim.setFaults({ paused: true })
+      const load = (await scorerPod(stack, scorer, victim.name))?.load
+      if (load && load.inFlight - load.pendingRequests > 0) return true
+      await victim.setFaults({ paused: false })
+      return false
+    },
+    { limitMs: 5_000, everyMs: 20, nowMs },
   )
-  if (!servedThere) throw new Error(`${victim.name} has blocks but answered no request yet`)
-  return { victim, held: servedThere.request.messages, blocks: blocks.get(victim.name) ?? 0 }
+  if (!victim) throw new Error('no pod with blocks in the index and streams under way')
+  const name = victim.name
+  const servedThere = served.find((o) => o.outcome.kind === 'completed' && o.outcome.pod === name)
+  return { victim, held: servedThere?.request.messages ?? [] }
 }
