@@ -8,8 +8,8 @@ import { listenOverflows, mib, residentBytes, rssSummary, startSampler } from '.
 
 /** The sizes of the run: the full one is the issue's, the short one CI's. */
 const plans = {
-  full: { streams: 1_000, durationMs: 60_000, pods: 4 },
-  short: { streams: 100, durationMs: 8_000, pods: 3 },
+  full: { streams: 1_000, durationMs: 60_000, pods: 4, warmUpMs: 10_000 },
+  short: { streams: 100, durationMs: 8_000, pods: 3, warmUpMs: 3_000 },
 }
 
 /**
@@ -38,25 +38,33 @@ export const concurrentStreamsLoad: ChaosScenario = {
       if (!scorer) throw new Error('no scorer')
       const edgePid = stack.edge.process.child.pid ?? 0
       const scorerPid = scorer.process.child.pid ?? 0
-      const edgeRss = startSampler(() => residentBytes(edgePid), 500)
-      const scorerRss = startSampler(() => residentBytes(scorerPid), 500)
+      const idle = [await residentBytes(edgePid), await residentBytes(scorerPid)]
       const pods = collectPodTimings(stack.pods, 2_000)
       const prompts = chaosPrompts({ seed: context.seed, prefixes: 8, prefixWords: 60 })
-      const id = (i: number) => `load-${stack.run}-${i}`
+      const load = (name: string, durationMs: number) => {
+        const id = (i: number) => `${name}-${stack.run}-${i}`
+        const run = startTraffic(
+          stack.client(),
+          {
+            concurrency: plan.streams,
+            maxRequests: 10_000_000,
+            durationMs,
+            request: (i) =>
+              chaosRequest(prompts(i), { maxTokens: 8, timeoutMs: 60_000, requestId: id(i) }),
+          },
+          context.nowMs,
+        )
+        return { id, done: run.done }
+      }
       const overflowsBefore = await listenOverflows()
-      const traffic = startTraffic(
-        stack.client(),
-        {
-          concurrency: plan.streams,
-          maxRequests: 10_000_000,
-          durationMs: plan.durationMs,
-          request: (i) =>
-            chaosRequest(prompts(i), { maxTokens: 8, timeoutMs: 60_000, requestId: id(i) }),
-        },
-        context.nowMs,
-      )
+      // The same load first, unmeasured: the heaps grow to their working size meanwhile.
+      const warmUp = await load('warm', plan.warmUpMs).done
+      const edgeRss = startSampler(() => residentBytes(edgePid), 500)
+      const scorerRss = startSampler(() => residentBytes(scorerPid), 500)
+      const measured = load('load', plan.durationMs)
+      const { id } = measured
       const started = context.nowMs()
-      const outcomes = await traffic.done
+      const outcomes = await measured.done
       const overflowsAfter = await listenOverflows()
       const seconds = (context.nowMs() - started) / 1000
       const [edgeSamples, scorerSamples, podTtft] = await Promise.all([
@@ -65,7 +73,7 @@ export const concurrentStreamsLoad: ChaosScenario = {
         pods.stop(),
       ])
       const added = addedLatencies(outcomes, podTtft, id)
-      const tally = tallyOutcomes(outcomes)
+      const tally = tallyOutcomes([...warmUp, ...outcomes])
       const onPods = outcomes.filter((o) => o.kind === 'completed' && o.pod !== null).length
       const clientTtft = outcomes.flatMap((o) =>
         o.kind === 'completed' && o.ttftMs !== null ? [o.ttftMs] : [],
@@ -90,10 +98,10 @@ export const concurrentStreamsLoad: ChaosScenario = {
           },
         ],
         notes: [
-          `${plan.streams} concurrent streams for ${(plan.durationMs / 1000).toFixed(0)} s: ${tally.requests} requests (${(tally.requests / seconds).toFixed(0)}/s), ${onPods} served by ${plan.pods} pods, ${tally.completed - onPods} by Bedrock`,
+          `${plan.streams} concurrent streams for ${(plan.durationMs / 1000).toFixed(0)} s after ${(plan.warmUpMs / 1000).toFixed(0)} s of warm-up: ${outcomes.length} requests measured (${(outcomes.length / seconds).toFixed(0)}/s), ${onPods} served by ${plan.pods} pods, ${outcomes.length - onPods} elsewhere; ${warmUp.length} in the warm-up`,
           `latency the stack adds (client TTFT − the pod's own): p50 ${p(added, 50)}, p99 ${p(added, 99)}; client TTFT p50 ${p(clientTtft, 50)}, p99 ${p(clientTtft, 99)}`,
-          `edge RSS ${rssSummary(edgeSamples)}; scorer RSS ${rssSummary(scorerSamples)} (sampled every 0.5 s)`,
-          `listen queue overflows on this host during the run: ${overflowsBefore === null || overflowsAfter === null ? 'unknown' : overflowsAfter - overflowsBefore}`,
+          `RSS idle, then from the end of the warm-up: edge ${mib(idle[0] ?? 0)}, ${rssSummary(edgeSamples)}; scorer ${mib(idle[1] ?? 0)}, ${rssSummary(scorerSamples)} (sampled every 0.5 s)`,
+          `listen queue overflows on this host during the run (warm-up included): ${overflowsBefore === null || overflowsAfter === null ? 'unknown' : overflowsAfter - overflowsBefore}`,
           'one 2-core machine runs the clients, the edge, the scorer and the pods: the added latency includes their contention for the CPU',
         ],
       }
