@@ -23,7 +23,7 @@ export interface ChaosContext {
 }
 
 export interface ChaosScenario {
-  /** Stable and kebab-case: `kinfctl chaos --scenario <id>`. */
+  /** Stable and kebab-case: `npm run chaos -- --scenario <id>`. */
   id: string
   title: string
   run(context: ChaosContext): Promise<ScenarioBody>

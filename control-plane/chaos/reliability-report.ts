@@ -1,6 +1,6 @@
 import { type ScenarioResult, scenarioPassed } from './scenario-result.ts'
 
-export const reportBegin = '<!-- chaos results: written by kinfctl chaos, do not edit by hand -->'
+export const reportBegin = '<!-- chaos results: written by npm run chaos, do not edit by hand -->'
 export const reportEnd = '<!-- end of chaos results -->'
 
 /** The results as docs/reliability.md shows them: a table, then each scenario's details. */
