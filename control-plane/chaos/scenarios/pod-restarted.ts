@@ -82,10 +82,7 @@ async function restartUnderTraffic(stack: ChaosStack, context: ChaosContext) {
       async () => {
         const pod = await scorerPod(stack, scorer, victim.name)
         return (
-          pod !== undefined &&
-          pod.healthy &&
-          pod.indexReady &&
-          (pod.events?.restarts ?? 0) > restartsBefore
+          pod?.healthy === true && pod.indexReady && (pod.events?.restarts ?? 0) > restartsBefore
         )
       },
       { limitMs: 10_000, everyMs: 25, nowMs: context.nowMs },
