@@ -22,11 +22,6 @@ export interface ChaosStackOptions {
   /** The edge's drain and the like: extra arguments of `kinfctl edge`. */
   edgeArgs?: string[]
   scorerArgs?: string[]
-  /**
-   * The edge gets (dummy) AWS keys, so its Bedrock calls are signed and reach the stand-in;
-   * without them the SDK has no credentials and every Bedrock attempt fails before sending.
-   */
-  bedrockKeys?: boolean
 }
 
 export interface ChaosStack {
@@ -132,10 +127,10 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       env: {
         KINFERENCE_SIGNING_SECRET: signingSecret,
         REDIS_URL: redis.url,
-        // The SDK's default chain needs keys to sign; the Bedrock stand-in checks only their shape.
-        ...(options.bedrockKeys
-          ? { AWS_ACCESS_KEY_ID: 'AKIDCHAOSEXAMPLE', AWS_SECRET_ACCESS_KEY: 'not-a-secret' }
-          : {}),
+        // Without keys the SDK cannot sign, and every Bedrock call fails before it is sent;
+        // the Bedrock stand-in checks only their shape.
+        AWS_ACCESS_KEY_ID: 'AKIDCHAOSEXAMPLE',
+        AWS_SECRET_ACCESS_KEY: 'not-a-secret',
       },
       args: () => [
         'edge',

@@ -48,7 +48,6 @@ export const bedrockStorms: ChaosScenario = {
       scorers: 1,
       timeScale: 1,
       seed: context.seed,
-      bedrockKeys: true,
     })
     try {
       const all: RequestOutcome[] = []

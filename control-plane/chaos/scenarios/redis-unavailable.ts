@@ -42,7 +42,6 @@ export const redisUnavailable: ChaosScenario = {
       scorers: 1,
       timeScale: 1,
       seed: context.seed,
-      bedrockKeys: true,
     })
     // Read past the proxy, on the real Redis: what the scorer wrote, whatever the cut.
     const state = await createRedisStateStore({ redis: context.redisUrl, prefix: stack.prefix })
