@@ -22,9 +22,13 @@ import type { PiiSpan } from './pii-span.ts'
  * unless dialled with a trunk 0 or NANP-shaped (3-3-4), or next to a phone word.
  */
 const extension = /^(?: ?(?:x|ext\.?|extension) ?)(\d{1,6})(?![\w])/i
-/** Words that say the number next to them is a phone number; "office" and the like only as a field name ("Office: ..."). */
+/**
+ * Words that say the number next to them is a phone number; "office" and the like only as a
+ * field name ("Office: ..."). Contact verbs count ("ring me at", "not answering at"), and
+ * "registered", which before a bare number stands for "registered number".
+ */
 const phoneWordsBefore =
-  /\b(?:phone|tel|telephone|mobile|mob|cell|cellphone|fax|call|sms|text|whatsapp|dial|landline|hotline|ph|(?:office|home|work|desk)\s*:)\W{0,3}[^\n\d]{0,16}$/i
+  /\b(?:phone|tel|telephone|mobile|mob|cell|cellphone|fax|call|sms|text|whatsapp|dial|landline|hotline|ph|ring|answering|registered|(?:office|home|work|desk)\s*:)\W{0,3}[^\n\d]{0,16}$/i
 const phoneWordsAfter =
   /^[\s,;(\\-]{0,3}(?:phone|tel|mobile|cell|fax|office|home|work|desk|landline)\b/i
 /**

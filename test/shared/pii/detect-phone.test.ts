@@ -43,6 +43,13 @@ describe('detectPhones', () => {
     expect(found('order 4155552671 has shipped')).toEqual([])
   })
 
+  it('takes contact verbs and "registered" (number) as phone words', () => {
+    expect(found("They're not answering at 99 668472")).toEqual(['99 668472'])
+    expect(found('no message on my registered 668 5702. Could you')).toEqual(['668 5702'])
+    expect(found('Ring me at 020 7946')).toEqual(['020 7946'])
+    expect(found('answering 12 questions in 3 hours')).toEqual([])
+  })
+
   it.each([
     ['2024-05-12', 'ISO date'],
     ['12.05.2024', 'European date'],
