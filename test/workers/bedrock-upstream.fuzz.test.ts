@@ -11,7 +11,7 @@ import { fuzzParameters, fuzzTimeoutMs } from '../support/fuzz-runs.ts'
 import { mutatedBytes } from '../support/mutated-bytes.ts'
 
 // ~10-30 ms a case (a real SDK call over HTTP/2): fewer cases than the in-process targets.
-const runs = 400
+const runs = 300
 const codec = new EventStreamCodec(toUtf8, fromUtf8)
 
 /**

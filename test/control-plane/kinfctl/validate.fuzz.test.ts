@@ -8,7 +8,7 @@ import { compileCommand } from '../../../control-plane/kinfctl/commands/compile.
 import { validateInputs } from '../../../control-plane/kinfctl/validation-report.ts'
 import { fuzzParameters, fuzzTimeoutMs } from '../../support/fuzz-runs.ts'
 
-const runs = 500
+const runs = 300
 const examplesDir = join('infra', 'k8s', 'examples')
 const exampleTexts = readdirSync(examplesDir)
   .filter((name) => name.endsWith('.yaml'))
