@@ -212,14 +212,12 @@ async function edgeAnswers(input: Case) {
   const app = createEdgeApp({
     config: async () => snapshot,
     quotas: createMemoryQuotaStore(),
-    // `url` and `urls`: the client takes one or the other (it is gaining replicas).
     scorer: createScorerClient({
-      url: 'http://scorer.invalid',
       urls: ['http://scorer.invalid'],
       signingSecret,
       nowSeconds: () => Date.now() / 1000,
       fetch: scorerStandIn(input.scorer, unsigned),
-    } as Parameters<typeof createScorerClient>[0]),
+    }),
     external: createExternalProviders({
       credentials: () => ({ accessKeyId: 'AKIATESTTESTTEST0000', secretAccessKey: 'test' }),
     }),
