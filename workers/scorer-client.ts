@@ -52,6 +52,15 @@ export interface ScorerClientOptions {
   fetch: typeof fetch
 }
 
+/** One request to the scorer, as sent to whichever replica takes it. */
+interface ScorerCall {
+  path: string
+  body: string
+  claims: EdgeClaims
+  headers: Record<string, string>
+  signal: AbortSignal | undefined
+}
+
 /** How long a replica that could not be reached is tried only after the others. */
 const unreachableCooldownMs = 2_000
 
@@ -72,43 +81,31 @@ export function createScorerClient(options: ScorerClientOptions): ScorerPort {
     const up = rotated.filter((base) => (downUntil.get(base) ?? 0) <= nowMs)
     return [...up, ...rotated.filter((base) => !up.includes(base))]
   }
-  const attempt = async (
-    base: string,
-    path: string,
-    body: string,
-    claims: EdgeClaims,
-    headers: Record<string, string>,
-    signal: AbortSignal | undefined,
-  ) => {
+  const attempt = async (base: string, call: ScorerCall) => {
+    const { path, body } = call
     const signed = await signEdgeRequest(
       options.signingSecret,
       // A nonce per attempt: the scorer refuses one it has seen (a replay).
       { method: 'POST', path, body, nonce: crypto.randomUUID() },
-      claims,
+      call.claims,
       options.nowSeconds(),
     )
     return options.fetch(`${base}${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers, ...signed },
+      headers: { 'content-type': 'application/json', ...call.headers, ...signed },
       body,
-      ...(signal ? { signal } : {}),
+      ...(call.signal ? { signal: call.signal } : {}),
     })
   }
-  const post = async (
-    path: string,
-    body: string,
-    claims: EdgeClaims,
-    headers: Record<string, string>,
-    signal: AbortSignal | undefined,
-  ) => {
+  const post = async (call: ScorerCall) => {
     let failure: Error | null = null
     for (const base of order(options.nowSeconds() * 1000)) {
       try {
-        const response = await attempt(base, path, body, claims, headers, signal)
+        const response = await attempt(base, call)
         downUntil.delete(base)
         return response
       } catch (error) {
-        if ((error as Error).name === 'AbortError' && signal?.aborted) throw error
+        if ((error as Error).name === 'AbortError' && call.signal?.aborted) throw error
         failure = error as Error
         downUntil.set(base, options.nowSeconds() * 1000 + unreachableCooldownMs)
       }
@@ -119,13 +116,13 @@ export function createScorerClient(options: ScorerClientOptions): ScorerPort {
   }
   return {
     async route(kind, bundleJson, body, claims, headers, signal) {
-      const response = await post(
-        routePaths[kind],
-        routeEnvelope(bundleJson, body),
+      const response = await post({
+        path: routePaths[kind],
+        body: routeEnvelope(bundleJson, body),
         claims,
         headers,
         signal,
-      )
+      })
       if (response.headers.get(decidedHeader) !== '1') return { kind: 'served', response }
       const text = await response.text()
       let parsed: ReturnType<typeof RouteDecision.safeParse>
@@ -139,7 +136,7 @@ export function createScorerClient(options: ScorerClientOptions): ScorerPort {
       return { kind: 'decided', decided: parsed.data }
     },
     forward(path, body, claims, headers, signal) {
-      return post(path, body, claims, headers, signal)
+      return post({ path, body, claims, headers, signal })
     },
   }
 }

@@ -168,6 +168,30 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
   }
 }
 
+/**
+ * `body` on a stack of its own (three pods, one scorer, real time unless told otherwise),
+ * closed whatever happens: what most scenarios do.
+ */
+export async function withChaosStack<T>(
+  context: { redisUrl: string; seed: number },
+  options: Partial<Omit<ChaosStackOptions, 'redisUrl' | 'seed'>>,
+  body: (stack: ChaosStack) => Promise<T>,
+): Promise<T> {
+  const stack = await startChaosStack({
+    redisUrl: context.redisUrl,
+    seed: context.seed,
+    pods: 3,
+    scorers: 1,
+    timeScale: 1,
+    ...options,
+  })
+  try {
+    return await body(stack)
+  } finally {
+    await stack.close()
+  }
+}
+
 function tenantOf(name: string, options: ChaosStackOptions) {
   const keyId = randomBytes(6).toString('hex')
   const secret = randomBytes(24).toString('base64url')

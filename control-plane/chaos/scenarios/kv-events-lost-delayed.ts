@@ -1,7 +1,7 @@
 import { KinferenceParameters } from '../../../shared/crd/routing-strategy.ts'
 import type { ChaosContext, ChaosScenario } from '../chaos-scenario.ts'
 import { timeUntil } from '../chaos-scenario.ts'
-import { type ChaosStack, startChaosStack } from '../chaos-stack.ts'
+import { type ChaosStack, withChaosStack } from '../chaos-stack.ts'
 import { chaosPrompts, chaosRequest, startTraffic } from '../chaos-traffic.ts'
 import { tallyOutcomes } from '../scenario-result.ts'
 import { type AdminPod, required, scorerPods, sleep } from './scorer-view.ts'
@@ -26,18 +26,7 @@ export const kvEventsLostDelayed: ChaosScenario = {
   id: 'kv-events-lost-delayed',
   title: '3. KV events lost (10%) and delayed (500 ms)',
   async run(context) {
-    const stack = await startChaosStack({
-      redisUrl: context.redisUrl,
-      pods: 3,
-      scorers: 1,
-      timeScale: 1,
-      seed: context.seed,
-    })
-    try {
-      return await faultsUnderTraffic(stack, context)
-    } finally {
-      await stack.close()
-    }
+    return withChaosStack(context, {}, (stack) => faultsUnderTraffic(stack, context))
   },
 }
 

@@ -2,7 +2,7 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import type { ChaosPod } from '../chaos-parts.ts'
 import type { ChaosContext, ChaosScenario } from '../chaos-scenario.ts'
 import { timeUntil } from '../chaos-scenario.ts'
-import { type ChaosStack, startChaosStack } from '../chaos-stack.ts'
+import { type ChaosStack, withChaosStack } from '../chaos-stack.ts'
 import { chaosPrompts, chaosRequest, startTraffic } from '../chaos-traffic.ts'
 import { percentile, tallyOutcomes } from '../scenario-result.ts'
 import {
@@ -33,20 +33,14 @@ export const podKilledMidStream: ChaosScenario = {
   title: '1. pod killed mid-stream',
   async run(context) {
     const full = context.size === 'full'
-    const stack = await startChaosStack({
-      redisUrl: context.redisUrl,
-      pods: 3,
-      scorers: 1,
-      timeScale: 1,
-      seed: context.seed,
+    return withChaosStack(context, {}, async (stack) => {
+      const index = await openIndexReader(context, stack)
+      try {
+        return await killMidStream(stack, index, context, full)
+      } finally {
+        await index.close()
+      }
     })
-    const index = await openIndexReader(context, stack)
-    try {
-      return await killMidStream(stack, index, context, full)
-    } finally {
-      await index.close()
-      await stack.close()
-    }
   },
 }
 

@@ -2,7 +2,7 @@ import { type Decision, joinDecisions } from '../../../shared/state/decision-ent
 import { createRedisStateStore } from '../../state/redis-state-store.ts'
 import type { ChaosContext, ChaosScenario } from '../chaos-scenario.ts'
 import { timeUntil } from '../chaos-scenario.ts'
-import { type ChaosStack, startChaosStack } from '../chaos-stack.ts'
+import { type ChaosStack, withChaosStack } from '../chaos-stack.ts'
 import { chaosPrompts, chaosRequest, startTraffic } from '../chaos-traffic.ts'
 import { tallyOutcomes } from '../scenario-result.ts'
 import { openIndexReader, required, scorerPod, sleep } from './scorer-view.ts'
@@ -17,18 +17,7 @@ export const podRestarted: ChaosScenario = {
   id: 'pod-restarted',
   title: '2. pod restarted',
   async run(context) {
-    const stack = await startChaosStack({
-      redisUrl: context.redisUrl,
-      pods: 3,
-      scorers: 1,
-      timeScale: 1,
-      seed: context.seed,
-    })
-    try {
-      return await restartUnderTraffic(stack, context)
-    } finally {
-      await stack.close()
-    }
+    return withChaosStack(context, {}, (stack) => restartUnderTraffic(stack, context))
   },
 }
 

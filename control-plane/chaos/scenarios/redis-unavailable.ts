@@ -4,7 +4,7 @@ import type { RequestOutcome } from '../chaos-client.ts'
 import { chaosBedrockModel } from '../chaos-platform.ts'
 import type { ChaosScenario } from '../chaos-scenario.ts'
 import { timeUntil } from '../chaos-scenario.ts'
-import { type ChaosStack, startChaosStack } from '../chaos-stack.ts'
+import { type ChaosStack, withChaosStack } from '../chaos-stack.ts'
 import { chaosPrompts, chaosRequest, startTraffic } from '../chaos-traffic.ts'
 import { percentile, type ScenarioCheck, tallyOutcomes } from '../scenario-result.ts'
 import {
@@ -36,21 +36,15 @@ export const redisUnavailable: ChaosScenario = {
     const timing = full
       ? { warmMs: 12_000, outageMs: 10_000, afterMs: 12_000 }
       : { warmMs: 4_000, outageMs: 4_000, afterMs: 4_000 }
-    const stack = await startChaosStack({
-      redisUrl: context.redisUrl,
-      pods: 3,
-      scorers: 1,
-      timeScale: 1,
-      seed: context.seed,
+    return withChaosStack(context, {}, async (stack) => {
+      // Read past the proxy, on the real Redis: what the scorer wrote, whatever the cut.
+      const state = await createRedisStateStore({ redis: context.redisUrl, prefix: stack.prefix })
+      try {
+        return await outageUnderLoad(stack, state, context.nowMs, timing, full)
+      } finally {
+        await state.close()
+      }
     })
-    // Read past the proxy, on the real Redis: what the scorer wrote, whatever the cut.
-    const state = await createRedisStateStore({ redis: context.redisUrl, prefix: stack.prefix })
-    try {
-      return await outageUnderLoad(stack, state, context.nowMs, timing, full)
-    } finally {
-      await state.close()
-      await stack.close()
-    }
   },
 }
 
