@@ -13,9 +13,11 @@ export function renderReliabilityTable(
     '',
     `Run: \`${header.size}\` version, seed ${header.seed}, ${header.date}, ${header.machine}.`,
     '',
-    '| scenario | requests | completed | clean errors | lost | convergence | checks |',
-    '|---|---:|---:|---:|---:|---|---|',
-    ...results.map(row),
+    ...alignedTable(
+      ['scenario', 'requests', 'completed', 'clean errors', 'lost', 'convergence', 'checks'],
+      [false, true, true, true, true, false, false],
+      results.map(row),
+    ),
     '',
     ...results.flatMap(details),
     reportEnd,
@@ -23,14 +25,30 @@ export function renderReliabilityTable(
   return `${lines.join('\n')}\n`
 }
 
-function row(result: ScenarioResult): string {
+function row(result: ScenarioResult): string[] {
   const { convergence } = result
   const settled =
     convergence === null
       ? '–'
       : `${convergence.what}: ${convergence.ms === null ? 'never' : `${Math.round(convergence.ms)} ms`}${convergence.targetMs === null ? '' : ` (target ≤ ${convergence.targetMs} ms)`}`
   const checks = `${result.checks.filter((check) => check.ok).length}/${result.checks.length}${scenarioPassed(result) ? '' : ' **FAILED**'}`
-  return `| ${result.title} | ${result.requests} | ${result.completed} | ${result.cleanErrors} | ${result.lost} | ${settled} | ${checks} |`
+  const counts = [result.requests, result.completed, result.cleanErrors, result.lost]
+  return [result.title, ...counts.map(String), settled, checks]
+}
+
+/** A Markdown table with its columns padded, as the formatter (biome) lays them out. */
+function alignedTable(header: string[], right: boolean[], rows: string[][]): string[] {
+  const width = (text: string) => [...text].length
+  const widths = header.map((title, i) =>
+    Math.max(3, width(title), ...rows.map((cells) => width(cells[i] ?? ''))),
+  )
+  const pad = (text: string, i: number) => {
+    const fill = ' '.repeat((widths[i] ?? 0) - width(text))
+    return right[i] ? fill + text : text + fill
+  }
+  const line = (cells: string[]) => `| ${cells.map(pad).join(' | ')} |`
+  const rule = widths.map((w, i) => (right[i] ? `${'-'.repeat(w - 1)}:` : '-'.repeat(w)))
+  return [line(header), `| ${rule.join(' | ')} |`, ...rows.map(line)]
 }
 
 function details(result: ScenarioResult): string[] {

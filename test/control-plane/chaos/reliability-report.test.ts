@@ -77,9 +77,24 @@ describe('the reliability table', () => {
       [result(), result({ id: 'y', title: '2. y', lost: 2 })],
       header,
     )
-    expect(table).toContain('| 1. x | 3 | 2 | 1 | 0 | pod out: 800 ms (target ≤ 2000 ms) | 1/1 |')
-    expect(table).toContain('| 2. y | 3 | 2 | 1 | 2 |')
-    expect(table).toMatch(/2\. y .*\*\*FAILED\*\*/)
+    const rows = table.split('\n').filter((line) => line.startsWith('| '))
+    const cells = rows.map((line) => line.split('|').map((cell) => cell.trim()))
+    expect(cells[2]).toEqual([
+      '',
+      '1. x',
+      '3',
+      '2',
+      '1',
+      '0',
+      'pod out: 800 ms (target ≤ 2000 ms)',
+      '1/1',
+      '',
+    ])
+    expect(cells[3]?.slice(1, 6)).toEqual(['2. y', '3', '2', '1', '2'])
+    expect(cells[3]?.[7]).toBe('1/1 **FAILED**')
+    // Padded as the formatter lays a table out, so npm run lint passes on what it writes.
+    expect(new Set(rows.map((line) => [...line].length)).size).toBe(1)
+    expect(rows[1]).toMatch(/^\| -+ \| -+: \|/)
   })
 
   it('replaces only what is between its markers', () => {
