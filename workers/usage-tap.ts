@@ -43,7 +43,7 @@ export function tapSseUsage(
   }
   const transform = new TransformStream<Uint8Array, Uint8Array>({
     transform(bytes, controller) {
-      pending += decoder.decode(bytes, { stream: true })
+      pending = lineFeeds(pending + decoder.decode(bytes, { stream: true }))
       let cut = pending.indexOf('\n\n')
       while (cut >= 0) {
         const event = pending.slice(0, cut)
@@ -54,7 +54,7 @@ export function tapSseUsage(
       }
     },
     flush(controller) {
-      pending += decoder.decode()
+      pending = lineFeeds(pending + decoder.decode(), true)
       if (pending !== '') controller.enqueue(encoder.encode(pending))
       end()
     },
@@ -97,4 +97,15 @@ function brokenStreamEvent(error: unknown): string {
     },
   }
   return `data: ${JSON.stringify(event)}\n\ndata: [DONE]\n\n`
+}
+
+/**
+ * SSE lines may end in CR LF or CR as well as LF: all become LF, so events split on one
+ * blank line whatever the upstream wrote. A CR at the end may be half of a CR LF whose LF
+ * is in the next chunk, so it waits (until the stream ends).
+ */
+function lineFeeds(text: string, ended = false): string {
+  const held = !ended && text.endsWith('\r')
+  const whole = held ? text.slice(0, -1) : text
+  return whole.replace(/\r\n?/g, '\n') + (held ? '\r' : '')
 }

@@ -44,3 +44,24 @@ describe('tapSseUsage', () => {
     expect(text).toBe(`data: ${token}\n\ndata: [DONE]\n\n`)
   })
 })
+
+describe('tapSseUsage over CR LF', () => {
+  it('reads the usage of a stream framed with CR LF, even split between chunks', async () => {
+    const usage = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 }
+    const text = `data: ${token}\r\n\r\ndata: ${JSON.stringify({ choices: [], usage })}\r\n\r\ndata: [DONE]\r\n\r\n`
+    const cut = text.indexOf('\r\n\r\ndata: [DONE]') + 1
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode(text.slice(0, cut)))
+        controller.enqueue(encoder.encode(text.slice(cut)))
+        controller.close()
+      },
+    })
+    let seen: unknown = null
+    const out = await readAll(
+      tapSseUsage(body, { dropUsageChunk: true, onEnd: (found) => (seen = found) }),
+    )
+    expect(seen).toMatchObject({ total_tokens: 7 })
+    expect(out).toBe(`data: ${token}\n\ndata: [DONE]\n\n`)
+  })
+})
