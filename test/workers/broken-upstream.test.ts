@@ -1,27 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { demoSnapshot } from '../../control-plane/embedded/demo-snapshot.ts'
-import {
-  type FakeBedrock,
-  startFakeBedrock,
-} from '../../control-plane/fake-bedrock/start-fake-bedrock.ts'
-import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import { describe, expect, it } from 'vitest'
 import { createMemoryQuotaStore } from '../../shared/quota/memory-quota-store.ts'
-import { mintApiKey, sha256HexOf } from '../../shared/tenancy/api-key.ts'
 import { createEdgeApp } from '../../workers/edge-app.ts'
 import { createEdgeMetrics } from '../../workers/edge-metrics.ts'
 import { createExternalProviders } from '../../workers/external-providers.ts'
 import { createScorerClient } from '../../workers/scorer-client.ts'
+import { useDemoEdgeFixture } from '../support/demo-edge-fixture.ts'
 
-let bedrock: FakeBedrock
-let snapshot: ConfigSnapshot
-let demoKey: string
-beforeAll(async () => {
-  bedrock = await startFakeBedrock({ port: 0 })
-  const key = mintApiKey((n) => crypto.getRandomValues(new Uint8Array(n)), { id: 'demo' })
-  snapshot = await demoSnapshot(bedrock.url, key.id, await sha256HexOf(key.secret))
-  demoKey = key.key
-})
-afterAll(() => bedrock.close())
+const demo = useDemoEdgeFixture()
 
 /** A scorer whose answer starts, then its connection breaks (the scorer or its pod died). */
 function breakingScorer(contentType: string, first: string): typeof fetch {
@@ -40,7 +25,7 @@ function breakingScorer(contentType: string, first: string): typeof fetch {
 
 function edgeOver(fetch: typeof globalThis.fetch) {
   return createEdgeApp({
-    config: async () => snapshot,
+    config: async () => demo.snapshot,
     quotas: createMemoryQuotaStore(),
     scorer: createScorerClient({
       urls: ['http://scorer.invalid'],
@@ -60,7 +45,7 @@ function edgeOver(fetch: typeof globalThis.fetch) {
 const ask = (stream: boolean) =>
   new Request('http://edge/v1/chat/completions', {
     method: 'POST',
-    headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${demo.demoKey}`, 'content-type': 'application/json' },
     body: JSON.stringify({
       model: 'qwen3.8-27b-fp8',
       messages: [{ role: 'user', content: 'Hello' }],

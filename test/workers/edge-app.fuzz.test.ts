@@ -1,34 +1,18 @@
 import fc from 'fast-check'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { demoSnapshot } from '../../control-plane/embedded/demo-snapshot.ts'
-import {
-  type FakeBedrock,
-  startFakeBedrock,
-} from '../../control-plane/fake-bedrock/start-fake-bedrock.ts'
+import { describe, expect, it } from 'vitest'
 import { verifyEdgeRequest } from '../../shared/auth/edge-signature.ts'
-import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { createMemoryQuotaStore } from '../../shared/quota/memory-quota-store.ts'
 import { decidedHeader, promptTokensHeader } from '../../shared/scorer-api/route-protocol.ts'
-import { mintApiKey, sha256HexOf } from '../../shared/tenancy/api-key.ts'
 import { createEdgeApp } from '../../workers/edge-app.ts'
 import { createEdgeMetrics } from '../../workers/edge-metrics.ts'
 import { createExternalProviders } from '../../workers/external-providers.ts'
 import { createScorerClient } from '../../workers/scorer-client.ts'
+import { useDemoEdgeFixture } from '../support/demo-edge-fixture.ts'
 import { fuzzParameters, fuzzTimeoutMs } from '../support/fuzz-runs.ts'
 
 const runs = 2_000
 const signingSecret = 'edge-fuzz-signing-secret-0123456789'
-let bedrock: FakeBedrock
-let snapshot: ConfigSnapshot
-let demoKey: string
-
-beforeAll(async () => {
-  bedrock = await startFakeBedrock({ port: 0 })
-  const key = mintApiKey((n) => crypto.getRandomValues(new Uint8Array(n)), { id: 'demo' })
-  snapshot = await demoSnapshot(bedrock.url, key.id, await sha256HexOf(key.secret))
-  demoKey = key.key
-})
-afterAll(() => bedrock.close())
+const demo = useDemoEdgeFixture()
 
 /** How the scorer behind the edge answers this case: served, a decision, an error, or gone. */
 type ScorerBehaviour =
@@ -210,7 +194,7 @@ async function edgeAnswers(input: Case) {
   const logs: string[] = []
   const unsigned: string[] = []
   const app = createEdgeApp({
-    config: async () => snapshot,
+    config: async () => demo.snapshot,
     quotas: createMemoryQuotaStore(),
     scorer: createScorerClient({
       urls: ['http://scorer.invalid'],
@@ -573,7 +557,7 @@ const headers = fc
     Object.entries(record).flatMap(([name, value]): [string, string][] =>
       value === undefined
         ? []
-        : [[name, name === 'authorization' ? value.replace('valid', () => demoKey) : value]],
+        : [[name, name === 'authorization' ? value.replace('valid', () => demo.demoKey) : value]],
     ),
   )
 
@@ -629,7 +613,7 @@ describe('fuzz: the edge’s request handling (createEdgeApp, in-process)', () =
       const input: Case = {
         method: 'POST',
         path: '/v1/completions',
-        headers: [['authorization', `Bearer ${demoKey}`]],
+        headers: [['authorization', `Bearer ${demo.demoKey}`]],
         body: '{"model":"qwen3.8-27b-fp8","prompt":"","constructor":1e308}',
         scorer: { kind: 'reject', status },
       }
