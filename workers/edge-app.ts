@@ -151,7 +151,10 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
           ? await answer(outcome.response, request, serving, { decision: null, notes: [] })
           : await carryOut(deps, snapshot, request, outcome, serving),
         edgeLimits,
-        (why) => deps.log(`request ${requestId}: stream cut by the edge (${why})`),
+        {
+          nowMs: deps.nowMs,
+          onCut: (why) => deps.log(`request ${requestId}: stream cut by the edge (${why})`),
+        },
       )
       deps.metrics.inc('requests', { status: String(response.status) })
       return response

@@ -27,14 +27,17 @@ function stop(timer: Timer | undefined): void {
 export function limitEventStream(
   response: Response,
   limits: StreamLimits,
-  onCut: (why: StreamCut) => void,
+  watch: { nowMs: () => number; onCut: (why: StreamCut) => void },
 ): Response {
+  const { nowMs, onCut } = watch
   const type = response.headers.get('content-type') ?? ''
   if (!response.body || !type.includes('text/event-stream')) return response
   const reader = response.body.getReader()
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined
   let duration: Timer | undefined
   let stall: Timer | undefined
+  /** Since when a chunk has waited for the client to take it; null while it reads. */
+  let waitingSince: number | null = null
   let expired = false
   let ending = false
   let finished = false
@@ -47,15 +50,24 @@ export function limitEventStream(
   const cancelUpstream = (why: string) => {
     reader.cancel(new KinfError('upstream_error', why)).catch(() => {})
   }
+  const cutStalled = () => {
+    finish()
+    cancelUpstream('the client stopped reading')
+    onCut('stall')
+    controller?.error(new KinfError('upstream_error', 'the client stopped reading'))
+  }
+  // One timer per wait, not per chunk: a stream that is read keeps pushing the wait back,
+  // and the timer only looks again when it fires (chunks are the per-token hot path).
+  const checkStall = () => {
+    stall = undefined
+    if (finished || waitingSince === null) return
+    const left = limits.streamStallSeconds * 1000 - (nowMs() - waitingSince)
+    if (left <= 0) cutStalled()
+    else stall = setTimeout(checkStall, left)
+  }
   const armStall = () => {
-    stop(stall)
-    stall = setTimeout(() => {
-      if (finished) return
-      finish()
-      cancelUpstream('the client stopped reading')
-      onCut('stall')
-      controller?.error(new KinfError('upstream_error', 'the client stopped reading'))
-    }, limits.streamStallSeconds * 1000)
+    waitingSince = nowMs()
+    stall ??= setTimeout(checkStall, limits.streamStallSeconds * 1000)
   }
   const endWithError = () => {
     ending = true
@@ -82,7 +94,7 @@ export function limitEventStream(
       }, limits.maxStreamSeconds * 1000)
     },
     async pull(c) {
-      stop(stall)
+      waitingSince = null
       if (ending) {
         finish()
         c.close()

@@ -20,10 +20,25 @@ const encoder = new TextEncoder()
 /** A salter keyed by `secret` (the edge's signing secret); the key is derived once. */
 export function createCacheSalter(secret: string | Uint8Array): CacheSalter {
   let key: ReturnType<typeof deriveSaltKey> | undefined
-  return async (tenant, clientSalt) => {
+  const salt = async (tenant: string, clientSalt: string) => {
     key ??= deriveSaltKey(secret)
-    const input = encoder.encode(`${tenant}\0${clientSalt ?? ''}`)
+    const input = encoder.encode(`${tenant}\0${clientSalt}`)
     return base64url(await crypto.subtle.sign('HMAC', await key, input))
+  }
+  // Most requests send no salt of their own: each tenant's salt is then computed once, not
+  // per request. Only authenticated tenants get here, so the map is bounded by the policy.
+  const byTenant = new Map<string, Promise<string>>()
+  return (tenant, clientSalt) => {
+    if (clientSalt) return salt(tenant, clientSalt)
+    let known = byTenant.get(tenant)
+    if (!known) {
+      known = salt(tenant, '').catch((error: unknown) => {
+        byTenant.delete(tenant)
+        throw error
+      })
+      byTenant.set(tenant, known)
+    }
+    return known
   }
 }
 

@@ -30,7 +30,7 @@ describe('limitEventStream', () => {
     const limited = limitEventStream(
       response,
       { maxStreamSeconds: 0.2, streamStallSeconds: 5 },
-      (why) => cuts.push(why),
+      { nowMs: () => performance.now(), onCut: (why) => cuts.push(why) },
     )
     const text = await limited.text()
     const events = text.trimEnd().split('\n\n')
@@ -48,7 +48,7 @@ describe('limitEventStream', () => {
     const limited = limitEventStream(
       response,
       { maxStreamSeconds: 60, streamStallSeconds: 0.3 },
-      (why) => cuts.push(why),
+      { nowMs: () => performance.now(), onCut: (why) => cuts.push(why) },
     )
     const reader = limited.body?.getReader()
     if (!reader) throw new Error('no body')
@@ -62,8 +62,12 @@ describe('limitEventStream', () => {
 
   it('passes a JSON answer through untouched', async () => {
     const json = Response.json({ ok: true })
-    expect(limitEventStream(json, { maxStreamSeconds: 1, streamStallSeconds: 1 }, () => {})).toBe(
-      json,
-    )
+    expect(
+      limitEventStream(
+        json,
+        { maxStreamSeconds: 1, streamStallSeconds: 1 },
+        { nowMs: () => 0, onCut: () => {} },
+      ),
+    ).toBe(json)
   })
 })
