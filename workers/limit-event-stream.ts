@@ -1,5 +1,5 @@
 import { KinfError } from '../shared/errors/kinf-error.ts'
-import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
+import { sseErrorEnding } from '../shared/openai/sse-error-ending.ts'
 
 export interface StreamLimits {
   maxStreamSeconds: number
@@ -76,8 +76,7 @@ export function limitEventStream(
       `the stream was open longer than ${limits.maxStreamSeconds} s, this service's limit`,
       { openAiCode: 'stream_duration_exceeded' },
     )
-    controller?.enqueue(encoder.encode(`data: ${JSON.stringify(openAiErrorBody(failure))}\n\n`))
-    controller?.enqueue(encoder.encode('data: [DONE]\n\n'))
+    controller?.enqueue(encoder.encode(sseErrorEnding(failure)))
     // Closed on the next pull, once the client has taken the ending; cut if it never does.
     armStall()
   }

@@ -1,3 +1,5 @@
+import { KinfError } from '../shared/errors/kinf-error.ts'
+import { sseErrorEnding } from '../shared/openai/sse-error-ending.ts'
 import { mayCarryUsage, type Usage, usageOf } from '../shared/openai/usage.ts'
 
 /**
@@ -86,17 +88,10 @@ export function tapSseUsage(
   })
 }
 
-/** An OpenAI-style error event, then [DONE]: how a stream that broke upstream ends. */
+/** How a stream that broke upstream ends. */
 function brokenStreamEvent(error: unknown): string {
-  const event = {
-    error: {
-      message: `the answer stopped upstream: ${(error as Error)?.message ?? 'the connection broke'}`,
-      type: 'server_error',
-      param: null,
-      code: 'upstream_error',
-    },
-  }
-  return `data: ${JSON.stringify(event)}\n\ndata: [DONE]\n\n`
+  const why = (error as Error)?.message ?? 'the connection broke'
+  return sseErrorEnding(new KinfError('upstream_error', `the answer stopped upstream: ${why}`))
 }
 
 /**

@@ -4,6 +4,8 @@ import {
   type IncomingHttpHeaders,
   type ServerResponse,
 } from 'node:http'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { sseErrorEnding } from '../../shared/openai/sse-error-ending.ts'
 import { reportedCachedTokens, type Usage, usageOfJson } from '../../shared/openai/usage.ts'
 
 export type ProxyOutcome =
@@ -164,17 +166,9 @@ export function proxyToPod(request: ProxyRequest, res: ServerResponse): Promise<
   })
 }
 
-/** An OpenAI-style error event, then [DONE]: the client knows the stream did not finish. */
+/** How a stream the pod broke off ends. */
 function midStreamError(reason: string): string {
-  const event = {
-    error: {
-      message: `the pod failed mid-stream: ${reason}`,
-      type: 'server_error',
-      param: null,
-      code: 'upstream_error',
-    },
-  }
-  return `data: ${JSON.stringify(event)}\n\ndata: [DONE]\n\n`
+  return sseErrorEnding(new KinfError('upstream_error', `the pod failed mid-stream: ${reason}`))
 }
 
 function passThrough(headers: IncomingHttpHeaders): Record<string, string | string[]> {
