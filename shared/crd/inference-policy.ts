@@ -24,6 +24,18 @@ export type ApiKeyRef = z.infer<typeof ApiKeyRef>
 export const QuotaFailureMode = z.enum(['FailOpen', 'FailClose'])
 export type QuotaFailureMode = z.infer<typeof QuotaFailureMode>
 
+/**
+ * Whether a tenant's answers carry the routing headers (listed in
+ * shared/policy/decision-headers-visible.ts). They name pools, pods and backends and give
+ * each pod's predicted TTFT and saturation: a view of the load every other tenant puts on
+ * the pools.
+ */
+export const DecisionHeaders = z.enum(['Hidden', 'Visible'])
+export type DecisionHeaders = z.infer<typeof DecisionHeaders>
+
+const decisionHeadersDoc =
+  "x-kinference-decision (policy, rule, backend, pool, pod, matched tokens, predicted TTFT), x-kinference-reason (the router's reason, with the runner-up pod's predicted TTFT), x-kinference-fallback (backends passed over and why: saturated, unreachable), x-kinference-saturated and the simulator's x-kinference-sim-* timings. They show the pools' load, so the load of every tenant sharing them. Hidden: the edge removes them from this tenant's answers. Visible: they pass, for debugging and demos."
+
 export const Tenant = z.strictObject({
   name: ResourceName.describe('Tenant name, unique across all policies.'),
   apiKeys: z
@@ -60,6 +72,9 @@ export const Tenant = z.strictObject({
     .describe(
       "Whether the pods' prefix cache is shared with other tenants. A shared cache is a timing side channel between tenants; Isolated is the default.",
     ),
+  decisionHeaders: DecisionHeaders.optional().describe(
+    `Whether this tenant's answers carry the routing headers; when omitted, the policy's spec.decisionHeaders. ${decisionHeadersDoc}`,
+  ),
   models: z
     .array(ModelPattern)
     .min(1)
@@ -113,6 +128,9 @@ export type CustomPiiPattern = z.infer<typeof CustomPiiPattern>
 
 export const InferencePolicySpec = z.strictObject({
   tenants: namedList(Tenant, { max: 256 }).describe('Tenants governed by this policy.'),
+  decisionHeaders: DecisionHeaders.default('Hidden').describe(
+    `Whether answers carry the routing headers, for every tenant of this policy that does not set its own decisionHeaders. Hidden is the default. ${decisionHeadersDoc}`,
+  ),
   rules: namedList(PolicyRule, { min: 1, max: 64 }).describe(
     'Evaluated in order; the first matching rule decides (rewriteModel rewrites and goes on). A request no rule matches is rejected with 404.',
   ),
