@@ -13,6 +13,12 @@
  *   delay:<ms>         wait this long before the answer and before each stream event
  *   cache-read:N       report N of the input tokens as read from the prompt cache
  *   cache-write:N      report N of the input tokens as written to it
+ *   words:N            a text answer of exactly N words (1 to 1,000,000), for long answers
+ *   pace:R             generate R output tokens a second (R > 0, fractions allowed): a stream
+ *                      sends each word as it is generated, Converse answers once all are
+ *                      generated; a client that leaves stops the generation (see `processed`)
+ *   no-count-tokens    CountTokens answers that the model does not support it, as Bedrock
+ *                      does for such models (Converse is unaffected)
  *
  * <error> is one of the keys of `fakeBedrockErrors`. `stream-throttle` is a
  * throttlingException sent inside a 200 event stream, before any event.
@@ -79,6 +85,10 @@ export interface FakeBedrockFaults {
   delayMs?: number
   cacheRead?: number
   cacheWrite?: number
+  answerWords?: number
+  /** Output tokens generated a second; unset: all at once. */
+  pace?: number
+  countTokensUnsupported?: boolean
 }
 
 /** How many requests each (model id, spec) has seen, for -once and -first:N. */
@@ -92,6 +102,17 @@ function count(text: string, spec: string): number {
   const n = Number(text)
   if (!Number.isInteger(n) || n < 0) throw new Error(`fault ${spec}: ${text} is not a count`)
   return n
+}
+
+/** Words of a long answer at most: the whole answer is planned in memory. */
+const maxAnswerWords = 1_000_000
+
+function rate(text: string, spec: string): number {
+  const r = Number(text)
+  if (text.trim() === '' || !Number.isFinite(r) || r <= 0) {
+    throw new Error(`fault ${spec}: ${text} is not a positive rate`)
+  }
+  return r
 }
 
 /** The faults for one request; throws an Error naming the bad spec (answered as a 400). */
@@ -110,6 +131,14 @@ export function parseFakeBedrockFaults(
     else if (head === 'delay') faults.delayMs = count(arg, spec)
     else if (head === 'cache-read') faults.cacheRead = count(arg, spec)
     else if (head === 'cache-write') faults.cacheWrite = count(arg, spec)
+    else if (head === 'words') {
+      const words = count(arg, spec)
+      if (words < 1 || words > maxAnswerWords) {
+        throw new Error(`fault ${spec}: an answer is 1 to ${maxAnswerWords} words`)
+      }
+      faults.answerWords = words
+    } else if (head === 'pace') faults.pace = rate(arg, spec)
+    else if (spec === 'no-count-tokens') faults.countTokensUnsupported = true
     else {
       const limited = /^(.+?)-(once|first:(\d+)|every:(\d+))$/.exec(spec)
       const kind = limited ? (limited[1] ?? '') : spec

@@ -4,6 +4,8 @@ import type { FakeReply } from './plan-fake-reply.ts'
 export interface FakeStreamEvent {
   type: string
   payload: Record<string, unknown>
+  /** Sending it needs one more output token generated (a word; a tool call's start). */
+  token?: true
 }
 
 /** The reply as Converse's JSON body (the non-streaming answer). */
@@ -36,7 +38,7 @@ function fragments(text: string, parts: number): string[] {
 /**
  * The reply as ConverseStream events, in Bedrock's order: messageStart; per content block
  * (a tool block opens with contentBlockStart, a text block does not) its deltas, one word
- * each, then contentBlockStop; messageStop; metadata last. Real Bedrock pads payloads with
+ * each, then contentBlockStop (the tool call's one output token is its start); messageStop; metadata last. Real Bedrock pads payloads with
  * a `p` field of varying length; so does this, so readers must ignore unknown fields.
  */
 export function fakeStreamEvents(reply: FakeReply, latencyMs: number): FakeStreamEvent[] {
@@ -45,7 +47,11 @@ export function fakeStreamEvents(reply: FakeReply, latencyMs: number): FakeStrea
     if (block.kind === 'text') {
       block.words.forEach((word, i) => {
         const text = i === 0 ? word : ` ${word}`
-        events.push({ type: 'contentBlockDelta', payload: { contentBlockIndex, delta: { text } } })
+        events.push({
+          type: 'contentBlockDelta',
+          payload: { contentBlockIndex, delta: { text } },
+          token: true,
+        })
       })
     } else {
       events.push({
@@ -54,6 +60,7 @@ export function fakeStreamEvents(reply: FakeReply, latencyMs: number): FakeStrea
           contentBlockIndex,
           start: { toolUse: { toolUseId: block.toolUseId, name: block.name } },
         },
+        token: true,
       })
       for (const input of fragments(JSON.stringify(block.input), 3)) {
         events.push({
@@ -67,7 +74,7 @@ export function fakeStreamEvents(reply: FakeReply, latencyMs: number): FakeStrea
   events.push({ type: 'messageStop', payload: { stopReason: reply.stopReason } })
   events.push({ type: 'metadata', payload: { usage: reply.usage, metrics: { latencyMs } } })
   return events.map((event, i) => ({
-    type: event.type,
+    ...event,
     payload: { ...event.payload, p: 'abcdefghijklmnopqrstuvwxyz'.slice(0, (i * 7) % 27) },
   }))
 }

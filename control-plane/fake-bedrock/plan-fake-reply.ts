@@ -4,6 +4,7 @@ import type {
   JsonValue,
 } from '../../shared/bedrock/converse-request.ts'
 import type { ConverseUsage } from '../../shared/bedrock/converse-response.ts'
+import { fakeInputTokens } from './fake-input-tokens.ts'
 
 /** Words echoed back at most: answers stay short whatever the prompt. */
 const maxEchoWords = 16
@@ -16,11 +17,6 @@ export interface FakeReply {
   blocks: FakeReplyBlock[]
   stopReason: string
   usage: ConverseUsage
-}
-
-/** One token per whitespace-separated word: deterministic and easy to check by hand. */
-function tokens(text: string): number {
-  return text.split(/\s+/).filter((w) => w !== '').length
 }
 
 function blockText(block: ConverseContentBlock): string {
@@ -59,22 +55,33 @@ function toolInput(schema: JsonValue, prompt: string): Record<string, JsonValue>
   return input
 }
 
+/** "Echo:" and the prompt's words over and over, `length` words in all. */
+function longAnswer(promptWords: readonly string[], length: number): string {
+  const filler = promptWords.length > 0 ? promptWords : ['(empty)']
+  const words = ['Echo:']
+  for (let i = 0; words.length < length; i++) words.push(filler[i % filler.length] ?? '')
+  return words.slice(0, length).join(' ')
+}
+
 /**
  * What the fake model answers, from the request alone:
  * - text: "Echo:" and the first 16 words of the last user message (a tool result's text
- *   when that message carries one);
+ *   when that message carries one); with `answerWords` (the `words:N` fault), exactly that
+ *   many words: "Echo:" and the message's words over and over;
  * - a tool call when the request has tools and either toolChoice is `any`/`tool`, or the
  *   last user message contains the word "tool" or a tool's name: it calls the named tool
  *   (else the first) with an input built from the tool's JSON schema properties;
  * - stopSequences cut the text before the first match (stop_sequence), maxTokens cuts it
  *   to that many words (max_tokens);
- * - usage: one token per word; system text before a cachePoint is written to the cache the
- *   first time this server sees it (cacheWriteInputTokens) and read afterwards.
+ * - usage: one token per word, in as fakeInputTokens counts (CountTokens' rule), out one a
+ *   word and one for a tool call; system text before a cachePoint is written to the cache
+ *   the first time this server sees it (cacheWriteInputTokens) and read afterwards.
  */
 export function planFakeReply(
   request: ConverseRequest,
   requestNumber: number,
   cachedPrefixes: Set<string>,
+  answerWords?: number,
 ): FakeReply {
   const last = request.messages.at(-1)
   const prompt = (last?.role === 'user' ? last.content.map(blockText).join(' ') : '').trim()
@@ -96,7 +103,10 @@ export function planFakeReply(
       (choice !== undefined && 'any' in choice) ||
       named !== undefined ||
       /\btools?\b/i.test(prompt))
-  let text = `Echo: ${promptWords.slice(0, maxEchoWords).join(' ') || '(empty)'}`
+  let text =
+    answerWords === undefined
+      ? `Echo: ${promptWords.slice(0, maxEchoWords).join(' ') || '(empty)'}`
+      : longAnswer(promptWords, answerWords)
   const tool = forced ?? named ?? tools[0]
   if (wantsTool && tool) {
     text = `Calling ${tool.toolSpec.name}.`
@@ -126,38 +136,32 @@ export function planFakeReply(
     })
   }
 
-  let cachedTokens = 0
-  let uncachedSystem = 0
-  let prefix = ''
-  let cachedPrefix = ''
-  for (const block of request.system ?? []) {
-    if ('text' in block) {
-      prefix += `${block.text}\n`
-      uncachedSystem += tokens(block.text)
-    } else {
-      cachedTokens += uncachedSystem
-      uncachedSystem = 0
-      cachedPrefix = prefix
-    }
-  }
-  const messageTokens = request.messages.reduce(
-    (sum, m) => sum + m.content.reduce((s, b) => s + tokens(blockText(b)), 0),
-    0,
-  )
+  const input = fakeInputTokens(request)
   const outputTokens = words.length + (stopReason === 'tool_use' ? 1 : 0)
-  const inputTokens = uncachedSystem + messageTokens
+  const inputTokens = input.total - input.cacheable
   const usage: ConverseUsage = {
     inputTokens,
     outputTokens,
-    totalTokens: inputTokens + outputTokens,
+    totalTokens: input.total + outputTokens,
   }
-  if (cachedTokens > 0) {
-    if (cachedPrefixes.has(cachedPrefix)) usage.cacheReadInputTokens = cachedTokens
+  if (input.cacheable > 0) {
+    if (cachedPrefixes.has(input.cacheablePrefix)) usage.cacheReadInputTokens = input.cacheable
     else {
-      cachedPrefixes.add(cachedPrefix)
-      usage.cacheWriteInputTokens = cachedTokens
+      cachedPrefixes.add(input.cacheablePrefix)
+      usage.cacheWriteInputTokens = input.cacheable
     }
-    usage.totalTokens = inputTokens + cachedTokens + outputTokens
   }
   return { blocks, stopReason, usage }
+}
+
+/** Count `tokens` of the input as cached (as Bedrock does, they leave inputTokens). */
+export function moveToCache(
+  usage: ConverseUsage,
+  tokens: number | undefined,
+  field: 'cacheReadInputTokens' | 'cacheWriteInputTokens',
+): void {
+  if (tokens === undefined) return
+  const moved = Math.min(tokens, usage.inputTokens)
+  usage.inputTokens -= moved
+  usage[field] = (usage[field] ?? 0) + moved
 }
