@@ -4,12 +4,14 @@ import { KinfError } from '../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
 import type { RequestKind } from '../shared/openai/openai-request.ts'
 import { type Usage, usageTokens } from '../shared/openai/usage.ts'
+import { heldLocalBy } from '../shared/policy/held-local-by.ts'
 import { tenantModels } from '../shared/policy/tenant-models.ts'
 import { admitQuota, settleQuota } from './admit-quota.ts'
 import { decideRequest, type EdgeOutcome } from './decide-request.ts'
 import { type EdgeDeps, EdgeLimits } from './edge-deps.ts'
 import { limitedAuthentication } from './limit-auth-failures.ts'
 import { limitEventStream } from './limit-event-stream.ts'
+import { localityError } from './locality-error.ts'
 import {
   type EdgeRequest,
   labelsHeader,
@@ -90,7 +92,8 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       (t) => t.name === request.tenant,
     )
     const limits = tenant?.quotas ?? {}
-    const estimate = request.promptTokens + (request.maxTokens ?? defaultMaxTokens)
+    const estimate =
+      request.promptTokens + request.sequences * (request.maxTokens ?? defaultMaxTokens)
     const admission = await admitQuota(deps, request.tenant, limits, estimate)
     if (!admission.admitted) {
       deps.metrics.inc('quota_exceeded', { limit: admission.limit })
@@ -205,6 +208,12 @@ function carryOut(
   const { decision } = outcome
   if (decision.kind === 'reject') {
     deps.metrics.inc('rejected', { code: decision.code })
+    // The policy decided without knowing what the scan could not read: the edge says it.
+    const hold =
+      decision.code === 'locality_violation'
+        ? heldLocalBy(snapshot, decision.policy, request.labels, request.detectorFailed)
+        : null
+    if (hold) throw localityError(hold, request, null)
     throw new KinfError(codeForStatus(decision.status), decision.message, {
       status: decision.status,
       openAiCode: decision.code,

@@ -78,6 +78,10 @@ export const EdgeLimits = z.strictObject({
   maxMessages: z.int().positive().default(2_048),
   /** Tools per request (OpenAI's own bound). */
   maxTools: z.int().positive().default(128),
+  /** Nesting of the JSON body (objects and arrays): 400 beyond, before it is parsed. */
+  maxJsonDepth: z.int().positive().default(64),
+  /** Choices per request (`n`, completions' `best_of`). */
+  maxChoices: z.int().positive().default(128),
   /** Stop sequences per request (OpenAI takes 4, vLLM any number). */
   maxStopSequences: z.int().positive().default(16),
   /** Largest max_tokens or max_completion_tokens. */

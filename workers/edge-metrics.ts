@@ -11,6 +11,7 @@ export type EdgeCounter =
   | 'quota_fallback'
   | 'pii_detected'
   | 'pii_detector_failures'
+  | 'pii_unreadable'
   | 'pii_kept_local'
   | 'scorer_unreachable'
   | 'burst'
@@ -23,6 +24,8 @@ const help: Record<EdgeCounter, string> = {
     'Admissions while the quota store could not be reached, by failure mode: FailOpen admitted against the bucket of this edge process or isolate, FailClose refused with 503.',
   pii_detected: 'Requests the detectors labelled, by label.',
   pii_detector_failures: 'Detector failures (the request then counts as PII: fail closed).',
+  pii_unreadable:
+    'Requests with content the PII scan cannot read (images, binary data, over-deep or over-long encodings): they count as PII (fail closed).',
   pii_kept_local:
     'PII requests refused rather than sent outside the cluster (saturated, unreachable, or a detector failure).',
   scorer_unreachable: 'Times the scorer could not be reached.',

@@ -5,23 +5,27 @@ import type {
   ChatCompletionRequest,
   CompletionRequest,
 } from '../shared/openai/chat-completion-request.ts'
-import { estimatePromptTokens } from '../shared/openai/estimate-prompt-tokens.ts'
+import {
+  estimateRequestPromptTokens,
+  sequencesOf,
+} from '../shared/openai/estimate-request-tokens.ts'
 import {
   maxTokensOf,
   type OpenAiRequest,
   parseOpenAiRequest,
   type RequestKind,
 } from '../shared/openai/openai-request.ts'
-import { promptText } from '../shared/openai/prompt-text.ts'
 import {
   type CompiledCustomPattern,
   compileCustomPatterns,
 } from '../shared/pii/custom-pii-patterns.ts'
 import { detectPii } from '../shared/pii/detect-pii.ts'
+import { scanRequestPii } from '../shared/pii/scan-request-pii.ts'
 import { resolveTenant } from '../shared/tenancy/resolve-tenant.ts'
 import { EdgeLimits } from './edge-deps.ts'
 import type { EdgeMetrics } from './edge-metrics.ts'
-import { checkRequestCounts, checkRequestTokens } from './request-limits.ts'
+import { providerViews } from './provider-views.ts'
+import { checkJsonDepth, checkRequestCounts, checkRequestTokens } from './request-limits.ts'
 
 /** A request the edge has authenticated, parsed and labelled. */
 export interface EdgeRequest {
@@ -39,9 +43,18 @@ export interface EdgeRequest {
   /** The client asked for usage in the stream. */
   includeUsage: boolean
   maxTokens: number | null
+  /** Sequences generated, each up to maxTokens (`n`, or completions' best_of). */
+  sequences: number
+  /** The edge's estimate: messages and tool definitions (estimate-request-tokens.ts). */
   promptTokens: number
   labels: string[]
+  /**
+   * Policy must treat the request as carrying every constrained label (fail closed): a
+   * detector failed, or part of what would leave could not be read (`unreadable`).
+   */
   detectorFailed: boolean
+  /** What the PII scan could not read (an image, binary data), for the refusal; or null. */
+  unreadable: string | null
 }
 
 /** The header clients use to add their own labels (e.g. `confidential`, `batch`). */
@@ -151,37 +164,34 @@ export function readEdgeRequest(
       `We could not parse the JSON body of your request: ${(error as Error).message}`,
     )
   }
+  checkJsonDepth(json, limits.maxJsonDepth)
   const parsed = parseOpenAiRequest(kind, json)
   if ('issues' in parsed) throw invalidRequest(parsed.issues.message, parsed.issues.param)
   const openAi = parsed.request
   const body = openAi.body
   if (body.model === undefined) throw invalidRequest('you must provide a model parameter', 'model')
   checkRequestCounts(openAi, limits)
-  const labels = new Set<string>()
-  for (const label of (clientLabels ?? '')
-    .split(',')
-    .map((l) => l.trim())
-    .filter(Boolean)) {
-    if (!RequestLabel.safeParse(label).success)
-      throw invalidRequest(
-        `${labelsHeader}: "${label.slice(0, 64)}" is not a valid label`,
-        labelsHeader,
-      )
-    labels.add(label)
-  }
-  const prompt = promptText(openAi)
-  const promptTokens =
-    openAi.kind === 'completion' && Array.isArray(openAi.body.prompt)
-      ? openAi.body.prompt.length
-      : estimatePromptTokens(prompt)
+  const labels = clientLabelsOf(clientLabels)
+  const promptTokens = estimateRequestPromptTokens(openAi)
   const maxTokens = maxTokensOf(openAi)
   checkRequestTokens(snapshot, { openAi, model: body.model, promptTokens, maxTokens }, limits)
   let detectorFailed = false
+  let unreadable: string | null = null
   try {
-    const found = detect(prompt, { custom: customPatterns(snapshot, identity.tenant) })
-    for (const label of found.labels) {
+    // Everything that could leave: the body as the pods get it, and what each provider
+    // would be sent, read whole (shared/pii/collect-scan-texts.ts).
+    const scan = scanRequestPii([json, ...providerViews(openAi)], {
+      budget: scanBudget(text),
+      custom: customPatterns(snapshot, identity.tenant),
+      detect,
+    })
+    for (const label of scan.labels) {
       labels.add(label)
       metrics.inc('pii_detected', { label })
+    }
+    if (scan.unreadable !== null) {
+      unreadable = scan.unreadable
+      metrics.inc('pii_unreadable')
     }
   } catch {
     detectorFailed = true
@@ -197,8 +207,36 @@ export function readEdgeRequest(
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage === true,
     maxTokens,
+    sequences: sequencesOf(openAi),
     promptTokens,
     labels: [...labels].sort(),
-    detectorFailed,
+    detectorFailed: detectorFailed || unreadable !== null,
+    unreadable,
   }
+}
+
+/** The client's own labels (x-kinference-labels), each checked. */
+function clientLabelsOf(header: string | undefined): Set<string> {
+  const labels = new Set<string>()
+  for (const label of (header ?? '')
+    .split(',')
+    .map((l) => l.trim())
+    .filter(Boolean)) {
+    if (!RequestLabel.safeParse(label).success)
+      throw invalidRequest(
+        `${labelsHeader}: "${label.slice(0, 64)}" is not a valid label`,
+        labelsHeader,
+      )
+    labels.add(label)
+  }
+  return labels
+}
+
+/**
+ * What the scan may read in all, decoded text included: four times the body (decoding
+ * shrinks base64 and escapes, so honest requests stay far below), past which the rest is
+ * unreadable and the request fails closed.
+ */
+function scanBudget(text: string): number {
+  return 4 * text.length + 65_536
 }

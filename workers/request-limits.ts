@@ -27,6 +27,9 @@ export function checkRequestCounts(request: OpenAiRequest, limits: EdgeLimits): 
   }
   if (Array.isArray(body.stop))
     atMost(body.stop.length, limits.maxStopSequences, 'stop sequences', 'stop')
+  const choices = body as { n?: number | null; best_of?: number | null }
+  atMost(choices.n ?? 1, limits.maxChoices, 'choices (n)', 'n')
+  atMost(choices.best_of ?? 1, limits.maxChoices, 'candidates (best_of)', 'best_of')
   const field = maxTokensField(request)
   const maxTokens = body[field as 'max_tokens']
   if (maxTokens == null) return
@@ -40,6 +43,32 @@ export function checkRequestCounts(request: OpenAiRequest, limits: EdgeLimits): 
       `${field} is ${maxTokens}, more than the ${limits.maxOutputTokens} this service allows`,
       { param: field },
     )
+}
+
+/**
+ * Refuses a body nested deeper than `limit` (objects and arrays): everything after the
+ * parse walks it, and upstreams choke on it. Iterative, so no depth overflows the stack;
+ * `param` names the field the nesting starts in (its first three path segments).
+ */
+export function checkJsonDepth(json: unknown, limit: number): void {
+  const stack: { value: unknown; path: readonly (string | number)[] }[] = [
+    { value: json, path: [] },
+  ]
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const { value, path } = item
+    if (typeof value !== 'object' || value === null) continue
+    if (path.length >= limit) {
+      const head = path.slice(0, 3)
+      while (typeof head.at(-1) === 'number') head.pop()
+      throw new KinfError(
+        'invalid_request',
+        `the JSON body is nested more than ${limit} levels deep, more than this service accepts`,
+        { param: head.length > 0 ? head.join('.') : null },
+      )
+    }
+    const entries = Array.isArray(value) ? value.entries() : Object.entries(value)
+    for (const [key, child] of entries) stack.push({ value: child, path: [...path, key] })
+  }
 }
 
 function atMost(count: number, limit: number, what: string, param: string): void {

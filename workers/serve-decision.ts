@@ -8,6 +8,7 @@ import { heldLocalBy } from '../shared/policy/held-local-by.ts'
 import type { PolicyDecision } from '../shared/policy/policy-decision.ts'
 import { promptTokensHeader } from '../shared/scorer-api/route-protocol.ts'
 import type { EdgeDeps } from './edge-deps.ts'
+import { localityError } from './locality-error.ts'
 import { reserveProvider } from './provider-budget.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
 import { scorerBody, withUsage } from './upstream-body.ts'
@@ -147,7 +148,7 @@ export async function serveDecision(
       deps.metrics.inc('scorer_unreachable')
       notes.push(`${attempt.backend}: scorer unreachable`)
       if (!last) continue
-      throw keptLocal(deps, hold, error) ?? error
+      throw keptLocal(deps, hold, request, { decision, notes }, error) ?? error
     }
     if (response.status === 503 && response.headers.get('x-kinference-saturated') === '1') {
       notes.push(`${attempt.backend}: saturated`)
@@ -155,7 +156,7 @@ export async function serveDecision(
         await response.body?.cancel()
         continue
       }
-      const refused = keptLocal(deps, hold, null)
+      const refused = keptLocal(deps, hold, request, { decision, notes }, null)
       if (refused) {
         await response.body?.cancel()
         throw refused
@@ -166,10 +167,31 @@ export async function serveDecision(
       notes,
     })
   }
-  // Every attempt was skipped (external only, and the request must stay local or is not chat).
+  // Every attempt was skipped: external only, and the request must stay local or is one
+  // those backends cannot serve; or local ones saturated before an external one skipped.
   throw (
-    keptLocal(deps, hold, null) ??
+    keptLocal(deps, hold, request, { decision, notes }, null) ??
+    notServable(decision, request, notes) ??
     new KinfError('upstream_unavailable', `no backend could take the request (${notes.join('; ')})`)
+  )
+}
+
+/**
+ * A request only external backends could serve, which they cannot serve as asked (see
+ * externalRefusal): the client's to change, so a 400 naming why, never a retryable 5xx.
+ */
+function notServable(
+  decision: Serve,
+  request: EdgeRequest,
+  notes: readonly string[],
+): KinfError | null {
+  if (decision.attempts.some((attempt) => attempt.locality !== 'External')) return null
+  const why = externalRefusal(request)
+  if (why === null) return null
+  return new KinfError(
+    'invalid_request',
+    `model ${request.model} is served here only by external backends, and ${why} (${notes.join('; ')})`,
+    { param: request.kind === 'chat' ? 'messages' : 'model' },
   )
 }
 
@@ -185,20 +207,22 @@ function externalRefusal(request: EdgeRequest): string | null {
   return null
 }
 
-/** The constraint's 503 for a request that may not leave, counted; null when not held. */
+/**
+ * The constraint's refusal of a request that may not leave, counted; null when not held.
+ * Retrying can help only when an in-cluster backend could serve it but is busy (503 with
+ * Retry-After); when every attempt was external it cannot (400). See locality-refusal.ts.
+ */
 function keptLocal(
   deps: EdgeDeps,
   hold: ReturnType<typeof heldLocalBy>,
+  request: EdgeRequest,
+  tried: { decision: Serve; notes: readonly string[] },
   cause: unknown,
 ): KinfError | null {
   if (!hold) return null
   deps.metrics.inc('pii_kept_local', { constraint: hold.name })
-  return new KinfError(
-    'locality_violation',
-    hold.message ??
-      `This request must stay in the cluster (${hold.name}) and no in-cluster backend can take it now; retry later.`,
-    { retryAfterSeconds: 5, openAiCode: 'locality_violation', cause },
-  )
+  const local = tried.decision.attempts.some((attempt) => attempt.locality !== 'External')
+  return localityError(hold, request, local ? tried.notes.join('; ') : null, cause)
 }
 
 /**

@@ -4,13 +4,14 @@ import type { PiiSpan } from './pii-span.ts'
 
 /**
  * Payment cards: 12 to 19 digits, plain or printed in groups of 4 to 6 (Amex and Diners
- * 4-6-5 / 4-6-4) with a shorter last group, one kind of separator; the prefix is an
+ * 4-6-5 / 4-6-4) with a shorter last group, one kind of separator (space, dash or dot);
+ * the prefix is an
  * issuer (IIN) range of a scheme that issues that length, and the Luhn checksum holds.
  * The group shapes are in the regex so a long run of small numbers ("12 345 6789 ...")
  * fails fast at every position.
  */
 const candidate =
-  /(?<![\w.-])(?:\d{12,19}|\d{4,6}(?:[ -]\d{4,6}){1,3}(?:[ -]\d{1,6})?)(?![\w-]|\.\d)/g
+  /(?<![\w.-])(?:\d{12,19}|\d{4,6}(?:[ .-]\d{4,6}){1,3}(?:[ .-]\d{1,6})?)(?![\w-]|\.\d)/g
 
 interface IinRange {
   /** Inclusive prefix range, compared on the first `from.length` digits. */
@@ -52,7 +53,7 @@ export function detectCards(
   const spans: PiiSpan[] = []
   forEachMatchInRuns(text, runs, 12, candidate, (match, start, end) => {
     const raw = match[0]
-    const digits = raw.replace(/[ -]/g, '')
+    const digits = raw.replace(/[ .-]/g, '')
     if (digits.length < 12 || digits.length > 19 || !isGroupedLikeACard(raw)) return
     if (!luhnValid(digits) || followsIbanHead(text, start)) return
     if (isCardNumber(digits) || hasCardContext(text, start))
@@ -102,7 +103,7 @@ export function luhnValid(digits: string): boolean {
  * number that happens to have enough digits.
  */
 function isGroupedLikeACard(raw: string): boolean {
-  const separators = raw.match(/[ -]/g)
+  const separators = raw.match(/[ .-]/g)
   if (separators === null) return true
   if (separators.some((s) => s !== separators[0])) return false
   const groups = raw.split(separators[0] as string)

@@ -8,9 +8,6 @@ export interface ConstraintResult {
   violated: LocalityConstraint | null
 }
 
-export const defaultLocalityMessage =
-  'This request must be served in this cluster and no in-cluster backend can serve it; retry later.'
-
 /**
  * Keeps only the attempts every applicable constraint allows. A constraint label `pii`
  * also covers `pii:card` and the like, so a client-sent qualified label alone cannot

@@ -1,8 +1,9 @@
 import type { ConfigSnapshot, SnapshotPolicy } from '../config/config-snapshot.ts'
 import type { PolicyRule, Tenant } from '../crd/inference-policy.ts'
-import { applyConstraints, defaultLocalityMessage } from './apply-constraints.ts'
+import { applyConstraints } from './apply-constraints.ts'
 import { type ActionOutcome, chooseTargets } from './choose-targets.ts'
 import { effectiveLabels } from './effective-labels.ts'
+import { localityRefusal } from './locality-refusal.ts'
 import { matchRule } from './match-rule.ts'
 import type { PolicyDecision, PolicyInput, TraceStep } from './policy-decision.ts'
 
@@ -85,8 +86,15 @@ function decide(
   )
   trace.push(...constrained.steps)
   if (constrained.violated !== null) {
-    const message = constrained.violated.message ?? defaultLocalityMessage
-    return reject(policyId, rule.name, 503, 'locality_violation', message, trace)
+    // Every attempt the rule names is outside the cluster: no wait changes that.
+    const refusal = localityRefusal({
+      constraint: constrained.violated,
+      model,
+      labels: [...labels],
+      detectorFailed,
+      busy: null,
+    })
+    return reject(policyId, rule.name, refusal.status, 'locality_violation', refusal.message, trace)
   }
   if (outcome.kind === 'defer') {
     const { pools, maxSaturation, maxWaitMs, retryAfterSeconds } = outcome

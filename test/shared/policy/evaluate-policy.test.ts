@@ -149,7 +149,7 @@ describe('PII stays local (initech-health)', () => {
     expect(served(decision).reason).toMatch(/removed 1 external attempt/)
   })
 
-  it('rejects with 503 locality_violation when the constraint leaves nothing', async () => {
+  it('rejects with 400 locality_violation, not to be retried, when the constraint leaves nothing', async () => {
     // A rule serving only on Bedrock, placed first, so a PII request reaches it.
     const withExternalOnly = await exampleSnapshot((documents) => {
       const policy = documents.find(
@@ -168,15 +168,24 @@ describe('PII stays local (initech-health)', () => {
         poolStatus: statuses(),
       })
     expect(backends(run([]))).toEqual(['kinference/bedrock-claude'])
-    for (const decision of [run(['pii']), run(['pii:email']), run([], true)]) {
+    const cases = [
+      [run(['pii']), 'it carries personal or restricted data (pii)'],
+      [run(['pii:email']), 'it carries personal or restricted data (pii:email)'],
+      [run([], true), 'the personal-data scan could not read all of it'],
+    ] as const
+    for (const [decision, reason] of cases) {
+      // No wait brings a backend in the cluster for claude-sonnet: a 400, which clients
+      // do not retry, naming the constraint, why it applies and that a retry is useless.
       expect(decision).toMatchObject({
         kind: 'reject',
         rule: 'claude-on-bedrock',
-        status: 503,
+        status: 400,
         code: 'locality_violation',
-        message:
-          'This request contains personal data and local capacity is exhausted; retry later.',
       })
+      const { message } = decision as { message: string }
+      expect(message).toContain(`Constraint pii-in-cluster keeps this request in the cluster because ${reason}`)
+      expect(message).toContain('model claude-sonnet is not served in the cluster, so retrying will not help')
+      expect(message).not.toMatch(/retry later|retry in/)
       expect(why(decision, 'pii-in-cluster')).toMatch(/nothing InCluster left to try/)
     }
   })
