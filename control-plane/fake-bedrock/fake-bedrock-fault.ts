@@ -110,7 +110,7 @@ const maxAnswerWords = 1_000_000
 function rate(text: string, spec: string): number {
   const r = Number(text)
   if (text.trim() === '' || !Number.isFinite(r) || r <= 0) {
-    throw new Error(`fault ${spec}: ${text} is not a positive rate`)
+    throw new Error(`fault ${spec}: not a positive number of tokens a second`)
   }
   return r
 }

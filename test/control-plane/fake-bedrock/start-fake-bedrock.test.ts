@@ -60,11 +60,17 @@ describe('fake Bedrock over HTTP/1.1', () => {
   })
 
   it('counts the Converse calls it received, for tests that cannot reach this object', async () => {
-    const before = (await (await fetch(`${fake.url}/__fake/requests`)).json()) as { count: number }
-    expect(before.count).toBe(fake.requests.length)
+    const count = async () =>
+      ((await (await fetch(`${fake.url}/__fake/requests`)).json()) as { count: number }).count
+    const before = await count()
+    expect(before).toBe(fake.requests.filter((r) => r.operation !== 'count-tokens').length)
     await post('/model/fake.echo/converse', hello)
-    const after = (await (await fetch(`${fake.url}/__fake/requests`)).json()) as { count: number }
-    expect(after.count).toBe(before.count + 1)
+    // CountTokens is not a Converse call: it runs no model.
+    expect(
+      (await post('/model/fake.echo/count-tokens', { input: { converse: hello } })).status,
+    ).toBe(200)
+    expect(await count()).toBe(before + 1)
+    expect((await fetch(`${fake.url}/__fake/nothing`)).status).toBe(404)
   })
 
   it('answers Converse deterministically with a request id', async () => {
@@ -123,6 +129,41 @@ describe('fake Bedrock over HTTP/1.1', () => {
     })
     expect(unknown.status).toBe(400)
     expect(await unknown.json()).toEqual({ message: 'unknown fault explode' })
+  })
+
+  it('answers N words with words:N and refuses bad lengths and paces', async () => {
+    const answer = async (faults: string) => {
+      const response = await post('/model/fake.echo/converse', hello, {
+        authorization: sigV4,
+        'x-fake-bedrock-fault': faults,
+      })
+      return { status: response.status, body: await response.json() }
+    }
+    expect(await answer('words:2')).toMatchObject({
+      status: 200,
+      body: { output: { message: { content: [{ text: 'Echo: hello' }] } } },
+    })
+    const long = await answer('words:12,pace:1000')
+    expect(long.body.output.message.content[0].text.split(' ')).toHaveLength(12)
+    expect(long.body.usage).toEqual({ inputTokens: 3, outputTokens: 12, totalTokens: 15 })
+    for (const [fault, message] of [
+      ['words:0', 'fault words:0: an answer is 1 to 1000000 words'],
+      ['words:1000001', 'fault words:1000001: an answer is 1 to 1000000 words'],
+      ['pace:0', 'fault pace:0: not a positive number of tokens a second'],
+      ['pace:', 'fault pace:: not a positive number of tokens a second'],
+      ['pace:fast', 'fault pace:fast: not a positive number of tokens a second'],
+    ]) {
+      expect(await answer(fault ?? '')).toEqual({ status: 400, body: { message } })
+    }
+    // A maxTokens below N cuts the long answer as it cuts any.
+    const capped = await post('/model/fake.echo+words:50/converse', {
+      ...hello,
+      inferenceConfig: { maxTokens: 5 },
+    })
+    expect(await capped.json()).toMatchObject({
+      stopReason: 'max_tokens',
+      usage: { outputTokens: 5 },
+    })
   })
 
   it('fails one request in N with -every:N', async () => {
