@@ -10,7 +10,16 @@ import type { InferenceContext } from './inference-context.ts'
 import { logDecision } from './log-decision.ts'
 import type { Admitted } from './pool-admission.ts'
 import type { PreparedRequest } from './prepare-request.ts'
-import { proxyToPod } from './proxy-to-pod.ts'
+import { type ProxyOutcome, proxyToPod } from './proxy-to-pod.ts'
+
+/** A pod that takes this long to accept a connection is down (it answers in ms when up). */
+const connectTimeoutMs = 5_000
+/**
+ * How long a pod may take to start its answer once connected. A non-streamed answer starts
+ * with its last token, so this is a whole generation's time (vLLM sets no limit): the
+ * official OpenAI clients' own default timeout, so the scorer never gives up first.
+ */
+const responseTimeoutMs = 600_000
 
 /** A request prepared for one pool and looked up there, ready to go to a pod. */
 export interface PoolAttempt {
@@ -45,9 +54,10 @@ export type DecidedBy = Pick<DecidedEntry, 'tenant' | 'policy' | 'rule' | 'backe
  * Sends a prepared request to the best pod of its pool and streams the answer back: the
  * first attempt through the pool's admission ("saturated" at once when the edge may burst
  * and every pod is over its limits; held by late binding while its best pod cannot start
- * it); a pod that fails before the first byte is left out and the request tried once more,
- * at once. Resolves once the answer is sent (or the client left); throws KinfError
- * saturated, or upstream_unavailable when no pod could take it.
+ * it); a request that fails before the first byte is tried once more on another pod, at
+ * once, unless its failure is its own (afterFailure). Resolves once the answer is sent (or
+ * the client left); throws KinfError saturated, upstream_unavailable when no pod could take
+ * it, or a 504 when the pod did not answer within the response timeout.
  */
 export async function serveOnPool(
   context: InferenceContext,
@@ -73,67 +83,22 @@ export async function serveOnPool(
     } else route = router.dispatchNow(lookup, performance.now(), { exclude: tried })
     const pod = route.decision.pod
     if (pod === null) break
-    const score = route.decision.scores.find((s) => s.pod === pod)
-    const matched = score?.cachedTokens ?? 0
-    const predicted = route.predictedTtftMs.get(pod) ?? 0
-    context.metrics.decisionSeconds
-      .labels({ pool: pool.name })
-      .observe((performance.now() - options.startedMs - heldMs) / 1000)
-    context.metrics.predictedTtftSeconds.labels({ pool: pool.name }).observe(predicted / 1000)
-    const endpoint = pool.endpoint(pod)
-    if (!endpoint) throw new KinfError('internal', `pod ${pod} has no endpoint`)
-    const log = logDecision(context, prepared, options, { pod, matched, predicted, heldMs })
-    const here = `pool=${pool.name}; pod=${pod}; strategy=${router.strategy}; matched_tokens=${matched}; predicted_ttft_ms=${Math.round(predicted)}; held_ms=${Math.round(heldMs)}`
-    const outcome = await proxyToPod(
-      {
-        podUrl: endpoint.http,
-        path: prepared.openAi.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions',
-        body: options.body,
-        headers: options.headers,
-        agent: context.agent,
-        stream: prepared.stream,
-        connectTimeoutMs: 5_000,
-        extraHeaders: {
-          ...options.extraHeaders,
-          [promptTokensHeader]: String(prepared.request.routing.promptTokens),
-          'x-kinference-decision': options.decisionPrefix
-            ? `${options.decisionPrefix}; ${here}`
-            : here,
-          'x-kinference-reason': asciiHeaderValue(route.decision.reason),
-        },
-        onFirstToken: () => {
-          log.firstTokenAtMs = performance.now()
-          router.firstToken(requestId, performance.now())
-          const ttftMs = performance.now() - options.startedMs
-          context.metrics.ttftSeconds.labels({ pool: pool.name, pod }).observe(ttftMs / 1000)
-          if (ttftMs > 0)
-            context.metrics.predictionError
-              .labels({ pool: pool.name })
-              .observe(Math.abs(ttftMs - predicted) / ttftMs)
-        },
-        onProgress: (generated) => router.progress(requestId, generated),
-      },
-      res,
-    )
+    const finalAttempt = round === 1 || router.podNames().length <= 1
+    const outcome = await sendToPod(context, attempt, res, options, {
+      route,
+      pod,
+      heldMs,
+      finalAttempt,
+    })
     context.metrics.requests.labels({ pool: pool.name, pod, outcome: outcome.kind }).inc()
-    log.ended(outcome)
     if (outcome.kind === 'completed') {
-      if (outcome.cachedTokens !== null) context.podsReportingCache.add(pod)
-      const reported =
-        outcome.cachedTokens ??
-        (outcome.usageSeen && context.podsReportingCache.has(pod) ? 0 : null)
-      router.finished(requestId, performance.now(), outcome.status === 200 ? reported : null)
-      context.metrics.matchedTokens.labels({ pool: pool.name, pod }).inc(matched)
-      context.metrics.promptTokens
-        .labels({ pool: pool.name, pod })
-        .inc(prepared.request.routing.promptTokens)
-      context.metrics.e2eSeconds
-        .labels({ pool: pool.name })
-        .observe((performance.now() - options.startedMs) / 1000)
+      completed(context, prepared, options, pod, route, outcome)
       return
     }
-    router.failed(requestId, performance.now(), outcome.kind !== 'client-gone')
+    const next = afterFailure(outcome)
+    router.failed(requestId, performance.now(), next.podAtFault)
     if (outcome.kind !== 'failed-before-bytes') return
+    if (!next.retry) throw requestFailure(pod, outcome.reason)
     context.log(
       `${pod} failed before answering (${outcome.reason}); ${round === 0 ? 'retrying on the next best pod' : 'giving up'}`,
     )
@@ -141,6 +106,133 @@ export async function serveOnPool(
     tried.add(pod)
   }
   throw new KinfError('upstream_unavailable', `no pod of pool ${pool.name} could take the request`)
+}
+
+/**
+ * What a failed attempt means: whether the pod is left out for the cool-down, and whether
+ * the request is tried on another pod. Only a pod that cannot be reached (or says it
+ * cannot serve) is at fault; a request that timed out or failed on a pod that otherwise
+ * answers leaves the pod as it was, and is not sent to another one as if the first were
+ * broken, except a 5xx before any byte, which one more pod may serve.
+ */
+export function afterFailure(outcome: Exclude<ProxyOutcome, { kind: 'completed' }>): {
+  podAtFault: boolean
+  retry: boolean
+} {
+  switch (outcome.kind) {
+    case 'client-gone':
+      return { podAtFault: false, retry: false }
+    case 'failed-after-bytes':
+      // A stream cut off mid-answer: the connection broke, as a killed pod's does.
+      return { podAtFault: true, retry: false }
+    case 'failed-before-bytes':
+      return {
+        podAtFault: outcome.cause === 'pod-down' || outcome.cause === 'pod-unavailable',
+        retry: outcome.cause !== 'timeout',
+      }
+  }
+}
+
+/** A request that outlived the response timeout on a pod: 504, and the pod stays as it was. */
+function requestFailure(pod: string, reason: string): KinfError {
+  return new KinfError('upstream_error', `pod ${pod} did not answer the request: ${reason}`, {
+    status: 504,
+  })
+}
+
+interface Chosen {
+  route: RouteResult
+  pod: string
+  heldMs: number
+  finalAttempt: boolean
+}
+
+/** One attempt: the decision logged and measured, the request proxied to the pod. */
+async function sendToPod(
+  context: InferenceContext,
+  attempt: PoolAttempt,
+  res: ServerResponse,
+  options: ServeOptions,
+  chosen: Chosen,
+): Promise<ProxyOutcome> {
+  const { prepared } = attempt
+  const { pool } = prepared
+  const { router } = pool
+  const { route, pod, heldMs } = chosen
+  const score = route.decision.scores.find((s) => s.pod === pod)
+  const matched = score?.cachedTokens ?? 0
+  const predicted = route.predictedTtftMs.get(pod) ?? 0
+  context.metrics.decisionSeconds
+    .labels({ pool: pool.name })
+    .observe((performance.now() - options.startedMs - heldMs) / 1000)
+  context.metrics.predictedTtftSeconds.labels({ pool: pool.name }).observe(predicted / 1000)
+  const endpoint = pool.endpoint(pod)
+  if (!endpoint) throw new KinfError('internal', `pod ${pod} has no endpoint`)
+  const log = logDecision(context, prepared, options, { pod, matched, predicted, heldMs })
+  const here = `pool=${pool.name}; pod=${pod}; strategy=${router.strategy}; matched_tokens=${matched}; predicted_ttft_ms=${Math.round(predicted)}; held_ms=${Math.round(heldMs)}`
+  const outcome = await proxyToPod(
+    {
+      podUrl: endpoint.http,
+      path: prepared.openAi.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions',
+      body: options.body,
+      headers: options.headers,
+      agent: context.agent,
+      stream: prepared.stream,
+      connectTimeoutMs,
+      responseTimeoutMs,
+      finalAttempt: chosen.finalAttempt,
+      extraHeaders: {
+        ...options.extraHeaders,
+        [promptTokensHeader]: String(prepared.request.routing.promptTokens),
+        'x-kinference-decision': options.decisionPrefix
+          ? `${options.decisionPrefix}; ${here}`
+          : here,
+        'x-kinference-reason': asciiHeaderValue(route.decision.reason),
+      },
+      onFirstToken: () => {
+        log.firstTokenAtMs = performance.now()
+        router.firstToken(options.requestId, performance.now())
+        const ttftMs = performance.now() - options.startedMs
+        context.metrics.ttftSeconds.labels({ pool: pool.name, pod }).observe(ttftMs / 1000)
+        if (ttftMs > 0)
+          context.metrics.predictionError
+            .labels({ pool: pool.name })
+            .observe(Math.abs(ttftMs - predicted) / ttftMs)
+      },
+      onProgress: (generated) => router.progress(options.requestId, generated),
+    },
+    res,
+  )
+  log.ended(outcome)
+  return outcome
+}
+
+/** The answer reached the client: the router and the metrics learn how it went. */
+function completed(
+  context: InferenceContext,
+  prepared: PreparedRequest,
+  options: ServeOptions,
+  pod: string,
+  route: RouteResult,
+  outcome: Extract<ProxyOutcome, { kind: 'completed' }>,
+): void {
+  const { pool } = prepared
+  const matched = route.decision.scores.find((s) => s.pod === pod)?.cachedTokens ?? 0
+  if (outcome.cachedTokens !== null) context.podsReportingCache.add(pod)
+  const reported =
+    outcome.cachedTokens ?? (outcome.usageSeen && context.podsReportingCache.has(pod) ? 0 : null)
+  pool.router.finished(
+    options.requestId,
+    performance.now(),
+    outcome.status === 200 ? reported : null,
+  )
+  context.metrics.matchedTokens.labels({ pool: pool.name, pod }).inc(matched)
+  context.metrics.promptTokens
+    .labels({ pool: pool.name, pod })
+    .inc(prepared.request.routing.promptTokens)
+  context.metrics.e2eSeconds
+    .labels({ pool: pool.name })
+    .observe((performance.now() - options.startedMs) / 1000)
 }
 
 /**

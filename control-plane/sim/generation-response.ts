@@ -25,18 +25,18 @@ export function createChunkWriter(kind: RequestKind, id: string, created: number
   const head = `data: {"id":${JSON.stringify(id)},"object":"${object}","created":${created},"model":${JSON.stringify(model)},"choices":[`
   const usageField = (value: Usage | null) => (value ? `,"usage":${JSON.stringify(value)}` : '')
   return {
-    /** The role chunk vLLM sends before the first content of a chat stream. */
-    role(): string {
+    /** The role chunk vLLM sends before the first content of a chat stream (each choice's). */
+    role(index = 0): string {
       return kind === 'chat'
-        ? `${head}{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`
+        ? `${head}{"index":${index},"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n`
         : ''
     },
-    token(text: string, finish: FinishReason | null, running: Usage | null): string {
+    token(text: string, finish: FinishReason | null, running: Usage | null, index = 0): string {
       const reason = finish ? `"${finish}","stop_reason":null` : 'null'
       const body =
         kind === 'chat'
-          ? `{"index":0,"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":${reason}}`
-          : `{"index":0,"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${reason}}`
+          ? `{"index":${index},"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":${reason}}`
+          : `{"index":${index},"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":${reason}}`
       return `${head}${body}]${usageField(running)}}\n\n`
     },
     usage(value: Usage): string {
@@ -51,52 +51,59 @@ export function createChunkWriter(kind: RequestKind, id: string, created: number
   }
 }
 
-/** The non-streaming body of a finished generation. */
+/** One choice of a finished generation. */
+export interface FinishedChoice {
+  text: string
+  finish: FinishReason
+}
+
+/** The non-streaming body of a finished generation, its choices in index order. */
 export function completionBody(
   kind: RequestKind,
   id: string,
   created: number,
   model: string,
-  text: string,
-  finish: FinishReason,
+  choices: readonly FinishedChoice[],
   totals: Usage,
 ): object {
-  const choice =
-    kind === 'chat'
-      ? {
-          index: 0,
-          message: {
-            role: 'assistant',
-            content: text,
-            refusal: null,
-            annotations: null,
-            audio: null,
-            function_call: null,
-            tool_calls: [],
-            reasoning_content: null,
-          },
-          logprobs: null,
-          finish_reason: finish,
-          stop_reason: null,
-        }
-      : {
-          index: 0,
-          text,
-          logprobs: null,
-          finish_reason: finish,
-          stop_reason: null,
-          prompt_logprobs: null,
-        }
   return {
     id,
     object: kind === 'chat' ? 'chat.completion' : 'text_completion',
     created,
     model,
-    choices: [choice],
+    choices: choices.map((choice, index) => choiceBody(kind, index, choice)),
     service_tier: null,
     system_fingerprint: null,
     usage: totals,
     prompt_logprobs: null,
     kv_transfer_params: null,
+  }
+}
+
+function choiceBody(kind: RequestKind, index: number, { text, finish }: FinishedChoice): object {
+  if (kind === 'completion')
+    return {
+      index,
+      text,
+      logprobs: null,
+      finish_reason: finish,
+      stop_reason: null,
+      prompt_logprobs: null,
+    }
+  return {
+    index,
+    message: {
+      role: 'assistant',
+      content: text,
+      refusal: null,
+      annotations: null,
+      audio: null,
+      function_call: null,
+      tool_calls: [],
+      reasoning_content: null,
+    },
+    logprobs: null,
+    finish_reason: finish,
+    stop_reason: null,
   }
 }

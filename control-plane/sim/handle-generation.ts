@@ -1,15 +1,28 @@
 import type { ServerResponse } from 'node:http'
 import type { RequestKind } from '../../shared/openai/openai-request.ts'
-import type { TokenOutput } from './engine/vllm-engine.ts'
-import { parseGenerationRequest } from './generation-request.ts'
+import type { FinishReason, TokenOutput } from './engine/vllm-engine.ts'
+import { type GenerationRequest, parseGenerationRequest } from './generation-request.ts'
 import { completionBody, createChunkWriter, usage } from './generation-response.ts'
+import type { PlannedOutput } from './output-planner.ts'
 import type { SimPodContext } from './sim-pod-context.ts'
 import { VllmError } from './vllm-error.ts'
+
+/** One of the request's n sequences, as the engine runs it. */
+interface Choice {
+  index: number
+  engineId: string
+  plan: PlannedOutput
+  text: string[]
+  generated: number
+  finished: FinishReason | null
+}
 
 /**
  * POST /v1/chat/completions and /v1/completions: validate as vLLM does, plan the output,
  * hand the request to the engine, and write tokens as the engine produces them (SSE) or
- * the whole answer at the end. A client that goes away aborts its request in the engine.
+ * the whole answer at the end. With n > 1 each choice is its own sequence in the engine
+ * sharing the prompt, as vLLM V1 fans a request out into child requests; the usage counts
+ * the prompt once and every choice's tokens. A client that goes away aborts its request.
  */
 export function handleGeneration(
   context: SimPodContext,
@@ -31,21 +44,21 @@ export function handleGeneration(
       'The simulated engine failed this request (fault injection: errorRate).',
     )
   }
-  const plan = context.planOutput(request)
   const id = `${kind === 'chat' ? 'chatcmpl' : 'cmpl'}-${context.newId()}`
   const created = Math.floor(Date.now() / 1000)
   const promptTokens = request.promptTokenIds.length
   const runtime = context.runtime()
   const writer = createChunkWriter(kind, id, created, config.modelName)
   const stallAfter = faults.stallAfterTokens
-  const text: string[] = []
+  const choices = planChoices(context, request, id)
   let cachedTokens = 0
   let generated = 0
   let done = false
   // Modelled times, for the x-kinference-sim-* headers of non-streamed answers.
   let arrivalMs = 0
-  let startMs = 0
-  let firstTokenMs = 0
+  let startMs: number | null = null
+  let firstTokenMs: number | null = null
+  const totals = () => usage(promptTokens, generated, cachedTokens)
 
   const finish = (final: string) => {
     done = true
@@ -60,52 +73,38 @@ export function handleGeneration(
       finish(JSON.stringify(new VllmError(500, message).toBody()))
     }
   }
-  const onToken = (output: TokenOutput, virtualMs: number) => {
+  const finishWhole = (endMs: number) => {
+    if (request.stream) {
+      finish((request.includeUsage ? writer.usage(totals()) : '') + writer.done())
+      return
+    }
+    res.writeHead(200, {
+      'content-type': 'application/json',
+      ...headers,
+      ...modelledTimes(arrivalMs, startMs ?? arrivalMs, firstTokenMs ?? endMs, endMs),
+    })
+    const finished = choices.map((c) => ({ text: c.text.join(''), finish: c.finished ?? 'stop' }))
+    finish(JSON.stringify(completionBody(kind, id, created, config.modelName, finished, totals())))
+  }
+  const onToken = (choice: Choice, output: TokenOutput, virtualMs: number) => {
     generated++
-    if (output.index === 0) {
+    choice.generated++
+    if (firstTokenMs === null) {
       firstTokenMs = virtualMs
       const requestId = headers['x-request-id'] ?? id
       context.timings.record({ requestId, ttftMs: performance.now() - receivedAtMs })
     }
-    const piece = plan.pieces[output.index] ?? ''
-    if (!request.stream) {
-      text.push(piece)
-      if (output.finished) {
-        const totals = usage(promptTokens, generated, cachedTokens)
-        res.writeHead(200, {
-          'content-type': 'application/json',
-          ...headers,
-          ...modelledTimes(arrivalMs, startMs, firstTokenMs, virtualMs),
-        })
-        finish(
-          JSON.stringify(
-            completionBody(
-              kind,
-              id,
-              created,
-              config.modelName,
-              text.join(''),
-              output.finished,
-              totals,
-            ),
-          ),
-        )
-      }
-      return
-    }
+    const piece = choice.plan.pieces[output.index] ?? ''
+    if (output.finished) choice.finished = output.finished
+    if (!request.stream) choice.text.push(piece)
     // A stalled stream keeps its connection and sends nothing more (fault injection).
-    if (stallAfter !== null && output.index >= stallAfter) return
-    const running = request.continuousUsage ? usage(promptTokens, generated, cachedTokens) : null
-    const chunk =
-      (output.index === 0 ? writer.role() : '') + writer.token(piece, output.finished, running)
-    if (!output.finished) {
-      res.write(chunk)
-      return
+    else if (stallAfter !== null && output.index >= stallAfter) return
+    else {
+      const running = request.continuousUsage ? totals() : null
+      const role = output.index === 0 ? writer.role(choice.index) : ''
+      res.write(role + writer.token(piece, output.finished, running, choice.index))
     }
-    const tail = request.includeUsage
-      ? writer.usage(usage(promptTokens, generated, cachedTokens))
-      : ''
-    finish(chunk + tail + writer.done())
+    if (choices.every((c) => c.finished !== null)) finishWhole(virtualMs)
   }
 
   if (request.stream) {
@@ -119,25 +118,43 @@ export function handleGeneration(
   context.inflight.add(cancel)
   res.on('close', () => {
     context.inflight.delete(cancel)
-    if (!done) runtime.abort(id)
+    if (!done) for (const choice of choices) runtime.abort(choice.engineId)
   })
-  arrivalMs = runtime.submit(
-    {
-      id,
-      promptTokenIds: request.promptTokenIds,
-      outputTokenIds: plan.tokenIds,
-      finishReason: plan.finishReason,
-      cacheSalt: request.cacheSalt,
-      maxTokens: request.maxTokens,
-    },
-    {
-      onStart: (numCachedTokens, virtualMs) => {
-        cachedTokens = numCachedTokens
-        startMs = virtualMs
+  for (const choice of choices) {
+    const arrival = runtime.submit(
+      {
+        id: choice.engineId,
+        promptTokenIds: request.promptTokenIds,
+        outputTokenIds: choice.plan.tokenIds,
+        finishReason: choice.plan.finishReason,
+        cacheSalt: request.cacheSalt,
+        maxTokens: request.maxTokens,
       },
-      onToken,
-    },
-  )
+      {
+        onStart: (numCachedTokens, virtualMs) => {
+          // vLLM reports the first sequence's cached prompt tokens for the request.
+          if (startMs === null) {
+            cachedTokens = numCachedTokens
+            startMs = virtualMs
+          }
+        },
+        onToken: (output, virtualMs) => onToken(choice, output, virtualMs),
+      },
+    )
+    if (choice.index === 0) arrivalMs = arrival
+  }
+}
+
+/** Each choice's output, planned on its own; a single choice runs under the request's id. */
+function planChoices(context: SimPodContext, request: GenerationRequest, id: string): Choice[] {
+  return Array.from({ length: request.n }, (_, index) => ({
+    index,
+    engineId: request.n === 1 ? id : `${index}_${id}`,
+    plan: context.planOutput(request),
+    text: [],
+    generated: 0,
+    finished: null,
+  }))
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer, type Server, type ServerResponse } from 'node:http'
 import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { ChatMessage } from '../../shared/openai/chat-completion-request.ts'
@@ -6,12 +6,10 @@ import { parseOpenAiRequest } from '../../shared/openai/openai-request.ts'
 import { prometheusTextContentType } from '../metrics/create-prometheus-registry.ts'
 import { promptIds } from '../tokenizer/prompt-ids.ts'
 import { handleGeneration } from './handle-generation.ts'
+import { readJsonBody } from './read-json-body.ts'
 import { type SimFaults, SimFaultsPatch } from './sim-pod-config.ts'
 import type { SimPodContext } from './sim-pod-context.ts'
 import { badRequest, VllmError } from './vllm-error.ts'
-
-/** Largest request body read; a vLLM pod behind uvicorn has no limit, a test pod needs one. */
-const maxBodyBytes = 32 * 1024 * 1024
 
 /** Run-time control of a pod, beyond what vLLM has (fault injection, restarts). */
 export interface PodAdmin {
@@ -128,7 +126,7 @@ export function createPodHttpServer(context: SimPodContext, admin: PodAdmin): Se
           : [404, 'Not Found']
         return json(res, status, { detail }, headers)
       }
-      const body = req.method === 'POST' ? await readJson(req) : undefined
+      const body = req.method === 'POST' ? await readJsonBody(req) : undefined
       await handler(context, body, res, headers, receivedAtMs)
     } catch (error) {
       const failure =
@@ -139,23 +137,6 @@ export function createPodHttpServer(context: SimPodContext, admin: PodAdmin): Se
       else res.end()
     }
   })
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length
-    if (size > maxBodyBytes)
-      throw new VllmError(413, `Request body larger than ${maxBodyBytes} bytes.`)
-    chunks.push(chunk as Buffer)
-  }
-  if (size === 0) return undefined
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'))
-  } catch (error) {
-    throw badRequest(`JSON decode error: ${(error as Error).message}`)
-  }
 }
 
 function health(context: SimPodContext, res: ServerResponse): void {

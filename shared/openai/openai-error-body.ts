@@ -20,6 +20,32 @@ const typeByCode: Record<KinfErrorCode, string> = {
   internal: 'server_error',
 }
 
+/**
+ * The code of an error another server answered with `status`, so that it takes the type
+ * OpenAI gives that status (the official client picks its error class by status alone:
+ * 400 BadRequest, 401 Authentication, 403 PermissionDenied, 404 NotFound, 409 Conflict,
+ * 422 UnprocessableEntity, 429 RateLimit, 5xx InternalServer). Any other 4xx is the
+ * request's fault, any 5xx (and anything else) the server's.
+ */
+export function errorCodeOfStatus(status: number): KinfErrorCode {
+  switch (status) {
+    case 401:
+      return 'unauthorized'
+    case 403:
+      return 'forbidden'
+    case 404:
+      return 'not_found'
+    case 413:
+      return 'payload_too_large'
+    case 429:
+      return 'rate_limited'
+    case 503:
+      return 'upstream_unavailable'
+    default:
+      return status >= 400 && status < 500 ? 'invalid_request' : 'upstream_error'
+  }
+}
+
 /** The body every Kinference HTTP service answers an error with, in OpenAI's shape. */
 export function openAiErrorBody(
   error: KinfError,

@@ -1,0 +1,57 @@
+import type { IncomingMessage } from 'node:http'
+import { unparsableBody, VllmError, validationError } from './vllm-error.ts'
+
+/** Largest request body read; a vLLM pod behind uvicorn has no limit, a test pod needs one. */
+const maxBodyBytes = 32 * 1024 * 1024
+
+/**
+ * How deeply vLLM's JSON parser can nest: FastAPI parses the body with Python's json, whose
+ * C scanner gives up with RecursionError at CPython's C recursion limit. Measured with a
+ * bare json.loads: 1,497 levels on 3.12 (the Python of vLLM's images), 999 on 3.11, about
+ * 10,000 on 3.13; uvicorn's frames leave a little less (docs/vllm-wire.md §4).
+ */
+export const pythonJsonDepth = 1_490
+
+/**
+ * A request body as vLLM's FastAPI reads it: undefined when empty; JSON that does not parse
+ * is a validation error ("JSON decode error"), JSON nested past what Python's parser takes
+ * is FastAPI's "There was an error parsing the body". Both are 400s with type "Bad Request".
+ */
+export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > maxBodyBytes)
+      throw new VllmError(413, `Request body larger than ${maxBodyBytes} bytes.`)
+    chunks.push(chunk as Buffer)
+  }
+  if (size === 0) return undefined
+  const text = Buffer.concat(chunks).toString('utf8')
+  if (nestingDepth(text) > pythonJsonDepth) throw unparsableBody()
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw validationError(
+      [{ type: 'json_invalid', loc: [], msg: `JSON decode error: ${(error as Error).message}` }],
+      'body',
+    )
+  }
+}
+
+/** The deepest nesting of objects and arrays in a JSON text (brackets in strings skipped). */
+function nestingDepth(text: string): number {
+  let depth = 0
+  let deepest = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c) i++
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) inString = true
+    else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth)
+    else if (c === 0x7d || c === 0x5d) depth--
+  }
+  return deepest
+}
