@@ -221,6 +221,8 @@ export async function startFakeBedrock(input: FakeBedrockOptionsInput = {}): Pro
         return
       }
       const counted = parseCountTokensBody(record.body)
+      if (faults.delayMs) await clock.sleep(faults.delayMs, gone.signal)
+      if (gone.signal.aborted) return
       record.status =
         typeof counted === 'string'
           ? send(400, { message: counted }, 'ValidationException')

@@ -143,9 +143,12 @@ describe('fake Bedrock over HTTP/1.1', () => {
       status: 200,
       body: { output: { message: { content: [{ text: 'Echo: hello' }] } } },
     })
-    const long = await answer('words:12,pace:1000')
-    expect(long.body.output.message.content[0].text.split(' ')).toHaveLength(12)
-    expect(long.body.usage).toEqual({ inputTokens: 3, outputTokens: 12, totalTokens: 15 })
+    const long = (await answer('words:12,pace:1000')).body as {
+      output: { message: { content: { text: string }[] } }
+      usage: unknown
+    }
+    expect(long.output.message.content[0]?.text.split(' ')).toHaveLength(12)
+    expect(long.usage).toEqual({ inputTokens: 3, outputTokens: 12, totalTokens: 15 })
     for (const [fault, message] of [
       ['words:0', 'fault words:0: an answer is 1 to 1000000 words'],
       ['words:1000001', 'fault words:1000001: an answer is 1 to 1000000 words'],
