@@ -65,7 +65,9 @@ interface ScorerCall {
 const unreachableCooldownMs = 2_000
 
 /**
- * Signs every request as the scorer requires (shared/auth/edge-signature.ts). A replica
+ * Signs every request as the scorer requires (shared/auth/edge-signature.ts, v4: the body's
+ * hash and length in signed headers, so the scorer refuses a bad request before reading
+ * its body; fetch sends the body with its content-length, which the signature covers). A replica
  * that cannot be reached (refused, reset, DNS: fetch failed before any answer) is
  * retried on the next one with a fresh signature; nothing the scorer answered is retried.
  */

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { EdgeClaims } from '../../shared/auth/edge-signature.ts'
 import type { RequestKind } from '../../shared/openai/openai-request.ts'
+import { validRequestId } from '../../shared/openai/request-id.ts'
 import type { InferenceContext } from './inference-context.ts'
 import { prepareRequest } from './prepare-request.ts'
 import { parseJson } from './read-body.ts'
@@ -12,16 +13,22 @@ import {
   type SignedRequest,
 } from './signed-request.ts'
 
-const passThroughHeaders = ['x-request-id', 'traceparent', 'tracestate', 'accept']
+const passThroughHeaders = ['traceparent', 'tracestate', 'accept']
+/** Trace context and accept as they are meant to be: short printable text. */
+const plainHeaderValue = /^[\x20-\x7e]{0,512}$/
 
-/** The request headers a pod gets as the client sent them, the request id always. */
+/**
+ * The request headers a pod gets as the client sent them, when they are short printable
+ * text (a pod answers a bare 431 to headers past about 16 KiB), and an x-request-id always:
+ * the client's when it is a request id (validRequestId), else the request's own.
+ */
 export function passThrough(request: SignedRequest): Record<string, string> {
   const headers: Record<string, string> = {}
   for (const name of passThroughHeaders) {
     const value = request.headers(name)
-    if (value !== undefined) headers[name] = value
+    if (value !== undefined && plainHeaderValue.test(value)) headers[name] = value
   }
-  headers['x-request-id'] = request.requestId
+  headers['x-request-id'] = validRequestId(request.headers('x-request-id')) ?? request.requestId
   return headers
 }
 
@@ -63,7 +70,7 @@ export async function handleInference(
   res: ServerResponse,
 ): Promise<void> {
   const startedMs = performance.now()
-  const request = await readSignedRequest(req, context.config.maxBodyBytes)
+  const request = await readSignedRequest(context, req, res)
   const { claims, attempt } = await prepareInference(context, kind, request)
   await serveOnPool(context, attempt, res, {
     requestId: request.requestId,

@@ -56,7 +56,7 @@ export async function handleRoute(
   res: ServerResponse,
 ): Promise<void> {
   const startedMs = performance.now()
-  const signed = await readSignedRequest(req, context.config.maxBodyBytes)
+  const signed = await readSignedRequest(context, req, res)
   const { call, decision, asked } = await decideRoute(context, kind, signed)
   const promptTokens = call.facts.promptTokens
   if (decision.kind !== 'serve')

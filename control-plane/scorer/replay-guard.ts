@@ -1,10 +1,8 @@
-import { KinfError } from '../../shared/errors/kinf-error.ts'
-
 /**
  * The nonces of the signed requests this scorer accepted, each until its signature expires
  * (maxSkewSeconds after its timestamp): one seen again is a replay. Bounded: at the bound
- * new requests are refused (503) rather than remembered less, since forgetting a nonce
- * early would let its replay through.
+ * new requests are refused rather than remembered less, since forgetting a nonce early
+ * would let its replay through.
  */
 export class ReplayGuard {
   private readonly seen = new Map<string, number>()
@@ -14,14 +12,20 @@ export class ReplayGuard {
     this.limit = limit
   }
 
-  /** Remembers `nonce`, or throws unauthorized when it was seen (a replayed request). */
-  admit(nonce: string, expiresAtSeconds: number, nowSeconds: number): void {
+  /**
+   * Remembers `nonce`: 'admitted'; 'replayed' when it was seen (the request is a replay);
+   * 'full' at the bound (the caller answers 503).
+   */
+  admit(
+    nonce: string,
+    expiresAtSeconds: number,
+    nowSeconds: number,
+  ): 'admitted' | 'replayed' | 'full' {
     this.forgetExpired(nowSeconds)
-    if (this.seen.has(nonce))
-      throw new KinfError('unauthorized', 'request not signed by the edge: replayed nonce')
-    if (this.seen.size >= this.limit)
-      throw new KinfError('upstream_unavailable', 'too many signed requests in flight to check')
+    if (this.seen.has(nonce)) return 'replayed'
+    if (this.seen.size >= this.limit) return 'full'
     this.seen.set(nonce, expiresAtSeconds)
+    return 'admitted'
   }
 
   get size(): number {

@@ -5,7 +5,8 @@ import {
   edgeHeaders,
   maxSkewSeconds,
   signEdgeRequest,
-  verifyEdgeRequest,
+  verifyEdgeBody,
+  verifyEdgeHeaders,
 } from '../../../shared/auth/edge-signature.ts'
 import { fuzzParameters, fuzzTimeoutMs } from '../../support/fuzz-runs.ts'
 import { model, type Stack, secret, startStack } from '../../support/scorer-stack.ts'
@@ -25,6 +26,7 @@ const claims: fc.Arbitrary<EdgeClaims> = fc.record(
     detectorFailed: fc.boolean(),
     promptTokens: fc.nat(1_000_000),
     decidedBy: fc.record({ policy: word, rule: word }),
+    requestId: fc.stringMatching(/^[\x21-\x7e]{1,128}$/),
   },
   { requiredKeys: ['tenant', 'labels', 'backends', 'allowBurst'] },
 )
@@ -40,11 +42,14 @@ const signed = fc.record({
 })
 type Signed = typeof signed extends fc.Arbitrary<infer T> ? T : never
 
-/** A change to one part of a signed request: a header's value, the method, path or body. */
+/**
+ * A change to one part of a signed request: a header's value (content-length among them),
+ * the method, path or body.
+ */
 const mutation = fc.oneof(
   fc.record({
     part: fc.constant('header' as const),
-    name: fc.constantFrom(...Object.values(edgeHeaders)),
+    name: fc.constantFrom(...Object.values(edgeHeaders), 'content-length'),
     value: fc.oneof(
       fc.constant(undefined),
       fc.string({ maxLength: 12 }),
@@ -53,8 +58,12 @@ const mutation = fc.oneof(
         '0',
         '1',
         ' 1',
-        'v3=',
+        'v4=',
+        'v3=00',
         'v2=00',
+        '0'.repeat(64),
+        'x'.repeat(129),
+        'id\u0085',
         'true',
         '-1',
         '1e3',
@@ -102,17 +111,20 @@ interface Wire {
   headers: Record<string, string>
 }
 
+/** `input` signed, with the content-length HTTP sends it with. */
 async function sign(input: Signed, signingSecret = secret, now = nowSeconds): Promise<Wire> {
+  const body = encoder.encode(input.body)
+  const signed = await signEdgeRequest(
+    signingSecret,
+    { method: 'POST', path: input.path, body: input.body, nonce: input.nonce },
+    input.claims,
+    now,
+  )
   return {
     method: 'POST',
     path: input.path,
-    body: encoder.encode(input.body),
-    headers: await signEdgeRequest(
-      signingSecret,
-      { method: 'POST', path: input.path, body: input.body, nonce: input.nonce },
-      input.claims,
-      now,
-    ),
+    body,
+    headers: { ...signed, 'content-length': String(body.length) },
   }
 }
 
@@ -153,17 +165,17 @@ async function mutate(input: Signed, change: Mutation, now = nowSeconds): Promis
   }
 }
 
-const verify = (wire: Wire, now = nowSeconds) =>
-  verifyEdgeRequest(
+/** As the scorer checks a request: its headers alone, then the body against them. */
+async function verify(wire: Wire, now = nowSeconds) {
+  const verified = await verifyEdgeHeaders(
     [secret],
-    {
-      method: wire.method,
-      path: wire.path,
-      body: wire.body,
-      headers: (name) => wire.headers[name],
-    },
+    { method: wire.method, path: wire.path, headers: (name) => wire.headers[name] },
     now,
   )
+  if (!verified.ok) return verified
+  const body = await verifyEdgeBody(verified.body, wire.body)
+  return body.ok ? verified : body
+}
 
 /** The claims as the scorer acts on them: lists as sets, absent flags as false. */
 const meaning = (c: EdgeClaims) => ({
@@ -174,6 +186,7 @@ const meaning = (c: EdgeClaims) => ({
   detectorFailed: c.detectorFailed === true,
   promptTokens: c.promptTokens,
   decidedBy: c.decidedBy,
+  requestId: c.requestId,
 })
 
 describe('fuzz: the scorer’s check of signed edge requests', () => {
@@ -214,6 +227,7 @@ describe('fuzz: the scorer’s check of signed edge requests', () => {
           expect(wire.method.toUpperCase()).toBe('POST')
           expect(wire.path).toBe(input.path)
           expect(wire.body).toEqual(encoder.encode(input.body))
+          expect(wire.headers['content-length']).toBe(String(wire.body.length))
           expect(wire.headers[edgeHeaders.timestamp]).toBe(String(nowSeconds))
         }),
         fuzzParameters(runs, 15_022),
@@ -230,12 +244,15 @@ describe('fuzz: the scorer’s HTTP path with mutated signed requests', () => {
   }, 60_000)
   afterAll(() => stack.close())
 
-  const post = (wire: Wire) =>
-    fetch(`${stack.scorer.url}${wire.path}`, {
+  /** fetch sends the body with its own content-length (a changed one is not sent). */
+  const post = (wire: Wire) => {
+    const { 'content-length': _, ...headers } = wire.headers
+    return fetch(`${stack.scorer.url}${wire.path}`, {
       method: wire.method === 'post' ? 'POST' : wire.method,
-      headers: { 'content-type': 'application/json', ...wire.headers },
+      headers: { 'content-type': 'application/json', ...headers },
       ...(wire.method === 'GET' ? {} : { body: wire.body }),
     })
+  }
 
   it(
     'refuses every mutated request with a clear 4xx error in OpenAI’s shape',
@@ -259,18 +276,24 @@ describe('fuzz: the scorer’s HTTP path with mutated signed requests', () => {
           const edge =
             change.part === 'timestamp-shift' &&
             Math.abs(Math.abs(change.seconds) - maxSkewSeconds) <= 2
-          // HTTP drops a header value's outer blanks before the scorer reads it.
+          // HTTP drops a header value's outer blanks before the scorer reads it, and the
+          // content-length is the body's (a GET has none).
           const delivered = {
             ...wire,
-            headers: Object.fromEntries(
-              Object.entries(wire.headers).map(([name, value]) => [name, value.trim()]),
-            ),
+            headers: {
+              ...Object.fromEntries(
+                Object.entries(wire.headers).map(([name, value]) => [name, value.trim()]),
+              ),
+              'content-length': String(wire.method === 'GET' ? 0 : wire.body.length),
+            },
           }
           if (edge || (await verify(delivered, Date.now() / 1000)).ok) return
           expect([400, 401, 404, 405, 413]).toContain(response.status)
           const { error } = JSON.parse(text) as { error: { message: string; type: string } }
           expect(error.message.length).toBeGreaterThan(0)
           expect(typeof error.type).toBe('string')
+          // A request refused before its body was read leaves the connection closed behind it.
+          if (response.status === 401) expect(response.headers.get('connection')).toBe('close')
         }),
         fuzzParameters(httpRuns, 15_023),
       )
@@ -294,13 +317,18 @@ describe('fuzz: the scorer’s HTTP path with mutated signed requests', () => {
       ],
     })
     const path = '/v1/chat/completions'
-    const headers = await signEdgeRequest(
+    const signedHeaders = await signEdgeRequest(
       secret,
       { method: 'POST', path, body, nonce: crypto.randomUUID() },
       { tenant: 't', labels: [], backends: [], allowBurst: false },
       Date.now() / 1000,
     )
-    const response = await post({ method: 'POST', path, body: encoder.encode(body), headers })
+    const response = await post({
+      method: 'POST',
+      path,
+      body: encoder.encode(body),
+      headers: signedHeaders,
+    })
     // Before the fix: 400 "Maximum call stack size exceeded", the renderer's RangeError.
     expect(response.status).toBe(400)
     expect(await response.text()).toContain('nested more than 1000 levels')

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import {
   type EdgeClaims,
+  sha256Hex,
   signEdgeRequest,
+  verifyEdgeBody,
+  verifyEdgeHeaders,
   verifyEdgeRequest,
 } from '../../../shared/auth/edge-signature.ts'
 
@@ -48,6 +51,7 @@ describe('edge request signatures', () => {
       claims: { ...claims, labels: ['pii', 'batch'], detectorFailed: false },
       nonce: 'nonce-1',
       expiresAtSeconds: now + 30,
+      body: { sha256: await sha256Hex(body), length: body.length },
     })
     const failed = await verify(await signed({ claims: { ...claims, detectorFailed: true } }))
     expect(failed.ok && failed.claims.detectorFailed).toBe(true)
@@ -133,10 +137,104 @@ describe('edge request signatures', () => {
     // v2 did not sign the deciding policy and rule: a v2 edge is refused, not half-trusted.
     expect(await verify({ 'x-kinference-signature': 'v2=abc' })).toEqual({
       ok: false,
-      reason: 'unknown signature version (this scorer checks v3)',
+      reason: 'unknown signature version (this scorer checks v4)',
     })
+    // v3 signed the hash of a body the scorer had to read first: refused like v2.
+    const v3 = (await signed())['x-kinference-signature']?.replace(/^v4=/, 'v3=') ?? ''
+    expect(await verify({ ...(await signed()), 'x-kinference-signature': v3 })).toEqual({
+      ok: false,
+      reason: 'unknown signature version (this scorer checks v4)',
+    })
+    expect(await verify({ 'x-kinference-signature': 'v4=abc' })).toEqual({
+      ok: false,
+      reason: 'malformed signature',
+    })
+    const hmac = 'ab'.repeat(32)
     expect(
-      await verify({ 'x-kinference-signature': 'v3=abc', 'x-kinference-timestamp': 'soon' }),
+      await verify({ 'x-kinference-signature': `v4=${hmac}`, 'x-kinference-timestamp': 'soon' }),
     ).toEqual({ ok: false, reason: 'missing or bad timestamp' })
+  })
+})
+
+describe('v4: everything but the body checked from the headers alone', () => {
+  const path = '/v1/chat/completions'
+  const withLength = (headers: Record<string, string>, length = body.length) => ({
+    method: 'POST',
+    path,
+    headers: (name: string) => (name === 'content-length' ? String(length) : headers[name]),
+  })
+
+  it('verifies the headers before any body, then the body against its signed hash and length', async () => {
+    const headers = await signed()
+    const verified = await verifyEdgeHeaders(['first-secret-0123456789'], withLength(headers), now)
+    expect(verified.ok).toBe(true)
+    if (!verified.ok) return
+    expect(verified.body).toEqual({ sha256: await sha256Hex(body), length: body.length })
+    expect(await verifyEdgeBody(verified.body, body)).toEqual({ ok: true })
+    const changed = body.slice()
+    changed[3] = 0x21
+    expect(await verifyEdgeBody(verified.body, changed)).toEqual({
+      ok: false,
+      reason: 'body differs from its signed hash',
+    })
+    expect(await verifyEdgeBody(verified.body, body.subarray(1))).toEqual({
+      ok: false,
+      reason: 'body length differs from its signed content-length',
+    })
+  })
+
+  it('refuses a missing or changed content-length, or a missing or changed body hash', async () => {
+    const headers = await signed()
+    const secrets = ['first-secret-0123456789']
+    const without = { method: 'POST', path, headers: (name: string) => headers[name] }
+    expect(await verifyEdgeHeaders(secrets, without, now)).toEqual({
+      ok: false,
+      reason: 'missing or bad content-length',
+    })
+    expect(await verifyEdgeHeaders(secrets, withLength(headers, body.length + 1), now)).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    })
+    for (const spelled of ['1e2', ' 27', '027', '-1', '']) {
+      const odd = {
+        ...without,
+        headers: (n: string) => (n === 'content-length' ? spelled : headers[n]),
+      }
+      expect((await verifyEdgeHeaders(secrets, odd, now)).ok, spelled).toBe(false)
+    }
+    const { 'x-kinference-body-sha256': _, ...unhashed } = headers
+    expect(await verifyEdgeHeaders(secrets, withLength(unhashed), now)).toEqual({
+      ok: false,
+      reason: 'missing or bad body hash',
+    })
+    const otherHash = { ...headers, 'x-kinference-body-sha256': await sha256Hex('{}') }
+    expect(await verifyEdgeHeaders(secrets, withLength(otherHash), now)).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    })
+  })
+
+  it('signs the edge’s request id: printable ASCII up to 128 characters, never changed in transit', async () => {
+    const id = 'edge-0b7c2f4e-8d1a-4c55-9a7e-2f1d3b6c9e01'
+    const headers = await signed({ claims: { ...claims, requestId: id } })
+    expect(headers['x-kinference-request-id']).toBe(id)
+    const read = await verify(headers)
+    expect(read.ok && read.claims.requestId).toBe(id)
+    expect(await verify({ ...headers, 'x-kinference-request-id': 'someone-elses-id' })).toEqual({
+      ok: false,
+      reason: 'bad signature',
+    })
+    const { 'x-kinference-request-id': _, ...withoutId } = headers
+    expect(await verify(withoutId)).toEqual({ ok: false, reason: 'bad signature' })
+    for (const bad of ['x'.repeat(129), 'a b', 'tab\there', 'c1\u0085', 'del\u007f', ''])
+      expect(await verify({ ...headers, 'x-kinference-request-id': bad })).toEqual({
+        ok: false,
+        reason: 'bad request id',
+      })
+    await expect(signed({ claims: { ...claims, requestId: 'x'.repeat(129) } })).rejects.toThrow(
+      /printable ASCII/,
+    )
+    const plain = await verify(await signed())
+    expect(plain.ok && plain.claims.requestId).toBeUndefined()
   })
 })
