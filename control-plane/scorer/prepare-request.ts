@@ -1,5 +1,5 @@
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { jsonDepthExceeds, maxJsonDepth } from '../../shared/openai/json-depth.ts'
+import { checkJsonDepth } from '../../shared/openai/json-depth.ts'
 import {
   maxTokensOf,
   type OpenAiRequest,
@@ -32,7 +32,9 @@ export function prepareRequest(
   body: unknown,
   pools: readonly PoolRuntime[],
 ): PreparedRequest {
-  checkDepth(body)
+  // A body nested past the edge's limit is refused here too: a scorer may be called by
+  // something other than the edge, and the pods would parse and carry all of it.
+  checkJsonDepth(body)
   const parsed = parseOpenAiRequest(kind, body)
   if ('issues' in parsed) throw invalid(parsed.issues.message, parsed.issues.param)
   const openAi = parsed.request
@@ -60,7 +62,7 @@ export function prepareOnPool(
   /** Prompt ids by tokenizer name, for a request prepared on several pools: tokenized once. */
   tokenized: Map<string, number[]> = new Map(),
 ): PreparedRequest {
-  checkDepth(openAi.body)
+  checkJsonDepth(openAi.body)
   const served = pool.serves(model)
   if (!served) {
     throw new KinfError('not_found', `The model \`${model}\` is not served by pool ${pool.name}.`, {
@@ -94,19 +96,6 @@ export function prepareOnPool(
       openAi.kind === 'chat' ? JSON.stringify(openAi.body.messages) : String(openAi.body.prompt),
   })
   return { openAi, pool, model, request: prepared, stream: openAi.body.stream === true }
-}
-
-/**
- * A body nested past the edge's limit is refused here too (a scorer may be called by
- * something other than the edge): the pods would parse and carry all of it, and vLLM's own
- * parser gives up somewhere past a thousand levels (docs/vllm-wire.md §4).
- */
-function checkDepth(body: unknown): void {
-  if (jsonDepthExceeds(body, maxJsonDepth))
-    throw invalid(
-      `the JSON body is nested more than ${maxJsonDepth} levels deep, more than this service accepts`,
-      null,
-    )
 }
 
 function soleModel(pools: readonly PoolRuntime[]): string {
