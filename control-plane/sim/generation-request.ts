@@ -44,7 +44,7 @@ const greedyBelow = 1e-5
  * are ignored; what pydantic refuses (wrong types, the request's own validators) is a 400
  * "Bad Request" listing the errors; an unknown model is a 404; sampling parameters out of
  * range and prompts that do not fit the context are 400 BadRequestErrors with vLLM's
- * messages (docs/vllm-wire.md §4).
+ * messages (docs/vllm-wire.md §4.1).
  */
 export function parseGenerationRequest(
   kind: RequestKind,

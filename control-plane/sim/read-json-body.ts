@@ -8,7 +8,7 @@ const maxBodyBytes = 32 * 1024 * 1024
  * How deeply vLLM's JSON parser can nest: FastAPI parses the body with Python's json, whose
  * C scanner gives up with RecursionError at CPython's C recursion limit. Measured with a
  * bare json.loads: 1,497 levels on 3.12 (the Python of vLLM's images), 999 on 3.11, about
- * 10,000 on 3.13; uvicorn's frames leave a little less (docs/vllm-wire.md §4).
+ * 10,000 on 3.13; uvicorn's frames leave a little less (docs/vllm-wire.md §4.1).
  */
 export const pythonJsonDepth = 1_490
 

@@ -18,7 +18,7 @@ const typeByStatus: Record<number, string> = {
 /**
  * An error a simulated pod answers with, in vLLM's shape. `type` is vLLM's own: the
  * exception's class as create_error_response names it, or the HTTP status phrase ("Bad
- * Request") for what FastAPI refuses before vLLM's code runs (docs/vllm-wire.md §4).
+ * Request") for what FastAPI refuses before vLLM's code runs (docs/vllm-wire.md §4.1).
  */
 export class VllmError extends KinfError {
   readonly type: string

@@ -27,7 +27,7 @@ const traceStart = [
 
 /**
  * Turns an upstream's error answer (its status and body text) into OpenAI's error shape,
- * so that a client sees the same error whichever backend produced it (docs/vllm-wire.md §4).
+ * so that a client sees the same error whichever backend produced it (docs/vllm-wire.md §4.1).
  * Read: vLLM's `{"error":{message,type,param,code:int}}`, its older flat
  * `{"object":"error",message,type,param,code}`, `{"error":"…"}` (its --api-key guard),
  * `{"detail":"…"}` (FastAPI's own answers), and any other body (an HTML 502 from a proxy, a

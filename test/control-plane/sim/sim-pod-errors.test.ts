@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { model, usePods } from '../../support/sim-pods.ts'
 
 // A simulated pod refuses a client's mistakes as vLLM does, in vLLM's words and shape
-// (docs/vllm-wire.md §4): SamplingParams' errors are BadRequestErrors naming their
+// (docs/vllm-wire.md §4.1): SamplingParams' errors are BadRequestErrors naming their
 // parameter; what pydantic or FastAPI refuse before vLLM's code runs is "Bad Request".
 
 const { pod } = usePods(afterEach)

@@ -28,7 +28,7 @@ function clientError(status: number, body: unknown) {
   return APIError.generate(status, body as object, undefined, new Headers())
 }
 
-// Bodies as vLLM writes them (docs/vllm-wire.md §4): create_error_response's
+// Bodies as vLLM writes them (docs/vllm-wire.md §4.1): create_error_response's
 // {"error": ErrorInfo} with the status as an integer code, the handler of FastAPI's
 // RequestValidationError ("Bad Request"), the older flat ErrorResponse, the --api-key guard.
 const recorded = {
