@@ -2,9 +2,10 @@ import { KinfError, KinfErrorCode } from '../errors/kinf-error.ts'
 import { maxChoices } from './can-assemble-from-stream.ts'
 import { createChatChoiceBuilder } from './chat-choice-builder.ts'
 import { type ChoiceBuilder, isRecord } from './choice-builder.ts'
+import { createRunningUsage, type RunningUsage } from './create-running-usage.ts'
 import type { OpenAiRequest } from './openai-request.ts'
 import { createTextChoiceBuilder } from './text-choice-builder.ts'
-import { Usage } from './usage.ts'
+import type { Usage } from './usage.ts'
 
 /** What a whole stream, assembled, answers the client who asked for plain JSON. */
 export type AssembledAnswer =
@@ -23,6 +24,11 @@ export interface CompletionAssembler {
   add(chunk: unknown): boolean
   /** The answer from the chunks so far; call it when the stream has ended. */
   result(): AssembledAnswer
+  /**
+   * The tokens used as of the last chunk taken (null before any usage came): what to
+   * charge when the stream stops early, the client gone or the upstream cut off.
+   */
+  usage(): Usage | null
 }
 
 /**
@@ -45,7 +51,7 @@ type CarriedField = (typeof carriedFields)[number]
 interface AssemblerState {
   chunks: number
   carried: Partial<Record<CarriedField, unknown>>
-  usage: Record<string, unknown> | null
+  usage: RunningUsage
   builders: (ChoiceBuilder | undefined)[]
   settled: AssembledAnswer | null
 }
@@ -62,7 +68,7 @@ export function createCompletionAssembler(request: OpenAiRequest): CompletionAss
   const state: AssemblerState = {
     chunks: 0,
     carried: {},
-    usage: null,
+    usage: createRunningUsage(),
     builders: [],
     settled: null,
   }
@@ -76,6 +82,10 @@ export function createCompletionAssembler(request: OpenAiRequest): CompletionAss
     },
     result() {
       return state.settled ?? assemble(state, request.kind)
+    },
+    usage() {
+      const current = state.usage.current()
+      return current !== null && 'usage' in current ? current.usage : null
     },
   }
 }
@@ -104,8 +114,7 @@ function addChunk(
     if (value !== undefined && value !== null) state.carried[field] ??= value
   }
   const usage = chunk.usage
-  if (isRecord(usage)) state.usage = usage
-  else if (usage !== undefined && usage !== null) return 'usage is not an object'
+  if (usage !== undefined && usage !== null && !isRecord(usage)) return 'usage is not an object'
   const choices = chunk.choices ?? []
   if (!Array.isArray(choices)) return 'choices is not an array'
   for (const choice of choices) {
@@ -119,6 +128,7 @@ function addChunk(
     const problem = builder.add(choice)
     if (problem !== null) return `choice ${index}: ${problem}`
   }
+  if (isRecord(usage)) state.usage.take(usage, choices)
   return null
 }
 
@@ -133,6 +143,9 @@ function errorEvent(chunk: Record<string, unknown>): AssembledAnswer | null {
     return { type: 'upstream_error', status: errorStatus(error.code), body: chunk }
   if (chunk.object === 'error')
     return { type: 'upstream_error', status: errorStatus(chunk.code), body: chunk }
+  // Any other error value still ends the answer: a failure upstream, said some other way.
+  if (error !== undefined && error !== null)
+    return { type: 'upstream_error', status: 502, body: chunk }
   return null
 }
 
@@ -166,30 +179,33 @@ function assemble(state: AssemblerState, kind: OpenAiRequest['kind']): Assembled
     if ('problem' in built) return malformed(built.problem)
     choices.push(built.choice)
   }
-  let usage: Usage | null = null
-  if (state.usage !== null) {
-    const parsed = Usage.safeParse(state.usage)
-    if (!parsed.success) return malformed('its usage is not token counts')
-    usage = parsed.data
-  }
+  const usage = state.usage.current()
+  if (usage !== null && 'problem' in usage) return malformed(usage.problem)
   const head = {
     id,
     object: kind === 'chat' ? 'chat.completion' : 'text_completion',
     created,
     model,
   }
-  return { type: 'completion', body: body(kind, head, choices, state), usage }
+  const raw = usage?.raw ?? null
+  return {
+    type: 'completion',
+    body: body(kind, head, choices, state, raw),
+    usage: usage?.usage ?? null,
+  }
 }
 
 /**
  * vLLM's ChatCompletionResponse or CompletionResponse as its non-streamed answer writes
- * it: every field, null where unset. usage is the last one streamed, as streamed.
+ * it: every field, null where unset. usage is the last one streamed, as streamed (or, for a
+ * stream cut before its total, the sum of each choice's last count: create-running-usage.ts).
  */
 function body(
   kind: OpenAiRequest['kind'],
   head: Record<string, unknown>,
   choices: Record<string, unknown>[],
   state: AssemblerState,
+  usage: Record<string, unknown> | null,
 ): Record<string, unknown> {
   const carried = (field: CarriedField) => state.carried[field] ?? null
   const common = {
@@ -197,7 +213,7 @@ function body(
     choices,
     service_tier: carried('service_tier'),
     system_fingerprint: carried('system_fingerprint'),
-    usage: state.usage,
+    usage,
   }
   const transfer = {
     kv_transfer_params: null,

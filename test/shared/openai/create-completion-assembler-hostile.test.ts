@@ -115,6 +115,7 @@ describe('createCompletionAssembler on hostile input: a value, never a throw', (
     expect(status(error('model_not_found'))).toBe(502)
     expect(status(error(200))).toBe(502)
     expect(status({ object: 'error', message: 'm', type: 'BadRequestError', code: 400 })).toBe(400)
+    expect(status({ error: 'the engine died' })).toBe(502)
   })
 
   it('takes 128 choices and 128 tool calls each, the caps, and keeps prototypes clean', () => {

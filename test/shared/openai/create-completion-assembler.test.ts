@@ -121,6 +121,33 @@ describe('createCompletionAssembler against recorded vLLM stream and full answer
     expect(contentFor({ type: 'function', function: { name: 'f' } })).toBe('')
   })
 
+  it('tells the tokens used so far at every chunk: n = 2 sums each choice’s last count', () => {
+    const pair = vllmStreamPairs.find((p) => p.name.includes('n = 2 interleaved, logprobs'))
+    if (!pair) throw new Error('no n = 2 pair')
+    const assembler = createCompletionAssembler(requestOf(pair.kind, pair.request))
+    expect(assembler.usage()).toBeNull()
+    const completionSoFar = pair.chunks.map((chunk) => {
+      assembler.add(chunk)
+      return [assembler.usage()?.prompt_tokens, assembler.usage()?.completion_tokens]
+    })
+    // Roles, then choice 0, 1, 0, 1 (ends), 0 (ends), then vLLM's own total.
+    expect(completionSoFar).toEqual([
+      [12, 0],
+      [12, 0],
+      [12, 1],
+      [12, 2],
+      [12, 3],
+      [12, 4],
+      [12, 5],
+      [12, 5],
+    ])
+    // A stream cut before its end: what it used is still known, the answer is not.
+    const cut = createCompletionAssembler(requestOf(pair.kind, pair.request))
+    for (const chunk of pair.chunks.slice(0, 5)) cut.add(chunk)
+    expect(cut.usage()).toEqual({ prompt_tokens: 12, total_tokens: 15, completion_tokens: 3 })
+    expect(cut.result()).toMatchObject({ type: 'malformed' })
+  })
+
   it('can be asked for its result more than once, with the same answer', () => {
     const pair = vllmStreamPairs[0]
     if (!pair) throw new Error('no pair')
