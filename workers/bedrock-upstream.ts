@@ -67,7 +67,7 @@ const clients = new Map<string, BedrockRuntimeClient>()
 const sharedRetryBudget = new RetryBudget()
 
 /** One client per region, endpoint and key: clients hold connection pools worth reusing. */
-function clientFor(target: BedrockTarget): BedrockRuntimeClient {
+export function bedrockClientFor(target: BedrockTarget): BedrockRuntimeClient {
   const key = JSON.stringify([target.region, target.endpoint, target.credentials])
   let client = clients.get(key)
   if (!client) {
@@ -150,7 +150,7 @@ export async function callBedrock(
 ): Promise<Response> {
   const converse = toConverseRequest(request, target)
   const input = sdkInput(target.modelId, converse)
-  const client = clientFor(target)
+  const client = bedrockClientFor(target)
   const { signal, random = Math.random, sleep = defaultSleep } = options
   const maxRetries = BedrockRetries.parse(options.maxRetries)
   // Aborted when the caller's signal fires, or when the client cancels the stream.

@@ -3,10 +3,12 @@ import type { ConfigSnapshot } from '../shared/config/config-snapshot.ts'
 import { KinfError } from '../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
 import type { RequestKind } from '../shared/openai/openai-request.ts'
-import { type Usage, usageTokens } from '../shared/openai/usage.ts'
+import { validRequestId } from '../shared/openai/request-id.ts'
+import { decisionHeadersVisible } from '../shared/policy/decision-headers-visible.ts'
 import { heldLocalBy } from '../shared/policy/held-local-by.ts'
 import { tenantModels } from '../shared/policy/tenant-models.ts'
 import { admitQuota, settleQuota } from './admit-quota.ts'
+import { answer } from './answer-upstream.ts'
 import { decideRequest, type EdgeOutcome } from './decide-request.ts'
 import { type EdgeDeps, EdgeLimits } from './edge-deps.ts'
 import { limitedAuthentication } from './limit-auth-failures.ts'
@@ -19,9 +21,12 @@ import {
   readEdgeRequest,
 } from './read-edge-request.ts'
 import { checkHeaderBytes } from './request-limits.ts'
-import { answer, type ServeContext, serveDecision } from './serve-decision.ts'
+import { answerContext, type ServeContext, serveDecision } from './serve-decision.ts'
 
 const passThrough = ['x-request-id', 'traceparent', 'tracestate']
+
+/** What a request's handlers share: the request id its answer and errors carry. */
+type EdgeEnv = { Variables: { requestId: string } }
 
 /**
  * The edge: OpenAI's API in front of the scorer and the external providers. Each request is
@@ -30,8 +35,8 @@ const passThrough = ['x-request-id', 'traceparent', 'tracestate']
  * and settled on the usage the answer reports. The same app runs in workerd and on Node;
  * the runtime supplies the ports.
  */
-export function createEdgeApp(deps: EdgeDeps): Hono {
-  const app = new Hono()
+export function createEdgeApp(deps: EdgeDeps): Hono<EdgeEnv> {
+  const app = new Hono<EdgeEnv>()
   const edgeLimits = EdgeLimits.parse({
     maxBodyBytes: deps.maxBodyBytes,
     defaultMaxTokens: deps.defaultMaxTokens,
@@ -71,9 +76,13 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     })
   })
 
-  const complete = (kind: RequestKind) => async (c: Context) => {
+  const complete = (kind: RequestKind) => async (c: Context<EdgeEnv>) => {
     const raw = c.req.raw
-    const requestId = raw.headers.get('x-request-id') ?? deps.newRequestId()
+    // The edge's own id keys the scorer's log and state; a client's x-request-id is passed
+    // on and echoed only when it is a sane one (shared/openai/request-id.ts).
+    const edgeId = deps.newRequestId()
+    const requestId = validRequestId(raw.headers.get('x-request-id')) ?? edgeId
+    c.set('requestId', requestId)
     const snapshot = await deps.config()
     const identity = await authenticated(c, snapshot)
     const text = await readBodyText(raw, maxBodyBytes)
@@ -92,8 +101,8 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       (t) => t.name === request.tenant,
     )
     const limits = tenant?.quotas ?? {}
-    const estimate =
-      request.promptTokens + request.sequences * (request.maxTokens ?? defaultMaxTokens)
+    const reservedOutput = request.sequences * (request.maxTokens ?? defaultMaxTokens)
+    const estimate = request.promptTokens + reservedOutput
     const admission = await admitQuota(deps, request.tenant, limits, estimate)
     if (!admission.admitted) {
       deps.metrics.inc('quota_exceeded', { limit: admission.limit })
@@ -103,37 +112,29 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       })
     }
     let settled = false
-    const settle = (actual: number) => {
+    const charge = (tokens: number | Promise<number>) => {
       if (settled) return
       settled = true
-      const work = settleQuota(
-        deps,
-        request.tenant,
-        limits,
-        admission.reservation,
-        estimate,
-        actual,
+      const work = Promise.resolve(tokens).then((actual) =>
+        settleQuota(deps, request.tenant, limits, admission.reservation, estimate, actual),
       )
       keepAlive(c, work)
     }
-    // What the answer used; without a usage block, the exact prompt (when the scorer
-    // counted it) plus what the request was admitted for its output.
-    const used = (usage: Usage | null, promptTokens: number | null) =>
-      usageTokens(usage) ??
-      (promptTokens ?? request.promptTokens) + (estimate - request.promptTokens)
     try {
       const passHeaders: Record<string, string> = { 'x-request-id': requestId }
       for (const name of passThrough) {
         const value = raw.headers.get(name)
-        if (value !== null) passHeaders[name] = value
+        if (value !== null && name !== 'x-request-id') passHeaders[name] = value
       }
-      const serving = {
+      const serving: ServeContext = {
         requestId,
+        edgeId,
         passHeaders,
         signal: raw.signal,
-        onUsage: (usage: Usage | null, served: boolean, promptTokens: number | null) =>
-          settle(served ? used(usage, promptTokens) : 0),
+        charge,
+        basis: { promptTokens: request.promptTokens, reservedOutput },
         estimatedTokens: estimate,
+        decisionHeaders: decisionHeadersVisible(snapshot, request.tenant),
         background: (work: Promise<unknown>) => keepAlive(c, work),
       }
       const claims = {
@@ -143,6 +144,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
         allowBurst: false,
         detectorFailed: request.detectorFailed,
         promptTokens: request.promptTokens,
+        requestId: edgeId,
       }
       const outcome = await decideRequest(deps, snapshot, request, {
         claims,
@@ -151,7 +153,10 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       })
       const response = limitEventStream(
         outcome.kind === 'served'
-          ? await answer(outcome.response, request, serving, { decision: null, notes: [] })
+          ? await answer(outcome.response, request, answerContext(serving), {
+              decision: null,
+              notes: [],
+            })
           : await carryOut(deps, snapshot, request, outcome, serving),
         edgeLimits,
         {
@@ -162,7 +167,9 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
       deps.metrics.inc('requests', { status: String(response.status) })
       return response
     } catch (error) {
-      settle(0)
+      // A client that left before its answer had its prompt read (or being read) upstream;
+      // a request refused or failed here used nothing.
+      charge(raw.signal.aborted ? request.promptTokens : 0)
       throw error
     }
   }
@@ -189,7 +196,8 @@ export function createEdgeApp(deps: EdgeDeps): Hono {
     const headers: Record<string, string> = {}
     if (failure.retryAfterSeconds !== undefined)
       headers['retry-after'] = String(Math.max(1, Math.ceil(failure.retryAfterSeconds)))
-    const requestId = c.req.header('x-request-id')
+    const requestId =
+      (c.get('requestId') as string | undefined) ?? validRequestId(c.req.header('x-request-id'))
     if (requestId) headers['x-request-id'] = requestId
     return c.json(openAiErrorBody(failure), failure.status as 400, headers)
   })

@@ -17,6 +17,17 @@ export interface ExternalPort {
     request: ChatCompletionRequest,
     options: { requestedModel: string; requestId: string; signal?: AbortSignal },
   ): Promise<Response>
+  /**
+   * The tokens the provider counts for `request` followed by `answerSoFar` (what it
+   * generated before the client left), by its own tokenizer; null when it cannot say (the
+   * edge then charges its estimate). Never throws.
+   */
+  countTokens(
+    provider: SnapshotProvider,
+    model: string,
+    request: ChatCompletionRequest,
+    answerSoFar: string,
+  ): Promise<number | null>
 }
 
 /** What the edge app needs from its runtime; Workers and Node each supply their own. */

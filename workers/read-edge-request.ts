@@ -1,6 +1,7 @@
 import type { ConfigSnapshot } from '../shared/config/config-snapshot.ts'
 import { RequestLabel } from '../shared/crd/policy-match.ts'
 import { KinfError } from '../shared/errors/kinf-error.ts'
+import { canAssembleFromStream } from '../shared/openai/can-assemble-from-stream.ts'
 import type {
   ChatCompletionRequest,
   CompletionRequest,
@@ -42,6 +43,14 @@ export interface EdgeRequest {
   stream: boolean
   /** The client asked for usage in the stream. */
   includeUsage: boolean
+  /** The client asked for usage on every chunk (continuous_usage_stats). */
+  continuousUsage: boolean
+  /**
+   * The client asked for one JSON answer, which the edge asks its upstream for as a stream
+   * and assembles (shared/openai/create-completion-assembler.ts), so that it knows what a
+   * client who leaves half-way used; false when the request is one a stream cannot answer.
+   */
+  assembled: boolean
   maxTokens: number | null
   /** Sequences generated, each up to maxTokens (`n`, or completions' best_of). */
   sequences: number
@@ -206,6 +215,8 @@ export function readEdgeRequest(
     model: body.model,
     stream: body.stream === true,
     includeUsage: body.stream_options?.include_usage === true,
+    continuousUsage: body.stream_options?.continuous_usage_stats === true,
+    assembled: canAssembleFromStream(openAi),
     maxTokens,
     sequences: sequencesOf(openAi),
     promptTokens,

@@ -1,35 +1,51 @@
 import type { EdgeClaims } from '../shared/auth/edge-signature.ts'
 import type { ConfigSnapshot } from '../shared/config/config-snapshot.ts'
 import { KinfError } from '../shared/errors/kinf-error.ts'
-import type { ChatCompletionRequest } from '../shared/openai/chat-completion-request.ts'
-import { type Usage, usageOfJson, usageTokens } from '../shared/openai/usage.ts'
-import { asciiHeaderValue, decisionHeaderOf } from '../shared/policy/decision-header.ts'
+import { decisionHeaderOf } from '../shared/policy/decision-header.ts'
 import { heldLocalBy } from '../shared/policy/held-local-by.ts'
 import type { PolicyDecision } from '../shared/policy/policy-decision.ts'
-import { promptTokensHeader } from '../shared/scorer-api/route-protocol.ts'
+import { type AnswerContext, answer } from './answer-upstream.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 import { localityError } from './locality-error.ts'
-import { reserveProvider } from './provider-budget.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
-import { scorerBody, withUsage } from './upstream-body.ts'
-import { tapSseUsage } from './usage-tap.ts'
+import { type ChargeBasis, localCharge } from './request-charge.ts'
+import { serveExternal } from './serve-external.ts'
+import { scorerBody } from './upstream-body.ts'
 
 type Serve = Extract<PolicyDecision, { kind: 'serve' }>
 
 export interface ServeContext {
+  /** The request id passed upstream and echoed to the client. */
   requestId: string
+  /** The edge's own id for the request, signed to the scorer (which keys its log on it). */
+  edgeId: string
   /** Headers passed upstream as sent (x-request-id, traceparent, tracestate). */
   passHeaders: Record<string, string>
   signal?: AbortSignal
   /**
-   * Called once with the answer's usage (null when unknown or failed) and the exact prompt
-   * length the scorer counted (null when the answer did not come through it).
+   * Settles the tenant's quota on what the request used: tokens, or a promise of them (a
+   * provider's count). The first call counts; later ones are ignored.
    */
-  onUsage: (usage: Usage | null, served: boolean, promptTokens: number | null) => void
-  /** Tokens the request was admitted on (prompt + max_tokens), for provider budgets. */
+  charge: (tokens: number | Promise<number>) => void
+  /** What the request was admitted on (see request-charge.ts). */
+  basis: ChargeBasis
+  /** Tokens the request was admitted on (prompt + sequences × max_tokens), for provider budgets. */
   estimatedTokens: number
+  /** The tenant may see the routing headers (shared/policy/decision-headers-visible.ts). */
+  decisionHeaders: boolean
   /** Keeps bookkeeping alive after the response (Workers' waitUntil). */
   background: (work: Promise<unknown>) => void
+}
+
+/** The meter of an answer served by a pool: the tenant charged what vLLM used. */
+export function localMeter(context: ServeContext): AnswerContext['meter'] {
+  return (outcome, promptTokens) =>
+    context.charge(
+      localCharge(outcome, {
+        promptTokens: promptTokens ?? context.basis.promptTokens,
+        reservedOutput: context.basis.reservedOutput,
+      }),
+    )
 }
 
 /**
@@ -66,62 +82,38 @@ export async function serveDecision(
       const provider = attempt.provider ? snapshot.providers[attempt.provider] : undefined
       if (!provider || !attempt.provider)
         throw new KinfError('internal', `provider of ${attempt.backend} not in config`)
-      const budget = await reserveProvider(
-        deps,
-        attempt.provider,
-        provider,
-        context.estimatedTokens,
-      )
-      if (!budget.admitted) {
-        notes.push(`${attempt.backend}: provider ${budget.limit} limit reached`)
-        if (!last) continue
-        throw new KinfError('rate_limited', `${attempt.provider}: ${budget.message}`, {
-          retryAfterSeconds: budget.retryAfterSeconds,
-          openAiCode: 'provider_limit',
-        })
-      }
-      const settleProvider = (tokens: number) =>
-        context.background(
-          budget
-            .settle(tokens)
-            .catch((error: unknown) =>
-              deps.log(`provider budget settle failed: ${(error as Error).message}`),
-            ),
-        )
+      let served: Awaited<ReturnType<typeof serveExternal>>
       try {
-        const response = await deps.external.complete(
-          provider,
-          attempt.model,
-          withUsage(request) as ChatCompletionRequest,
+        served = await serveExternal(
+          deps,
+          request,
           {
-            requestedModel: request.model,
-            requestId: context.requestId,
-            ...(context.signal ? { signal: context.signal } : {}),
+            backend: attempt.backend,
+            providerId: attempt.provider,
+            provider,
+            model: attempt.model,
+            decision: decisionHeaderOf(decision, attempt),
           },
-        )
-        // A burst whether the local attempt answered saturated first (i > 0) or the policy,
-        // seeing the pool saturated, put the external one first (shared/policy/choose-targets.ts).
-        if (attempts.some((a) => a.locality !== 'External'))
-          deps.metrics.inc('burst', { backend: attempt.backend })
-        const counted: ServeContext = {
-          ...context,
-          onUsage: (usage, served, promptTokens) => {
-            settleProvider(served ? (usageTokens(usage) ?? context.estimatedTokens) : 0)
-            context.onUsage(usage, served, promptTokens)
-          },
-        }
-        return answer(response, request, counted, {
-          decision: decisionHeaderOf(decision, attempt),
+          context,
           notes,
-        })
+        )
       } catch (error) {
-        settleProvider(0)
         if (!last && KinfError.isInstance(error) && error.isRetryable) {
           notes.push(`${attempt.backend}: ${error.message}`)
           continue
         }
         throw error
       }
+      if ('refused' in served) {
+        notes.push(`${attempt.backend}: ${served.refused}`)
+        if (!last) continue
+        throw served.error
+      }
+      // A burst whether the local attempt answered saturated first (i > 0) or the policy,
+      // seeing the pool saturated, put the external one first (shared/policy/choose-targets.ts).
+      if (attempts.some((a) => a.locality !== 'External'))
+        deps.metrics.inc('burst', { backend: attempt.backend })
+      return served.response
     }
     const claims: EdgeClaims = {
       tenant: request.tenant,
@@ -132,6 +124,7 @@ export async function serveDecision(
       allowBurst: !last || hold !== null,
       detectorFailed: request.detectorFailed,
       decidedBy: { policy: decision.policy, rule: decision.rule },
+      requestId: context.edgeId,
     }
     const path = request.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions'
     let response: Response
@@ -162,7 +155,7 @@ export async function serveDecision(
         throw refused
       }
     }
-    return answer(response, request, context, {
+    return answer(response, request, answerContext(context), {
       decision: decisionHeaderOf(decision, attempt),
       notes,
     })
@@ -225,53 +218,11 @@ function keptLocal(
   return localityError(hold, request, local ? tried.notes.join('; ') : null, cause)
 }
 
-/**
- * The upstream's answer for the client: the decision header (the policy's part before the
- * scorer's), fallback notes, the request id, usage read on the way for the quota ledger.
- * `decision` is null when the scorer decided and wrote the whole header itself.
- */
-export async function answer(
-  upstream: Response,
-  request: EdgeRequest,
-  context: Pick<ServeContext, 'requestId' | 'onUsage'>,
-  routed: { decision: string | null; notes: readonly string[] },
-): Promise<Response> {
-  const headers = new Headers(upstream.headers)
-  const below = headers.get('x-kinference-decision')
-  if (routed.decision !== null)
-    headers.set('x-kinference-decision', below ? `${routed.decision}; ${below}` : routed.decision)
-  const fallback = [...routed.notes, ...(headers.get('x-kinference-fallback') ?? '').split('; ')]
-    .filter(Boolean)
-    .join('; ')
-  if (fallback !== '') headers.set('x-kinference-fallback', asciiHeaderValue(fallback))
-  headers.set('x-request-id', context.requestId)
-  // Hop-by-hop, or no longer true once fetch has decoded and the edge re-frames the body.
-  for (const name of [
-    'content-length',
-    'transfer-encoding',
-    'connection',
-    'keep-alive',
-    'content-encoding',
-  ])
-    headers.delete(name)
-  const served = upstream.ok
-  const exact = Number(headers.get(promptTokensHeader))
-  const promptTokens = Number.isInteger(exact) && exact > 0 ? exact : null
-  const isSse = (headers.get('content-type') ?? '').includes('text/event-stream')
-  if (isSse && upstream.body) {
-    const body = tapSseUsage(upstream.body, {
-      dropUsageChunk: !request.includeUsage,
-      onEnd: (usage) => context.onUsage(usage, served, promptTokens),
-    })
-    return new Response(body, { status: upstream.status, headers })
+/** How a pool's answer reaches the client and is metered. */
+export function answerContext(context: ServeContext): AnswerContext {
+  return {
+    requestId: context.requestId,
+    meter: localMeter(context),
+    decisionHeaders: context.decisionHeaders,
   }
-  // A body that breaks half-way (the scorer or its pod gone) is an upstream failure, not ours.
-  const text = await upstream.text().catch((error: unknown) => {
-    context.onUsage(null, false, promptTokens)
-    throw new KinfError('upstream_error', 'the answer stopped upstream before it was complete', {
-      cause: error,
-    })
-  })
-  context.onUsage(served ? usageOfJson(text) : null, served, promptTokens)
-  return new Response(text, { status: upstream.status, headers })
 }

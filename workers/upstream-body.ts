@@ -6,10 +6,10 @@ import type { EdgeRequest } from './read-edge-request.ts'
 
 /**
  * The body the scorer gets (and, through it, the pods): the client's bytes when nothing in
- * them changes (a 32 KB prompt is not serialized again), else the request with usage asked
- * for in a stream (so the quota ledger settles on what was used), the model the attempt
- * names, and, for a tenant whose prefix cache is isolated, the tenant's cache_salt
- * (shared/tenancy/cache-salt.ts) in place of the client's.
+ * them changes (a 32 KB prompt is not serialized again), else the request as the edge
+ * sends it upstream (withUsage), the model the attempt names, and, for a tenant whose
+ * prefix cache is isolated, the tenant's cache_salt (shared/tenancy/cache-salt.ts) in
+ * place of the client's.
  */
 export async function scorerBody(
   deps: Pick<EdgeDeps, 'cacheSalter'>,
@@ -18,7 +18,7 @@ export async function scorerBody(
   model: string = request.model,
 ): Promise<string> {
   const salt = await tenantCacheSalt(deps, snapshot, request)
-  if (!request.stream && model === request.model) {
+  if (!request.stream && !request.assembled && model === request.model) {
     if (salt === null) return request.text
     // Appended only when the client sent no cache_salt at all: never a duplicate key.
     const appended = Object.hasOwn(request.body, 'cache_salt')
@@ -33,12 +33,22 @@ export async function scorerBody(
   })
 }
 
-/** Streams ask for usage upstream, so the quota ledger can settle on what was used. */
+/**
+ * The request as the edge sends it upstream: streamed, with usage on every chunk, whenever
+ * it streams or can be assembled from a stream (EdgeRequest.assembled), so the quota
+ * ledger knows what was used however the answer ends, the client's leaving included. The
+ * edge removes from the client's stream what it did not ask for (usage-tap.ts).
+ */
 export function withUsage(request: EdgeRequest): object {
-  if (!request.stream) return request.body
+  if (!request.stream && !request.assembled) return request.body
   return {
     ...request.body,
-    stream_options: { ...request.body.stream_options, include_usage: true },
+    stream: true,
+    stream_options: {
+      ...request.body.stream_options,
+      include_usage: true,
+      continuous_usage_stats: true,
+    },
   }
 }
 

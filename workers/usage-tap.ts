@@ -2,55 +2,57 @@ import { KinfError } from '../shared/errors/kinf-error.ts'
 import { sseErrorEnding } from '../shared/openai/sse-error-ending.ts'
 import { mayCarryUsage, type Usage, usageOf } from '../shared/openai/usage.ts'
 
+/** What went by in a stream, for the quota ledger: how far it got and what it used. */
+export interface MeteredStream {
+  /** It reached `[DONE]`: the upstream finished the answer. */
+  complete: boolean
+  /**
+   * The last usage block seen: the final one, or (asked with continuous_usage_stats) the
+   * running count up to where the stream stopped.
+   */
+  usage: Usage | null
+  /** Events that carried generated text or tool-call arguments. */
+  textEvents: number
+  /** That text, when asked for (collectText): what a provider's count is asked about. */
+  text: string
+}
+
+export interface SseTapOptions {
+  /** The client asked for no usage chunk: the usage-only chunk is dropped. */
+  dropUsageChunk: boolean
+  /**
+   * The client did not ask for usage on every chunk (continuous_usage_stats), which the edge
+   * asks for to count a stream the client leaves: it is removed from chunks with choices.
+   */
+  stripChunkUsage: boolean
+  /** Collect the generated text (see MeteredStream.text). */
+  collectText?: boolean
+  /** Each event's parsed data, in order (an assembler); `[DONE]` and unparsable data skipped. */
+  onChunk?: (chunk: unknown) => void
+  /** Runs once, when the stream ends, breaks or is cancelled. */
+  onEnd: (metered: MeteredStream) => void
+}
+
 /**
- * Passes an SSE stream through while reading its usage. When the edge asked for usage
- * only for its own accounting (the client did not), the usage-only chunk is dropped so the
- * client sees the stream it asked for. `onEnd` runs once, with the usage or null.
+ * Passes an SSE stream through while metering it (usage blocks, events with text), keeping
+ * to the client's stream options: the usage the edge asked for on its own account is
+ * removed. A stream whose upstream breaks ends with an error event and `[DONE]`.
  */
 export function tapSseUsage(
   body: ReadableStream<Uint8Array>,
-  options: { dropUsageChunk: boolean; onEnd: (usage: Usage | null) => void },
+  options: SseTapOptions,
 ): ReadableStream<Uint8Array> {
+  const meter = new StreamMeter(options)
   const decoder = new TextDecoder()
   const encoder = new TextEncoder()
   let pending = ''
-  let usage: Usage | null = null
-  let sawDone = false
-  let ended = false
-  const end = () => {
-    if (ended) return
-    ended = true
-    options.onEnd(usage)
-  }
-  const process = (event: string): string | null => {
-    const data = event
-      .split('\n')
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(5).trimStart())
-      .join('\n')
-    if (data === '[DONE]') sawDone = true
-    // Token chunks carry no usage object (or `"usage":null`): only parse the ones that do.
-    if (!mayCarryUsage(data)) return event
-    let chunk: unknown
-    try {
-      chunk = JSON.parse(data)
-    } catch {
-      return event
-    }
-    const found = usageOf(chunk)
-    if (found) usage = found
-    const choices = (chunk as { choices?: unknown }).choices
-    const usageOnly = found !== null && (!Array.isArray(choices) || choices.length === 0)
-    return options.dropUsageChunk && usageOnly ? null : event
-  }
   const transform = new TransformStream<Uint8Array, Uint8Array>({
     transform(bytes, controller) {
       pending = lineFeeds(pending + decoder.decode(bytes, { stream: true }))
       let cut = pending.indexOf('\n\n')
       while (cut >= 0) {
-        const event = pending.slice(0, cut)
+        const kept = meter.event(pending.slice(0, cut))
         pending = pending.slice(cut + 2)
-        const kept = process(event)
         if (kept !== null) controller.enqueue(encoder.encode(`${kept}\n\n`))
         cut = pending.indexOf('\n\n')
       }
@@ -58,7 +60,7 @@ export function tapSseUsage(
     flush(controller) {
       pending = lineFeeds(pending + decoder.decode(), true)
       if (pending !== '') controller.enqueue(encoder.encode(pending))
-      end()
+      meter.end()
     },
   })
   const reader = body.pipeThrough(transform).getReader()
@@ -67,25 +69,103 @@ export function tapSseUsage(
       try {
         const { done, value } = await reader.read()
         if (done) {
-          end()
+          meter.end()
           controller.close()
         } else controller.enqueue(value)
       } catch (error) {
-        end()
+        meter.end()
         // The upstream broke mid-stream (a scorer or pod gone): the client is told so, and
         // the stream ends as OpenAI's do, rather than being cut without a word.
-        if (sawDone) controller.close()
-        else {
-          controller.enqueue(encoder.encode(brokenStreamEvent(error)))
-          controller.close()
-        }
+        if (!meter.sawDone) controller.enqueue(encoder.encode(brokenStreamEvent(error)))
+        controller.close()
       }
     },
     async cancel(reason) {
-      end()
+      meter.end()
       await reader.cancel(reason)
     },
   })
+}
+
+/** Generated text in a chunk: a non-empty content, text, reasoning or arguments string. */
+const textMarker = /"(?:content|text|arguments|reasoning_content|reasoning)":\s*"[^"]/
+
+class StreamMeter {
+  sawDone = false
+  private usage: Usage | null = null
+  private textEvents = 0
+  private readonly text: string[] = []
+  private ended = false
+  private readonly options: SseTapOptions
+
+  constructor(options: SseTapOptions) {
+    this.options = options
+  }
+
+  /** One event: what to pass on (the event, rewritten, or null to drop it). */
+  event(event: string): string | null {
+    const data = event
+      .split('\n')
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(5).trimStart())
+      .join('\n')
+    if (data === '[DONE]') {
+      this.sawDone = true
+      return event
+    }
+    if (textMarker.test(data)) this.textEvents++
+    const { onChunk, collectText } = this.options
+    // Token chunks without usage are not parsed unless someone reads every chunk.
+    if (!onChunk && !collectText && !mayCarryUsage(data)) return event
+    let chunk: unknown
+    try {
+      chunk = JSON.parse(data)
+    } catch {
+      return event
+    }
+    onChunk?.(chunk)
+    if (collectText) this.text.push(...textsOf(chunk))
+    const found = usageOf(chunk)
+    if (found === null) return event
+    this.usage = found
+    const choices = (chunk as { choices?: unknown }).choices
+    if (!Array.isArray(choices) || choices.length === 0)
+      return this.options.dropUsageChunk ? null : event
+    if (!this.options.stripChunkUsage) return event
+    delete (chunk as { usage?: unknown }).usage
+    return `data: ${JSON.stringify(chunk)}`
+  }
+
+  end(): void {
+    if (this.ended) return
+    this.ended = true
+    this.options.onEnd({
+      complete: this.sawDone,
+      usage: this.usage,
+      textEvents: this.textEvents,
+      text: this.text.join(''),
+    })
+  }
+}
+
+/** The generated text of a chat or completions chunk: content, reasoning, tool arguments. */
+function textsOf(chunk: unknown): string[] {
+  const texts: string[] = []
+  const choices = (chunk as { choices?: unknown })?.choices
+  if (!Array.isArray(choices)) return texts
+  for (const choice of choices as Record<string, unknown>[]) {
+    const delta = (choice?.delta ?? {}) as Record<string, unknown>
+    for (const value of [choice?.text, delta.content, delta.reasoning_content, delta.reasoning])
+      if (typeof value === 'string') texts.push(value)
+    if (Array.isArray(delta.tool_calls))
+      for (const call of delta.tool_calls as {
+        function?: { name?: unknown; arguments?: unknown }
+      }[]) {
+        if (typeof call?.function?.name === 'string') texts.push(call.function.name)
+        if (typeof call?.function?.arguments === 'string') texts.push(call.function.arguments)
+      }
+  }
+  return texts
 }
 
 /** How a stream that broke upstream ends. */

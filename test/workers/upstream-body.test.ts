@@ -45,11 +45,24 @@ describe('the body the edge sends the scorer', () => {
     expect(demo?.quotas?.failureMode).toBe('FailOpen')
   })
 
-  it('gives an Isolated tenant its salt, appended to the client bytes', async () => {
-    const text = `{ "model": "qwen3.8-27b-fp8", "messages": [{"role":"user","content":"hi"}] }\n`
-    const body = await scorerBody(deps, snapshot, read('demo', chat, text))
+  it('asks for a stream with usage on every chunk when the client wants one JSON answer', async () => {
+    // So the ledger knows what a client who leaves half-way used (workers/answer-upstream.ts).
+    const body = JSON.parse(await scorerBody(deps, snapshot, read('demo', chat)))
+    expect(body).toMatchObject({
+      ...chat,
+      stream: true,
+      stream_options: { include_usage: true, continuous_usage_stats: true },
+      cache_salt: await salter('demo', null),
+    })
+  })
+
+  it('gives an Isolated tenant its salt, appended to the client bytes it cannot stream', async () => {
+    // prompt_logprobs come only in vLLM's unstreamed answer: the request goes as sent.
+    const asked = { ...chat, prompt_logprobs: 1 }
+    const text = `{ "model": "qwen3.8-27b-fp8", "prompt_logprobs": 1, "messages": [{"role":"user","content":"hi"}] }\n`
+    const body = await scorerBody(deps, snapshot, read('demo', asked, text))
     expect(body.startsWith(text.slice(0, 40))).toBe(true)
-    expect(JSON.parse(body)).toEqual({ ...chat, cache_salt: await salter('demo', null) })
+    expect(JSON.parse(body)).toEqual({ ...asked, cache_salt: await salter('demo', null) })
   })
 
   it("combines a client's cache_salt with the tenant's instead of sending it", async () => {
@@ -69,14 +82,21 @@ describe('the body the edge sends the scorer', () => {
       await scorerBody(deps, snapshot, read('demo', { ...chat, stream: true }), 'qwen3-8b'),
     )
     expect(streamed.model).toBe('qwen3-8b')
-    expect(streamed.stream_options).toEqual({ include_usage: true })
+    expect(streamed.stream_options).toEqual({ include_usage: true, continuous_usage_stats: true })
     expect(streamed.cache_salt).toBe(await salter('demo', null))
   })
 
   it("leaves a Shared tenant's bytes, its client's cache_salt included, as sent", async () => {
-    const text = JSON.stringify({ ...chat, cache_salt: 'mine' })
+    const unstreamable = { ...chat, prompt_logprobs: 1 }
+    const text = JSON.stringify({ ...unstreamable, cache_salt: 'mine' })
     expect(await scorerBody(deps, snapshot, read('open', {}, text))).toBe(text)
-    expect(await scorerBody(deps, snapshot, read('open', chat))).toBe(JSON.stringify(chat))
+    expect(await scorerBody(deps, snapshot, read('open', unstreamable))).toBe(
+      JSON.stringify(unstreamable),
+    )
+    expect(
+      JSON.parse(await scorerBody(deps, snapshot, read('open', { ...chat, cache_salt: 'mine' })))
+        .cache_salt,
+    ).toBe('mine')
   })
 
   it('salts with a random key per app when no salter is given, still per tenant', async () => {

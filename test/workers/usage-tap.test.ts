@@ -25,7 +25,11 @@ describe('tapSseUsage', () => {
   it('ends a stream whose upstream broke with an error event and [DONE]', async () => {
     let ended = 0
     const text = await readAll(
-      tapSseUsage(breaking([token]), { dropUsageChunk: false, onEnd: () => ended++ }),
+      tapSseUsage(breaking([token]), {
+        dropUsageChunk: false,
+        stripChunkUsage: true,
+        onEnd: () => ended++,
+      }),
     )
     const events = text.trim().split('\n\n')
     expect(events[0]).toBe(`data: ${token}`)
@@ -39,7 +43,11 @@ describe('tapSseUsage', () => {
 
   it('adds nothing when the upstream broke after [DONE]', async () => {
     const text = await readAll(
-      tapSseUsage(breaking([token, '[DONE]']), { dropUsageChunk: false, onEnd: () => {} }),
+      tapSseUsage(breaking([token, '[DONE]']), {
+        dropUsageChunk: false,
+        stripChunkUsage: true,
+        onEnd: () => {},
+      }),
     )
     expect(text).toBe(`data: ${token}\n\ndata: [DONE]\n\n`)
   })
@@ -59,7 +67,11 @@ describe('tapSseUsage over CR LF', () => {
     })
     let seen: unknown = null
     const out = await readAll(
-      tapSseUsage(body, { dropUsageChunk: true, onEnd: (found) => (seen = found) }),
+      tapSseUsage(body, {
+        dropUsageChunk: true,
+        stripChunkUsage: true,
+        onEnd: (found) => (seen = found.usage),
+      }),
     )
     expect(seen).toMatchObject({ total_tokens: 7 })
     expect(out).toBe(`data: ${token}\n\ndata: [DONE]\n\n`)

@@ -152,6 +152,7 @@ export async function measureEdgeCpu(options: {
     scorer,
     external: {
       complete: () => Promise.reject(new Error('not used: the pool is never saturated here')),
+      countTokens: async () => null,
     },
     metrics: createEdgeMetrics(),
     nowMs: () => performance.now(),
