@@ -211,10 +211,6 @@ export async function startFakeBedrock(input: FakeBedrockOptionsInput = {}): Pro
       return
     }
     if (operation === 'count-tokens') {
-      if (injected) {
-        record.status = send(injected.status, { message: injected.message }, injected.type)
-        return
-      }
       if (faults.countTokensUnsupported) {
         const message = "The provided model doesn't support counting tokens."
         record.status = send(400, { message }, 'ValidationException')
@@ -227,10 +223,6 @@ export async function startFakeBedrock(input: FakeBedrockOptionsInput = {}): Pro
         typeof counted === 'string'
           ? send(400, { message: counted }, 'ValidationException')
           : send(200, { inputTokens: fakeInputTokens(counted).total })
-      return
-    }
-    if (injected && !(faults.error === 'stream-throttle' && operation === 'converse-stream')) {
-      record.status = send(injected.status, { message: injected.message }, injected.type)
       return
     }
     const request = validateConverseBody(record.body)
