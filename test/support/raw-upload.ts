@@ -25,28 +25,34 @@ interface UploadOptions {
   url: string
   path: string
   headers: Record<string, string>
-  /** The content-length sent, whatever the body. */
-  declaredBytes: number
+  /**
+   * The content-length sent, whatever the body; 'chunked': none, the body sent in chunks
+   * and never finished (a stream without end, as far as the server knows).
+   */
+  declaredBytes: number | 'chunked'
 }
 
 const chunkBytes = 64 * 1024
+const crlf = Buffer.from('\r\n')
 
 /**
  * POSTs over a plain TCP socket: the header block with `content-length: declaredBytes`,
  * then `sendBytes` of spaces as body (all declared, unless told), 64 KiB at a time, as a
- * client that does not wait for an early answer would. Resolves once the server has
- * answered in full and either closed the connection or received everything sent, or
- * once the connection ends.
+ * client that does not wait for an early answer would. Resolves once the connection
+ * ends, or once the server has answered and the whole declared body has been sent.
  */
 export function rawUpload(
   options: UploadOptions & { sendBytes?: number },
 ): Promise<RawUploadResult> {
   const target = new URL(options.url)
-  const toSend = options.sendBytes ?? options.declaredBytes
+  const chunked = options.declaredBytes === 'chunked'
+  const toSend = options.sendBytes ?? (chunked ? chunkBytes : (options.declaredBytes as number))
   return new Promise((resolve) => {
     const socket = connect(Number(target.port), target.hostname)
     let received = Buffer.alloc(0)
     let written = 0
+    /** Whether the whole declared body has gone: else only the server can end the exchange. */
+    const complete = () => !chunked && written >= (options.declaredBytes as number)
     let answer: RawAnswer | null = null
     let settled = false
     const finish = (closedByServer: boolean) => {
@@ -58,7 +64,7 @@ export function rawUpload(
     socket.on('data', (data: Buffer) => {
       received = Buffer.concat([received, data])
       answer ??= parseAnswer(received)
-      if (answer && written >= toSend) finish(false)
+      if (answer && complete()) finish(false)
     })
     // Writes into a connection the server closed fail (EPIPE, ECONNRESET): expected here.
     socket.on('error', () => {})
@@ -69,12 +75,16 @@ export function rawUpload(
       while (written < toSend && !socket.destroyed) {
         const size = Math.min(chunkBytes, toSend - written)
         written += size
-        if (!socket.write(size === chunkBytes ? chunk : chunk.subarray(0, size))) {
+        const bytes = size === chunkBytes ? chunk : chunk.subarray(0, size)
+        const sent = socket.write(
+          chunked ? Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), bytes, crlf]) : bytes,
+        )
+        if (!sent) {
           socket.once('drain', pump)
           return
         }
       }
-      if (answer) finish(false)
+      if (answer && complete()) finish(false)
     }
     pump()
   })
@@ -102,11 +112,15 @@ export async function startUpload(
 
 /** The request line and header block. */
 function requestHead(target: URL, options: UploadOptions): string {
+  const framing =
+    options.declaredBytes === 'chunked'
+      ? { 'transfer-encoding': 'chunked' }
+      : { 'content-length': String(options.declaredBytes) }
   const lines = Object.entries({
     host: target.host,
     'content-type': 'application/json',
     ...options.headers,
-    'content-length': String(options.declaredBytes),
+    ...framing,
   }).map(([name, value]) => `${name}: ${value}\r\n`)
   return `POST ${options.path} HTTP/1.1\r\n${lines.join('')}\r\n`
 }

@@ -38,6 +38,8 @@ export async function startStack(
     redisUrl?: string | null
     redisPrefix?: string
     maxBodyBytes?: number
+    /** Also accept requests without the edge's signature (kinfctl scorer --allow-unsigned). */
+    allowUnsigned?: boolean
     eventsBind?: string
     extraPods?: { name: string; http: string; events: string | null; replay: string | null }[]
     /** The simulated pods' GPU profile (l40s-27b-fp8 unless told). */
@@ -64,6 +66,7 @@ export async function startStack(
       redisPrefix: options.redisPrefix ?? 'kinf:',
       extraPods: (options.extraPods ?? []).map((pod) => ({ ...pod, pool: 'default' })),
       maxBodyBytes: options.maxBodyBytes,
+      allowUnsigned: options.allowUnsigned,
       eventsBind: options.eventsBind,
     },
     log: (message) => {
