@@ -10,7 +10,8 @@
  *   <error>-every:N    one request in N for this model id gets it: the 1st, the N+1th, ...
  *   stream-error-after:N  converse-stream: N events, then a modelStreamErrorException
  *   stop:<reason>      end with this stopReason (content_filtered, guardrail_intervened, ...)
- *   delay:<ms>         wait this long before the answer and before each stream event
+ *   delay:<ms>         wait this long before the answer (CountTokens' too) and before each
+ *                      stream event
  *   cache-read:N       report N of the input tokens as read from the prompt cache
  *   cache-write:N      report N of the input tokens as written to it
  *   words:N            a text answer of exactly N words (1 to 1,000,000), for long answers

@@ -98,8 +98,10 @@ export async function startFakeBedrock(input: FakeBedrockOptionsInput = {}): Pro
   const processed: FakeBedrockProcessed[] = []
   const clock: FakeClock = {
     now: options.now ?? (() => performance.now()),
+    // A timer longer than 2^31 - 1 ms fires at once in Node: a very slow pace is capped.
     sleep:
-      options.sleep ?? ((ms, signal) => sleep(ms, undefined, { signal }).catch(() => undefined)),
+      options.sleep ??
+      ((ms, signal) => sleep(Math.min(ms, 2 ** 31 - 1), undefined, { signal }).catch(() => {})),
   }
   const counters: FaultCounters = new Map()
   const cachedPrefixes = new Set<string>()
