@@ -60,3 +60,39 @@ export const statusPageHtml = `<!doctype html>
 </body>
 </html>
 `
+
+/**
+ * What a browser gets instead of the page when it may not see it: why, and how to log in.
+ * No script, nothing external; the message is the server's own, escaped all the same.
+ */
+export function loginPageHtml(message: string, sessionTtlMs: number): string {
+  const hours = Math.round((sessionTtlMs / 3_600_000) * 10) / 10
+  const text = message.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Kinference status: log in</title>
+<link rel="icon" href="/ui/icon.svg">
+<style>
+  body { margin: 0; font: 14px/1.5 system-ui, sans-serif; color: #1d2430; background: #f7f8fa; }
+  main { max-width: 36rem; margin: 4rem auto; padding: 1rem 1.4rem; background: #fff; border: 1px solid #e3e6eb; border-radius: 6px; }
+  h1 { font-size: 1.1rem; margin: 0 0 .6rem; }
+  code { background: #eef0f3; padding: 0 .25rem; border-radius: 3px; }
+  #why { color: #c2410c; }
+</style>
+</head>
+<body>
+<main>
+<h1>Kinference status</h1>
+<p id="why">${text}</p>
+<p>Open <code>/ui?token=</code> followed by the admin token: the scorer's
+<code>KINFERENCE_ADMIN_TOKEN</code> (<code>npm start</code> prints the whole address). The
+token is checked once and leaves the address bar; this browser then holds a session that
+lasts ${hours === 1 ? '1 hour' : `${hours} hours`}, or until the admin token changes.</p>
+</main>
+</body>
+</html>
+`
+}
