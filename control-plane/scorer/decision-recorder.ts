@@ -1,3 +1,4 @@
+import { requestIdPattern } from '../../shared/openai/request-id.ts'
 import type { DecisionEntry } from '../../shared/state/decision-entry.ts'
 import type { StateStore } from '../../shared/state/state-store.ts'
 
@@ -13,7 +14,11 @@ export interface DecisionRecorderOptions {
 }
 
 export interface DecisionRecorder {
-  /** Queues an entry: no I/O, no await, never throws (the request's path pays ~nothing). */
+  /**
+   * Queues an entry: no I/O, no await, never throws (the request's path pays ~nothing). An
+   * entry whose ids are not request ids (validRequestId) is dropped, not written: the log's
+   * size per request is bounded whoever records.
+   */
   record(entry: DecisionEntry): void
   /** Writes what is queued now. */
   flush(): Promise<void>
@@ -60,6 +65,11 @@ export function createDecisionRecorder(options: DecisionRecorderOptions): Decisi
 
   return {
     record(entry) {
+      if (!boundedIds(entry)) {
+        dropped++
+        options.onDropped?.(1)
+        return
+      }
       queued.push(entry)
       if (queued.length > options.maxBuffered) {
         queued.shift()
@@ -77,4 +87,11 @@ export function createDecisionRecorder(options: DecisionRecorderOptions): Decisi
     },
     close: flush,
   }
+}
+
+function boundedIds(entry: DecisionEntry): boolean {
+  if (!requestIdPattern.test(entry.requestId)) return false
+  return entry.kind !== 'decided' || entry.clientRequestId === undefined
+    ? true
+    : requestIdPattern.test(entry.clientRequestId)
 }

@@ -1,3 +1,4 @@
+import { validRequestId } from '../../shared/openai/request-id.ts'
 import type { InferenceContext } from './inference-context.ts'
 import type { PreparedRequest } from './prepare-request.ts'
 import type { ProxyOutcome } from './proxy-to-pod.ts'
@@ -5,20 +6,25 @@ import type { ServeOptions } from './serve-on-pool.ts'
 
 /**
  * Logs the decision now and returns what logs its end: queued for the shared state's
- * decision log (decision-recorder.ts), so the request waits for no write.
+ * decision log (decision-recorder.ts), so the request waits for no write. Keyed by the
+ * request's own id; the client's x-request-id (from the headers the pod gets) is kept
+ * beside it, once, when it is a request id and another one.
  */
 export function logDecision(
   context: Pick<InferenceContext, 'decisions' | 'replica' | 'podsReportingCache'>,
   prepared: PreparedRequest,
-  options: Pick<ServeOptions, 'requestId' | 'startedMs' | 'decidedBy'>,
+  options: Pick<ServeOptions, 'requestId' | 'startedMs' | 'decidedBy'> &
+    Partial<Pick<ServeOptions, 'headers'>>,
   chosen: { pod: string; matched: number; predicted: number; heldMs: number },
 ) {
   const { requestId, startedMs } = options
   const { pod } = chosen
+  const client = validRequestId(options.headers?.['x-request-id'])
   context.decisions.record({
     kind: 'decided',
     atMs: Date.now(),
     requestId,
+    ...(client === null || client === requestId ? {} : { clientRequestId: client }),
     replica: context.replica,
     ...options.decidedBy,
     pool: prepared.pool.id,

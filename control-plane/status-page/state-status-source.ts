@@ -1,6 +1,7 @@
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { Decision } from '../../shared/state/decision-entry.ts'
 import { createDecisionFollower } from '../../shared/state/decision-follower.ts'
+import { escapeControls } from '../../shared/state/escape-controls.ts'
 import type { PodState } from '../../shared/state/pod-state.ts'
 import type { QuotaUse } from '../../shared/state/quota-use.ts'
 import type { StateReader } from '../state/state-reader.ts'
@@ -107,22 +108,28 @@ function tenantOf(use: QuotaUse): TenantView {
   }
 }
 
+/**
+ * A decision as the page shows it. Its id (the page's row key) is the request id the edge
+ * or the scorer made, never the client's x-request-id: two tenants sending the same one
+ * get a row each. Text from the log has its control characters written out (escapeControls).
+ */
 export function decisionViewOf(d: Decision): DecisionView {
+  const text = (value: string | null) => (value === null ? null : escapeControls(value))
   return {
-    id: d.requestId,
+    id: escapeControls(d.requestId),
     atMs: d.atMs,
-    tenant: d.tenant,
-    rule: d.rule,
-    backend: d.backend,
-    pool: d.pool,
-    pod: d.pod,
-    strategy: d.strategy,
+    tenant: text(d.tenant),
+    rule: text(d.rule),
+    backend: text(d.backend),
+    pool: escapeControls(d.pool),
+    pod: escapeControls(d.pod),
+    strategy: escapeControls(d.strategy),
     matchedTokens: d.matchedTokens,
     predictedTtftMs: d.predictedTtftMs,
     actualTtftMs: d.end?.ttftMs ?? null,
     cachedTokens: d.end?.cachedTokens ?? null,
     outputTokens: d.end?.outputTokens ?? null,
-    outcome: d.end?.outcome ?? null,
+    outcome: text(d.end?.outcome ?? null),
   }
 }
 

@@ -49,6 +49,7 @@ export type StatusView = z.infer<typeof StatusView>
 
 /** One routing decision, and once the request ended, how it went. */
 export const DecisionView = z.object({
+  /** The request id the edge (or the scorer) made: unique, whatever clients send. */
   id: z.string(),
   atMs: z.number(),
   tenant: z.string().nullable(),

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { RequestId } from '../openai/request-id.ts'
 
 const Count = z.int().min(0)
 
@@ -6,7 +7,13 @@ const Count = z.int().min(0)
 export const DecidedEntry = z.strictObject({
   kind: z.literal('decided'),
   atMs: z.number(),
-  requestId: z.string(),
+  /**
+   * What keys the request: the id the edge signed, or the scorer's own. Never a client's:
+   * two tenants sending the same x-request-id are two requests.
+   */
+  requestId: RequestId,
+  /** The client's x-request-id, when it is a request id (validRequestId) and not requestId. */
+  clientRequestId: RequestId.optional(),
   replica: z.string(),
   /** From the edge's signed claims; null for an unsigned request (local trials). */
   tenant: z.string().nullable(),
@@ -30,7 +37,7 @@ export type DecidedEntry = z.infer<typeof DecidedEntry>
 export const EndedEntry = z.strictObject({
   kind: z.literal('ended'),
   atMs: z.number(),
-  requestId: z.string(),
+  requestId: RequestId,
   pod: z.string(),
   /** Arrival to first token at the scorer; null when none came or the answer was not streamed. */
   ttftMs: z.number().nullable(),

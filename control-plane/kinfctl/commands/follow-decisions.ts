@@ -1,6 +1,7 @@
 import type { Decision } from '../../../shared/state/decision-entry.ts'
 import { createDecisionFollower } from '../../../shared/state/decision-follower.ts'
 import { summarizeDecisions } from '../../../shared/state/decision-summary.ts'
+import { escapeControls, escapeControlsInJson } from '../../../shared/state/escape-controls.ts'
 import { type DecisionsReport, poolMatches } from '../../state/state-reader.ts'
 import type { CliIo } from '../cli-io.ts'
 import type { InspectSession } from './inspect-session.ts'
@@ -29,8 +30,9 @@ export async function followDecisions(options: FollowOptions): Promise<void> {
   const shown: Decision[] = []
   const show = (d: Decision) => {
     shown.push(d)
-    if (format === 'json') io.stdout(`${JSON.stringify(d)}\n`)
-    else if (format === 'yaml') io.stdout(`---\n${JSON.stringify(d)}\n`)
+    // As renderOutput: nothing from the log reaches the terminal as a raw control character.
+    if (format === 'json') io.stdout(`${escapeControlsInJson(JSON.stringify(d))}\n`)
+    else if (format === 'yaml') io.stdout(`---\n${escapeControlsInJson(JSON.stringify(d))}\n`)
     else io.stdout(fixedRow(decisionRow(d), widths))
   }
   if (format === 'table') io.stdout(fixedRow(decisionColumns(), widths))
@@ -57,7 +59,7 @@ export async function followDecisions(options: FollowOptions): Promise<void> {
 
 function fixedRow(cells: readonly string[], widths: readonly number[]): string {
   return `${cells
-    .map((c, i) => c.padEnd(widths[i] ?? 0))
+    .map((c, i) => escapeControls(c).padEnd(widths[i] ?? 0))
     .join('  ')
     .trimEnd()}\n`
 }

@@ -1,4 +1,9 @@
-import { stringify } from 'yaml'
+import { Document, Scalar, visit } from 'yaml'
+import {
+  escapeControls,
+  escapeControlsInJson,
+  hasControls,
+} from '../../../shared/state/escape-controls.ts'
 import { UsageError } from '../cli-io.ts'
 
 export type OutputFormat = 'table' | 'json' | 'yaml'
@@ -17,16 +22,22 @@ export interface Rendered {
   notes: string[]
 }
 
-/** The whole text of one rendering, newline-terminated. */
+/**
+ * The whole text of one rendering, newline-terminated. It goes to a terminal, and what it
+ * shows comes from the shared state, where a tenant's request can put text: no control
+ * character is printed raw. Table cells and notes show each as `\xHH`; json and yaml
+ * escape them in the text (the same values once parsed).
+ */
 export function renderOutput(rendered: Rendered, format: OutputFormat): string {
-  if (format === 'json') return `${JSON.stringify(rendered.data, null, 2)}\n`
-  if (format === 'yaml') return stringify(rendered.data)
+  if (format === 'json') return `${escapeControlsInJson(JSON.stringify(rendered.data, null, 2))}\n`
+  if (format === 'yaml') return yamlText(rendered.data)
   const table = rendered.rows.length === 0 ? '' : formatTable(rendered.columns, rendered.rows)
-  return table + rendered.notes.map((line) => `${line}\n`).join('')
+  return table + rendered.notes.map((line) => `${escapeControls(line)}\n`).join('')
 }
 
-/** Columns padded to their widest cell, kubectl style (two spaces apart). */
-export function formatTable(columns: readonly string[], rows: readonly string[][]): string {
+/** Columns padded to their widest cell, kubectl style (two spaces apart); controls escaped. */
+export function formatTable(columns: readonly string[], cells: readonly string[][]): string {
+  const rows = cells.map((row) => row.map(escapeControls))
   const widths = columns.map((column, i) =>
     Math.max(column.length, ...rows.map((row) => (row[i] ?? '').length)),
   )
@@ -36,6 +47,22 @@ export function formatTable(columns: readonly string[], rows: readonly string[][
       .join('  ')
       .trimEnd()}\n`
   return line(columns) + rows.map(line).join('')
+}
+
+/**
+ * YAML with every string holding a control character in double quotes, unfolded: yaml
+ * escapes C0 there as JSON does (a tab or newline would otherwise go raw in a plain or
+ * block scalar), and DEL and C1, which it leaves, are escaped after.
+ */
+function yamlText(data: unknown): string {
+  const document = new Document(data)
+  visit(document, {
+    Scalar(_key, node) {
+      if (typeof node.value === 'string' && hasControls(node.value)) node.type = Scalar.QUOTE_DOUBLE
+    },
+  })
+  const text = document.toString({ doubleQuotedMinMultiLineLength: Number.POSITIVE_INFINITY })
+  return escapeControlsInJson(text)
 }
 
 /** Table cells: a dash for what is unknown. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createDecisionRecorder } from '../../../control-plane/scorer/decision-recorder.ts'
 import type { DecisionEntry } from '../../../shared/state/decision-entry.ts'
-import { decided } from '../../support/state-store-conformance.ts'
+import { decided, ended } from '../../support/state-store-conformance.ts'
 
 describe('createDecisionRecorder', () => {
   it('queues entries and writes them in one batch after flushMs', async () => {
@@ -51,5 +51,27 @@ describe('createDecisionRecorder', () => {
     await recorder.flush()
     expect(written.map((e) => e.requestId)).toEqual(['back'])
     expect(logs.at(-1)).toBe('decision log: writing again')
+  })
+
+  it('drops an entry whose ids are not request ids instead of writing it', async () => {
+    const written: DecisionEntry[] = []
+    let counted = 0
+    const recorder = createDecisionRecorder({
+      store: { appendDecisions: async (entries) => void written.push(...entries) },
+      flushMs: 1_000,
+      maxBuffered: 100,
+      log: () => {},
+      onDropped: (count) => {
+        counted += count
+      },
+    })
+    recorder.record(decided('x'.repeat(32 * 1024), 1))
+    recorder.record(decided('ok', 2, { clientRequestId: 'client\u009b2J' }))
+    recorder.record(ended('esc\u001b[2J', 3))
+    recorder.record(decided('kept', 4, { clientRequestId: 'client-7' }))
+    await recorder.flush()
+    expect(written.map((e) => e.requestId)).toEqual(['kept'])
+    expect(recorder.dropped).toBe(3)
+    expect(counted).toBe(3)
   })
 })

@@ -63,8 +63,10 @@ describe('the scorer writes its decisions and its pods to the shared state', () 
     await plain.text()
     await stack.scorer.flushState()
     const [first, second] = joinDecisions(await stack.scorer.state.readDecisions({}))
+    // The edge signed no request id here: the scorer made its own, the client's beside it.
+    expect(first?.requestId).toMatch(/^[0-9a-f-]{36}$/)
     expect(first).toMatchObject({
-      requestId: 'req-streamed',
+      clientRequestId: 'req-streamed',
       replica: stack.scorer.replica,
       tenant: 'acme',
       policy: 'team/acme',
@@ -81,11 +83,11 @@ describe('the scorer writes its decisions and its pods to the shared state', () 
     expect(first?.end?.ttftMs).toBeGreaterThan(0)
     // Not streamed: no first token seen apart from the whole answer.
     expect(second).toMatchObject({
-      requestId: 'req-plain',
+      clientRequestId: 'req-plain',
       end: { ttftMs: null, outcome: 'completed' },
     })
     expect(second?.end?.latencyMs).toBeGreaterThan(0)
-    const metrics = await (await fetch(`${stack.scorer.url}/metrics`)).text()
+    const metrics = await (await fetch(`${stack.scorer.metricsUrl}/metrics`)).text()
     expect(metrics).toMatch(/^kinference_scorer_decision_log_dropped_total 0\.0$/m)
     expect(metrics).toMatch(/^kinference_scorer_pod_view_write_failures_total 0\.0$/m)
   })

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { joinDecisions, type StoredDecisionEntry } from '../../../shared/state/decision-entry.ts'
+import {
+  DecisionEntry,
+  joinDecisions,
+  type StoredDecisionEntry,
+} from '../../../shared/state/decision-entry.ts'
 import { createDecisionFollower } from '../../../shared/state/decision-follower.ts'
 import { summarizeDecisions } from '../../../shared/state/decision-summary.ts'
 import { decided, ended } from '../../support/state-store-conformance.ts'
@@ -29,6 +33,34 @@ describe('joinDecisions', () => {
       ['a', 'pod-1', 'completed'],
     ])
     expect(joined[0]?.id).toBe(log[0]?.id)
+  })
+})
+
+describe('DecisionEntry', () => {
+  it('keys entries by a request id, the client’s kept beside it, both bounded and printable', () => {
+    expect(DecisionEntry.safeParse(decided('a', t0, { clientRequestId: 'client-1' })).success).toBe(
+      true,
+    )
+    for (const id of ['x'.repeat(129), 'with space', 'c1\u0085', 'esc\u001b[2J', ''])
+      expect(DecisionEntry.safeParse(decided(id, t0)).success, JSON.stringify(id)).toBe(false)
+    expect(
+      DecisionEntry.safeParse(decided('a', t0, { clientRequestId: 'x'.repeat(32 * 1024) })).success,
+    ).toBe(false)
+    expect(DecisionEntry.safeParse(ended('\u009b31m', t0)).success).toBe(false)
+  })
+
+  it('joins two requests that clients gave the same x-request-id as two decisions', () => {
+    const log = [
+      stored(decided('edge-1', t0, { tenant: 'acme', clientRequestId: 'same' })),
+      stored(decided('edge-2', t0, { tenant: 'umbrella', clientRequestId: 'same' })),
+      stored(ended('edge-2', t0 + 1, { outputTokens: 2 })),
+      stored(ended('edge-1', t0 + 2, { outputTokens: 1 })),
+    ]
+    const joined = joinDecisions(log)
+    expect(joined.map((d) => [d.tenant, d.clientRequestId, d.end?.outputTokens])).toEqual([
+      ['acme', 'same', 1],
+      ['umbrella', 'same', 2],
+    ])
   })
 })
 
