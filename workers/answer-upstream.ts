@@ -131,8 +131,9 @@ async function assembledAnswer(
   }
   const result = assembler.result()
   if (result.type === 'upstream_error') {
+    const shaped = upstreamErrorBody(result.status, JSON.stringify(result.body))
     headers.set('content-type', 'application/json')
-    return new Response(JSON.stringify(result.body), { status: result.status, headers })
+    return new Response(JSON.stringify(shaped.body), { status: shaped.status, headers })
   }
   if (!(metered as MeteredStream | null)?.complete) throw brokenAnswer(null)
   if (result.type === 'malformed') throw result.error

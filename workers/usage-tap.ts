@@ -1,6 +1,8 @@
 import { KinfError } from '../shared/errors/kinf-error.ts'
+import { maxChoices } from '../shared/openai/can-assemble-from-stream.ts'
+import { createRunningUsage } from '../shared/openai/create-running-usage.ts'
 import { sseErrorEnding } from '../shared/openai/sse-error-ending.ts'
-import { mayCarryUsage, type Usage, usageOf } from '../shared/openai/usage.ts'
+import { mayCarryUsage, type Usage } from '../shared/openai/usage.ts'
 
 /** What went by in a stream, for the quota ledger: how far it got and what it used. */
 export interface MeteredStream {
@@ -92,7 +94,8 @@ const textMarker = /"(?:content|text|arguments|reasoning_content|reasoning)":\s*
 
 class StreamMeter {
   sawDone = false
-  private usage: Usage | null = null
+  /** Per choice with n > 1: each chunk's continuous usage counts its own choice only. */
+  private readonly usage = createRunningUsage()
   private textEvents = 0
   private readonly text: string[] = []
   private ended = false
@@ -125,10 +128,11 @@ class StreamMeter {
     }
     onChunk?.(chunk)
     if (collectText) this.text.push(...textsOf(chunk))
-    const found = usageOf(chunk)
-    if (found === null) return event
-    this.usage = found
+    const found = (chunk as { usage?: unknown } | null)?.usage
+    if (typeof found !== 'object' || found === null || Array.isArray(found)) return event
     const choices = (chunk as { choices?: unknown }).choices
+    const counted = Array.isArray(choices) ? choices.filter(isIndexedChoice) : []
+    this.usage.take(found as Record<string, unknown>, counted)
     if (!Array.isArray(choices) || choices.length === 0)
       return this.options.dropUsageChunk ? null : event
     if (!this.options.stripChunkUsage) return event
@@ -139,13 +143,20 @@ class StreamMeter {
   end(): void {
     if (this.ended) return
     this.ended = true
+    const usage = this.usage.current()
     this.options.onEnd({
       complete: this.sawDone,
-      usage: this.usage,
+      usage: usage !== null && 'usage' in usage ? usage.usage : null,
       textEvents: this.textEvents,
       text: this.text.join(''),
     })
   }
+}
+
+/** A choice the running usage may count: an object with a sane index. */
+function isIndexedChoice(choice: unknown): choice is Record<string, unknown> {
+  const index = (choice as { index?: unknown } | null)?.index
+  return typeof index === 'number' && Number.isInteger(index) && index >= 0 && index < maxChoices
 }
 
 /** The generated text of a chat or completions chunk: content, reasoning, tool arguments. */

@@ -1,0 +1,26 @@
+import { createMemoryQuotaStore } from '../../shared/quota/memory-quota-store.ts'
+import type { QuotaStore } from '../../shared/quota/quota-store.ts'
+
+/** One settlement the edge made: what it charged an account for one request. */
+export interface Settlement {
+  account: string
+  estimatedTokens: number
+  actualTokens: number
+}
+
+/**
+ * The in-memory quota store, keeping a list of every settlement as the edge made it: what
+ * a test compares with what the pods or the provider say they processed.
+ */
+export function recordingQuotaStore(): QuotaStore & { settlements: Settlement[] } {
+  const store = createMemoryQuotaStore()
+  const settlements: Settlement[] = []
+  return {
+    settlements,
+    admit: (account, limits, estimated, nowMs) => store.admit(account, limits, estimated, nowMs),
+    async settle(account, limits, reservation, estimatedTokens, actualTokens, nowMs) {
+      settlements.push({ account, estimatedTokens, actualTokens })
+      await store.settle(account, limits, reservation, estimatedTokens, actualTokens, nowMs)
+    },
+  }
+}
