@@ -331,7 +331,11 @@ export class RouterCore {
     this.release(id, request, nowMs)
   }
 
-  /** The request failed; `podAtFault` leaves the pod out for the cool-down. */
+  /**
+   * The request failed; `podAtFault` leaves the pod out for the cool-down. Only a pod that
+   * cannot be reached (or says it cannot serve) is at fault: a failure of one request on a
+   * pod that answers (its error, its timeout) must not take the pod from everyone else.
+   */
   failed(id: string, nowMs: number, podAtFault: boolean): void {
     const request = this.tracked.get(id)
     if (!request) return
