@@ -9,6 +9,7 @@ import {
   type PresidioSample,
 } from './evaluate-pii-dataset.ts'
 import { type GeneratedSample, generatePiiCorpus } from './generate-pii-corpus.ts'
+import { formatRequestScan } from './measure-request-scan.ts'
 import { splitPresidio } from './split-presidio.ts'
 
 /**
@@ -60,6 +61,12 @@ async function main(argv: string[]): Promise<number> {
       formatDecoys(generated),
       formatReport(reports['generated, seed 2026'], 'the generated corpus, seed 2026', verbose),
       formatDecoys(unseen),
+      'The request scan the edge runs, against the detectors alone (positives labelled `pii` under each disguise):\n',
+      formatRequestScan({
+        'Presidio, all': samples,
+        'generated, seed 15': generated,
+        'generated, seed 2026': unseen,
+      }),
     ].join('\n'),
   )
   return 0
