@@ -15,10 +15,18 @@ import { type AwsCredentials, createExternalProviders } from '../../workers/exte
 import { createScorerClient } from '../../workers/scorer-client.ts'
 import { closeHttpServer, drainHttpServer, trackActivity } from '../http/drain-http-server.ts'
 import { guardNodeServer, NodeServerLimits, nodeServerOptions } from '../http/node-server-limits.ts'
+import { type MetricsListener, startMetricsListener } from '../metrics/start-metrics-listener.ts'
 
 export interface StartEdgeOptions {
   port: number
   host?: string
+  /**
+   * The port of /metrics, a listener of its own (never the API's: the counters say what
+   * tenants send); 0 or absent: a free one; null: /metrics is not served.
+   */
+  metricsPort?: number | null
+  /** Its address (default 127.0.0.1, this machine only; 0.0.0.0 to be scraped from a pod). */
+  metricsHost?: string
   config: () => Promise<ConfigSnapshot>
   /** One scorer URL, or several replicas' (see createScorerClient). */
   scorerUrls: readonly string[]
@@ -37,6 +45,8 @@ export interface StartEdgeOptions {
 
 export interface RunningEdge {
   url: string
+  /** The metrics listener's base URL (GET /metrics there); null when it is off. */
+  metricsUrl: string | null
   metrics: EdgeMetrics
   /**
    * Stops. With `drainMs` (SIGTERM): new connections are refused at once, the requests in
@@ -47,8 +57,8 @@ export interface RunningEdge {
 
 /**
  * The edge app on Node, for the embedded default and for clusters that run the edge
- * in-cluster (kinfctl edge): the same Hono app as the Worker, with Node's fetch, clock and timers, plus
- * /metrics.
+ * in-cluster (kinfctl edge): the same Hono app as the Worker, with Node's fetch, clock and
+ * timers, plus /metrics on a listener of its own (the API port answers it 404).
  */
 export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge> {
   const metrics = createEdgeMetrics()
@@ -69,7 +79,6 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     sleep: (ms) => sleep(ms),
     newRequestId: () => randomUUID(),
     log: options.log,
-    exposeMetrics: true,
     ...(options.limits ? { limits: options.limits } : {}),
     // @hono/node-server hands the app Node's request as env.incoming.
     clientAddress: (c) =>
@@ -82,6 +91,15 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     ...options.server,
   })
   const serverOptions = nodeServerOptions(limits)
+  const metricsListener: MetricsListener | null =
+    options.metricsPort === null
+      ? null
+      : await startMetricsListener({
+          name: 'edge metrics',
+          host: options.metricsHost ?? '127.0.0.1',
+          port: options.metricsPort ?? 0,
+          render: () => metrics.render(),
+        })
   const server = await new Promise<ReturnType<typeof createAdaptorServer>>((resolve, reject) => {
     const started = createAdaptorServer({ fetch: app.fetch, hostname: host, serverOptions })
     // Node's default queue of 511 overflows when a thousand clients connect at once; each
@@ -97,18 +115,24 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
       reject(new KinfError('invalid_config', message, { cause: error }))
     }
     started.once('error', refuse)
+  }).catch(async (error: unknown) => {
+    await metricsListener?.close()
+    throw error
   })
   guardNodeServer(server as Server, limits)
   const activity = trackActivity(server as Server)
   const { port } = server.address() as AddressInfo
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    metricsUrl: metricsListener?.url ?? null,
     metrics,
     async close(closeOptions = {}) {
       const left = await drainHttpServer(server as Server, activity, closeOptions.drainMs ?? 0)
       if (left > 0 && closeOptions.drainMs)
         options.log(`edge: ${left} requests still in flight at the drain deadline are cut`)
       await closeHttpServer(server as Server)
+      // Last: a drain stays visible to scrapes until the API port is closed.
+      await metricsListener?.close()
     },
   }
 }

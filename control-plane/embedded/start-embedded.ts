@@ -31,6 +31,10 @@ export interface EmbeddedOptions {
   redisPrefix?: string
   /** The scorer's port (0 or absent: any free one), e.g. for a Worker under wrangler dev to reach. */
   scorerPort?: number
+  /** The edge's /metrics listener, apart from its API port (0 or absent: a free one; null: off). */
+  metricsPort?: number | null
+  /** The scorer's /metrics and /health listener (0 or absent: a free one; null: off). */
+  scorerMetricsPort?: number | null
   /** The edge-scorer HMAC secret; a fresh one when absent. */
   signingSecret?: string
   /** The scorer's admin token (its /admin and /ui status page); a fresh one when absent. */
@@ -92,6 +96,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
       scorer: {
         // Absent: startSimulatedPools' default, a free port.
         port: options.scorerPort,
+        metricsPort: options.scorerMetricsPort,
         signingSecrets: [signingSecret],
         adminToken,
         redisUrl: options.redisUrl,
@@ -103,6 +108,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     const { scorer } = simulated
     const edge = await startEdge({
       port: options.port,
+      metricsPort: options.metricsPort,
       config: async () => snapshot,
       scorerUrls: [scorer.url],
       signingSecret,

@@ -49,6 +49,8 @@ const SimulatedScorerConfig = ScorerConfig.extend({ port: ListenPort })
 export interface SimulatedScorerOptions {
   /** A free one when absent. */
   port?: number
+  /** Its /metrics and /health: a free port when absent, off when null. */
+  metricsPort?: number | null
   signingSecrets: string[]
   allowUnsigned?: boolean
   adminToken?: string | null
@@ -157,6 +159,7 @@ export function startScorerOver(
     // Absent fields take ScorerConfig's defaults.
     SimulatedScorerConfig.parse({
       port: options.port,
+      metricsPort: options.metricsPort,
       signingSecrets: options.signingSecrets,
       allowUnsigned: options.allowUnsigned,
       adminToken: options.adminToken,

@@ -50,6 +50,13 @@ export type ScorerBackends = z.infer<typeof ScorerBackends>
 export const ScorerConfig = z.strictObject({
   host: z.string().default('127.0.0.1'),
   port: z.int().min(0).max(65_535),
+  /**
+   * /metrics and /health, on a listener of their own: the API port is the edge's (through
+   * the ingress path), the metrics port the scrapers' and the probes'. 0: a free port;
+   * null: neither is served.
+   */
+  metricsPort: z.int().min(0).max(65_535).nullable().default(0),
+  metricsHost: z.string().default('127.0.0.1'),
   /** HMAC secrets shared with the edge; several, so one can be rotated. */
   signingSecrets: z.array(z.string().min(16, 'a signing secret needs at least 16 characters')),
   /** Accept requests without an edge signature: for local trials only, never in a cluster. */

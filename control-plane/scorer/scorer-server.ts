@@ -4,13 +4,14 @@ import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../../shared/openai/openai-error-body.ts'
 import { routePaths } from '../../shared/scorer-api/route-protocol.ts'
 import { guardNodeServer, nodeServerOptions } from '../http/node-server-limits.ts'
-import { prometheusTextContentType } from '../metrics/create-prometheus-registry.ts'
+import { type MetricsListener, startMetricsListener } from '../metrics/start-metrics-listener.ts'
 import { lookupReport, podsReport } from './admin-api.ts'
 import { handleInference } from './handle-inference.ts'
 import { handleRoute } from './handle-route.ts'
 import type { InferenceContext, ScorerContext } from './inference-context.ts'
 import type { LivePools } from './live-pools.ts'
 import { parseJson, readBody } from './read-body.ts'
+import type { ScorerConfig } from './scorer-config.ts'
 
 function json(
   res: ServerResponse,
@@ -30,13 +31,13 @@ export interface ServerActivity {
 }
 
 /**
- * The scorer's HTTP face: OpenAI routes (signed by the edge), /health, /metrics, /admin.
- * A request is served by the pools of its start: it leases them until it is answered.
+ * The scorer's API: OpenAI routes (signed by the edge), /admin. A request is served by the
+ * pools of its start: it leases them until it is answered. /metrics and /health are not
+ * here but on the metrics listener (startScorerMetricsListener).
  */
 export function createScorerServer(
   context: ScorerContext,
   live: LivePools,
-  refreshMetrics: () => void,
   activity: ServerActivity = { inFlight: 0 },
   /** More routes (the status page's), beside the scorer's own. */
   extra: Record<string, Handler> = {},
@@ -69,12 +70,6 @@ export function createScorerServer(
     [`POST ${routePaths.completion}`]: leased((c, req, res) =>
       handleRoute(c, 'completion', req, res),
     ),
-    'GET /health': (_req, res) => json(res, 200, { status: 'ok' }),
-    'GET /metrics': (_req, res) => {
-      refreshMetrics()
-      res.writeHead(200, { 'content-type': prometheusTextContentType })
-      res.end(context.metrics.registry.render())
-    },
     'GET /admin/pods': (req, res) => {
       admin(req)
       json(res, 200, podsReport(now()))
@@ -121,4 +116,29 @@ export function createScorerServer(
   })
   guardNodeServer(server, context.config.server)
   return server
+}
+
+/**
+ * /metrics and /health on the scorer's metrics port (null when config.metricsPort is). The
+ * probes read /health: 503 from the start of a drain, so the pod leaves its Service while
+ * the requests in flight finish, and scrapes go on until the end.
+ */
+export async function startScorerMetricsListener(
+  config: Pick<ScorerConfig, 'metricsHost' | 'metricsPort'>,
+  render: () => string,
+  draining: () => boolean,
+): Promise<MetricsListener | null> {
+  if (config.metricsPort === null) return null
+  return startMetricsListener({
+    name: 'scorer metrics',
+    host: config.metricsHost,
+    port: config.metricsPort,
+    render,
+    probes: {
+      '/health': () =>
+        draining()
+          ? { status: 503, body: { status: 'draining' } }
+          : { status: 200, body: { status: 'ok' } },
+    },
+  })
 }

@@ -25,7 +25,11 @@ import { ReplayGuard } from './replay-guard.ts'
 import type { ScorerConfig, ScorerPod } from './scorer-config.ts'
 import { createScorerMetrics, type ScorerMetrics } from './scorer-metrics.ts'
 import { type ApplyReport, ScorerReconciler } from './scorer-reconciler.ts'
-import { createScorerServer, type ServerActivity } from './scorer-server.ts'
+import {
+  createScorerServer,
+  type ServerActivity,
+  startScorerMetricsListener,
+} from './scorer-server.ts'
 import type { StatePool } from './scorer-state.ts'
 import { createStateMetrics } from './state-metrics.ts'
 
@@ -33,6 +37,8 @@ export type { ApplyReport } from './scorer-reconciler.ts'
 
 export interface RunningScorer {
   readonly url: string
+  /** The metrics listener's base URL (GET /metrics and /health there); null when it is off. */
+  readonly metricsUrl: string | null
   /** The bound SUB socket pods connect to, when eventsBind is set. */
   readonly eventsEndpoint: string | null
   /** The pool runtimes new requests go to. */
@@ -62,9 +68,10 @@ export interface RunningScorer {
   /** A pod out of every pool and the index, until a snapshot lists it again. */
   removePod(name: string): Promise<void>
   /**
-   * Stops: with a drain, first refuses new connections (so readiness fails), waits up to
-   * `drainMs` for the requests in flight (streams included) to finish; then answers the
-   * ones still held for a pod with an error, cuts what is left and closes everything.
+   * Stops: with a drain, first refuses new connections and answers /health 503 (so
+   * readiness fails), waits up to `drainMs` for the requests in flight (streams included)
+   * to finish; then answers the ones still held for a pod with an error, cuts what is left
+   * and closes everything, the metrics listener last.
    */
   close(options?: { drainMs?: number }): Promise<void>
 }
@@ -72,7 +79,7 @@ export interface RunningScorer {
 /**
  * Starts the scorer: the index (Redis when configured, else in memory), the pods' feeds,
  * one runtime per pool with its pods (from the config's snapshot, or its pools and pods),
- * the metrics scraper, and the HTTP server.
+ * the metrics scraper, the HTTP server, and the metrics listener (/metrics, /health).
  */
 export async function startScorer(
   config: ScorerConfig,
@@ -186,7 +193,6 @@ export async function startScorer(
   const server = createScorerServer(
     context,
     live,
-    () => refreshMetrics(live, performance.now()),
     activity,
     statusPageRoutes({
       adminToken: config.adminToken,
@@ -197,15 +203,38 @@ export async function startScorer(
       }),
     }),
   )
-  await new Promise<void>((resolve, reject) => {
+  let draining = false
+  const closeStarted = async () => {
+    server.closeAllConnections()
+    await new Promise((resolve) => server.close(resolve))
+    await status.close()
+    await closeAll()
+  }
+  // The metrics listener starts once the API listens: /health answers ok only then.
+  const metricsListener = await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     // Node's default queue of 511 overflows when a thousand edge connections open at once;
     // each dropped SYN waits for its retransmit (1, 3, 7 s …). The kernel caps it at somaxconn.
     server.listen({ port: config.port, host: config.host, backlog: 4_096 }, () => resolve())
   })
+    .then(() =>
+      startScorerMetricsListener(
+        config,
+        () => {
+          refreshMetrics(live, performance.now())
+          return metrics.registry.render()
+        },
+        () => draining,
+      ),
+    )
+    .catch(async (error: unknown) => {
+      await closeStarted()
+      throw error
+    })
   const { port } = server.address() as AddressInfo
   return {
     url: `http://${config.host}:${port}`,
+    metricsUrl: metricsListener?.url ?? null,
     eventsEndpoint: shared?.endpoint ?? null,
     get pools() {
       return live.current.pools
@@ -227,14 +256,13 @@ export async function startScorer(
     addPod: (pod) => reconciler.addPod(pod),
     removePod: (name) => reconciler.removePod(name),
     async close(options = {}) {
+      draining = true
       await drainHttpServer(server, activity, options.drainMs ?? 0)
       scraper.stop()
       // Requests held by late binding get an error answer before connections are cut.
       await Promise.all(live.all().map((pool) => pool.admission.close()))
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-      await status.close()
-      await closeAll()
+      await closeStarted()
+      await metricsListener?.close()
     },
   }
 }

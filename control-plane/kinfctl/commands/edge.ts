@@ -15,7 +15,8 @@ export const edgeUsage = `Usage: kinfctl edge --scorer URL --config SOURCE [opti
 Runs the edge on Node as its own process: the OpenAI API (/v1/chat/completions,
 /v1/completions, /v1/models) with the API keys, quotas and policy of a config snapshot,
 asking the scorer (requests signed with KINFERENCE_SIGNING_SECRET) and calling the
-external providers the snapshot names; /healthz and /metrics too. With a redis:// config
+external providers the snapshot names; /healthz too. /metrics is served on a listener of
+its own (--metrics-port), never on the API port. With a redis:// config
 it follows the snapshots the controller publishes: each newer verified version applies
 without a restart (requests in flight finish with the one they started with), a refused
 one is logged and the previous one stays, and at start it waits for the first one.
@@ -24,6 +25,10 @@ Runs until interrupted.
 Options:
       --port P             listen port (default 8787; 0 = a free port)
       --host H             listen address (default 127.0.0.1; 0.0.0.0 in a pod)
+      --metrics-port P     port of /metrics, apart from the API (default 9091; 0 = a free
+                           port; off = not served)
+      --metrics-host H     its listen address (default 127.0.0.1; 0.0.0.0 in a pod, where
+                           a NetworkPolicy lets only the scrapers reach it)
       --scorer URL         the scorer's base URL, e.g. http://127.0.0.1:8080, or several
                            replicas' (comma-separated): requests rotate over them, and one
                            that cannot be reached is retried on the next
@@ -47,12 +52,21 @@ Environment:
 `
 
 const portMessage = 'must be a port number (0 to 65535; 0 = a free port)'
+const metricsPortMessage = 'must be a port number (0 to 65535; 0 = a free port) or off'
 const durationMessage = 'must be a duration such as 500ms, 30s or 2m'
 
 /** What kinfctl edge runs with, from its flags and environment. */
 export const EdgeCommandOptions = z.strictObject({
   port: z.int(portMessage).min(0, portMessage).max(65_535, portMessage).default(8787),
   host: z.string().min(1, 'must not be empty').default('127.0.0.1'),
+  /** Null: /metrics is not served. */
+  metricsPort: z
+    .int(metricsPortMessage)
+    .min(0, metricsPortMessage)
+    .max(65_535, metricsPortMessage)
+    .nullable()
+    .default(9091),
+  metricsHost: z.string().min(1, 'must not be empty').default('127.0.0.1'),
   scorer: z
     .array(
       z.url({
@@ -83,6 +97,8 @@ export type EdgeCommandOptions = z.infer<typeof EdgeCommandOptions>
 const optionNames: Record<keyof EdgeCommandOptions, string> = {
   port: '--port',
   host: '--host',
+  metricsPort: '--metrics-port',
+  metricsHost: '--metrics-host',
   scorer: '--scorer',
   config: '--config',
   configPrefix: '--config-prefix',
@@ -93,6 +109,10 @@ const optionNames: Record<keyof EdgeCommandOptions, string> = {
   requestTimeoutMs: '--request-timeout',
   streamStallMs: '--stream-stall-timeout',
 }
+
+/** A port flag as a number; NaN (refused by the schema) when it is not one. */
+const portOf = (text: string | undefined) =>
+  text === undefined ? undefined : text.trim() === '' ? Number.NaN : Number(text)
 
 /** A duration flag in ms; NaN (refused by the schema) when it is not one. */
 const durationOf = (text: string | undefined) =>
@@ -105,6 +125,8 @@ export function parseEdgeOptions(args: string[], env: CliIo['env']): EdgeCommand
     options: {
       port: { type: 'string' },
       host: { type: 'string' },
+      'metrics-port': { type: 'string' },
+      'metrics-host': { type: 'string' },
       scorer: { type: 'string' },
       config: { type: 'string' },
       'config-prefix': { type: 'string' },
@@ -114,10 +136,11 @@ export function parseEdgeOptions(args: string[], env: CliIo['env']): EdgeCommand
       'stream-stall-timeout': { type: 'string' },
     },
   })
-  const port = values.port
   const parsed = EdgeCommandOptions.safeParse({
-    port: port === undefined ? undefined : port.trim() === '' ? Number.NaN : Number(port),
+    port: portOf(values.port),
     host: values.host,
+    metricsPort: values['metrics-port'] === 'off' ? null : portOf(values['metrics-port']),
+    metricsHost: values['metrics-host'],
     scorer: values.scorer?.split(',').map((url) => url.trim()),
     config: values.config,
     configPrefix: values['config-prefix'],
@@ -166,6 +189,8 @@ export async function edgeCommand(args: string[], io: CliIo): Promise<number> {
     const edge = await startEdge({
       port: options.port,
       host: options.host,
+      metricsPort: options.metricsPort,
+      metricsHost: options.metricsHost,
       // Read once per request by the edge app: a request keeps the snapshot it started with.
       config: async () => currentSnapshot(feed),
       scorerUrls: options.scorer,
@@ -182,7 +207,10 @@ export async function edgeCommand(args: string[], io: CliIo): Promise<number> {
     })
     closing.push(() => edge.close({ drainMs: options.drainTimeoutMs }))
     const version = feed.current()?.version ?? 0
-    io.stdout(`edge listening on ${edge.url} (config from ${config.origin}, version ${version})\n`)
+    const metrics = edge.metricsUrl === null ? 'off' : `${edge.metricsUrl}/metrics`
+    io.stdout(
+      `edge listening on ${edge.url} (config from ${config.origin}, version ${version}); metrics ${metrics}\n`,
+    )
     await interrupted
     if (options.drainTimeoutMs > 0)
       log(`edge draining for up to ${options.drainTimeoutMs / 1000} s`)

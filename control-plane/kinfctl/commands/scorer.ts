@@ -14,11 +14,16 @@ export const scorerUsage = `Usage: kinfctl scorer --port P [options]
 
 Runs the scorer: receives OpenAI chat and completions requests signed by the edge,
 finds the pod whose KV cache holds most of the prompt, predicts each pod's time to
-first token, and proxies to the best one. Runs until interrupted.
+first token, and proxies to the best one. /metrics and /health (the probes') are served
+on a listener of their own (--metrics-port), never on the API port. Runs until interrupted.
 
 Options:
       --port P             listen port (0 = a free port)
       --host H             listen address (default 127.0.0.1)
+      --metrics-port P     port of /metrics and /health, apart from the API (default 9090;
+                           0 = a free port; off = neither is served)
+      --metrics-host H     its listen address (default 127.0.0.1; 0.0.0.0 in a pod, where
+                           a NetworkPolicy lets only the scrapers reach it)
       --config SOURCE      a snapshot file from kinfctl compile, or redis://… to follow the
                            live snapshot kinfctl controller publishes (waits for the first
                            one; later ones apply without restart; one that fails
@@ -33,7 +38,8 @@ Options:
                            REDIS_URL (default kinf:, what kinfctl inspect reads)
       --events-bind EP     also bind one SUB socket (e.g. tcp://*:5557) for pods whose
                            PUB connects to the scorer; topics kv@<pod>@<model> name them
-      --drain-timeout D    when interrupted (SIGTERM), refuse new connections (probes fail)
+      --drain-timeout D    when interrupted (SIGTERM), refuse new connections (/health
+                           answers 503)
                            and let the requests in flight, streams included, finish for up
                            to D before stopping (default 30s; 0 stops at once)
 Without --config, one pool serves:
@@ -81,6 +87,8 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
     options: {
       port: { type: 'string' },
       host: { type: 'string', default: '127.0.0.1' },
+      'metrics-port': { type: 'string', default: '9090' },
+      'metrics-host': { type: 'string', default: '127.0.0.1' },
       config: { type: 'string' },
       'config-prefix': { type: 'string', default: 'kinf:' },
       'redis-prefix': { type: 'string', default: 'kinf:' },
@@ -96,6 +104,7 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
     },
   })
   if (values.port === undefined) throw new UsageError('--port is required')
+  const metricsPort = metricsPortOf(values['metrics-port'])
   const drainMs = parseDuration(values['drain-timeout'])
   if (drainMs === null)
     throw new UsageError(`--drain-timeout "${values['drain-timeout']}" is not a duration (30s, 2m)`)
@@ -147,6 +156,8 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
   const parsed = ScorerConfig.safeParse({
     host: values.host,
     port: Number(values.port),
+    metricsPort,
+    metricsHost: values['metrics-host'],
     signingSecrets: secrets,
     allowUnsigned: values['allow-unsigned'],
     adminToken: io.env.KINFERENCE_ADMIN_TOKEN ?? null,
@@ -174,14 +185,24 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
   // A version that arrived while the scorer was starting.
   if (latest !== null) void applyPublished(scorer, latest, log)
   const pods = scorer.pools.reduce((sum, pool) => sum + pool.endpoints().length, 0)
+  const metrics = scorer.metricsUrl === null ? 'off' : `${scorer.metricsUrl}/metrics, /health`
   io.stdout(
-    `scorer listening on ${scorer.url} (${scorer.pools.length} pools, ${pods} pods, index in ${parsed.data.redisUrl ? 'redis' : 'memory'}${source ? `, config from ${source.origin} version ${source.initial.version}` : ''})\n`,
+    `scorer listening on ${scorer.url} (${scorer.pools.length} pools, ${pods} pods, index in ${parsed.data.redisUrl ? 'redis' : 'memory'}${source ? `, config from ${source.origin} version ${source.initial.version}` : ''}); metrics ${metrics}\n`,
   )
   await interrupted
   await source?.feed.close()
   if (drainMs > 0) log(`scorer draining for up to ${values['drain-timeout']}`)
   await scorer.close({ drainMs })
   return exitCode.ok
+}
+
+/** --metrics-port: a port number (0 = a free one), or null for off. */
+function metricsPortOf(text: string): number | null {
+  if (text === 'off') return null
+  const port = text.trim() === '' ? Number.NaN : Number(text)
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`--metrics-port "${text}" must be a port number (0 = a free one) or off`)
+  return port
 }
 
 /** Applies a followed snapshot; requests in flight finish under the one they started with. */

@@ -8,7 +8,8 @@ import { createRedisQuotaStore } from '../../edge/redis-quota-store.ts'
 import { startEmbedded } from '../../embedded/start-embedded.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 
-export const upUsage = `Usage: kinfctl up [--port P] [--pods N] [--time-scale S] [--scorer-port P] [--snapshot FILE]
+export const upUsage = `Usage: kinfctl up [--port P] [--metrics-port P] [--pods N] [--time-scale S]
+                  [--scorer-port P] [--scorer-metrics-port P] [--snapshot FILE]
 
 Runs the embedded default on this machine: N simulated vLLM pods per pool (l40s-27b-fp8), the
 scorer in front of them, a local Bedrock-compatible server for bursting, and the edge
@@ -17,11 +18,16 @@ Ctrl-C stops everything.
 
 Options:
   --port P         edge port (default: $PORT, else 8787)
+  --metrics-port P the edge's /metrics, apart from its API port (default 9091; 0 = a free
+                   port; off = not served)
   --pods N         simulated pods per pool (default 3)
   --time-scale S   simulated GPU time runs S times faster than real time (default 1)
   --scorer-port P  the scorer's port (default: any free one)
+  --scorer-metrics-port P
+                   the scorer's /metrics and /health (default: any free one; off = neither)
   --snapshot FILE  where the demo config snapshot is written, for a Worker under
                    wrangler dev to load into KV (default .kinference/snapshot.json)
+The metrics listeners are on 127.0.0.1 only; the banner prints their addresses.
 
 Environment:
   KINFERENCE_DEMO_KEY        the demo key (kinf_demo_<secret>); a fresh one when unset
@@ -37,15 +43,19 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
     args,
     options: {
       port: { type: 'string' },
+      'metrics-port': { type: 'string', default: '9091' },
       pods: { type: 'string', default: '3' },
       'time-scale': { type: 'string', default: '1' },
       'scorer-port': { type: 'string', default: '0' },
+      'scorer-metrics-port': { type: 'string', default: '0' },
       snapshot: { type: 'string', default: '.kinference/snapshot.json' },
     },
   })
   const scorerPort = Number(values['scorer-port'])
   if (!Number.isInteger(scorerPort) || scorerPort < 0 || scorerPort > 65_535)
     throw new UsageError('--scorer-port must be a port number')
+  const metricsPort = metricsPortOf('--metrics-port', values['metrics-port'])
+  const scorerMetricsPort = metricsPortOf('--scorer-metrics-port', values['scorer-metrics-port'])
   const port = Number(values.port ?? io.env.PORT ?? '8787')
   const pods = Number(values.pods)
   const timeScale = Number(values['time-scale'])
@@ -63,6 +73,8 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
     pods,
     timeScale,
     scorerPort,
+    metricsPort,
+    scorerMetricsPort,
     ...(io.env.KINFERENCE_DEMO_KEY ? { demoKey: io.env.KINFERENCE_DEMO_KEY } : {}),
     ...(io.env.KINFERENCE_SIGNING_SECRET
       ? { signingSecret: io.env.KINFERENCE_SIGNING_SECRET }
@@ -85,6 +97,7 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
       `  edge     ${url}/v1   (OpenAI API)`,
       `  api key  ${stack.demoKey}`,
       `  status   ${stack.statusPageUrl}   (open in a browser)`,
+      `  metrics  ${metricsLine(stack.edge.metricsUrl, stack.scorer.metricsUrl)}`,
       '',
       `  curl -s ${url}/v1/chat/completions -H 'authorization: Bearer ${stack.demoKey}' \\`,
       `    -d '{"model":"qwen3.8-27b-fp8","messages":[{"role":"user","content":"Hello!"}],"max_tokens":32}'`,
@@ -109,4 +122,19 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
   await quotas.close?.()
   io.stderr('stopped\n')
   return exitCode.ok
+}
+
+/** A metrics port flag: a port number (0 = a free one), or null for off. */
+function metricsPortOf(flag: string, text: string): number | null {
+  if (text === 'off') return null
+  const port = text.trim() === '' ? Number.NaN : Number(text)
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`${flag} must be a port number (0 = a free one) or off`)
+  return port
+}
+
+/** Where Prometheus scrapes the stack: the edge's and the scorer's own listeners, not their APIs. */
+function metricsLine(edge: string | null, scorer: string | null): string {
+  const at = (url: string | null) => (url === null ? 'off' : `${url}/metrics`)
+  return `edge ${at(edge)}, scorer ${at(scorer)}${scorer === null ? '' : ` (and ${scorer}/health)`}`
 }
