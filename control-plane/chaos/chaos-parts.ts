@@ -7,6 +7,8 @@ import { type ChaosPodPorts, chaosModel } from './chaos-platform.ts'
 export interface ChaosPart {
   readonly name: string
   readonly url: string
+  /** Where its GET /metrics is: the listener apart from the API (scorer, edge), or the pod's own. */
+  readonly metricsUrl: string
   /** The process now (a new one after each start). */
   readonly process: KinfctlProcess
   /** SIGKILL (a crash) or SIGTERM (a graceful stop); resolves with the exit code. */
@@ -38,6 +40,7 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 export function processPart(spec: {
   name: string
   url: string
+  metricsUrl: string
   args: () => string[]
   env: Record<string, string>
   ready: RegExp
@@ -46,6 +49,7 @@ export function processPart(spec: {
   const part: ChaosPart = {
     name: spec.name,
     url: spec.url,
+    metricsUrl: spec.metricsUrl,
     get process() {
       if (!current) throw new Error(`${spec.name} was never started`)
       return current
@@ -80,6 +84,8 @@ export function chaosPod(options: {
   const part = processPart({
     name,
     url,
+    // vLLM serves /metrics on its HTTP port.
+    metricsUrl: url,
     env: options.env,
     ready: /http=/,
     args: () => [
@@ -105,6 +111,7 @@ export function chaosPod(options: {
   return {
     name,
     url,
+    metricsUrl: url,
     get process() {
       return part.process
     },

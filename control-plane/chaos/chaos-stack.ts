@@ -88,10 +88,12 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
     const scorers: ChaosPart[] = []
     for (let i = 0; i < options.scorers; i++) {
       const port = await freePort()
+      const metricsPort = await freePort()
       const url = `http://127.0.0.1:${port}`
       const scorer = processPart({
         name: `scorer-${i}`,
         url,
+        metricsUrl: `http://127.0.0.1:${metricsPort}`,
         ready: /scorer listening on/,
         env: {
           KINFERENCE_SIGNING_SECRETS: signingSecret,
@@ -102,6 +104,8 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
           'scorer',
           '--port',
           String(port),
+          '--metrics-port',
+          String(metricsPort),
           '--config',
           snapshotFile,
           '--redis-prefix',
@@ -120,9 +124,11 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
       await scorer.start()
     }
     const edgePort = await freePort()
+    const edgeMetricsPort = await freePort()
     const edge = processPart({
       name: 'edge',
       url: `http://127.0.0.1:${edgePort}`,
+      metricsUrl: `http://127.0.0.1:${edgeMetricsPort}`,
       ready: /edge listening on/,
       env: {
         KINFERENCE_SIGNING_SECRET: signingSecret,
@@ -136,6 +142,8 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
         'edge',
         '--port',
         String(edgePort),
+        '--metrics-port',
+        String(edgeMetricsPort),
         '--scorer',
         scorers.map((scorer) => scorer.url).join(','),
         '--config',

@@ -80,7 +80,7 @@ export function describeEdgeRequestPath(runtime: string, setup: RequestPathRunti
     ).count
   /** Requests the scorer saw end because the edge went away, over its pods. */
   const clientGone = async () => {
-    const text = await (await fetch(`${setup.stack().scorerUrl}/metrics`)).text()
+    const text = await (await fetch(`${setup.stack().scorerMetricsUrl}/metrics`)).text()
     let count = 0
     for (const line of text.split('\n'))
       if (line.startsWith('kinference_scorer_requests') && line.includes('outcome="client-gone"'))

@@ -10,6 +10,8 @@ import { mintApiKey, sha256HexOf } from '../../shared/tenancy/api-key.ts'
 /** What the edge request-path suite needs to reach, as plain data (it crosses into workerd). */
 export interface RequestPathStack {
   scorerUrl: string
+  /** Its metrics listener (GET /metrics), apart from its API. */
+  scorerMetricsUrl: string
   /** A second scorer over the same pods whose pool is always saturated (TTFT SLO 1 µs). */
   saturatedScorerUrl: string
   bedrockUrl: string
@@ -55,6 +57,7 @@ export async function startRequestPathStack(): Promise<{
   return {
     stack: {
       scorerUrl: normal.scorer.url,
+      scorerMetricsUrl: normal.scorer.metricsUrl ?? '',
       saturatedScorerUrl: saturated.url,
       bedrockUrl: bedrock.url,
       signingSecret,

@@ -32,7 +32,7 @@ export async function scrapeServiceMetrics(options: {
   redisPrefix: string
 }): Promise<ScrapedMetrics[]> {
   const scraped: ScrapedMetrics[] = []
-  const scrape = async (service: string, base: string) => {
+  const scrape = async (service: string, base: string | null) => {
     const url = `${base}/metrics`
     const response = await fetch(url)
     if (!response.ok) throw new Error(`${service}: GET ${url} answered ${response.status}`)
@@ -42,8 +42,8 @@ export async function scrapeServiceMetrics(options: {
   const stack = await start()
   try {
     await sendTraffic(stack)
-    await scrape('edge', stack.edge.url)
-    await scrape('scorer', stack.scorer.url)
+    await scrape('edge', stack.edge.metricsUrl)
+    await scrape('scorer', stack.scorer.metricsUrl)
     // A pod the traffic reached (the router chooses which): its counters have samples.
     const pods = await Promise.all(
       stack.pods.map(async (pod) => (await fetch(`${pod.url}/metrics`)).text()),
@@ -69,8 +69,8 @@ export async function scrapeServiceMetrics(options: {
     await post(saturated, { model, messages: [{ role: 'user', content: 'one more' }] }).then(
       (response) => response.text(),
     )
-    await scrape('edge, pool saturated', saturated.edge.url)
-    await scrape('scorer, pool saturated', saturated.scorer.url)
+    await scrape('edge, pool saturated', saturated.edge.metricsUrl)
+    await scrape('scorer, pool saturated', saturated.scorer.metricsUrl)
   } finally {
     await saturated.close()
   }

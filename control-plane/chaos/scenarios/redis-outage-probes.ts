@@ -57,7 +57,7 @@ export async function decisionsLoggedSince(state: StateStore, wallMs: number): P
 
 /** A counter's total over its labels on a part's /metrics (0 when absent). */
 export async function counterTotal(part: ChaosPart, name: string): Promise<number> {
-  const response = await fetch(`${part.url}/metrics`, { signal: AbortSignal.timeout(5_000) })
+  const response = await fetch(`${part.metricsUrl}/metrics`, { signal: AbortSignal.timeout(5_000) })
   return parsePrometheusText(await response.text())
     .samples.filter((sample) => sample.name === name)
     .reduce((sum, sample) => sum + sample.value, 0)

@@ -60,7 +60,9 @@ export async function openIndexReader(context: ChaosContext, stack: ChaosStack) 
 
 /** A counter of a scorer's /metrics, summed over its labels (0 when absent). */
 export async function scorerCounter(scorer: ChaosPart, name: string): Promise<number> {
-  const response = await fetch(`${scorer.url}/metrics`, { signal: AbortSignal.timeout(5_000) })
+  const response = await fetch(`${scorer.metricsUrl}/metrics`, {
+    signal: AbortSignal.timeout(5_000),
+  })
   const text = await response.text()
   let sum = 0
   for (const line of text.split('\n')) {

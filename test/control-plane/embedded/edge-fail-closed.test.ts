@@ -19,7 +19,7 @@ describe('the edge when the local pool is saturated', () => {
     expect(response.status).toBe(200)
     expect(response.headers.get('x-kinference-decision')).toContain('backend=demo/bedrock-claude')
     expect(stack.bedrock.requests.length).toBe(before + 1)
-    expect(await (await fetch(`${stack.edge.url}/metrics`)).text()).toMatch(
+    expect(await (await fetch(`${stack.edge.metricsUrl}/metrics`)).text()).toMatch(
       /^kinference_edge_burst_total\{backend="demo\/bedrock-claude"\} 1$/m,
     )
   })
@@ -37,7 +37,7 @@ describe('the edge when the local pool is saturated', () => {
     expect(error.code).toBe('locality_violation')
     expect(error.message).toContain('personal data')
     expect(stack.bedrock.requests.length).toBe(before)
-    expect(await (await fetch(`${stack.edge.url}/metrics`)).text()).toMatch(
+    expect(await (await fetch(`${stack.edge.metricsUrl}/metrics`)).text()).toMatch(
       /kinference_edge_pii_kept_local_total\{constraint="pii-in-cluster"\} [1-9]/,
     )
   })
@@ -98,7 +98,7 @@ describe('the edge fails closed', () => {
       })
       expect(response.status).toBe(503)
       expect(stack.bedrock.requests.length).toBe(0)
-      const metrics = await (await fetch(`${stack.edge.url}/metrics`)).text()
+      const metrics = await (await fetch(`${stack.edge.metricsUrl}/metrics`)).text()
       expect(metrics).toMatch(/kinference_edge_pii_detector_failures_total 1/)
     } finally {
       await stack.close()

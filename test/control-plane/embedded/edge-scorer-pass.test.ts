@@ -4,7 +4,7 @@ import { post, start } from '../../support/embedded-stack.ts'
 
 /** The sum of a counter over its series in the scorer's /metrics. */
 async function total(stack: EmbeddedStack, name: string): Promise<number> {
-  const text = await (await fetch(`${stack.scorer.url}/metrics`)).text()
+  const text = await (await fetch(`${stack.scorer.metricsUrl}/metrics`)).text()
   return text
     .split('\n')
     .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))

@@ -67,8 +67,8 @@ describe('no secret reaches a log or an answer', () => {
       }).then(keep)
     }
     await fetch(`${stack.scorer.url}/ui?token=wrong`, { redirect: 'manual' }).then(keep)
-    await fetch(`${stack.edge.url}/metrics`).then(keep)
-    await fetch(`${stack.scorer.url}/metrics`).then(keep)
+    await fetch(`${stack.edge.metricsUrl}/metrics`).then(keep)
+    await fetch(`${stack.scorer.metricsUrl}/metrics`).then(keep)
     expect(answers.length).toBeGreaterThan(15)
     // Commands given a Redis password, against a Redis that is not there: they print why.
     const redisUrl = `redis://:${redisPassword}@127.0.0.1:1/`

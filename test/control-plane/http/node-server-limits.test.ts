@@ -40,7 +40,7 @@ async function trickle(client: RawClient, text: string, everyMs: number): Promis
 
 /** Requests the scorer saw end because the edge went away. */
 async function clientGone(): Promise<number> {
-  const text = await (await fetch(`${stack.stack.scorerUrl}/metrics`)).text()
+  const text = await (await fetch(`${stack.stack.scorerMetricsUrl}/metrics`)).text()
   return text
     .split('\n')
     .filter((line) => line.startsWith('kinference_scorer_requests') && line.includes('client-gone'))

@@ -116,11 +116,14 @@ afterAll(async () => {
 
 describe('kinfctl edge', () => {
   it('serves the policy of a snapshot file through the scorer, and stops when interrupted', async () => {
-    const edge = startCli(['--port', '0', '--scorer', pools.scorer.url, '--config', file])
+    const edge = startCli([
+      ...['--port', '0', '--metrics-port', '0'],
+      ...['--scorer', pools.scorer.url, '--config', file],
+    ])
     const url = await edge.url()
     expect(edge.stdout()).toMatch(
       new RegExp(
-        `^edge listening on http://127\\.0\\.0\\.1:\\d+ \\(config from ${file}, version 0\\)\\n$`,
+        `^edge listening on http://127\\.0\\.0\\.1:\\d+ \\(config from ${file}, version 0\\); metrics http://127\\.0\\.0\\.1:\\d+/metrics\\n$`,
       ),
     )
     expect(edge.stderr()).toMatch(/^config: version 0 sha256:[a-f0-9]{64} applied$/m)
@@ -137,7 +140,7 @@ describe('kinfctl edge', () => {
     const prefix = uniquePrefix()
     const store = await createRedisSnapshotStore({ redis: redisUrl, prefix })
     const edge = startCli([
-      ...['--port', '0', '--scorer', pools.scorer.url],
+      ...['--port', '0', '--metrics-port', '0', '--scorer', pools.scorer.url],
       ...['--config', redisUrl, '--config-prefix', prefix],
     ])
     try {
@@ -230,7 +233,10 @@ describe('kinfctl edge', () => {
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
     const { port } = taken.address() as AddressInfo
     try {
-      const edge = startCli(['--port', String(port), '--scorer', 'http://h:1', '--config', file])
+      const edge = startCli([
+        ...['--port', String(port), '--metrics-port', '0'],
+        ...['--scorer', 'http://h:1', '--config', file],
+      ])
       expect(await edge.exited).toBe(1)
       expect(edge.stderr()).toMatch(
         new RegExp(
@@ -266,7 +272,8 @@ describe('kinfctl edge', () => {
       [
         'control-plane/kinfctl/main.ts',
         'edge',
-        ...['--port', '0', '--scorer', pools.scorer.url, '--config', file],
+        ...['--port', '0', '--metrics-port', '0'],
+        ...['--scorer', pools.scorer.url, '--config', file],
       ],
       { env: { ...process.env, KINFERENCE_SIGNING_SECRET: secret, REDIS_URL: quotaRedisUrl } },
     )

@@ -33,6 +33,8 @@ describe('kinfctl scorer', () => {
       'scorer',
       '--port',
       '0',
+      '--metrics-port',
+      '0',
       '--allow-unsigned',
       ...podFlags,
     ])

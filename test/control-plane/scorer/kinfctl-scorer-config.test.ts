@@ -26,7 +26,10 @@ describe('kinfctl scorer --config FILE', () => {
     let out = ''
     let interrupt = () => {}
     const exited = scorerCommand(
-      ['--port', '0', '--allow-unsigned', '--config', file, '--pod', flagOf(byHand)],
+      [
+        ...['--port', '0', '--metrics-port', '0', '--allow-unsigned'],
+        ...['--config', file, '--pod', flagOf(byHand)],
+      ],
       {
         stdout: (text) => {
           out += text

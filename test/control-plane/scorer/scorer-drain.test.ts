@@ -33,7 +33,9 @@ describe('the scorer drains before it stops', () => {
     const closing = scorer.close({ drainMs: 20_000 }).then(() => {
       closed = true
     })
-    await until(async () => (await fetch(`${scorer.url}/health`).catch(() => null)) === null)
+    // Probes read /health on the metrics listener: 503 from the start of the drain.
+    expect((await fetch(`${scorer.metricsUrl}/health`)).status).toBe(503)
+    await until(async () => (await fetch(scorer.url).catch(() => null)) === null)
     expect(closed).toBe(false)
     const answer = await streaming
     expect(answer.status).toBe(200)

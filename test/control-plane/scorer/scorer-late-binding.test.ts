@@ -65,7 +65,7 @@ async function lateBinding(s: Stack) {
 
 /** One sample of the scorer's /metrics, `name{labels}` → value. */
 async function metric(s: Stack, series: string): Promise<number> {
-  const text = await (await fetch(`${s.scorer.url}/metrics`)).text()
+  const text = await (await fetch(`${s.scorer.metricsUrl}/metrics`)).text()
   const line = text.split('\n').find((l) => l.startsWith(`${series} `))
   return line === undefined ? 0 : Number(line.slice(series.length + 1))
 }

@@ -12,7 +12,7 @@ import {
 
 /** The sum of a metric's samples whose labels include `labels`, from the scorer's /metrics. */
 async function total(stack: Stack, name: string, labels: Record<string, string> = {}) {
-  const text = await (await fetch(`${stack.scorer.url}/metrics`)).text()
+  const text = await (await fetch(`${stack.scorer.metricsUrl}/metrics`)).text()
   return parsePrometheusText(text)
     .samples.filter(
       (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),

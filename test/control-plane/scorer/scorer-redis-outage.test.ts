@@ -36,7 +36,7 @@ async function matched(stack: Stack, seed: number, pod: string): Promise<number>
 }
 
 async function counter(stack: Stack, name: string): Promise<number> {
-  const text = await (await fetch(`${stack.scorer.url}/metrics`)).text()
+  const text = await (await fetch(`${stack.scorer.metricsUrl}/metrics`)).text()
   return parsePrometheusText(text)
     .samples.filter((sample) => sample.name === name)
     .reduce((sum, sample) => sum + sample.value, 0)

@@ -177,7 +177,7 @@ describe('the scorer on the wire', () => {
     // Well-formed batches index again.
     await publisher.batch([storedEvent('array')])
     await until(async () => (await matched()) === blocks)
-    expect((await fetch(`${stack.scorer.url}/health`)).status).toBe(200)
+    expect((await fetch(`${stack.scorer.metricsUrl}/health`)).status).toBe(200)
   })
 
   it('ends a stream that breaks after its first bytes with an OpenAI-style error event', async () => {

@@ -88,7 +88,10 @@ export function startController(run: E2eRun, kubeconfig: string, redis = redisUr
 export function startScorerProcess(run: E2eRun): KinfctlProcess {
   return startKinfctl(
     'scorer',
-    ['scorer', '--port', '0', '--config', redisUrl, '--config-prefix', run.prefix],
+    [
+      ...['scorer', '--port', '0', '--metrics-port', '0'],
+      ...['--config', redisUrl, '--config-prefix', run.prefix],
+    ],
     {
       KINFERENCE_SIGNING_SECRETS: run.signingSecret,
       KINFERENCE_ADMIN_TOKEN: run.adminToken,
@@ -103,6 +106,8 @@ export function startEdgeProcess(run: E2eRun, scorerUrl: string): KinfctlProcess
     [
       'edge',
       '--port',
+      '0',
+      '--metrics-port',
       '0',
       '--scorer',
       scorerUrl,
