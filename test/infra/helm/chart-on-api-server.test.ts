@@ -31,7 +31,7 @@ const processes: KinfctlProcess[] = []
 const redis = new Redis(redisUrl, { lazyConnect: true })
 let cluster: Awaited<ReturnType<typeof startE2eCluster>>
 let manifests: Manifest[] = []
-const ports = { controller: 0, scorer: 0 }
+const ports = { controller: 0, scorer: 0, scorerMetrics: 0 }
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -99,10 +99,12 @@ const apply = async (file: string) => {
 beforeAll(async () => {
   ports.controller = await freePort()
   ports.scorer = await freePort()
+  ports.scorerMetrics = await freePort()
   const rendered = await templateChart({
     set: {
       'controller.port': ports.controller,
       'scorer.port': ports.scorer,
+      'scorer.metricsPort': ports.scorerMetrics,
       'controller.redisPrefix': run.prefix,
     },
   })
@@ -195,10 +197,11 @@ describe('the chart on the test API server, with the controller and scorer it de
     expect(lease.stdout).toMatch(/^kinference-controller-0_\d+$/)
   }, 90_000)
 
-  it('runs the scorer from the rendered Deployment: it follows that snapshot and answers /health', async () => {
+  it('runs the scorer from the rendered Deployment: it follows that snapshot and answers /health on its metrics port', async () => {
     const scorer = await startContainer('scorer')
     await scorer.waitFor(/scorer listening on .*config from redis/, 30_000)
-    const health = await fetch(`http://127.0.0.1:${ports.scorer}/health`)
+    const health = await fetch(`http://127.0.0.1:${ports.scorerMetrics}/health`)
     expect(health.status).toBe(200)
+    expect((await fetch(`http://127.0.0.1:${ports.scorer}/health`)).status).toBe(404)
   }, 60_000)
 })

@@ -113,7 +113,10 @@ describe.each([
       },
     ])
     expect(portsOf(toVllm ?? {})).toEqual([8000, ...zmq].sort())
-    for (const rule of scorer.spec.ingress ?? []) expect(portsOf(rule)).toEqual([8080])
+    // The ingress path reaches the API port; any other peer (metrics) the metrics port only.
+    const [fromIngress, ...others] = scorer.spec.ingress ?? []
+    expect(portsOf(fromIngress ?? {})).toEqual([8080])
+    for (const rule of others) expect(portsOf(rule)).toEqual([9090])
   })
 
   it('lets only the configured ingress path (and metrics peers) reach the scorer', () => {
