@@ -111,7 +111,7 @@ describe('an upstream error answer, in OpenAI’s shape', () => {
   })
 
   it('gives each status OpenAI’s type and a string code', () => {
-    const cases: [number, string, typeof APIError][] = [
+    const cases: [number, string, new (...args: never[]) => APIError][] = [
       [400, 'invalid_request_error', BadRequestError],
       [401, 'authentication_error', AuthenticationError],
       [403, 'permission_error', PermissionDeniedError],
