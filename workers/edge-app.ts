@@ -55,12 +55,6 @@ export function createEdgeApp(deps: EdgeDeps): Hono<EdgeEnv> {
     await next()
   })
   app.get('/healthz', (c) => c.text('ok'))
-  if (deps.exposeMetrics)
-    app.get('/metrics', (c) =>
-      c.text(deps.metrics.render(), 200, {
-        'content-type': 'text/plain; version=0.0.4; charset=utf-8',
-      }),
-    )
 
   app.get('/v1/models', async (c) => {
     const snapshot = await deps.config()

@@ -2,6 +2,7 @@ import type { Context } from 'hono'
 import { z } from 'zod'
 import type { ConfigSnapshot, SnapshotProvider } from '../shared/config/config-snapshot.ts'
 import type { ChatCompletionRequest } from '../shared/openai/chat-completion-request.ts'
+import { maxJsonDepth } from '../shared/openai/json-depth.ts'
 import type { detectPii } from '../shared/pii/detect-pii.ts'
 import type { QuotaStore } from '../shared/quota/quota-store.ts'
 import type { CacheSalter } from '../shared/tenancy/cache-salt.ts'
@@ -48,8 +49,6 @@ export interface EdgeDeps {
   limits?: z.input<typeof EdgeLimits>
   /** The PII detectors (shared/pii by default); replaceable to test failing detectors. */
   detectPii?: typeof detectPii
-  /** Serve GET /metrics (Node; a Worker's counters are per isolate and not scraped). */
-  exposeMetrics?: boolean
   /** Output tokens assumed for quota admission when a request sets no max_tokens (see EdgeLimits). */
   defaultMaxTokens?: number
   /**
@@ -89,8 +88,8 @@ export const EdgeLimits = z.strictObject({
   maxMessages: z.int().positive().default(2_048),
   /** Tools per request (OpenAI's own bound). */
   maxTools: z.int().positive().default(128),
-  /** Nesting of the JSON body (objects and arrays): 400 beyond, before it is parsed. */
-  maxJsonDepth: z.int().positive().default(64),
+  /** Nesting of the JSON body (objects and arrays): 400 beyond (the scorer's limit too). */
+  maxJsonDepth: z.int().positive().default(maxJsonDepth),
   /** Choices per request (`n`, completions' `best_of`). */
   maxChoices: z.int().positive().default(128),
   /** Stop sequences per request (OpenAI takes 4, vLLM any number). */

@@ -10,6 +10,7 @@ import {
   estimateRequestPromptTokens,
   sequencesOf,
 } from '../shared/openai/estimate-request-tokens.ts'
+import { checkJsonDepth } from '../shared/openai/json-depth.ts'
 import {
   maxTokensOf,
   type OpenAiRequest,
@@ -26,7 +27,7 @@ import { resolveTenant } from '../shared/tenancy/resolve-tenant.ts'
 import { EdgeLimits } from './edge-deps.ts'
 import type { EdgeMetrics } from './edge-metrics.ts'
 import { providerViews } from './provider-views.ts'
-import { checkJsonDepth, checkRequestCounts, checkRequestTokens } from './request-limits.ts'
+import { checkRequestCounts, checkRequestTokens } from './request-limits.ts'
 
 /** A request the edge has authenticated, parsed and labelled. */
 export interface EdgeRequest {

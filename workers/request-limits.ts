@@ -45,32 +45,6 @@ export function checkRequestCounts(request: OpenAiRequest, limits: EdgeLimits): 
     )
 }
 
-/**
- * Refuses a body nested deeper than `limit` (objects and arrays): everything after the
- * parse walks it, and upstreams choke on it. Iterative, so no depth overflows the stack;
- * `param` names the field the nesting starts in (its first three path segments).
- */
-export function checkJsonDepth(json: unknown, limit: number): void {
-  const stack: { value: unknown; path: readonly (string | number)[] }[] = [
-    { value: json, path: [] },
-  ]
-  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
-    const { value, path } = item
-    if (typeof value !== 'object' || value === null) continue
-    if (path.length >= limit) {
-      const head = path.slice(0, 3)
-      while (typeof head.at(-1) === 'number') head.pop()
-      throw new KinfError(
-        'invalid_request',
-        `the JSON body is nested more than ${limit} levels deep, more than this service accepts`,
-        { param: head.length > 0 ? head.join('.') : null },
-      )
-    }
-    const entries = Array.isArray(value) ? value.entries() : Object.entries(value)
-    for (const [key, child] of entries) stack.push({ value: child, path: [...path, key] })
-  }
-}
-
 function atMost(count: number, limit: number, what: string, param: string): void {
   if (count > limit)
     throw new KinfError(

@@ -108,13 +108,15 @@ function chaosPolicy(tenants: readonly ChaosTenant[]) {
           failureMode: tenant.name.endsWith('-closed') ? 'FailClose' : 'FailOpen',
         },
         models: ['*'],
+        // The chaos client reads the routing headers to find the pod a stream is on.
+        decisionHeaders: 'Visible',
       })),
       constraints: [
         {
           name: 'pii-in-cluster',
           labels: ['pii'],
           locality: 'InCluster',
-          message: 'This request contains personal data and the local pool is saturated.',
+          message: 'Personal data is served by in-cluster GPUs only.',
         },
       ],
       rules: [

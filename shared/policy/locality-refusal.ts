@@ -54,10 +54,12 @@ function reasonOf(input: LocalityRefusalInput): string {
     return `it carries content the personal-data scan cannot read (${input.unreadable})`
   // With a failed scan the policy engine adds every constrained label: that is not "carried".
   if (input.detectorFailed) return 'the personal-data scan could not read all of it'
-  const carried = input.labels.filter((label) =>
+  const found = input.labels.filter((label) =>
     input.constraint.labels.some((constrained) => coversLabel(constrained, label)),
   )
-  return `it carries personal or restricted data (${(carried.length > 0 ? carried : input.constraint.labels).join(', ')})`
+  const carried = found.length > 0 ? found : input.constraint.labels
+  const personal = carried.every((label) => coversLabel('pii', label))
+  return `it carries ${personal ? 'personal data' : 'restricted content'} (${carried.join(', ')})`
 }
 
 function capitalised(text: string): string {

@@ -116,6 +116,8 @@ export async function measureProxyOverhead(options: {
       'scorer',
       '--port',
       '0',
+      '--metrics-port',
+      '0',
       '--allow-unsigned',
       '--config',
       configFile,

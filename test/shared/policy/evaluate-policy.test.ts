@@ -169,8 +169,8 @@ describe('PII stays local (initech-health)', () => {
       })
     expect(backends(run([]))).toEqual(['kinference/bedrock-claude'])
     const cases = [
-      [run(['pii']), 'it carries personal or restricted data (pii)'],
-      [run(['pii:email']), 'it carries personal or restricted data (pii:email)'],
+      [run(['pii']), 'it carries personal data (pii)'],
+      [run(['pii:email']), 'it carries personal data (pii:email)'],
       [run([], true), 'the personal-data scan could not read all of it'],
     ] as const
     for (const [decision, reason] of cases) {
