@@ -65,6 +65,7 @@ export function collectScanTexts(
 
 class Collector {
   readonly texts = new Set<string>()
+  private readonly seen = new Set<string>()
   unreadable: string | null = null
   private budget: number
 
@@ -132,8 +133,13 @@ class Collector {
     flush()
   }
 
-  /** Counts `value` against the budget and keeps it; false once the budget is spent. */
+  /**
+   * Counts `value` against the budget and keeps it; false once the budget is spent or when
+   * it was read already (a provider's view repeats the request's strings).
+   */
   private add(value: string): boolean {
+    if (this.seen.has(value)) return false
+    this.seen.add(value)
     this.budget -= value.length
     if (this.budget < 0) {
       this.cannotRead('more text than the scan reads')

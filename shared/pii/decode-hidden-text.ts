@@ -40,22 +40,43 @@ function parseHex(pair: string): number {
  * Every run of base64 (standard or URL-safe, padded or not, possibly wrapped over lines
  * as MIME writes it) of at least 16 characters that decodes to readable text. Runs that
  * decode to binary (hashes, keys, compressed data) are left alone: a model cannot read
- * them either without tools.
+ * them either without tools. One pass over the characters (a regex tried at every
+ * position of every word costs several times more on prose, which is most prompts).
  */
 export function base64Texts(text: string): string[] {
   const found: string[] = []
-  base64Run.lastIndex = 0
-  for (let match = base64Run.exec(text); match !== null; match = base64Run.exec(text)) {
-    const run = match[0].replace(/\s+/g, '')
-    if (run.length < 16) continue
+  const n = text.length
+  let i = 0
+  while (i < n) {
+    if (base64Class[text.charCodeAt(i)] !== 1) {
+      i++
+      continue
+    }
+    const start = i
+    let wrapped = false
+    for (;;) {
+      while (i < n && base64Class[text.charCodeAt(i)] === 1) i++
+      while (i < n && text.charCodeAt(i) === 0x3d) i++ // = padding
+      // A line break followed by more base64 continues the run (MIME's 76-column lines).
+      const next = text.charCodeAt(i) === 0x0d ? i + 1 : i
+      if (text.charCodeAt(next) !== 0x0a || base64Class[text.charCodeAt(next + 1)] !== 1) break
+      wrapped = true
+      i = next + 1
+    }
+    if (i - start < minBase64Run) continue
+    const run = wrapped ? text.slice(start, i).replace(/\s+/g, '') : text.slice(start, i)
     const decoded = decodeBase64Text(run)
     if (decoded !== null) found.push(decoded)
   }
   return found
 }
 
-/** A run of base64 characters, continued across line breaks (MIME wraps at 76). */
-const base64Run = /[A-Za-z0-9+/_-]{4,}={0,2}(?:\r?\n[A-Za-z0-9+/_-]{4,}={0,2})*/g
+/** Shorter runs are words, not encoded text worth decoding (12 bytes at most). */
+const minBase64Run = 16
+/** 1 for the characters of base64 and base64url, by UTF-16 code unit below 128. */
+const base64Class = new Uint8Array(128)
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_')
+  base64Class[c.charCodeAt(0)] = 1
 
 /** The text `run` encodes in base64, or null when it is not base64 of readable UTF-8 text. */
 export function decodeBase64Text(run: string): string | null {
