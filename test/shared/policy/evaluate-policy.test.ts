@@ -183,8 +183,12 @@ describe('PII stays local (initech-health)', () => {
         code: 'locality_violation',
       })
       const { message } = decision as { message: string }
-      expect(message).toContain(`Constraint pii-in-cluster keeps this request in the cluster because ${reason}`)
-      expect(message).toContain('model claude-sonnet is not served in the cluster, so retrying will not help')
+      expect(message).toContain(
+        `Constraint pii-in-cluster keeps this request in the cluster because ${reason}`,
+      )
+      expect(message).toContain(
+        'model claude-sonnet is not served in the cluster, so retrying will not help',
+      )
       expect(message).not.toMatch(/retry later|retry in/)
       expect(why(decision, 'pii-in-cluster')).toMatch(/nothing InCluster left to try/)
     }
