@@ -10,8 +10,7 @@ const disguises: Record<string, { value?: (v: string) => string; text?: (t: stri
   'no-break spaces': { value: (v) => v.replaceAll(' ', '\u00a0') },
   'narrow no-break spaces': { value: (v) => v.replaceAll(' ', '\u202f') },
   'full-width characters': {
-    value: (v) =>
-      v.replace(/[0-9A-Za-z@.]/g, (c) => String.fromCodePoint(c.codePointAt(0)! + 0xfee0)),
+    value: (v) => v.replace(/[0-9A-Za-z@.]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0)),
   },
   'en dashes': { value: (v) => v.replaceAll('-', '\u2013') },
   'zero-width spaces': { value: (v) => [...v].join('\u200b') },

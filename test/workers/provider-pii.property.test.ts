@@ -34,7 +34,7 @@ const kinds = {
 type Kind = keyof typeof kinds
 
 const fullWidth = (text: string) =>
-  text.replace(/[0-9A-Za-z@.]/g, (c) => String.fromCodePoint(c.codePointAt(0)! + 0xfee0))
+  text.replace(/[0-9A-Za-z@.]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0))
 
 /** Each disguise, as a function of the plain value; null where it does not apply to a kind. */
 const disguises: Record<string, (value: string, kind: Kind) => string | null> = {
