@@ -32,7 +32,6 @@ async function logWithControls(): Promise<string> {
   const now = Date.now()
   await state.appendDecisions([
     decided('edge-1', now - 1_000, {
-      clientRequestId: 'client-1',
       tenant: hostile.tenant,
       rule: hostile.rule,
       backend: hostile.backend,
@@ -73,7 +72,6 @@ describe('kinfctl inspect decisions prints no control character from the log raw
       const [decision] = (read(stdout) as { decisions: Record<string, unknown>[] }).decisions
       expect(decision, format).toMatchObject({
         requestId: 'edge-1',
-        clientRequestId: 'client-1',
         tenant: hostile.tenant,
         rule: hostile.rule,
         backend: hostile.backend,
