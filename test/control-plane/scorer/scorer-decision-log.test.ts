@@ -24,7 +24,7 @@ afterEach(async () => {
   stack = undefined
 })
 
-/** A forward as the edge makes it when its policy decided: the edge's own client, signed v3. */
+/** A forward as the edge makes it when its policy decided: the edge's own client, signed v4. */
 function edgeClient(stack: Stack) {
   return createScorerClient({
     urls: [stack.scorer.url],
