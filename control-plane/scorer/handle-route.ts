@@ -1,13 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { estimatePromptTokens } from '../../shared/openai/estimate-prompt-tokens.ts'
+import {
+  estimateRequestPromptTokens,
+  estimateToolTokens,
+} from '../../shared/openai/estimate-request-tokens.ts'
+import { checkJsonDepth } from '../../shared/openai/json-depth.ts'
 import {
   type OpenAiRequest,
   parseOpenAiRequest,
   type RequestKind,
 } from '../../shared/openai/openai-request.ts'
-import { promptText } from '../../shared/openai/prompt-text.ts'
 import { asciiHeaderValue, decisionHeaderOf } from '../../shared/policy/decision-header.ts'
 import { evaluatePolicy } from '../../shared/policy/evaluate-policy.ts'
 import { heldLocalBy } from '../../shared/policy/held-local-by.ts'
@@ -136,7 +139,9 @@ async function readRouteCall(
     )
   const snapshot = context.bundles.get(envelope.bundleJson)
   const body = Buffer.from(envelope.body.buffer, envelope.body.byteOffset, envelope.body.byteLength)
-  const parsed = parseOpenAiRequest(kind, parseJson(body))
+  const json = parseJson(body)
+  checkJsonDepth(json)
+  const parsed = parseOpenAiRequest(kind, json)
   if ('issues' in parsed)
     throw new KinfError('invalid_request', parsed.issues.message, { param: parsed.issues.param })
   const openAi = parsed.request
@@ -144,11 +149,7 @@ async function readRouteCall(
   if (model === undefined)
     throw new KinfError('invalid_request', 'you must provide a model parameter', { param: 'model' })
   // The edge's estimate (or one by the same function) until a pool's tokenizer counts.
-  const promptTokens =
-    claims.promptTokens ??
-    (openAi.kind === 'completion' && Array.isArray(openAi.body.prompt)
-      ? openAi.body.prompt.length
-      : estimatePromptTokens(promptText(openAi)))
+  const promptTokens = claims.promptTokens ?? estimateRequestPromptTokens(openAi)
   return {
     signed,
     snapshot,
@@ -213,7 +214,9 @@ async function askPools(
     }
     if (ids.length === 0 || asked.size === 0) return
     const exact = [...asked.values()].map((a) => a.prepared.request.routing.promptTokens)
-    call.facts.promptTokens = Math.max(...exact)
+    // The pools' chat templates do not render tools yet: their definitions count as the
+    // edge estimates them, so a long tool description meets the prompt-length rules.
+    call.facts.promptTokens = Math.max(...exact) + estimateToolTokens(call.openAi)
   }
 }
 

@@ -14,8 +14,17 @@ export function estimateRequestPromptTokens(request: OpenAiRequest): number {
     if (Array.isArray(prompt)) return prompt.length
     return estimatePromptTokens(typeof prompt === 'string' ? prompt : '')
   }
+  return estimatePromptTokens(promptText(request)) + estimateToolTokens(request)
+}
+
+/**
+ * The tool definitions' share of that estimate (tools, and the legacy functions): what the
+ * scorer adds to its tokenizer's count while its chat template leaves tools unrendered.
+ */
+export function estimateToolTokens(request: OpenAiRequest): number {
+  if (request.kind !== 'chat') return 0
   const { tools, functions } = request.body as { tools?: unknown; functions?: unknown }
-  let tokens = estimatePromptTokens(promptText(request))
+  let tokens = 0
   for (const definitions of [tools, functions])
     if (Array.isArray(definitions) && definitions.length > 0)
       tokens += estimatePromptTokens(JSON.stringify(definitions))
