@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startEdge } from '../../../control-plane/edge/start-edge.ts'
 import { ScorerConfig } from '../../../control-plane/scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../../../control-plane/scorer/start-scorer.ts'
+import { signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
 import { startRequestPathStack } from '../../support/request-path-stack.ts'
@@ -176,11 +177,22 @@ describe("the scorer's server limits", () => {
     void trickle(slow, `GET /health HTTP/1.1\r\nx-slow: ${'y'.repeat(10_000)}`, 50)
     await slow.closed
     expect(slow.received()).toMatch(/^HTTP\/1\.1 408 /)
+    // A body under signed headers (an unsigned one is refused before a byte is read).
+    const payload = 'x'.repeat(5_000)
+    const signed = await signEdgeRequest(
+      'scorer-limits-secret-0123456789',
+      { method: 'POST', path: '/v1/chat/completions', body: payload, nonce: crypto.randomUUID() },
+      { tenant: 't', labels: [], backends: [], allowBurst: false },
+      Date.now() / 1000,
+    )
+    const head = Object.entries(signed)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('')
     const body = await rawClient(scorer.url)
     body.socket.write(
-      'POST /v1/chat/completions HTTP/1.1\r\nhost: s\r\ncontent-length: 5000\r\n\r\n',
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: s\r\ncontent-length: 5000\r\n${head}\r\n`,
     )
-    void trickle(body, 'x'.repeat(5_000), 50)
+    void trickle(body, payload, 50)
     await body.closed
     expect(body.received()).toMatch(/^HTTP\/1\.1 408 /)
   })

@@ -63,6 +63,8 @@ export function e2ePolicy(
     kind: 'InferencePolicy',
     metadata: { name: 'e2e', namespace: e2eNamespace },
     spec: {
+      // The tests read which pod served a request from the routing headers.
+      decisionHeaders: 'Visible',
       tenants: [
         { name: 'e2e-tenant', apiKeys: [{ id: 'e2ekey', sha256: keySha256 }], models: ['*'] },
       ],
