@@ -102,7 +102,9 @@ export const LocalityConstraint = z.strictObject({
     .string()
     .max(1_024)
     .optional()
-    .describe('Message of the 503 sent when no allowed backend can serve the request.'),
+    .describe(
+      'Added to the refusal sent when no allowed backend can serve the request; the refusal itself names the constraint, why it applies and whether retrying can help (400 when no in-cluster backend serves the model, 503 with Retry-After when they are busy).',
+    ),
 })
 export type LocalityConstraint = z.infer<typeof LocalityConstraint>
 
