@@ -154,9 +154,11 @@ describe('the scorer process refuses what the headers condemn without reading th
           refusal.kind === 'replayed' ? /replayed nonce/ : /not signed by the edge/,
         )
     }
-    // Ten uploads of 30 MiB: reading even one would take 30 MiB. Neither what the process
-    // holds now nor the most it ever held grows by more than a few buffers.
-    expect((after.peak - before.peak) / mib).toBeLessThan(12)
-    expect((after.rss - before.rss) / mib).toBeLessThan(12)
+    // Ten uploads of 30 MiB: reading even one would take 30 MiB (the code before this
+    // check grew by 72). The peak still moves by 11 to 15 MiB between runs on a busy
+    // machine (sockets, the heap, the replayed upload's signed first copy being read), so
+    // the bound is below one upload, not at zero.
+    expect((after.peak - before.peak) / mib).toBeLessThan(24)
+    expect((after.rss - before.rss) / mib).toBeLessThan(24)
   }, 120_000)
 })
