@@ -129,6 +129,23 @@ describe('a tenant leaving a local pool mid-generation', () => {
   })
 })
 
+describe('a tenant leaving before the first byte', () => {
+  it('is charged the prompt it sent, not nothing', async () => {
+    const settlements = quotas.settlements.length
+    const admitted = quotas.admissions.length
+    const leave = new AbortController()
+    const answer = post(long({ stream: true }), leave.signal).catch((error: Error) => error)
+    // Gone once admitted, while the scorer and the pod work on the prompt: no byte is back.
+    await expect.poll(() => quotas.admissions.length, { interval: 1 }).toBeGreaterThan(admitted)
+    leave.abort()
+    expect(await answer).toBeInstanceOf(Error)
+    const charged = await nextCharge(settlements)
+    // The edge's estimate of the prompt (a few thousand tokens), no output.
+    expect(charged).toBeGreaterThan(1_000)
+    expect(charged).toBeLessThan(10_000)
+  })
+})
+
 describe('a tenant leaving Bedrock mid-generation', () => {
   /** Long answers, 100 words a second: a client can leave half-way. */
   pacedBedrockAnswers()
