@@ -51,13 +51,16 @@ export function tapSseUsage(
   const transform = new TransformStream<Uint8Array, Uint8Array>({
     transform(bytes, controller) {
       pending = lineFeeds(pending + decoder.decode(bytes, { stream: true }))
-      let cut = pending.indexOf('\n\n')
-      while (cut >= 0) {
-        const kept = meter.event(pending.slice(0, cut))
-        pending = pending.slice(cut + 2)
-        if (kept !== null) controller.enqueue(encoder.encode(`${kept}\n\n`))
-        cut = pending.indexOf('\n\n')
+      // The events a chunk completes go on as one piece: one encoding per chunk, not per token.
+      let out = ''
+      let from = 0
+      for (let cut = pending.indexOf('\n\n'); cut >= 0; cut = pending.indexOf('\n\n', from)) {
+        const kept = meter.event(pending.slice(from, cut))
+        if (kept !== null) out += `${kept}\n\n`
+        from = cut + 2
       }
+      pending = pending.slice(from)
+      if (out !== '') controller.enqueue(encoder.encode(out))
     },
     flush(controller) {
       pending = lineFeeds(pending + decoder.decode(), true)
@@ -107,11 +110,7 @@ class StreamMeter {
 
   /** One event: what to pass on (the event, rewritten, or null to drop it). */
   event(event: string): string | null {
-    const data = event
-      .split('\n')
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(5).trimStart())
-      .join('\n')
+    const data = dataOf(event)
     if (data === '[DONE]') {
       this.sawDone = true
       return event
@@ -136,8 +135,7 @@ class StreamMeter {
     if (!Array.isArray(choices) || choices.length === 0)
       return this.options.dropUsageChunk ? null : event
     if (!this.options.stripChunkUsage) return event
-    delete (chunk as { usage?: unknown }).usage
-    return `data: ${JSON.stringify(chunk)}`
+    return `data: ${withoutUsage(data, chunk)}`
   }
 
   end(): void {
@@ -151,6 +149,43 @@ class StreamMeter {
       text: this.text.join(''),
     })
   }
+}
+
+/** An event's data: its `data:` lines' values (vLLM writes one line an event). */
+function dataOf(event: string): string {
+  if (!event.includes('\n')) return event.startsWith('data:') ? event.slice(5).trimStart() : ''
+  return event
+    .split('\n')
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5).trimStart())
+    .join('\n')
+}
+
+/**
+ * A chunk's JSON without its `usage` member: cut out of the text where vLLM writes it (the
+ * last member: keys, numbers and nested objects), else written again from the parsed chunk.
+ * Every token chunk of a stream the edge asked usage for goes through here.
+ */
+function withoutUsage(data: string, chunk: unknown): string {
+  const at = data.lastIndexOf(',"usage":{')
+  if (at >= 0) {
+    let depth = 0
+    let end = -1
+    for (let i = at + 9; i < data.length; i++) {
+      const c = data.charCodeAt(i)
+      if (c === 0x22) i = data.indexOf('"', i + 1) // a key: no braces or escapes in vLLM's
+      if (i < 0) break
+      if (c === 0x7b) depth++
+      else if (c === 0x7d && --depth === 0) {
+        end = i + 1
+        break
+      }
+    }
+    if (end > 0 && data.slice(end).trim() === '}') return data.slice(0, at) + data.slice(end)
+  }
+  const copy = { ...(chunk as Record<string, unknown>) }
+  delete copy.usage
+  return JSON.stringify(copy)
 }
 
 /** A choice the running usage may count: an object with a sane index. */

@@ -77,3 +77,67 @@ describe('tapSseUsage over CR LF', () => {
     expect(out).toBe(`data: ${token}\n\ndata: [DONE]\n\n`)
   })
 })
+
+describe('tapSseUsage with usage on every chunk (continuous_usage_stats)', () => {
+  const stream = (events: string[]) =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(encoder.encode(events.map((e) => `data: ${e}\n\n`).join('')))
+        controller.close()
+      },
+    })
+  const running = (n: number) => ({ prompt_tokens: 9, total_tokens: 9 + n, completion_tokens: n })
+  const chunks = [
+    // vLLM's order: usage last, cached tokens nested.
+    { id: 'a', choices: [{ index: 0, delta: { content: 'Hi {x}' } }], usage: running(1) },
+    // Any other order, and a string in usage: read back whole.
+    {
+      usage: { ...running(2), note: '}' },
+      id: 'a',
+      choices: [{ index: 0, delta: { content: ' there' } }],
+    },
+    {
+      id: 'a',
+      choices: [{ index: 0, delta: {} }],
+      usage: { ...running(2), prompt_tokens_details: { cached_tokens: 4 } },
+    },
+  ]
+  const final = { id: 'a', choices: [], usage: running(2) }
+
+  it('removes usage the client did not ask for, leaving each chunk otherwise as it was', async () => {
+    let metered: unknown = null
+    const out = await readAll(
+      tapSseUsage(
+        stream(
+          [...chunks, final, '[DONE]'].map((c) => (typeof c === 'string' ? c : JSON.stringify(c))),
+        ),
+        {
+          dropUsageChunk: true,
+          stripChunkUsage: true,
+          onEnd: (seen) => (metered = seen),
+        },
+      ),
+    )
+    const events = out.trim().split('\n\n')
+    expect(events).toHaveLength(chunks.length + 1)
+    chunks.forEach((chunk, i) => {
+      const { usage: _, ...rest } = chunk
+      expect(JSON.parse((events[i] ?? '').slice(6))).toEqual(rest)
+    })
+    expect(events.at(-1)).toBe('data: [DONE]')
+    expect(metered).toMatchObject({ complete: true, usage: { total_tokens: 11 }, textEvents: 2 })
+  })
+
+  it('keeps it for a client that asked for it, and counts what a cut stream used', async () => {
+    let metered: { complete: boolean; usage: unknown } | null = null
+    const out = await readAll(
+      tapSseUsage(stream(chunks.slice(0, 1).map((c) => JSON.stringify(c))), {
+        dropUsageChunk: false,
+        stripChunkUsage: false,
+        onEnd: (seen) => (metered = seen),
+      }),
+    )
+    expect(out).toContain('"usage"')
+    expect(metered).toMatchObject({ complete: false, usage: { total_tokens: 10 } })
+  })
+})
