@@ -1,10 +1,10 @@
 import {
   type BedrockRuntimeClient,
-  type ContentBlock,
   type ConverseTokensRequest,
   CountTokensCommand,
 } from '@aws-sdk/client-bedrock-runtime'
 import type { ConverseRequest } from '../shared/bedrock/converse-request.ts'
+import { converseSdkMessages } from './converse-sdk-messages.ts'
 
 /**
  * Models that answered they cannot count tokens, per client (a client is one region,
@@ -22,27 +22,13 @@ function isUnsupportedModel(error: unknown): boolean {
   )
 }
 
-function base64Bytes(base64: string): Uint8Array {
-  const binary = atob(base64)
-  const bytes = new Uint8Array(binary.length)
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i)
-  return bytes
-}
-
 /**
  * The parts of a Converse request that CountTokens takes (not inferenceConfig), image
  * bytes decoded as the SDK wants them. Throws on malformed base64.
  */
 function tokensInput(converse: ConverseRequest): ConverseTokensRequest {
   return {
-    messages: converse.messages.map((message) => ({
-      role: message.role,
-      content: message.content.map((block): ContentBlock => {
-        if (!('image' in block)) return block
-        const { format, source } = block.image
-        return { image: { format, source: { bytes: base64Bytes(source.bytes) } } }
-      }),
-    })),
+    messages: converseSdkMessages(converse.messages),
     ...(converse.system ? { system: converse.system } : {}),
     ...(converse.toolConfig ? { toolConfig: converse.toolConfig } : {}),
   }

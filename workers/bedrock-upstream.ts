@@ -1,6 +1,5 @@
 import {
   BedrockRuntimeClient,
-  type ContentBlock,
   ConverseCommand,
   type ConverseCommandInput,
   ConverseStreamCommand,
@@ -17,6 +16,7 @@ import type { ChatCompletionRequest } from '../shared/openai/chat-completion-req
 import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
 import { bedrockAbortError, bedrockError, errorName } from './bedrock-error.ts'
 import { RetryBudget } from './bedrock-retry-budget.ts'
+import { converseSdkMessages } from './converse-sdk-messages.ts'
 
 export interface BedrockTarget {
   region: string
@@ -106,28 +106,9 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
   })
 }
 
-function base64Bytes(base64: string): Uint8Array {
-  const binary = atob(base64)
-  const bytes = new Uint8Array(binary.length)
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i)
-  return bytes
-}
-
 /** The wire-shaped request as the SDK's input: the same, but image bytes decoded. */
 function sdkInput(modelId: string, converse: ConverseRequest): ConverseCommandInput {
-  const messages = converse.messages.map((message) => ({
-    role: message.role,
-    content: message.content.map((block): ContentBlock => {
-      if (!('image' in block)) return block
-      try {
-        const { format, source } = block.image
-        return { image: { format, source: { bytes: base64Bytes(source.bytes) } } }
-      } catch {
-        throw new KinfError('invalid_request', "an image's base64 data is malformed")
-      }
-    }),
-  }))
-  return { ...converse, modelId, messages }
+  return { ...converse, modelId, messages: converseSdkMessages(converse.messages) }
 }
 
 function logMalformedStop(modelId: string, stopReason: string | undefined): void {
