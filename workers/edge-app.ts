@@ -1,7 +1,7 @@
 import { type Context, Hono } from 'hono'
 import type { ConfigSnapshot } from '../shared/config/config-snapshot.ts'
 import { KinfError } from '../shared/errors/kinf-error.ts'
-import { openAiErrorBody } from '../shared/openai/openai-error-body.ts'
+import { errorCodeOfStatus, openAiErrorBody } from '../shared/openai/openai-error-body.ts'
 import type { RequestKind } from '../shared/openai/openai-request.ts'
 import { validRequestId } from '../shared/openai/request-id.ts'
 import { decisionHeadersVisible } from '../shared/policy/decision-headers-visible.ts'
@@ -216,7 +216,11 @@ function carryOut(
         ? heldLocalBy(snapshot, decision.policy, request.labels, request.detectorFailed)
         : null
     if (hold) throw localityError(hold, request, null)
-    throw new KinfError(codeForStatus(decision.status), decision.message, {
+    const code =
+      decision.code === 'locality_violation'
+        ? 'locality_violation'
+        : errorCodeOfStatus(decision.status)
+    throw new KinfError(code, decision.message, {
       status: decision.status,
       openAiCode: decision.code,
       ...(decision.status === 503 ? { retryAfterSeconds: 5 } : {}),
@@ -240,15 +244,4 @@ function keepAlive(c: Context, work: Promise<unknown>): void {
   } catch {
     // No ExecutionContext outside Workers: the promise completes on its own.
   }
-}
-
-function codeForStatus(status: number): KinfError['code'] {
-  if (status === 401) return 'unauthorized'
-  if (status === 403) return 'forbidden'
-  if (status === 404) return 'not_found'
-  if (status === 413) return 'payload_too_large'
-  if (status === 429) return 'rate_limited'
-  if (status === 503) return 'locality_violation'
-  if (status >= 500) return 'upstream_error'
-  return 'invalid_request'
 }

@@ -190,7 +190,7 @@ export function readEdgeRequest(
   try {
     // Everything that could leave: the body as the pods get it, and what each provider
     // would be sent, read whole (shared/pii/collect-scan-texts.ts).
-    const scan = scanRequestPii([json, ...providerViews(openAi)], {
+    const scan = scanRequestPii([json, ...providerViews(snapshot, openAi)], {
       budget: scanBudget(text),
       custom: customPatterns(snapshot, identity.tenant),
       detect,

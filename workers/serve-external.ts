@@ -2,12 +2,11 @@ import type { SnapshotProvider } from '../shared/config/config-snapshot.ts'
 import { KinfError } from '../shared/errors/kinf-error.ts'
 import type { ChatCompletionRequest } from '../shared/openai/chat-completion-request.ts'
 import { estimatePromptTokens } from '../shared/openai/estimate-prompt-tokens.ts'
-import { usageTokens } from '../shared/openai/usage.ts'
 import { answer } from './answer-upstream.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 import { reserveProvider } from './provider-budget.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
-import type { UpstreamOutcome } from './request-charge.ts'
+import { localCharge, type UpstreamOutcome } from './request-charge.ts'
 import type { ServeContext } from './serve-decision.ts'
 import { withUsage } from './upstream-body.ts'
 
@@ -104,10 +103,9 @@ function providerCharge(
   outcome: UpstreamOutcome,
   context: ServeContext,
 ): number | Promise<number> {
-  const { basis } = context
-  if (outcome.kind === 'refused') return 0
-  if (outcome.kind === 'answered')
-    return usageTokens(outcome.usage) ?? basis.promptTokens + basis.reservedOutput
+  // A whole answer or a refusal is charged as a pool's is; only a cut one needs counting.
+  if (outcome.kind === 'refused' || outcome.kind === 'answered')
+    return localCharge(outcome, context.basis)
   const text = outcome.kind === 'cut' ? (outcome.metered?.text ?? '') : ''
   const estimate = request.promptTokens + estimatePromptTokens(text)
   return deps.external

@@ -1,3 +1,4 @@
+import { maxJsonDepth } from '../openai/json-depth.ts'
 import { base64Texts, dataUrlOf, escapeDecoded } from './decode-hidden-text.ts'
 import { normalizeForScan } from './normalize-for-scan.ts'
 
@@ -18,8 +19,11 @@ export interface CollectScanTextsOptions {
   budget: number
 }
 
-/** Nesting deeper than this (structure plus JSON decoded from strings) is not read. */
-export const maxScanDepth = 64
+/**
+ * Nesting deeper than this (structure plus JSON decoded from strings) is not read: the
+ * bound a request body has at the edge and the scorer.
+ */
+export const maxScanDepth = maxJsonDepth
 /** Decoding inside decoded text (base64 of JSON of base64 ...) stops after this many layers. */
 const maxDecodeLayers = 3
 
