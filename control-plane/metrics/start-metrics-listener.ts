@@ -5,7 +5,7 @@ import { openAiErrorBody } from '../../shared/openai/openai-error-body.ts'
 import { guardNodeServer, NodeServerLimits, nodeServerOptions } from '../http/node-server-limits.ts'
 import { prometheusTextContentType } from './create-prometheus-registry.ts'
 
-/** A probe's answer now: its status and JSON body. */
+/** A probe's answer now: its status and body (a string as plain text, anything else as JSON). */
 export type ProbeAnswer = () => { status: number; body: unknown }
 
 export interface MetricsListenerOptions {
@@ -16,7 +16,7 @@ export interface MetricsListenerOptions {
   port: number
   /** The exposition, rendered at each scrape. */
   render: () => string
-  /** GET paths beside /metrics (the scorer's /health). */
+  /** GET paths beside /metrics (the scorer's /health, the controller's /healthz and /readyz). */
   probes?: Readonly<Record<string, ProbeAnswer>>
 }
 
@@ -52,7 +52,10 @@ export async function startMetricsListener(
           })
         if (probe) {
           const { status, body } = probe()
-          res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
+          if (typeof body === 'string')
+            res.writeHead(status, { 'content-type': 'text/plain' }).end(body)
+          else
+            res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
         } else {
           res.writeHead(200, { 'content-type': prometheusTextContentType }).end(options.render())
         }
