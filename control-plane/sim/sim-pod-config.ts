@@ -54,6 +54,13 @@ export const SimPodConfig = z.strictObject({
   /** Wall clock runs this many times faster than the modelled GPU. */
   timeScale: z.number().positive().max(10_000).default(1),
   seed: z.int().default(0),
+  /**
+   * The model's tokenizer: a built-in name or a Hugging Face model directory. The pod loads
+   * it through its own path (`sim/model/`), not the router's, so agreement is tested.
+   */
+  tokenizer: z.string().min(1).default('qwen3'),
+  /** vLLM's --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens, when not 0. */
+  enablePromptTokensDetails: z.boolean().default(false),
   faults: SimFaultsPatch.default({}),
 })
 export type SimPodConfig = z.infer<typeof SimPodConfig>
