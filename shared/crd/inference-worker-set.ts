@@ -18,6 +18,14 @@ export const InferenceWorkerSetSpec = z.strictObject({
         .describe('GPU profile for these pods when it differs from the pool’s.'),
     })
     .describe('The hardware of these workers.'),
+  dataParallelSize: z
+    .int()
+    .min(1)
+    .max(64)
+    .default(1)
+    .describe(
+      'vLLM --data-parallel-size of each pod: engines (DP ranks) behind its one API server, each with its own KV cache. Rank r publishes KV events on the pool’s kvEvents.port + r and answers replays on replayPort + r; the scorer indexes, scrapes (the engine label) and routes to (X-data-parallel-rank) each rank as an endpoint of its own, named <pod>/dp<r>.',
+    ),
   loraAdapters: z
     .array(ModelName)
     .max(64)
