@@ -61,6 +61,13 @@ export const SimPodConfig = z.strictObject({
   tokenizer: z.string().min(1).default('qwen3'),
   /** vLLM's --enable-prompt-tokens-details: usage.prompt_tokens_details.cached_tokens, when not 0. */
   enablePromptTokensDetails: z.boolean().default(false),
+  /**
+   * vLLM's --data-parallel-size: engines behind the one HTTP server, each with its own
+   * cache, scheduler and KV-event sockets on zmqPort + rank and replayPort + rank.
+   */
+  dataParallelSize: z.int().min(1).max(64).default(1),
+  /** vLLM's --lora-modules names: a request for one of them runs under that adapter. */
+  loraAdapters: z.array(z.string().min(1)).default([]),
   faults: SimFaultsPatch.default({}),
 })
 export type SimPodConfig = z.infer<typeof SimPodConfig>
