@@ -37,6 +37,8 @@ export type ProxyOutcome =
       /** Usage seen: cachedTokens null when absent (see the caller for what absence means). */
       usageSeen: boolean
       cachedTokens: number | null
+      /** The pod's usage.prompt_tokens; null when it did not say. */
+      promptTokens: number | null
       generatedTokens: number
     }
   /** Nothing reached the client: safe to retry elsewhere when the cause allows. */
@@ -212,6 +214,7 @@ function relayAnswer(
       status,
       usageSeen: usage?.completion_tokens !== undefined,
       cachedTokens: usage ? reportedCachedTokens(usage) : null,
+      promptTokens: usage?.prompt_tokens ?? null,
       generatedTokens: usage?.completion_tokens ?? generated,
     })
   })
@@ -276,6 +279,7 @@ function answerError(
       status: clientStatus,
       usageSeen: false,
       cachedTokens: null,
+      promptTokens: null,
       generatedTokens: 0,
     })
   })

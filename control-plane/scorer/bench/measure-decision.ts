@@ -151,6 +151,7 @@ export async function measureDecision(options: {
       status: 200,
       usageSeen: true,
       cachedTokens: matched,
+      promptTokens: attempt.prepared.request.routing.promptTokens,
       generatedTokens: 16,
     })
   }
