@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { InferencePoolSpec } from '../../shared/crd/inference-pool.ts'
 import { NodeServerLimits } from '../http/node-server-limits.ts'
+import { TokenizationOptions } from './tokenization-options.ts'
 
 /** A pod the scorer routes to: its OpenAI server, its /metrics and its KV-event sockets. */
 export const ScorerPod = z.strictObject({
@@ -110,6 +111,8 @@ export const ScorerConfig = z.strictObject({
   decisionFlushMs: z.int().positive().default(100),
   /** The HTTP server's time and connection limits (slow and hostile clients). */
   server: NodeServerLimits.prefault({}),
+  /** Retrying tokenizers that could not be loaded, and the runtime guard's thresholds. */
+  tokenization: TokenizationOptions.prefault({}),
 })
 export type ScorerConfig = z.infer<typeof ScorerConfig>
 export type ScorerConfigInput = z.input<typeof ScorerConfig>
