@@ -5,8 +5,7 @@ import {
   type HistogramChild,
 } from '../../metrics/create-prometheus-registry.ts'
 import { cacheConfigLabels, type VllmCacheConfig } from './cache-config-labels.ts'
-import { build125Buckets, vllmHistogramBuckets } from './vllm-histogram-buckets.ts'
-import { type VllmMetricName, vllmMetricHelp } from './vllm-metric-help.ts'
+import { registerVllmFamilies, type VllmFamilies } from './vllm-metric-families.ts'
 
 /** `FINISH_REASON_STRINGS` of `vllm/v1/engine/__init__.py`, in enum order. */
 export const vllmFinishedReasons = ['stop', 'length', 'abort', 'error', 'repetition'] as const
@@ -61,7 +60,8 @@ export interface VllmFinishedRequest {
   inferenceTime: number
 }
 
-export interface VllmMetrics {
+/** One engine's series: what its scheduler and output processor record. */
+export interface VllmEngineMetrics {
   setState(state: { running: number; waiting: number; kvCacheUsage: number }): void
   addPrefixCache(stats: { queries: number; hits: number }): void
   /** The KV connector's (cross-instance) prefix cache. */
@@ -73,8 +73,23 @@ export interface VllmMetrics {
   setSleepState(level: 0 | 1 | 2): void
   /** Adapter names of running and waiting requests; sets the LoRA gauge to now(). */
   setLoraState(state: { running: readonly string[]; waiting: readonly string[] }): void
+}
+
+export interface VllmMetrics extends VllmEngineMetrics {
   /** The `/metrics` body; serve it with `prometheusTextContentType`. */
   render(): string
+}
+
+/** The metrics of a server with several engines (`--data-parallel-size`), one /metrics. */
+export interface DataParallelVllmMetrics {
+  /** Engine r's series, `engine="r"`. */
+  readonly engines: readonly VllmEngineMetrics[]
+  render(): string
+}
+
+export interface DataParallelVllmMetricsOptions extends Omit<VllmMetricsOptions, 'engine'> {
+  /** How many engines; engine indexes 0 to engines − 1. */
+  engines: number
 }
 
 /**
@@ -85,72 +100,87 @@ export interface VllmMetrics {
  * only registers when enabled (hidden deprecated names, speculative decoding, KV connector,
  * KV block residency, NaN-logit requests).
  */
-export function createVllmMetrics({
-  modelName,
-  engine = '0',
-  maxModelLen,
-  cacheConfig,
-  lora,
-  now,
-}: VllmMetricsOptions): VllmMetrics {
+export function createVllmMetrics({ engine = '0', ...options }: VllmMetricsOptions): VllmMetrics {
+  const { engines, render } = createMetrics(options, [engine])
+  return { ...(engines[0] as VllmEngineMetrics), render }
+}
+
+/**
+ * The same for a data-parallel server: one family per metric, one series per engine in
+ * each (`make_per_engine`), and a `vllm:cache_config_info` per engine. vLLM registers no
+ * LoRA gauge with several engines ("LoRA in DP mode is not supported yet", loggers.py).
+ */
+export function createDataParallelVllmMetrics({
+  engines,
+  ...options
+}: DataParallelVllmMetricsOptions): DataParallelVllmMetrics {
+  if (!Number.isSafeInteger(engines) || engines < 1)
+    throw new KinfError('invalid_config', 'engines must be a whole number >= 1')
+  if (engines > 1 && options.lora)
+    throw new KinfError('invalid_config', 'vLLM has no LoRA metrics with several engines')
+  return createMetrics(
+    options,
+    Array.from({ length: engines }, (_, index) => String(index)),
+  )
+}
+
+function createMetrics(
+  { modelName, maxModelLen, cacheConfig, lora, now }: Omit<VllmMetricsOptions, 'engine'>,
+  engines: readonly string[],
+): DataParallelVllmMetrics {
   if (!Number.isSafeInteger(maxModelLen) || maxModelLen < 1) {
     throw new KinfError('invalid_config', 'maxModelLen must be a whole number >= 1')
   }
   const registry = createPrometheusRegistry({ now })
-  const labels = { model_name: modelName, engine }
-  const gauge = (name: VllmMetricName) => registry.gauge(name, vllmMetricHelp[name])
-  const counter = (name: VllmMetricName) => registry.counter(name, vllmMetricHelp[name])
-  const histogram = (name: VllmMetricName, buckets: readonly number[]) =>
-    registry.histogram(name, vllmMetricHelp[name], buckets).labels(labels)
-  const tokens = build125Buckets(maxModelLen)
-  const { perOutputToken, requestLatency } = vllmHistogramBuckets
+  const families = registerVllmFamilies(registry, maxModelLen, lora !== undefined)
+  // Every engine's series of a family before the next family's, as make_per_engine does.
+  const series = engines.map((engine) => engineSeries(families, { model_name: modelName, engine }))
+  for (const engine of engines)
+    families.cacheConfigInfo.labels(cacheConfigLabels(cacheConfig, engine)).set(1)
+  return {
+    engines: series.map((one) => one.bind({ lora, now })),
+    render: () => registry.render(),
+  }
+}
 
-  // In registration order, which is the order on /metrics.
-  const running = gauge('vllm:num_requests_running').labels(labels)
-  const waiting = gauge('vllm:num_requests_waiting').labels(labels)
-  const sleepFamily = gauge('vllm:engine_sleep_state')
+/** One engine's children of every family, and what records into them. */
+function engineSeries(families: VllmFamilies, labels: { model_name: string; engine: string }) {
+  const child = <C>(family: { labels(values: typeof labels): C }) => family.labels(labels)
+  const running = child(families.running)
+  const waiting = child(families.waiting)
   const sleep = (['awake', 'weights_offloaded', 'discard_all'] as const).map((state) =>
-    sleepFamily.labels({ ...labels, sleep_state: state }),
+    families.sleep.labels({ ...labels, sleep_state: state }),
   )
-  const kvCacheUsage = gauge('vllm:kv_cache_usage_perc').labels(labels)
-  const prefixQueries = counter('vllm:prefix_cache_queries').labels(labels)
-  const prefixHits = counter('vllm:prefix_cache_hits').labels(labels)
-  const externalQueries = counter('vllm:external_prefix_cache_queries').labels(labels)
-  const externalHits = counter('vllm:external_prefix_cache_hits').labels(labels)
-  counter('vllm:mm_cache_queries').labels(labels)
-  counter('vllm:mm_cache_hits').labels(labels)
-  const preemptions = counter('vllm:num_preemptions').labels(labels)
-  const promptTokens = counter('vllm:prompt_tokens').labels(labels)
-  const generationTokens = counter('vllm:generation_tokens').labels(labels)
-  const successFamily = counter('vllm:request_success')
+  const kvCacheUsage = child(families.kvCacheUsage)
+  const prefixQueries = child(families.prefixQueries)
+  const prefixHits = child(families.prefixHits)
+  const externalQueries = child(families.externalQueries)
+  const externalHits = child(families.externalHits)
+  child(families.mmQueries)
+  child(families.mmHits)
+  const preemptions = child(families.preemptions)
+  const promptTokens = child(families.promptTokens)
+  const generationTokens = child(families.generationTokens)
   const success = new Map<string, CounterChild>(
     vllmFinishedReasons.map((reason) => [
       reason,
-      successFamily.labels({ ...labels, finished_reason: reason }),
+      families.success.labels({ ...labels, finished_reason: reason }),
     ]),
   )
-  const requestPromptTokens = histogram('vllm:request_prompt_tokens', tokens)
-  const requestGenerationTokens = histogram('vllm:request_generation_tokens', tokens)
-  const iterationTokens = histogram(
-    'vllm:iteration_tokens_total',
-    vllmHistogramBuckets.iterationTokens,
-  )
-  const maxGenerationTokens = histogram('vllm:request_max_num_generation_tokens', tokens)
-  const paramsN = histogram('vllm:request_params_n', vllmHistogramBuckets.requestParamsN)
-  const paramsMaxTokens = histogram('vllm:request_params_max_tokens', tokens)
-  const timeToFirstToken = histogram(
-    'vllm:time_to_first_token_seconds',
-    vllmHistogramBuckets.timeToFirstToken,
-  )
-  const interTokenLatency = histogram('vllm:inter_token_latency_seconds', perOutputToken)
-  const timePerOutputToken = histogram('vllm:request_time_per_output_token_seconds', perOutputToken)
-  const e2e = histogram('vllm:e2e_request_latency_seconds', requestLatency)
-  const queueTime = histogram('vllm:request_queue_time_seconds', requestLatency)
-  const inferenceTime = histogram('vllm:request_inference_time_seconds', requestLatency)
-  const prefillTime = histogram('vllm:request_prefill_time_seconds', requestLatency)
-  const decodeTime = histogram('vllm:request_decode_time_seconds', requestLatency)
-  const loraFamily = lora && gauge('vllm:lora_requests_info')
-  gauge('vllm:cache_config_info').labels(cacheConfigLabels(cacheConfig, engine)).set(1)
+  const requestPromptTokens = child(families.requestPromptTokens)
+  const requestGenerationTokens = child(families.requestGenerationTokens)
+  const iterationTokens = child(families.iterationTokens)
+  const maxGenerationTokens = child(families.maxGenerationTokens)
+  const paramsN = child(families.paramsN)
+  const paramsMaxTokens = child(families.paramsMaxTokens)
+  const timeToFirstToken = child(families.timeToFirstToken)
+  const interTokenLatency = child(families.interTokenLatency)
+  const timePerOutputToken = child(families.timePerOutputToken)
+  const e2e = child(families.e2e)
+  const queueTime = child(families.queueTime)
+  const inferenceTime = child(families.inferenceTime)
+  const prefillTime = child(families.prefillTime)
+  const decodeTime = child(families.decodeTime)
 
   const setSleepState = (level: 0 | 1 | 2) => {
     sleep[0]?.set(level === 0 ? 1 : 0)
@@ -159,7 +189,7 @@ export function createVllmMetrics({
   }
   setSleepState(0)
 
-  return {
+  const bind = ({ lora, now }: Pick<VllmMetricsOptions, 'lora' | 'now'>): VllmEngineMetrics => ({
     setState(state) {
       running.set(state.running)
       waiting.set(state.waiting)
@@ -206,7 +236,7 @@ export function createVllmMetrics({
     },
     setSleepState,
     setLoraState(state) {
-      loraFamily
+      families.lora
         ?.labels({
           max_lora: String(lora?.maxLoras),
           running_lora_adapters: state.running.join(','),
@@ -214,8 +244,8 @@ export function createVllmMetrics({
         })
         .set(now())
     },
-    render: () => registry.render(),
-  }
+  })
+  return { bind }
 }
 
 function observeAll(histogram: HistogramChild, values: readonly number[] | undefined): void {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { extractVllmLoadSignals } from '../../../../control-plane/metrics/extract-vllm-load-signals.ts'
 import { parsePrometheusText } from '../../../../control-plane/metrics/parse-prometheus-text.ts'
 import {
+  createDataParallelVllmMetrics,
   createVllmMetrics,
   type VllmMetricsOptions,
 } from '../../../../control-plane/sim/metrics/create-vllm-metrics.ts'
@@ -326,5 +327,71 @@ describe('createVllmMetrics', () => {
         inferenceTime: 0,
       }),
     ).toThrow(/finished_reason/)
+  })
+})
+
+describe('createDataParallelVllmMetrics', () => {
+  it('gives each engine its series of every family, labelled engine="r", as make_per_engine does', () => {
+    const metrics = createDataParallelVllmMetrics({ ...base, engines: 2 })
+    metrics.engines[0]?.setState({ running: 3, waiting: 1, kvCacheUsage: 0.5 })
+    metrics.engines[1]?.setState({ running: 1, waiting: 0, kvCacheUsage: 0.125 })
+    metrics.engines[1]?.addPrefixCache({ queries: 64, hits: 32 })
+    const text = metrics.render()
+    expect(family(text, 'vllm:num_requests_running')).toBe(
+      [
+        '# HELP vllm:num_requests_running Number of requests in model execution batches.',
+        '# TYPE vllm:num_requests_running gauge',
+        'vllm:num_requests_running{engine="0",model_name="Qwen/Qwen3-8B"} 3.0',
+        'vllm:num_requests_running{engine="1",model_name="Qwen/Qwen3-8B"} 1.0',
+      ].join('\n'),
+    )
+    // Each family's HELP and TYPE once, both engines' series under it.
+    expect(text.match(/# TYPE vllm:kv_cache_usage_perc gauge/g)).toHaveLength(1)
+    expect(text.match(/^vllm:cache_config_info\{/gm)).toHaveLength(2)
+    expect(text).toContain('engine="1",gpu_memory_utilization="0.92"')
+    const { samples, errorCount } = parsePrometheusText(text)
+    expect(errorCount).toBe(0)
+    const rank = (engine: string) => extractVllmLoadSignals(samples, 'Qwen/Qwen3-8B', { engine })
+    expect(rank('0')).toMatchObject({
+      running: 3,
+      waiting: 1,
+      kvCacheUsage: 0.5,
+      prefixCacheQueries: 0,
+      numGpuBlocks: 1000,
+      engines: ['0'],
+    })
+    expect(rank('1')).toMatchObject({
+      running: 1,
+      waiting: 0,
+      kvCacheUsage: 0.125,
+      prefixCacheQueries: 64,
+      prefixCacheHits: 32,
+      numGpuBlocks: 1000,
+      engines: ['1'],
+    })
+    // The whole pod: engines summed (blocks too), usage averaged.
+    expect(extractVllmLoadSignals(samples, 'Qwen/Qwen3-8B')).toMatchObject({
+      running: 4,
+      numGpuBlocks: 2000,
+      kvCacheUsage: 0.3125,
+      engines: ['0', '1'],
+    })
+  })
+
+  it('renders one engine exactly as createVllmMetrics does', () => {
+    const one = createDataParallelVllmMetrics({ ...base, engines: 1 })
+    const single = createVllmMetrics(base)
+    for (const metrics of [one.engines[0], single]) {
+      metrics?.setState({ running: 2, waiting: 5, kvCacheUsage: 0.75 })
+      metrics?.recordStep({ promptTokens: 40, generationTokens: 3, timesToFirstToken: [0.2] })
+    }
+    expect(one.render()).toBe(single.render())
+  })
+
+  it('refuses no engine, and LoRA metrics with several (vLLM registers none then)', () => {
+    expect(() => createDataParallelVllmMetrics({ ...base, engines: 0 })).toThrow(/engines/)
+    expect(() =>
+      createDataParallelVllmMetrics({ ...base, engines: 2, lora: { maxLoras: 1 } }),
+    ).toThrow(/LoRA/)
   })
 })
