@@ -42,6 +42,15 @@ export interface Container {
     privileged?: boolean
     capabilities?: { drop?: string[]; add?: string[] }
   }
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean; subPath?: string }[]
+}
+
+export interface Volume {
+  name: string
+  emptyDir?: { sizeLimit?: string }
+  configMap?: { name: string }
+  persistentVolumeClaim?: { claimName: string; readOnly?: boolean }
+  hostPath?: { path: string; type?: string }
 }
 
 export interface PodSpec {
@@ -52,6 +61,7 @@ export interface PodSpec {
   terminationGracePeriodSeconds?: number
   nodeSelector?: Record<string, string>
   tolerations?: { key?: string; operator?: string; effect?: string }[]
+  volumes?: Volume[]
 }
 
 export interface Deployment {

@@ -68,3 +68,36 @@ capabilities:
     fieldRef:
       fieldPath: metadata.namespace
 {{- end -}}
+
+{{/*
+Where one scorer.tokenizers entry is mounted: its mountPath, or /tokenizers/<name>, the path
+a pool's `tokenizer` then names (docs/deploy.md).
+*/}}
+{{- define "kinference.tokenizerMountPath" -}}
+{{ .mountPath | default (printf "/tokenizers/%s" .name) }}
+{{- end -}}
+
+{{/*
+What the schema cannot say about scorer.tokenizers: names (hence volume names) and mount
+paths unique, and no mount over the scorer's /tmp or inside another tokenizer's directory.
+*/}}
+{{- define "kinference.checkTokenizers" -}}
+{{- $names := dict -}}
+{{- $paths := list -}}
+{{- range . -}}
+{{- if hasKey $names .name -}}
+{{- fail (printf "scorer.tokenizers: the name %q appears twice (names name the volumes)" .name) -}}
+{{- end -}}
+{{- $_ := set $names .name true -}}
+{{- $path := include "kinference.tokenizerMountPath" . | trimSuffix "/" -}}
+{{- if or (eq $path "/tmp") (hasPrefix "/tmp/" $path) -}}
+{{- fail (printf "scorer.tokenizers: %q mounts at %s, inside the scorer's /tmp emptyDir" .name $path) -}}
+{{- end -}}
+{{- range $paths -}}
+{{- if or (eq . $path) (hasPrefix (printf "%s/" .) $path) (hasPrefix (printf "%s/" $path) .) -}}
+{{- fail (printf "scorer.tokenizers: the mount paths %s and %s overlap" . $path) -}}
+{{- end -}}
+{{- end -}}
+{{- $paths = append $paths $path -}}
+{{- end -}}
+{{- end -}}
