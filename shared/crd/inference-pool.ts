@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { builtinTokenizers, TokenizerSource } from './builtin-tokenizers.ts'
 import { CommonStatus } from './condition.ts'
 import { namedList } from './named-list.ts'
 import { LabelSelector } from './object-meta.ts'
@@ -25,11 +26,9 @@ export type ModelName = z.infer<typeof ModelName>
 
 export const ServedModel = z.strictObject({
   name: ModelName.describe('Served model name, as vLLM’s --served-model-name.'),
-  tokenizer: z
-    .string()
-    .min(1)
-    .max(256)
-    .describe('Tokenizer the scorer uses to hash prompts exactly as the pod does, e.g. qwen3.'),
+  tokenizer: TokenizerSource.describe(
+    `Tokenizer the scorer uses to count and hash prompts exactly as the pod does: a built-in (${builtinTokenizers.join(', ')}) or the path, as the scorer sees it, of a Hugging Face model directory (tokenizer.json, tokenizer_config.json, optional chat_template.jinja), a cache snapshot (models--ORG--NAME/snapshots/REV) or a cache repository (models--ORG--NAME).`,
+  ),
   maxContextTokens: z
     .int()
     .positive()
