@@ -54,6 +54,13 @@ describe(file, () => {
     expect(flag('max-num-seqs')).toBe(String(pool.scheduler.maxNumSeqs))
   })
 
+  it('reports the cached tokens the scorer’s index-trust check compares with its prediction', () => {
+    // vLLM adds usage.prompt_tokens_details.cached_tokens only with this flag
+    // (docs/vllm-wire.md §4); the check reads nothing without it.
+    expect(flag('enable-prompt-tokens-details')).toBe(true)
+    expect(readFileSync('docs/vllm-wire.md', 'utf8')).toContain('--enable-prompt-tokens-details')
+  })
+
   it('binds the KV-event PUB and replay ROUTER on the pool’s ports, the scorer connecting', () => {
     expect(kvEvents).toMatchObject({ enable_kv_cache_events: true, publisher: 'zmq' })
     // "*" is what makes vLLM bind rather than connect (docs/vllm-wire.md §1.2).
