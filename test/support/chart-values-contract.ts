@@ -18,6 +18,7 @@ export const chartValuesContract = [
   'scorer.podDisruptionBudget.minAvailable',
   'scorer.terminationGracePeriodSeconds',
   'scorer.service.port',
+  'scorer.tokenizers',
   'secrets.redis.name',
   'secrets.redis.urlKey',
   'secrets.edgeSigning.name',

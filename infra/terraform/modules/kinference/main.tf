@@ -32,6 +32,18 @@ locals {
       podDisruptionBudget           = { minAvailable = var.scorer.pdb_min_available }
       terminationGracePeriodSeconds = var.scorer.termination_grace_period_seconds
       service                       = { port = var.scorer.service_port }
+      # Unset attributes are left out, so the chart's defaults (the mount path) apply and
+      # its schema, which takes no nulls, sees only what was given.
+      tokenizers = [for t in var.scorer.tokenizers : {
+        for key, value in {
+          name                  = t.name
+          mountPath             = t.mount_path
+          subPath               = t.sub_path
+          configMap             = t.config_map == null ? null : { name = t.config_map }
+          persistentVolumeClaim = t.persistent_volume_claim == null ? null : { claimName = t.persistent_volume_claim }
+          hostPath              = t.host_path == null ? null : { path = t.host_path }
+        } : key => value if value != null
+      }]
     }
     secrets = {
       redis              = { name = kubernetes_secret_v1.redis.metadata[0].name, urlKey = "url" }

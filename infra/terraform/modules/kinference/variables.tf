@@ -40,9 +40,29 @@ variable "scorer" {
     pdb_min_available                = optional(number, 1)
     termination_grace_period_seconds = optional(number, 150)
     service_port                     = optional(number, 8080)
+    # The chart's scorer.tokenizers: files mounted read-only at /tokenizers/<name> (or
+    # mount_path) for pools whose tokenizer is a path. One source per entry: a ConfigMap's
+    # name, a PersistentVolumeClaim's name (with sub_path for a directory in it), or a
+    # directory on the node.
+    tokenizers = optional(list(object({
+      name                    = string
+      mount_path              = optional(string)
+      sub_path                = optional(string)
+      config_map              = optional(string)
+      persistent_volume_claim = optional(string)
+      host_path               = optional(string)
+    })), [])
   })
-  description = "Scorer replicas, resources, autoscaling, disruption budget, drain time and Service port."
+  description = "Scorer replicas, resources, autoscaling, disruption budget, drain time, Service port and tokenizer mounts."
   default     = {}
+
+  validation {
+    condition = alltrue([
+      for t in var.scorer.tokenizers :
+      length([for source in [t.config_map, t.persistent_volume_claim, t.host_path] : source if source != null]) == 1
+    ])
+    error_message = "Each scorer.tokenizers entry takes exactly one of config_map, persistent_volume_claim and host_path."
+  }
 }
 
 variable "redis_url" {
