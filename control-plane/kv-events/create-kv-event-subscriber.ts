@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { decodeEventBatch } from './decode-event-batch.ts'
-import type { EventBatch } from './kv-cache-event.ts'
+import type { DecodedEventBatch } from './kv-cache-event.ts'
 import { readSeqFrame } from './seq-frame.ts'
 import { HighWaterMark, MessageBytes } from './socket-options.ts'
 
@@ -19,11 +19,13 @@ export const KvEventSubscriberOptions = z.strictObject({
   maxMessageBytes: MessageBytes.default(64 * 1024 * 1024).describe(
     'Larger messages make ZMQ drop the connection (it reconnects)',
   ),
-  onBatch: functionOption<(topic: string, seq: bigint, batch: EventBatch) => void>().describe(
-    'Each well-formed batch, in arrival order. It is called synchronously; throwing reports to onError',
+  onBatch: functionOption<
+    (topic: string, seq: bigint, batch: DecodedEventBatch) => void
+  >().describe(
+    'Each batch, in arrival order, with the events it had to skip. It is called synchronously; throwing reports to onError',
   ),
   onError: functionOption<(error: KinfError) => void>().describe(
-    'Malformed messages (skipped) and onBatch failures; the subscriber carries on',
+    'Messages that are not a batch (skipped whole) and onBatch failures; the subscriber carries on',
   ),
 })
 export type KvEventSubscriberOptions = z.infer<typeof KvEventSubscriberOptions>
@@ -115,7 +117,7 @@ function openSubscriber(
       )
       return
     }
-    let batch: EventBatch
+    let batch: DecodedEventBatch
     try {
       batch = decodeEventBatch(payload)
     } catch (error) {

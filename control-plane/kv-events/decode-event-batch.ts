@@ -1,27 +1,65 @@
 import { Decoder } from '@msgpack/msgpack'
 import type { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { EventBatch } from './kv-cache-event.ts'
-import { fieldsOf } from './kv-event-fields.ts'
+import {
+  AllBlocksCleared,
+  BlockRemoved,
+  BlockStored,
+  type DecodedEventBatch,
+  EventBatch,
+  type KvCacheEvent,
+  type SkippedEvent,
+} from './kv-cache-event.ts'
+import { eventFields, fieldsOf } from './kv-event-fields.ts'
 
 /**
  * Reads a `KVEventBatch` payload from any vLLM release we know of, and from
  * llm-d-inference-sim: the batch as an array `[ts, events, dp_rank]` or a map; each event
  * as a legacy array `[tag, …fields]` or a map with "type"; hashes in any int width or as
- * `bin`. Unknown keys, extra trailing fields and events of unknown types are skipped
- * (newer vLLM adds them). Anything else throws KinfError('invalid_request'); the process
- * never sees a raw decoder error.
+ * `bin`. Unknown keys and extra trailing fields are ignored (newer vLLM adds them).
+ *
+ * One event that cannot be read (a type this version does not know, a field of the wrong
+ * shape, a GPU block of size 0) is left out and listed in `skipped`, never its batch: the
+ * batch's other events describe the pod's cache as well as ever. A payload that is not a
+ * batch at all throws KinfError('invalid_request'); the process never sees a raw decoder
+ * error.
  */
-export function decodeEventBatch(bytes: Uint8Array): EventBatch {
-  const parsed = EventBatch.safeParse(toBatchRecord(readMsgpack(bytes)))
-  if (!parsed.success) {
+export function decodeEventBatch(bytes: Uint8Array): DecodedEventBatch {
+  const { ts, events, rank } = batchParts(readMsgpack(bytes))
+  const head = BatchHead.safeParse({ ts, dataParallelRank: rank })
+  if (!head.success) {
     throw new KinfError(
       'invalid_request',
-      `kv-events: invalid event batch: ${describe(parsed.error)}`,
+      `kv-events: invalid event batch: ${describe(head.error, '')}`,
     )
   }
-  return parsed.data
+  const decoded: KvCacheEvent[] = []
+  let skipped: SkippedEvent[] | undefined
+  for (let i = 0; i < events.length; i++) {
+    const event = readEvent(events[i], i)
+    if (!('reason' in event)) decoded.push(event)
+    else if (skipped === undefined) skipped = [event]
+    else skipped.push(event)
+  }
+  const batch: DecodedEventBatch = {
+    ts: head.data.ts,
+    events: decoded,
+    dataParallelRank: head.data.dataParallelRank,
+  }
+  if (skipped !== undefined) batch.skipped = skipped
+  return batch
 }
+
+const BatchHead = EventBatch.pick({ ts: true, dataParallelRank: true })
+
+const schemaOf = { BlockStored, BlockRemoved, AllBlocksCleared } as const
+
+/** Wire name of each event property, for the reason a field was refused. */
+const wireNameOf = new Map<string, string>(
+  Object.values(eventFields).flatMap((fields) =>
+    fields.map((field): [string, string] => [field.key, field.wire]),
+  ),
+)
 
 function readMsgpack(bytes: Uint8Array): unknown {
   if (bytes.length === 0) throw new KinfError('invalid_request', 'kv-events: empty payload')
@@ -58,7 +96,7 @@ function isMap(value: unknown): value is WireRecord {
 // The decoder builds maps as plain objects: read only own keys, never inherited ones.
 const own = (map: WireRecord, key: string) => (Object.hasOwn(map, key) ? map[key] : undefined)
 
-function toBatchRecord(raw: unknown): WireRecord {
+function batchParts(raw: unknown): { ts: unknown; events: unknown[]; rank: unknown } {
   let ts: unknown
   let events: unknown
   let rank: unknown
@@ -82,39 +120,61 @@ function toBatchRecord(raw: unknown): WireRecord {
       `kv-events: batch events is a ${kindOf(events)}, not an array`,
     )
   }
-  const known = events.map(toEventRecord).filter((event) => event !== undefined)
-  return { ts, events: known, dataParallelRank: rank }
+  return { ts, events, rank }
 }
 
-/** Names the fields of one event; undefined for a tag this version does not know. */
-function toEventRecord(raw: unknown, index: number): WireRecord | undefined {
+/** One event, or why it is skipped (a SkippedEvent has no `type`). */
+function readEvent(raw: unknown, index: number): KvCacheEvent | SkippedEvent {
   const positional = Array.isArray(raw)
   if (!positional && !isMap(raw)) {
-    throw new KinfError('invalid_request', `kv-events: events[${index}] is a ${kindOf(raw)}`)
+    return skip(index, 'not_an_event', `events[${index}] is a ${kindOf(raw)}`)
   }
   const tag = positional ? raw[0] : own(raw, 'type')
   if (typeof tag !== 'string') {
-    throw new KinfError('invalid_request', `kv-events: events[${index}] has no string type tag`)
+    return skip(index, 'no_type', `events[${index}] has no string type tag`)
   }
   const fields = fieldsOf(tag)
-  if (fields === undefined) return undefined
+  if (fields === undefined) {
+    return skip(index, 'unknown_type', `events[${index}] is of a type not known here`)
+  }
   const record: WireRecord = { type: tag }
   fields.forEach((field, i) => {
     const present = positional ? i + 1 < raw.length : Object.hasOwn(raw, field.wire)
     if (present) record[field.key] = positional ? raw[i + 1] : raw[field.wire]
     else if (field.presence === 'nullable') record[field.key] = null
   })
-  return record
+  const parsed = schemaOf[tag as KvCacheEvent['type']].safeParse(record)
+  if (!parsed.success) {
+    const field = parsed.error.issues[0]?.path[0]
+    const wire = typeof field === 'string' ? (wireNameOf.get(field) ?? 'event') : 'event'
+    return skip(index, `invalid_${wire}`, describe(parsed.error, `events[${index}]`))
+  }
+  const event = parsed.data
+  // A GPU block holds tokens; size 0 is only the offloading connector's placeholder.
+  if (event.type === 'BlockStored' && event.blockSize === 0 && isGpu(event.medium)) {
+    return skip(index, 'invalid_block_size', `events[${index}].blockSize: 0 on the GPU tier`)
+  }
+  return event
 }
 
-function describe(error: z.ZodError): string {
+const isGpu = (medium: string | null) => medium === null || medium === 'GPU'
+
+function skip(index: number, reason: SkippedEvent['reason'], message: string): SkippedEvent {
+  return { index, reason, message: `kv-events: ${message}` }
+}
+
+function describe(error: z.ZodError, prefix: string): string {
   const shown = error.issues.slice(0, 3).map((issue) => {
     const path = issue.path
       .map((part, i) =>
-        typeof part === 'number' ? `[${part}]` : `${i === 0 ? '' : '.'}${String(part)}`,
+        typeof part === 'number'
+          ? `[${part}]`
+          : `${i === 0 && prefix === '' ? '' : '.'}${String(part)}`,
       )
       .join('')
-    return `${path || '(batch)'}: ${issue.message}`
+    return `${prefix}${path}` === ''
+      ? `(batch): ${issue.message}`
+      : `${prefix}${path}: ${issue.message}`
   })
   const more = error.issues.length - shown.length
   return shown.join('; ') + (more > 0 ? `; and ${more} more` : '')

@@ -54,10 +54,16 @@ export const BlockStored = z.object({
   parentBlockHash: BlockHash.nullable(),
   /** n_blocks × blockSize token ids (not enforced: connectors are free to differ). */
   tokenIds: z.array(Count),
-  blockSize: wireInt(z.int().min(1)),
+  /**
+   * The KV-cache group's block size. 0 in the OffloadingConnector's placeholder events
+   * for the CPU and STORAGE tiers (`token_ids` empty too, vLLM
+   * `vllm/distributed/kv_transfer/kv_connector/v1/offloading/events.py`): the decoder
+   * refuses 0 only on the GPU tier (decode-event-batch.ts).
+   */
+  blockSize: Count,
   /** Deprecated in vLLM in favour of loraName. */
   loraId: Int.nullable(),
-  /** "GPU" from the engine; connectors emit others, e.g. "CPU". */
+  /** "GPU" from the engine; connectors emit others: "CPU", "STORAGE", and in v0.26 FS, OBJ. */
   medium: z.string().nullable(),
   loraName: z.string().nullable(),
   /** One entry per block: a tuple (array) or null. Opaque to the router, kept as decoded. */
@@ -90,6 +96,20 @@ export const KvCacheEvent = z.discriminatedUnion('type', [
 ])
 export type KvCacheEvent = z.infer<typeof KvCacheEvent>
 
+/**
+ * Why one event of a batch was left out: it is not an event at all, it has no type tag, a
+ * type this version does not know (newer vLLM adds them), or the named wire field is
+ * wrong. Bounded by the wire fields, so it can be a metric label.
+ */
+export type SkipReason = 'not_an_event' | 'no_type' | 'unknown_type' | `invalid_${string}`
+
+export interface SkippedEvent {
+  /** The event's position in the batch as sent. */
+  index: number
+  reason: SkipReason
+  message: string
+}
+
 /** One engine step's events (`KVEventBatch`). */
 export const EventBatch = z.object({
   /** Wall-clock seconds (Python `time.time()`), written as float64. */
@@ -98,3 +118,11 @@ export const EventBatch = z.object({
   dataParallelRank: Int.nullable(),
 })
 export type EventBatch = z.infer<typeof EventBatch>
+
+/**
+ * A batch as the decoder reads it: the events it could read, and those it left out (the
+ * key is absent when it left out none, the common case).
+ */
+export interface DecodedEventBatch extends EventBatch {
+  skipped?: readonly SkippedEvent[]
+}

@@ -3,7 +3,7 @@ import { z } from 'zod'
 import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { decodeEventBatch } from './decode-event-batch.ts'
-import type { EventBatch } from './kv-cache-event.ts'
+import type { DecodedEventBatch } from './kv-cache-event.ts'
 import { readSeqFrame, replayEndSeq, seqFrame } from './seq-frame.ts'
 import { Count, MessageBytes, TimeoutMs } from './socket-options.ts'
 
@@ -23,7 +23,8 @@ export type ReplayRequestInput = z.input<typeof ReplayRequest>
 
 export interface ReplayedBatch {
   seq: bigint
-  batch: EventBatch
+  /** With the events it had to skip, as a live batch (decode-event-batch.ts). */
+  batch: DecodedEventBatch
 }
 
 const emptyFrame = new Uint8Array(0)

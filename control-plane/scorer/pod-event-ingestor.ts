@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
-import type { EventBatch } from '../kv-events/kv-cache-event.ts'
+import type { DecodedEventBatch, SkippedEvent } from '../kv-events/kv-cache-event.ts'
 import { requestReplay } from '../kv-events/request-replay.ts'
 import { TimeoutMs } from '../kv-events/socket-options.ts'
 import { toIndexEvents } from '../kv-events/to-index-events.ts'
@@ -13,6 +13,8 @@ export interface IngestorCounters {
   restarts: number
   unrepairable: number
   applyErrors: number
+  /** Events left out of applied batches, one at a time, by reason (see SkipReason). */
+  skipped: Record<string, number>
 }
 
 export const PodEventIngestorOptions = z.strictObject({
@@ -50,6 +52,7 @@ export class PodEventIngestor {
     restarts: 0,
     unrepairable: 0,
     applyErrors: 0,
+    skipped: {},
   }
   private readonly options: PodEventIngestorOptions
   private lastSeq: bigint | null = null
@@ -59,7 +62,7 @@ export class PodEventIngestor {
   private closed = false
   /** The pod is gone (unreachable): nothing is applied until restart(). */
   private suspended = false
-  private buffered: { seq: bigint; batch: EventBatch }[] = []
+  private buffered: { seq: bigint; batch: DecodedEventBatch }[] = []
   private queue: Promise<void> = Promise.resolve()
 
   constructor(input: PodEventIngestorOptionsInput) {
@@ -112,7 +115,7 @@ export class PodEventIngestor {
   }
 
   /** A live batch from the SUB socket. */
-  receive(seq: bigint, batch: EventBatch): Promise<void> {
+  receive(seq: bigint, batch: DecodedEventBatch): Promise<void> {
     if (this.suspended) return this.queue
     if (this.syncing) {
       this.buffered.push({ seq, batch })
@@ -128,7 +131,7 @@ export class PodEventIngestor {
     return this.queue
   }
 
-  private async handle(seq: bigint, batch: EventBatch): Promise<void> {
+  private async handle(seq: bigint, batch: DecodedEventBatch): Promise<void> {
     if (this.closed || this.suspended) return
     const last = this.lastSeq
     if (last !== null && seq === last) return
@@ -180,7 +183,7 @@ export class PodEventIngestor {
     for (const { seq, batch } of late) await this.handle(seq, batch)
   }
 
-  private async replay(from: bigint): Promise<{ seq: bigint; batch: EventBatch }[] | null> {
+  private async replay(from: bigint): Promise<{ seq: bigint; batch: DecodedEventBatch }[] | null> {
     if (!this.options.replayEndpoint) return null
     this.counters.replays++
     try {
@@ -197,7 +200,19 @@ export class PodEventIngestor {
     }
   }
 
-  private async apply(seq: bigint, batch: EventBatch): Promise<void> {
+  /** Counted by reason; the first of each reason is told, so the log names its cause. */
+  private countSkipped(seq: bigint, skipped: readonly SkippedEvent[]): void {
+    const counts = this.counters.skipped
+    for (const { reason, message } of skipped) {
+      const before = counts[reason] ?? 0
+      counts[reason] = before + 1
+      if (before === 0) {
+        this.options.onError(`${this.options.pod}: skipped an event of batch ${seq}: ${message}`)
+      }
+    }
+  }
+
+  private async apply(seq: bigint, batch: DecodedEventBatch): Promise<void> {
     // A replay answered after close (or the pod's loss) must not bring its blocks back.
     if (this.closed || this.suspended) return
     try {
@@ -210,6 +225,7 @@ export class PodEventIngestor {
       this.lastSeq = seq
       this.lastAppliedAtMs = Date.now()
       this.counters.batches++
+      if (batch.skipped !== undefined) this.countSkipped(seq, batch.skipped)
     } catch (error) {
       // The index may now miss this batch: forget the pod and rebuild from the next one.
       this.counters.applyErrors++

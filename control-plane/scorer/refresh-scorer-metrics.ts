@@ -50,6 +50,13 @@ export function createScorerMetricsRefresh(
             counters[field as keyof typeof problemKinds],
           )
         }
+        for (const [reason, count] of Object.entries(counters.skipped)) {
+          follow(
+            metrics.eventsSkipped.labels({ ...labels, reason }),
+            `${key}\nskipped\n${reason}`,
+            count,
+          )
+        }
       }
     }
   }

@@ -64,6 +64,10 @@ export function createScorerMetrics(now: () => number) {
       'kinference_scorer_event_problems',
       'KV-event gaps, replays, restarts, unrepairable gaps and apply errors, by pool, pod and kind.',
     ),
+    eventsSkipped: registry.counter(
+      'kinference_scorer_events_skipped',
+      'KV events left out of an applied batch one at a time (the rest applied), by pool, pod and reason: not_an_event, no_type, unknown_type, invalid_<wire field>.',
+    ),
     saturated: registry.counter(
       'kinference_scorer_saturated',
       'Requests answered "saturated" for the edge to burst, by pool.',

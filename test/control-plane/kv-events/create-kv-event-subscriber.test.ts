@@ -1,8 +1,12 @@
+import { encode } from '@msgpack/msgpack'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Publisher } from 'zeromq'
 import { createKvEventSubscriber } from '../../../control-plane/kv-events/create-kv-event-subscriber.ts'
 import { encodeEventBatch } from '../../../control-plane/kv-events/encode-event-batch.ts'
-import type { EventBatch } from '../../../control-plane/kv-events/kv-cache-event.ts'
+import type {
+  DecodedEventBatch,
+  EventBatch,
+} from '../../../control-plane/kv-events/kv-cache-event.ts'
 import { seqFrame } from '../../../control-plane/kv-events/seq-frame.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { collectBatches, createSignal, sendUntilReceived } from './collect-batches.ts'
@@ -69,6 +73,46 @@ describe('createKvEventSubscriber', () => {
       ['invalid_request', expect.stringMatching(/map length.*\(pod seq 3\)$/)],
     ])
     expect(collector.errors.every((error) => KinfError.isInstance(error))).toBe(true)
+  })
+
+  it('delivers a batch with one unreadable event, the event left out and named', async () => {
+    const { pub, endpoint } = await rawPublisher()
+    const collector = collect(endpoint)
+    // As vLLM sends a step with the OffloadingConnector on: a GPU store and the CPU tier's
+    // placeholder (block_size 0), here beside an event whose block_hashes is garbage.
+    const payload = encode(
+      [
+        1.5,
+        [
+          ['BlockStored', [11n], null, [1, 2], 2, null, 'GPU', null],
+          { type: 'BlockStored', block_hashes: [11n], parent_block_hash: null, token_ids: [] },
+          ['BlockStored', [11n], null, [], 0, null, 'CPU', null],
+          ['BlockRemoved', 'not a list', 'GPU'],
+        ],
+        0,
+      ],
+      { useBigInt64: true },
+    )
+    await sendUntilReceived(
+      () => void pub.send(['pod', seqFrame(0n), payload]),
+      () => collector.received.length > 0,
+      collector.until,
+    )
+    const { batch } = collector.received[0] as { batch: DecodedEventBatch }
+    expect(
+      batch.events.map((event) => [
+        event.type,
+        event.type === 'AllBlocksCleared' ? null : event.medium,
+      ]),
+    ).toEqual([
+      ['BlockStored', 'GPU'],
+      ['BlockStored', 'CPU'],
+    ])
+    expect(batch.skipped?.map(({ index, reason }) => [index, reason])).toEqual([
+      [1, 'invalid_block_size'],
+      [3, 'invalid_block_hashes'],
+    ])
+    expect(collector.errors).toEqual([])
   })
 
   it('survives an onBatch that throws, reporting it as internal', async () => {

@@ -1,5 +1,8 @@
+import { encode } from '@msgpack/msgpack'
 import { describe, expect, it } from 'vitest'
+import { Router } from 'zeromq'
 import type { EventBatch } from '../../../control-plane/kv-events/kv-cache-event.ts'
+import { replayEndSeq, seqFrame } from '../../../control-plane/kv-events/seq-frame.ts'
 import {
   PodEventIngestor,
   type PodEventIngestorOptionsInput,
@@ -84,5 +87,59 @@ describe('PodEventIngestor when its pod stops answering', () => {
     expect(await index.storedBlocks(['pod-a'])).toEqual([2])
     expect(ingestor.appliedSeq).toBe(0n)
     expect(ingestor.counters.restarts).toBe(1)
+  })
+})
+
+describe('PodEventIngestor replaying a batch with an event it cannot read', () => {
+  it('applies the rest of the batch and counts the event, where the whole pod was dropped', async () => {
+    // vLLM's replay ROUTER (`vllm/distributed/kv_events.py`, _service_replay): one reply
+    // [identity, '', seq, payload] per buffered batch, then the end marker.
+    const router = new Router({ linger: 0 })
+    await router.bind('tcp://127.0.0.1:*')
+    const tokens = Array.from({ length: 32 }, (_, i) => i + 1)
+    const payload = encode(
+      [
+        1.5,
+        [
+          ['BlockStored', [1n, 2n], null, tokens, 16, null, 'GPU', null],
+          ['BlockStored', [2n], null, [], 0, null, 'CPU', null],
+          ['BlockStored', [3n], 2n, tokens.slice(0, 16), 'sixteen', null, 'GPU', null],
+        ],
+        0,
+      ],
+      { useBigInt64: true },
+    )
+    void (async () => {
+      for await (const [identity] of router) {
+        await router.send([identity as Buffer, '', seqFrame(0n), payload])
+        await router.send([identity as Buffer, '', seqFrame(replayEndSeq), ''])
+      }
+    })()
+    const index = createMemoryKvIndex()
+    const errors: string[] = []
+    const ingestor = new PodEventIngestor(
+      optionsWith({
+        index,
+        replayEndpoint: router.lastEndpoint as string,
+        onError: (message) => errors.push(message),
+      }),
+    )
+    try {
+      await ingestor.start()
+      expect(await index.storedBlocks(['pod-a'])).toEqual([2])
+      expect(ingestor.appliedSeq).toBe(0n)
+      expect(ingestor.counters).toMatchObject({
+        batches: 1,
+        unrepairable: 0,
+        applyErrors: 0,
+        skipped: { invalid_block_size: 1 },
+      })
+      expect(errors).toEqual([
+        'pod-a: skipped an event of batch 0: kv-events: events[2].blockSize: Invalid input',
+      ])
+    } finally {
+      ingestor.close()
+      router.close()
+    }
   })
 })

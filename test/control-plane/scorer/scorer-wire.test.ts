@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { encode } from '@msgpack/msgpack'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Publisher } from 'zeromq'
+import { parsePrometheusText } from '../../../control-plane/metrics/parse-prometheus-text.ts'
 import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
 import {
   adminToken,
@@ -42,7 +43,10 @@ async function rawPublisher() {
       await pub.send(frames)
     },
     async batch(events: unknown[]) {
-      const payload = encode([Date.now() / 1000, events, 0], { useBigInt64: true })
+      await this.payload(encode([Date.now() / 1000, events, 0], { useBigInt64: true }))
+    },
+    /** Any payload under the next seq. */
+    async payload(payload: Uint8Array) {
       await pub.send(['kv@fake@m', seqFrame(seq++), payload])
     },
   }
@@ -168,10 +172,30 @@ describe('the scorer on the wire', () => {
     ])
     // Nothing so far consumed a seq: the index is untouched.
     expect(await matched()).toBe(blocks)
-    // A batch that cannot be decoded is lost; the next one shows the gap, and without a
+    // Events that cannot be read are skipped one at a time and counted; the batch (and the
+    // removal beside them) is applied.
+    await publisher.batch([
+      { type: 'FrobnicateBlocks', block_hashes: [1n] },
+      'junk',
+      42,
+      { type: 'BlockRemoved', block_hashes: [hashes[3]], medium: 'GPU' },
+    ])
+    await until(async () => (await matched()) === 3)
+    const skipped = async (reason: string) => {
+      const text = await (await fetch(`${stack.scorer.metricsUrl}/metrics`)).text()
+      return parsePrometheusText(text).samples.find(
+        (sample) =>
+          sample.name === 'kinference_scorer_events_skipped_total' &&
+          sample.labels.pod === 'fake' &&
+          sample.labels.reason === reason,
+      )?.value
+    }
+    expect(await skipped('unknown_type')).toBe(1)
+    expect(await skipped('not_an_event')).toBe(2)
+    // A payload that is no batch at all is lost; the next one shows the gap, and without a
     // replay socket the pod's entries are dropped (cold), never left half-true.
-    await publisher.batch([{ type: 'FrobnicateBlocks', block_hashes: [1n] }, 'junk', 42])
-    await publisher.batch([{ type: 'BlockRemoved', block_hashes: [hashes[3]], medium: 'GPU' }])
+    await publisher.payload(encode('junk'))
+    await publisher.batch([{ type: 'BlockRemoved', block_hashes: [hashes[5]], medium: 'GPU' }])
     await until(async () => (await matched()) === 0)
     expect(stack.scorer.pools[0]?.ingestorCounters('fake')?.unrepairable).toBe(1)
     // Well-formed batches index again.
