@@ -35,6 +35,7 @@ export const chartValuesContract = [
   'vllm.httpPort',
   'vllm.kvEventsPort',
   'vllm.replayPort',
+  'vllm.dataParallelSize',
   'networkPolicy.enabled',
   'networkPolicy.scorerIngressFrom',
   'serviceMonitor.enabled',

@@ -90,6 +90,7 @@ export interface NetworkPolicyPeer {
 export interface NetworkPolicyPort {
   protocol?: string
   port: number
+  endPort?: number
 }
 
 export interface NetworkPolicy {

@@ -15,6 +15,7 @@ import type {
   LabelSelector,
   NetworkPolicy,
   NetworkPolicyPeer,
+  NetworkPolicyPort,
   PolicyRule,
 } from '../../support/manifest-types.ts'
 
@@ -131,6 +132,45 @@ describe.each([
   it('leaves the controller open to metrics peers on its probe port only', () => {
     const controller = policy('kinference-controller')
     for (const rule of controller.spec.ingress ?? []) expect(portsOf(rule)).toEqual([8081])
+  })
+})
+
+describe('NetworkPolicies with data-parallel vLLM (vllm.dataParallelSize 4)', () => {
+  const set = { 'vllm.dataParallelSize': 4, 'vllm.kvEventsPort': 5557, 'vllm.replayPort': 5561 }
+  let policies: NetworkPolicy[] = []
+  beforeAll(async () => {
+    const manifests = await renderChart({ set })
+    policies = manifests.filter((m) => m.kind === 'NetworkPolicy') as unknown as NetworkPolicy[]
+  })
+  const rangesOf = (rule?: { ports?: NetworkPolicyPort[] }) =>
+    (rule?.ports ?? []).map((p) => [p.port, p.endPort ?? p.port])
+
+  it('opens each rank’s PUB and replay port (port + rank) from the scorer, and the one HTTP port', () => {
+    // vLLM offsets both endpoints by the rank (docs/vllm-wire.md §1.2): 5557-5560, 5561-5564.
+    const expected = [
+      [8000, 8000],
+      [5557, 5560],
+      [5561, 5564],
+    ]
+    const vllm = policies.find((p) => p.metadata.name === 'kinference-vllm')
+    expect(rangesOf(vllm?.spec.ingress?.[0])).toEqual(expected)
+    const scorer = policies.find((p) => p.metadata.name === 'kinference-scorer')
+    const toVllm = scorer?.spec.egress?.find((rule) => rule.to?.some((peer) => peer.podSelector))
+    expect(rangesOf(toVllm)).toEqual(expected)
+  })
+
+  it('refuses ranges that collide (helm template fails)', async () => {
+    const overlapping = await templateChart({ set: { ...set, 'vllm.replayPort': 5559 } })
+    expect(overlapping.code).not.toBe(0)
+    expect(overlapping.stderr).toContain(
+      'vllm.kvEventsPort (5557) and vllm.replayPort (5559) overlap across 4 data-parallel ranks',
+    )
+    const http = await templateChart({ set: { ...set, 'vllm.httpPort': 5563 } })
+    expect(http.code).not.toBe(0)
+    expect(http.stderr).toContain('vllm.httpPort (5563) is among the KV-event and replay ports')
+    // One rank: the default ports 5557 and 5558 sit side by side.
+    const single = await templateChart({ set: { 'vllm.dataParallelSize': 1 } })
+    expect(single.code).toBe(0)
   })
 })
 

@@ -101,3 +101,33 @@ paths unique, and no mount over the scorer's /tmp or inside another tokenizer's 
 {{- $paths = append $paths $path -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The NetworkPolicy ports of vLLM's KV-event PUB and replay ROUTER sockets: one port each, or
+with vllm.dataParallelSize ranks the range each rank's socket takes (port + rank).
+*/}}
+{{- define "kinference.vllmZmqPorts" -}}
+{{- $last := sub (int .dataParallelSize) 1 -}}
+{{- range list .kvEventsPort .replayPort }}
+- { protocol: TCP, port: {{ . }}{{ if gt $last 0 }}, endPort: {{ add . $last }}{{ end }} }
+{{- end }}
+{{- end -}}
+
+{{/*
+vLLM's ports do not collide: each of the dataParallelSize ranks binds kvEventsPort + rank
+and replayPort + rank, so those ranges must be apart and leave out the HTTP port.
+*/}}
+{{- define "kinference.checkVllmPorts" -}}
+{{- $n := int .dataParallelSize -}}
+{{- $events := int .kvEventsPort -}}
+{{- $replay := int .replayPort -}}
+{{- $http := int .httpPort -}}
+{{- $eventsLast := add $events (sub $n 1) -}}
+{{- $replayLast := add $replay (sub $n 1) -}}
+{{- if and (le $events $replayLast) (le $replay $eventsLast) -}}
+{{- fail (printf "vllm.kvEventsPort (%d) and vllm.replayPort (%d) overlap across %d data-parallel ranks: rank r binds each port + r, so the two must be at least vllm.dataParallelSize apart" $events $replay $n) -}}
+{{- end -}}
+{{- if or (and (le $events $http) (le $http $eventsLast)) (and (le $replay $http) (le $http $replayLast)) -}}
+{{- fail (printf "vllm.httpPort (%d) is among the KV-event and replay ports of the %d data-parallel ranks (%d-%d, %d-%d)" $http $n $events $eventsLast $replay $replayLast) -}}
+{{- end -}}
+{{- end -}}

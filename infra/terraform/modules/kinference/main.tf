@@ -62,6 +62,8 @@ locals {
       httpPort     = var.vllm.http_port
       kvEventsPort = var.vllm.kv_events_port
       replayPort   = var.vllm.replay_port
+      # The chart opens replayPort .. + size - 1 (and the same from kvEventsPort).
+      dataParallelSize = var.vllm.data_parallel_size
     }
     networkPolicy = merge(
       { enabled = var.network_policy.enabled },

@@ -106,8 +106,10 @@ variable "vllm" {
     http_port      = optional(number, 8000)
     kv_events_port = optional(number, 5557)
     replay_port    = optional(number, 5558)
+    # vLLM's --data-parallel-size: rank r binds kv_events_port + r and replay_port + r.
+    data_parallel_size = optional(number, 1)
   })
-  description = "Where the vLLM pods are and which ports the scorer reaches."
+  description = "Where the vLLM pods are, which ports the scorer reaches, and how many data-parallel ranks each pod runs."
   default     = {}
 }
 
