@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
+import { SimKvEventsOptions } from './engine/kv-events-options.ts'
 
 /** Faults a pod can be told to inject, at start (flags) or at run time (POST /admin/faults). */
 const faultFields = {
@@ -69,6 +70,8 @@ export const SimPodConfig = z.strictObject({
   /** vLLM's --lora-modules names: a request for one of them runs under that adapter. */
   loraAdapters: z.array(z.string().min(1)).default([]),
   faults: SimFaultsPatch.default({}),
+  /** Which of vLLM's KV-event variants the pod emits (offload tier, hybrid groups, …). */
+  kvEvents: SimKvEventsOptions.prefault({}),
 })
 export type SimPodConfig = z.infer<typeof SimPodConfig>
 export type SimPodConfigInput = z.input<typeof SimPodConfig>
