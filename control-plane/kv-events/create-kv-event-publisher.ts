@@ -4,10 +4,9 @@ import { z } from 'zod'
 import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { encodeEventBatch, KvEventEncoding } from './encode-event-batch.ts'
-import type { KvCacheEvent } from './kv-cache-event.ts'
 import { createReplayBuffer, type ReplayBuffer } from './replay-buffer.ts'
-import { readSeqFrame, replayEndSeq, seqFrame } from './seq-frame.ts'
 import { Count, HighWaterMark, TimeoutMs } from './socket-options.ts'
+import type { PublishedEvent } from './vllm-event-structs.ts'
 
 const ignore = () => {}
 
@@ -37,6 +36,12 @@ export const KvEventPublisherOptions = z.strictObject({
   replaySendTimeoutMs: TimeoutMs.default(5_000).describe(
     'How long one replay reply may wait on a client that does not read before it is dropped',
   ),
+  replayFraming: z
+    .enum(['topic', 'legacy'])
+    .default('topic')
+    .describe(
+      "Replay replies: 'topic' ['', topic, seq, payload] and end ['', '', END_SEQ, ''] (vLLM PR #45177); 'legacy' ['', seq, payload] and ['', END_SEQ, '']",
+    ),
   // A function default is called for the value: this one gives the no-op.
   onError: functionOption<(error: KinfError) => void>()
     .default(() => ignore)
@@ -71,17 +76,33 @@ export interface KvEventPublisher {
    * Sends one batch and returns its seq. Never waits: the batch enters the replay buffer,
    * then ZMQ queues it or drops it (see createKvEventPublisher).
    */
-  publish(events: readonly KvCacheEvent[], ts: number, options?: PublishOptions): bigint
+  publish(events: readonly PublishedEvent[], ts: number, options?: PublishOptions): bigint
   close(): Promise<void>
 }
 
 const emptyFrame = new Uint8Array(0)
-const endFrame = seqFrame(replayEndSeq)
+
+/** vLLM's `seq.to_bytes(8, "big")`. */
+function seqFrame(seq: bigint): Uint8Array {
+  const frame = new Uint8Array(8)
+  new DataView(frame.buffer).setBigUint64(0, seq)
+  return frame
+}
+
+/** `ZmqEventPublisher.END_SEQ`: `(-1).to_bytes(8, "big", signed=True)`. */
+const endFrame = seqFrame(0xffff_ffff_ffff_ffffn)
+
+/** `int.from_bytes(start_seq_bytes, "big")`; vLLM accepts any length, we want 8 bytes. */
+function readStartSeq(frame: Uint8Array): bigint | undefined {
+  if (frame.length !== 8) return undefined
+  return new DataView(frame.buffer, frame.byteOffset, 8).getBigUint64(0)
+}
 
 /**
- * vLLM's `ZmqEventPublisher`: messages `[topic, seq (8 bytes BE), msgpack batch]` on a PUB
- * socket, seq from 0 and +1 per batch, the last `bufferSteps` batches kept for replay on a
- * ROUTER socket.
+ * vLLM's `ZmqEventPublisher` (`vllm/distributed/kv_events.py`): messages `[topic, seq
+ * (8 bytes BE), msgpack batch]` on a PUB socket, seq from 0 and +1 per batch, the last
+ * `bufferSteps` batches kept for replay on a ROUTER socket, whose replies carry the topic
+ * too since vLLM PR #45177 (`replayFraming`).
  *
  * Backpressure: publish never blocks the caller. PUB semantics are kept: the socket never
  * waits (send timeout 0), and libzmq drops messages for a subscriber whose queue holds
@@ -120,7 +141,10 @@ export async function createKvEventPublisher(
   let next = 0n
   let dropped = 0
   let closed = false
-  const serving = router ? serveReplays(router, ring, onError) : Promise.resolve()
+  const head = options.replayFraming === 'topic' ? [emptyFrame, topicFrame] : [emptyFrame]
+  const endHead = options.replayFraming === 'topic' ? [emptyFrame, emptyFrame] : [emptyFrame]
+  const framing: ReplayFraming = { head, endHead }
+  const serving = router ? serveReplays(router, ring, framing, onError) : Promise.resolve()
 
   return {
     endpoint,
@@ -192,23 +216,30 @@ async function bindWithRetry(socket: Socket, endpoint: string): Promise<string> 
   }
 }
 
+/** The frames before seq in a reply, and before END_SEQ in the end marker. */
+interface ReplayFraming {
+  head: Uint8Array[]
+  endHead: Uint8Array[]
+}
+
 async function serveReplays(
   router: Router,
   ring: ReplayBuffer,
+  framing: ReplayFraming,
   onError: (error: KinfError) => void,
 ): Promise<void> {
   try {
     for await (const frames of router) {
       // [identity, delimiter, start_seq]; vLLM logs anything else and ignores it.
       const [identity, , start] = frames
-      const startSeq = frames.length === 3 && start ? readSeqFrame(start) : undefined
+      const startSeq = frames.length === 3 && start ? readStartSeq(start) : undefined
       if (identity === undefined || startSeq === undefined) continue
       const entries = ring.since(startSeq)
       try {
         for (const { seq, payload } of entries) {
-          await router.send([identity, emptyFrame, seqFrame(seq), payload])
+          await router.send([identity, ...framing.head, seqFrame(seq), payload])
         }
-        await router.send([identity, emptyFrame, endFrame, emptyFrame])
+        await router.send([identity, ...framing.endHead, endFrame, emptyFrame])
       } catch (error) {
         if (router.closed) return
         report(

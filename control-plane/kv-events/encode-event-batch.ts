@@ -1,7 +1,6 @@
 import { z } from 'zod'
-import type { EventBatch, KvCacheEvent } from './kv-cache-event.ts'
-import { eventFields, type WireField } from './kv-event-fields.ts'
 import { createMsgpackWriter, type MsgpackWriter } from './msgpack-writer.ts'
+import { type PublishedBatch, type PublishedEvent, structFieldsOf } from './vllm-event-structs.ts'
 
 /**
  * How events are laid out (docs/vllm-wire.md §1.4):
@@ -17,9 +16,10 @@ export type KvEventEncoding = z.infer<typeof KvEventEncoding>
  * rank (a trailing default) but writes 0. Events follow `encoding`, with omit_defaults
  * applied as msgspec does: an array drops only TRAILING fields that equal their default, a
  * map drops every such field. Fields without a default (parent_block_hash, lora_id, medium,
- * lora_name) are written even when null.
+ * lora_name) are written even when null. The struct layouts are the publisher's own
+ * (`vllm-event-structs.ts`), not the router's.
  */
-export function encodeEventBatch(batch: EventBatch, encoding: KvEventEncoding): Uint8Array {
+export function encodeEventBatch(batch: PublishedBatch, encoding: KvEventEncoding): Uint8Array {
   const writer = createMsgpackWriter(64 + batch.events.length * 64)
   const rank = batch.dataParallelRank ?? null
   writer.arrayHeader(rank === null ? 2 : 3)
@@ -33,28 +33,30 @@ export function encodeEventBatch(batch: EventBatch, encoding: KvEventEncoding): 
   return writer.finish()
 }
 
-function valuesOf(event: KvCacheEvent, fields: readonly WireField[]): unknown[] {
-  // undefined and null both mean "the default" for optional fields.
-  return fields.map((field) => (event as Record<string, unknown>)[field.key] ?? null)
+/** Each field's value, undefined read as the field's default (null when it has none). */
+function valuesOf(event: PublishedEvent): { defaults: boolean[]; values: unknown[] } {
+  const fields = structFieldsOf(event)
+  const values = fields.map(
+    (field) => (event as unknown as Record<string, unknown>)[field.key] ?? field.defaultValue,
+  )
+  const defaults = fields.map((field, i) => field.hasDefault && values[i] === field.defaultValue)
+  return { defaults, values }
 }
 
-function writeArrayEvent(writer: MsgpackWriter, event: KvCacheEvent): void {
-  const fields: readonly WireField[] = eventFields[event.type]
-  const values = valuesOf(event, fields)
-  let length = fields.length
-  while (length > 0 && fields[length - 1]?.presence === 'default' && values[length - 1] === null) {
-    length--
-  }
+function writeArrayEvent(writer: MsgpackWriter, event: PublishedEvent): void {
+  const { defaults, values } = valuesOf(event)
+  let length = values.length
+  while (length > 0 && defaults[length - 1]) length--
   writer.arrayHeader(1 + length)
   writer.str(event.type)
   for (let i = 0; i < length; i++) writer.value(values[i])
 }
 
-function writeMapEvent(writer: MsgpackWriter, event: KvCacheEvent): void {
-  const fields: readonly WireField[] = eventFields[event.type]
-  const values = valuesOf(event, fields)
+function writeMapEvent(writer: MsgpackWriter, event: PublishedEvent): void {
+  const fields = structFieldsOf(event)
+  const { defaults, values } = valuesOf(event)
   const written = fields.flatMap((field, i) =>
-    field.presence === 'default' && values[i] === null ? [] : [[field.wire, values[i]] as const],
+    defaults[i] ? [] : [[field.wire, values[i]] as const],
   )
   writer.mapHeader(1 + written.length)
   writer.str('type')

@@ -68,10 +68,38 @@ describe('createKvEventPublisher', () => {
     cleanups.push(() => dealer.close())
     dealer.connect(pub.replayEndpoint as string)
     await dealer.send(['', Buffer.from('0000000000000000', 'hex')])
-    const [, seqFrame, payload] = await dealer.receive()
+    const [, topic, seqFrame, payload] = await dealer.receive()
+    expect(hex(topic as Buffer)).toBe(docExample.topic)
     expect(hex(seqFrame as Buffer)).toBe(docExample.seq0)
     expect(hex(payload as Buffer)).toBe(docExample.legacy)
   })
+
+  it.each([
+    ['topic', [docExample.topic], ['', '']],
+    ['legacy', [], ['']],
+  ] as const)(
+    'frames replay replies the %s way (vLLM PR #45177 added the topic)',
+    async (replayFraming, head, endHead) => {
+      const pub = await publisher({ replayFraming })
+      publishNth(pub, 0)
+      const dealer = new Dealer({ linger: 0 })
+      cleanups.push(() => dealer.close())
+      dealer.connect(pub.replayEndpoint as string)
+      await dealer.send(['', Buffer.alloc(8)])
+      const reply = await dealer.receive()
+      expect(reply.map((frame) => hex(frame))).toEqual([
+        '',
+        ...head,
+        '0000000000000000',
+        hex(encodeEventBatch(expectedBatch(0), 'map')),
+      ])
+      const end = await dealer.receive()
+      expect(end.map((frame) => hex(frame))).toEqual([...endHead, 'ffffffffffffffff', ''])
+      // The router's client reads both.
+      const replayed = await requestReplay({ endpoint: pub.replayEndpoint as string, startSeq: 0n })
+      expect(replayed.map((entry) => entry.seq)).toEqual([0n])
+    },
+  )
 
   it.each(['map', 'array'] as const)(
     'sends exactly [topic, seq, payload] frames (%s encoding)',
@@ -229,11 +257,12 @@ describe('createKvEventPublisher', () => {
     const reply = await dealer.receive()
     expect(reply.map((frame) => hex(frame))).toEqual([
       '',
+      docExample.topic,
       '0000000000000000',
       hex(encodeEventBatch(expectedBatch(0), 'map')),
     ])
     const end = await dealer.receive()
-    expect(end.map((frame) => hex(frame))).toEqual(['', 'ffffffffffffffff', ''])
+    expect(end.map((frame) => hex(frame))).toEqual(['', '', 'ffffffffffffffff', ''])
 
     // Oversized frames cost the sender its connection, not the publisher its replay service.
     const hostile = new Dealer({ linger: 0 })
