@@ -141,3 +141,27 @@ describe('scorer.tokenizers the template refuses', () => {
     expect(result.code).toBe(0)
   })
 })
+
+describe('docs/deploy.md’s scorer.tokenizers example', () => {
+  it('renders, and every pool path it shows lies in one of its mounts', async () => {
+    const section = readFileSync('docs/deploy.md', 'utf8').split(
+      "## Giving the scorer a model's tokenizer",
+    )[1]
+    const blocks = [...(section ?? '').matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? '')
+    const chartValues = blocks.find((block) => block.startsWith('scorer:'))
+    const pools = blocks.find((block) => block.startsWith('models:'))
+    expect(chartValues).toBeDefined()
+    const manifests = await renderChart({ valuesFile: valuesFile(parse(chartValues ?? '')) })
+    const [scorer] = containersOf(findManifest(manifests, 'Deployment', 'kinference-scorer'))
+    const mountPaths = (scorer?.volumeMounts ?? [])
+      .filter((m) => m.name.startsWith('tokenizer-'))
+      .map((m) => m.mountPath)
+    const paths = (parse(pools ?? '').models as { tokenizer: string }[]).map((m) => m.tokenizer)
+    expect(paths.length).toBeGreaterThan(0)
+    for (const path of paths)
+      expect(
+        mountPaths.some((mount) => path === mount || path.startsWith(`${mount}/`)),
+        path,
+      ).toBe(true)
+  })
+})
