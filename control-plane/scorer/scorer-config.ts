@@ -4,9 +4,14 @@ import { InferencePoolSpec } from '../../shared/crd/inference-pool.ts'
 import { NodeServerLimits } from '../http/node-server-limits.ts'
 import { TokenizationOptions } from './tokenization-options.ts'
 
-/** A pod the scorer routes to: its OpenAI server, its /metrics and its KV-event sockets. */
+/**
+ * A pod the scorer routes to: its OpenAI server, its /metrics and its KV-event sockets. A
+ * pod running several data-parallel engines is one of these per engine (rank), named
+ * `<pod>/dp<rank>` (data-parallel-endpoints.ts).
+ */
 export const ScorerPod = z.strictObject({
-  name: z.string().min(1).max(253),
+  /** A pod's name (253 at most in Kubernetes), with /dp<rank> for a data-parallel engine. */
+  name: z.string().min(1).max(258),
   /** The pool's id (namespace/name), or its name when that names one pool. */
   pool: z.string().min(1),
   http: z.url({ protocol: /^https?$/ }),
@@ -24,6 +29,11 @@ export const ScorerPod = z.strictObject({
     .string()
     .regex(/^tcp:\/\/.+:\d+$/)
     .nullable(),
+  /**
+   * The engine of a data-parallel pod this endpoint is (vLLM's X-data-parallel-rank, and
+   * the `engine` label of its metrics); null for a pod with one engine.
+   */
+  dataParallelRank: z.int().min(0).max(63).nullable().default(null),
 })
 export type ScorerPod = z.infer<typeof ScorerPod>
 export type ScorerPodInput = z.input<typeof ScorerPod>

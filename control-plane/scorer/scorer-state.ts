@@ -1,6 +1,7 @@
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { InferencePoolSpec } from '../../shared/crd/inference-pool.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { dataParallelEndpoints } from './data-parallel-endpoints.ts'
 import type { ScorerBackends, ScorerConfig, ScorerPod, ScorerPool } from './scorer-config.ts'
 
 /** A pool as the scorer runs it, known by its id. */
@@ -59,17 +60,23 @@ export function backendsOfSnapshot(snapshot: ConfigSnapshot): ScorerBackends {
   )
 }
 
-/** The snapshot's endpoints as the scorer's pods. */
+/** The snapshot's endpoints as the scorer's pods: one per engine of a data-parallel pod. */
 export function podsOfSnapshot(snapshot: ConfigSnapshot): ScorerPod[] {
   return Object.entries(snapshot.endpoints).flatMap(([pool, endpoints]) =>
-    endpoints.map((endpoint) => ({
-      name: endpoint.name,
-      pool,
-      http: endpoint.http,
-      metrics: endpoint.metrics,
-      events: endpoint.events,
-      replay: endpoint.replay,
-    })),
+    endpoints.flatMap((endpoint) =>
+      dataParallelEndpoints(
+        {
+          name: endpoint.name,
+          pool,
+          http: endpoint.http,
+          metrics: endpoint.metrics,
+          events: endpoint.events,
+          replay: endpoint.replay,
+          dataParallelRank: null,
+        },
+        endpoint.dataParallelSize ?? 1,
+      ),
+    ),
   )
 }
 

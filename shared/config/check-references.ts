@@ -23,11 +23,12 @@ export function checkReferences(
   const { index, issues } = indexResources(resources, defaultNamespace)
   for (const entry of index.InferenceWorkerSet.values()) {
     const { resource, namespace } = entry
-    if (!lookup(index, 'InferencePool', namespace, resource.spec.poolRef.name)) {
+    const pool = lookup(index, 'InferencePool', namespace, resource.spec.poolRef.name)
+    if (!pool) {
       issues.push(
         notFound(entry, ['spec', 'poolRef', 'name'], 'InferencePool', resource.spec.poolRef.name),
       )
-    }
+    } else checkDataParallelPorts(entry, pool.resource.spec.kvEvents, issues)
   }
   for (const entry of index.GatewayBackend.values()) checkBackend(index, entry, issues)
   const tenantOwners = new Map<string, string>()
@@ -287,4 +288,32 @@ function checkLocality(
       }
     })
   }
+}
+
+/**
+ * A worker set's data-parallel ranks publish on the pool's KV-event port + rank and replay
+ * on its replay port + rank (vLLM's offset_endpoint_port): both ranges must be ports, and
+ * must not overlap, or the pods' engines could not bind them.
+ */
+function checkDataParallelPorts(
+  entry: Indexed<KinferenceResource & { kind: 'InferenceWorkerSet' }>,
+  kvEvents: { port: number; replayPort?: number | undefined } | undefined,
+  issues: ConfigIssue[],
+): void {
+  const size = entry.resource.spec.dataParallelSize
+  if (size === 1 || !kvEvents) return
+  const last = size - 1
+  const ranges = [kvEvents.port, kvEvents.replayPort].filter((port) => port !== undefined)
+  const problem = ranges.some((port) => port + last > 65_535)
+    ? `ports ${ranges.join(' and ')} + rank up to ${last} go past 65535`
+    : kvEvents.replayPort !== undefined && Math.abs(kvEvents.port - kvEvents.replayPort) < size
+      ? `the KV-event ports ${kvEvents.port}-${kvEvents.port + last} and the replay ports ${kvEvents.replayPort}-${kvEvents.replayPort + last} of its pool overlap`
+      : null
+  if (problem === null) return
+  issues.push({
+    resource: entry.index,
+    path: ['spec', 'dataParallelSize'],
+    reason: 'Invalid',
+    message: `${size} data-parallel ranks publish on the pool's ports + rank: ${problem}`,
+  })
 }

@@ -20,6 +20,12 @@ export const PoolEndpoint = z.strictObject({
   events: TcpEndpoint.nullable(),
   /** vLLM's ZMQ ROUTER replay socket; null without a replay port. */
   replay: TcpEndpoint.nullable(),
+  /**
+   * Engines of a data-parallel pod (its worker set's dataParallelSize): rank r publishes
+   * on the events port + r and replays on the replay port + r. Absent for one engine, so
+   * the snapshot of pods without data parallelism is what it was before the field.
+   */
+  dataParallelSize: z.int().min(2).max(64).optional(),
   labels: z.record(z.string(), z.string()),
 })
 export type PoolEndpoint = z.infer<typeof PoolEndpoint>

@@ -109,16 +109,18 @@ function readyAddresses(workloads: Workloads): Map<string, { address: string; ip
   return ready
 }
 
+/** The worker set a pod is counted in (the first by name of those selecting it), if any. */
 function workerSetOf(
   sets: readonly Indexed<InferenceWorkerSet>[],
   pod: WatchedPod,
   result: ResolvedEndpoints,
-): string | null {
+): InferenceWorkerSet | null {
   const matching = sets
     .filter((set) => matchesLabels(set.resource.spec.selector.matchLabels, pod.metadata.labels))
-    .map((set) => set.resource.metadata.name)
-    .sort()
-  for (const later of matching.slice(1)) {
+    .map((set) => set.resource)
+    .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
+  for (const { metadata } of matching.slice(1)) {
+    const later = metadata.name
     const id = `${pod.metadata.namespace}/${later}`
     if (result.issues.some((issue) => issue.id === id && issue.kind === 'InferenceWorkerSet'))
       continue
@@ -126,7 +128,7 @@ function workerSetOf(
       kind: 'InferenceWorkerSet',
       id,
       reason: 'OverlappingSelector',
-      message: `pod ${pod.metadata.name} is also selected by InferenceWorkerSet ${matching[0]}, which it is counted in`,
+      message: `pod ${pod.metadata.name} is also selected by InferenceWorkerSet ${matching[0]?.metadata.name}, which it is counted in`,
     })
   }
   return matching[0] ?? null
@@ -151,20 +153,22 @@ function endpointOf(
   pool: Indexed<InferencePool>,
   pod: WatchedPod,
   at: { address: string; ipv6: boolean },
-  workerSet: string | null,
+  workerSet: InferenceWorkerSet | null,
 ): PoolEndpoint {
   const { spec } = pool.resource
   const host = at.ipv6 ? `[${at.address}]` : at.address
   const metricsPort = spec.metrics.port ?? spec.targetPort
+  const dataParallelSize = workerSet?.spec.dataParallelSize ?? 1
   return {
     name: pod.metadata.name,
     namespace: pod.metadata.namespace,
     address: at.address,
-    workerSet,
+    workerSet: workerSet?.metadata.name ?? null,
     http: `http://${host}:${spec.targetPort}`,
     metrics: `http://${host}:${metricsPort}${spec.metrics.path}`,
     events: spec.kvEvents ? `tcp://${host}:${spec.kvEvents.port}` : null,
     replay: spec.kvEvents?.replayPort ? `tcp://${host}:${spec.kvEvents.replayPort}` : null,
+    ...(dataParallelSize > 1 && { dataParallelSize }),
     labels: { ...pod.metadata.labels },
   }
 }

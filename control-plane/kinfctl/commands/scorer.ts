@@ -3,8 +3,10 @@ import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { parseDuration } from '../../../shared/config/parse-duration.ts'
 import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import { RoutingStrategyName } from '../../../shared/crd/routing-strategy.ts'
+import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { openConfigFeed } from '../../config-store/open-config-feed.ts'
 import type { PublishedSnapshot } from '../../config-store/published-snapshot.ts'
+import { dataParallelEndpoints } from '../../scorer/data-parallel-endpoints.ts'
 import { ScorerConfig, type ScorerConfigInput, type ScorerPod } from '../../scorer/scorer-config.ts'
 import { poolIdOf } from '../../scorer/scorer-state.ts'
 import { type RunningScorer, startScorer } from '../../scorer/start-scorer.ts'
@@ -33,7 +35,9 @@ Options:
                            its endpoints as the pods
       --pod SPEC           a pod the config does not list:
                            name=N,http=URL[,events=tcp://H:P][,replay=tcp://H:P][,pool=NAME]
-                           (repeatable; pool= is a pool's name or namespace/name)
+                           [,dp=SIZE] (repeatable; pool= is a pool's name or namespace/name;
+                           dp= the pod's vLLM --data-parallel-size: one endpoint per rank,
+                           N/dp0, N/dp1, …, each on the events and replay ports + rank)
       --redis-prefix P     key prefix of the index, the pods' state and the decision log in
                            REDIS_URL (default kinf:, what kinfctl inspect reads)
       --events-bind EP     also bind one SUB socket (e.g. tcp://*:5557) for pods whose
@@ -56,7 +60,8 @@ Environment:
                               write the pods' state and the decision log there (kinfctl inspect)
 `
 
-export function parsePodSpec(text: string, defaultPool: string | null): ScorerPod {
+/** A --pod's endpoints: the pod, or one per rank of a data-parallel pod (dp=). */
+export function parsePodSpec(text: string, defaultPool: string | null): ScorerPod[] {
   const fields = Object.fromEntries(
     text.split(',').map((part) => {
       const at = part.indexOf('=')
@@ -64,20 +69,29 @@ export function parsePodSpec(text: string, defaultPool: string | null): ScorerPo
       return [part.slice(0, at).trim(), part.slice(at + 1).trim()]
     }),
   )
-  const known = new Set(['name', 'http', 'events', 'replay', 'pool'])
+  const known = new Set(['name', 'http', 'events', 'replay', 'pool', 'dp'])
   for (const key of Object.keys(fields))
     if (!known.has(key)) throw new UsageError(`--pod: unknown field "${key}"`)
   const pool = fields.pool ?? defaultPool
   if (!fields.name || !fields.http) throw new UsageError('--pod needs at least name= and http=')
   if (!pool)
     throw new UsageError(`--pod ${fields.name}: pool= is needed when the config has several pools`)
-  return {
+  const size = fields.dp === undefined ? 1 : Number(fields.dp)
+  if (!Number.isInteger(size) || size < 1 || size > 64)
+    throw new UsageError(`--pod ${fields.name}: dp="${fields.dp}" is not a size from 1 to 64`)
+  const pod = {
     name: fields.name,
     http: fields.http,
     metrics: null,
     events: fields.events ?? null,
     replay: fields.replay ?? null,
     pool,
+    dataParallelRank: null,
+  }
+  try {
+    return dataParallelEndpoints(pod, size)
+  } catch (error) {
+    throw KinfError.isInstance(error) ? new UsageError(`--pod: ${error.message}`) : error
   }
 }
 
@@ -165,7 +179,7 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
     redisPrefix: values['redis-prefix'],
     snapshot,
     pools,
-    pods: values.pod.map((spec) => parsePodSpec(spec, defaultPool)),
+    pods: values.pod.flatMap((spec) => parsePodSpec(spec, defaultPool)),
     eventsBind: values['events-bind'] ?? null,
   })
   if (!parsed.success)

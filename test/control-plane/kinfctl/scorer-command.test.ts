@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { afterEach, describe, expect, it } from 'vitest'
+import { parsePodSpec } from '../../../control-plane/kinfctl/commands/scorer.ts'
 import { startSimFleet } from '../../../control-plane/sim/sim-fleet.ts'
 import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
 import { l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
@@ -83,5 +84,36 @@ describe('kinfctl scorer', () => {
     expect(badPod.stderr).toMatch(/unknown field "url"/)
     const noPort = await runCli(['scorer'])
     expect(noPort.code).toBe(2)
+  })
+})
+
+describe('kinfctl scorer --pod', () => {
+  it('gives a data-parallel pod (dp=) one endpoint per rank, on its ports + rank', () => {
+    const spec =
+      'name=vllm-0,http=http://10.0.0.1:8000,events=tcp://10.0.0.1:5557,replay=tcp://10.0.0.1:5567,dp=2'
+    expect(parsePodSpec(spec, 'default')).toEqual(
+      [0, 1].map((rank) => ({
+        name: `vllm-0/dp${rank}`,
+        http: 'http://10.0.0.1:8000',
+        metrics: null,
+        events: `tcp://10.0.0.1:${5557 + rank}`,
+        replay: `tcp://10.0.0.1:${5567 + rank}`,
+        pool: 'default',
+        dataParallelRank: rank,
+      })),
+    )
+    expect(parsePodSpec('name=a,http=http://h:1,dp=1', 'default')).toEqual([
+      expect.objectContaining({ name: 'a', dataParallelRank: null }),
+    ])
+  })
+
+  it('refuses a size that is not 1 to 64, and ranks past the last port', () => {
+    for (const dp of ['0', '65', 'two', '1.5'])
+      expect(() => parsePodSpec(`name=a,http=http://h:1,dp=${dp}`, 'default')).toThrow(
+        `dp="${dp}" is not a size from 1 to 64`,
+      )
+    expect(() =>
+      parsePodSpec('name=a,http=http://h:1,events=tcp://h:65535,dp=2', 'default'),
+    ).toThrow(/--pod: tcp:\/\/h:65535: port \+ rank 1 is past 65535/)
   })
 })

@@ -12,6 +12,7 @@ describe('planScorerChange', () => {
     metrics: null,
     events: `tcp://${name}:5557`,
     replay: null,
+    dataParallelRank: null,
   })
   const state = (spec = poolSpec(), pods = [pod('a'), pod('b')]): ScorerState => ({
     hash: null,
