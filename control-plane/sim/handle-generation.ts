@@ -1,9 +1,11 @@
 import type { ServerResponse } from 'node:http'
 import type { RequestKind } from '../../shared/openai/openai-request.ts'
+import { requestedDataParallelRank } from './data-parallel-rank-header.ts'
 import type { FinishReason, TokenOutput } from './engine/vllm-engine.ts'
 import { type GenerationRequest, parseGenerationRequest } from './generation-request.ts'
 import { completionBody, createChunkWriter, usage } from './generation-response.ts'
 import type { PlannedOutput } from './output-planner.ts'
+import type { SimPodConfig } from './sim-pod-config.ts'
 import type { SimPodContext } from './sim-pod-context.ts'
 import { VllmError } from './vllm-error.ts'
 
@@ -33,10 +35,13 @@ export function handleGeneration(
   receivedAtMs = performance.now(),
 ): void {
   const { config, tokenizer } = context
+  const loraName = loraAdapterOf(config, body)
+  const servedAs = loraName ?? config.modelName
   const request = parseGenerationRequest(kind, body, tokenizer, {
-    modelName: config.modelName,
+    modelName: servedAs,
     maxModelLen: config.profile.model.maxModelLen,
   })
+  const requestedRank = requestedDataParallelRank(res.req, config.dataParallelSize)
   const faults = context.faults()
   if (faults.errorRate > 0 && context.random() < faults.errorRate) {
     throw new VllmError(
@@ -48,7 +53,7 @@ export function handleGeneration(
   const created = Math.floor(Date.now() / 1000)
   const promptTokens = request.promptTokenIds.length
   const runtime = context.runtime()
-  const writer = createChunkWriter(kind, id, created, config.modelName)
+  const writer = createChunkWriter(kind, id, created, servedAs)
   const stallAfter = faults.stallAfterTokens
   const choices = planChoices(context, request, id)
   let cachedTokens = 0
@@ -84,7 +89,7 @@ export function handleGeneration(
       ...modelledTimes(arrivalMs, startMs ?? arrivalMs, firstTokenMs ?? endMs, endMs),
     })
     const finished = choices.map((c) => ({ text: c.text.join(''), finish: c.finished ?? 'stop' }))
-    finish(JSON.stringify(completionBody(kind, id, created, config.modelName, finished, totals())))
+    finish(JSON.stringify(completionBody(kind, id, created, servedAs, finished, totals())))
   }
   const onToken = (choice: Choice, output: TokenOutput, virtualMs: number) => {
     generated++
@@ -127,6 +132,7 @@ export function handleGeneration(
         promptTokenIds: request.promptTokenIds,
         outputTokenIds: choice.plan.tokenIds,
         finishReason: choice.plan.finishReason,
+        loraName,
         cacheSalt: request.cacheSalt,
         maxTokens: request.maxTokens,
       },
@@ -140,9 +146,22 @@ export function handleGeneration(
         },
         onToken: (output, virtualMs) => onToken(choice, output, virtualMs),
       },
+      // Each of n sequences is a request of its own to the balancer, as vLLM's children are.
+      requestedRank ?? runtime.pickRank(),
     )
     if (choice.index === 0) arrivalMs = arrival
   }
+}
+
+/**
+ * The LoRA adapter a request runs under: its model when that names one of the pod's
+ * adapters, as vLLM's `_maybe_get_adapters` looks the model up among its LoRA requests
+ * (vllm/entrypoints/openai/engine/serving.py). The answer then names the adapter as its
+ * model (`OpenAIServingModels.model_name`), and the engine hashes its blocks with it.
+ */
+function loraAdapterOf(config: SimPodConfig, body: unknown): string | null {
+  const model = (body as { model?: unknown } | null)?.model
+  return typeof model === 'string' && config.loraAdapters.includes(model) ? model : null
 }
 
 /** Each choice's output, planned on its own; a single choice runs under the request's id. */

@@ -1,44 +1,39 @@
 import { numGpuBlocks } from '../../shared/gpu/gpu-profile.ts'
+import type { KvEventPublisher } from '../kv-events/create-kv-event-publisher.ts'
+import { DataParallelBalancer } from './data-parallel-balancer.ts'
+import type { VllmEngine } from './engine/vllm-engine.ts'
+import { createEngineRank, type EngineRank, type RankRequest } from './engine-rank.ts'
 import {
-  createKvEventPublisher,
-  type KvEventPublisher,
-} from '../kv-events/create-kv-event-publisher.ts'
-import type { EngineKvEvent } from './engine/block-pool.ts'
-import { type EngineRequestInput, type StepResult, VllmEngine } from './engine/vllm-engine.ts'
-import { createVllmMetrics, type VllmMetrics } from './metrics/create-vllm-metrics.ts'
-import { RealTimeDriver, type RequestListener } from './real-time-driver.ts'
-import { kvEventBindEndpoints } from './sim-pod-address.ts'
-import { kvEventTopic, type SimFaults, type SimPodConfig } from './sim-pod-config.ts'
-import { toWireEvent } from './to-wire-event.ts'
-
-interface Tracker {
-  arrivalMs: number
-  promptTokens: number
-  maxTokens: number
-  startMs?: number
-  firstTokenMs?: number
-  lastTokenMs?: number
-  generated: number
-}
+  createDataParallelVllmMetrics,
+  type DataParallelVllmMetrics,
+} from './metrics/create-vllm-metrics.ts'
+import { createRankPublishers, type RankSockets } from './rank-publishers.ts'
+import type { RealTimeDriver, RequestListener } from './real-time-driver.ts'
+import type { SimFaults, SimPodConfig } from './sim-pod-config.ts'
 
 /**
- * One incarnation of a simulated pod: engine, real-time driver, KV-event publisher and
- * metrics. A restart builds a new one, as a restarted vLLM process starts with an empty
- * cache, a new NONE_HASH, event seq 0 and fresh counters.
+ * One incarnation of a simulated pod: its engines (one per data-parallel rank, each with
+ * its driver and KV-event publisher) and the server's metrics. A restart builds a new
+ * one, as a restarted vLLM process starts with empty caches, new NONE_HASHes, event seq 0
+ * on every rank and fresh counters.
  */
 export interface PodRuntime {
+  /** Rank r at index r; one for a pod without data parallelism. */
+  readonly ranks: readonly EngineRank[]
+  /** Rank 0's (the pod's own without data parallelism). */
   readonly engine: VllmEngine
   readonly driver: RealTimeDriver
   readonly publisher: KvEventPublisher
-  readonly metrics: VllmMetrics
+  readonly metrics: DataParallelVllmMetrics
   /** Wall-clock start of this incarnation, as prometheus_client's process collector shows it. */
   readonly startedAtSeconds: number
-  /** Queues a request; returns its arrival in modelled ms. */
-  submit(
-    input: Omit<EngineRequestInput, 'arrivalMs'> & { maxTokens: number },
-    listener: RequestListener,
-  ): number
+  /** The rank vLLM's load balancer gives a request that names none. */
+  pickRank(): number
+  /** Queues a request on a rank (0 unless told); returns its arrival in modelled ms. */
+  submit(input: RankRequest, listener: RequestListener, rank?: number): number
   abort(id: string): void
+  setPaused(paused: boolean): void
+  /** Every rank's; true when every one was reset (vLLM refuses while blocks are in use). */
   resetPrefixCache(): boolean
   close(): Promise<void>
 }
@@ -46,16 +41,13 @@ export interface PodRuntime {
 export async function createPodRuntime(
   config: SimPodConfig,
   faults: () => SimFaults,
-  random: () => number,
-  sockets: { bindHost: string; zmq: number; replay: number },
+  /** Rank r's randomness at index r (NONE_HASH, jitter, dropped batches). */
+  randoms: readonly (() => number)[],
+  sockets: RankSockets,
 ): Promise<PodRuntime> {
-  const engine = new VllmEngine({ profile: config.profile, random })
-  const publisher = await createKvEventPublisher({
-    ...kvEventBindEndpoints(sockets.bindHost, sockets),
-    topic: kvEventTopic(config),
-    encoding: config.eventEncoding,
-  })
-  const metrics = createVllmMetrics({
+  const publishers = await createRankPublishers(config, sockets)
+  const metrics = createDataParallelVllmMetrics({
+    engines: config.dataParallelSize,
     modelName: config.modelName,
     maxModelLen: config.profile.model.maxModelLen,
     cacheConfig: {
@@ -64,131 +56,62 @@ export async function createPodRuntime(
     },
     now: () => Date.now() / 1000,
   })
-  const trackers = new Map<string, Tracker>()
-  let seen = { queries: 0, hits: 0, preemptions: 0 }
-
-  const delayed = new Set<NodeJS.Timeout>()
-  const publish = (events: EngineKvEvent[]) => {
-    const wire = events.map(toWireEvent)
-    const { dropEventRate, eventDelayMs } = faults()
-    const send = !(dropEventRate > 0 && random() < dropEventRate)
-    if (eventDelayMs <= 0) {
-      publisher.publish(wire, Date.now() / 1000, { send })
-      return
+  const owners = new Map<string, EngineRank>()
+  const ranks: EngineRank[] = []
+  try {
+    for (const [rank, publisher] of publishers.entries()) {
+      ranks.push(
+        createEngineRank({
+          config,
+          rank,
+          faults,
+          random: randomOf(randoms, rank),
+          publisher,
+          metrics: metrics.engines[rank] as DataParallelVllmMetrics['engines'][number],
+          onDone: (id) => owners.delete(id),
+        }),
+      )
     }
-    const timer = setTimeout(() => {
-      delayed.delete(timer)
-      publisher.publish(wire, Date.now() / 1000, { send })
-    }, eventDelayMs)
-    delayed.add(timer)
+  } catch (error) {
+    await Promise.all(ranks.map((rank) => rank.close()))
+    await Promise.all(publishers.slice(ranks.length).map((publisher) => publisher.close()))
+    throw error
   }
-
-  const account = (step: StepResult, endMs: number) => {
-    const ttfts: number[] = []
-    const itls: number[] = []
-    let promptTokens = 0
-    for (const started of step.started) {
-      const tracker = trackers.get(started.requestId)
-      if (tracker) tracker.startMs = step.startMs
-    }
-    for (const output of step.outputs) {
-      const tracker = trackers.get(output.requestId)
-      if (!tracker) continue
-      if (output.index === 0) {
-        ttfts.push((endMs - tracker.arrivalMs) / 1000)
-        tracker.firstTokenMs = endMs
-        promptTokens += tracker.promptTokens
-      } else {
-        itls.push((endMs - (tracker.lastTokenMs ?? endMs)) / 1000)
-      }
-      tracker.lastTokenMs = endMs
-      tracker.generated++
-      if (output.finished) finish(output.requestId, tracker, output.finished, endMs)
-    }
-    metrics.recordStep({
-      promptTokens,
-      generationTokens: step.outputs.length,
-      timesToFirstToken: ttfts,
-      interTokenLatencies: itls,
-    })
-    const stats = engine.stats
-    metrics.addPrefixCache({
-      queries: stats.prefixCacheQueries - seen.queries,
-      hits: stats.prefixCacheHits - seen.hits,
-    })
-    metrics.addPreemptions(stats.preemptions - seen.preemptions)
-    seen = {
-      queries: stats.prefixCacheQueries,
-      hits: stats.prefixCacheHits,
-      preemptions: stats.preemptions,
-    }
-    metrics.setState({
-      running: stats.running,
-      waiting: stats.waiting,
-      kvCacheUsage: stats.kvCacheUsage,
-    })
-  }
-
-  const finish = (
-    id: string,
-    tracker: Tracker,
-    reason: 'stop' | 'length' | 'abort',
-    endMs: number,
-  ) => {
-    trackers.delete(id)
-    const start = tracker.startMs ?? endMs
-    const first = tracker.firstTokenMs ?? endMs
-    metrics.recordRequestFinished({
-      finishedReason: reason,
-      promptTokens: tracker.promptTokens,
-      generationTokens: tracker.generated,
-      maxTokens: tracker.maxTokens,
-      e2eLatency: (endMs - tracker.arrivalMs) / 1000,
-      queueTime: (start - tracker.arrivalMs) / 1000,
-      prefillTime: (first - start) / 1000,
-      decodeTime: (endMs - first) / 1000,
-      inferenceTime: (endMs - start) / 1000,
-    })
-  }
-
-  const driver = new RealTimeDriver(engine, config.timeScale, {
-    onEvents: publish,
-    onStep: account,
-  })
-  if (faults().paused) driver.setPaused(true)
+  const first = ranks[0] as EngineRank
+  const balancer = new DataParallelBalancer()
 
   return {
-    engine,
-    driver,
-    publisher,
+    ranks,
+    engine: first.engine,
+    driver: first.driver,
+    publisher: first.publisher,
     metrics,
     startedAtSeconds: Date.now() / 1000,
-    submit({ maxTokens, ...input }, listener) {
-      const arrivalMs = driver.submit(input, listener)
-      trackers.set(input.id, {
-        arrivalMs,
-        promptTokens: input.promptTokenIds.length,
-        maxTokens,
-        generated: 0,
-      })
+    pickRank: () => (ranks.length === 1 ? 0 : balancer.pick(ranks.map((rank) => rank.load()))),
+    submit(input, listener, rank = 0) {
+      const target = ranks[rank]
+      if (!target) throw new Error(`no data-parallel rank ${rank} in ${ranks.length}`)
+      const arrivalMs = target.submit(input, listener)
+      owners.set(input.id, target)
       return arrivalMs
     },
     abort(id) {
-      const tracker = trackers.get(id)
-      driver.abort(id)
-      if (tracker) finish(id, tracker, 'abort', driver.virtualNow())
+      owners.get(id)?.abort(id)
+    },
+    setPaused(paused) {
+      for (const rank of ranks) rank.driver.setPaused(paused)
     },
     resetPrefixCache() {
-      const reset = engine.resetPrefixCache()
-      const events = engine.takeEvents()
-      if (events.length > 0) publish(events)
-      return reset
+      return ranks.map((rank) => rank.resetPrefixCache()).every(Boolean)
     },
     async close() {
-      await driver.stop()
-      // A dead process sends nothing more, delayed batches included.
-      for (const timer of delayed) clearTimeout(timer)
-      await publisher.close()
+      await Promise.all(ranks.map((rank) => rank.close()))
     },
   }
+}
+
+function randomOf(randoms: readonly (() => number)[], rank: number): () => number {
+  const random = randoms[rank]
+  if (!random) throw new Error(`no randomness for data-parallel rank ${rank}`)
+  return random
 }

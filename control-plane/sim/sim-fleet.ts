@@ -11,8 +11,16 @@ export interface SimFleetOptions {
   host?: string
   /** Pod i serves HTTP on port + i (0: free ports). */
   port: number
-  /** Pod i publishes on zmqPort + 2i and answers replays on zmqPort + 2i + 1 (0: free ports). */
+  /**
+   * With N data-parallel ranks per pod, pod i's rank r publishes on zmqPort + 2N·i + r and
+   * answers replays on zmqPort + 2N·i + N + r; one rank: zmqPort + 2i and + 2i + 1 (0: free
+   * ports, rank r still on rank 0's ports + r).
+   */
   zmqPort: number
+  /** Engines per pod (vLLM --data-parallel-size); 1 when absent. */
+  dataParallelSize?: number
+  /** The pods' LoRA adapters (vLLM --lora-modules names); none when absent. */
+  loraAdapters?: readonly string[]
   timeScale: number
   seed: number
   eventEncoding: 'map' | 'array'
@@ -24,7 +32,11 @@ export interface SimFleetOptions {
   names?: readonly string[]
 }
 
-/** A simulated pod as the scorer's config lists it (ScorerPod): its HTTP and KV-event endpoints. */
+/**
+ * A simulated pod as the scorer's config lists it (ScorerPod): its HTTP and KV-event
+ * endpoints, rank 0's for a pod with data-parallel ranks (the scorer's
+ * dataParallelEndpoints gives each rank its own, on those ports + rank).
+ */
 export function scorerPodOf(pod: SimPod, pool: string) {
   return {
     name: pod.config.podName,
@@ -43,6 +55,9 @@ export async function startSimFleet(options: SimFleetOptions): Promise<SimPod[]>
       `sim: ${options.names.length} names for ${options.pods} pods; give one per pod`,
     )
   const assets = options.assets ?? loadSimModelAssets()
+  const ranks = options.dataParallelSize ?? 1
+  const zmqPortOf = (i: number, offset: number) =>
+    options.zmqPort === 0 ? 0 : options.zmqPort + 2 * ranks * i + offset
   const pods: SimPod[] = []
   try {
     for (let i = 0; i < options.pods; i++) {
@@ -54,8 +69,10 @@ export async function startSimFleet(options: SimFleetOptions): Promise<SimPod[]>
             profile: options.profile,
             host: options.host ?? '127.0.0.1',
             httpPort: options.port === 0 ? 0 : options.port + i,
-            zmqPort: options.zmqPort === 0 ? 0 : options.zmqPort + 2 * i,
-            replayPort: options.zmqPort === 0 ? 0 : options.zmqPort + 2 * i + 1,
+            zmqPort: zmqPortOf(i, 0),
+            replayPort: zmqPortOf(i, ranks),
+            dataParallelSize: ranks,
+            loraAdapters: [...(options.loraAdapters ?? [])],
             timeScale: options.timeScale,
             seed: options.seed + i,
             eventEncoding: options.eventEncoding,

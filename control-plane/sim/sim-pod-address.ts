@@ -53,3 +53,22 @@ export function kvEventBindEndpoints(
     replayEndpoint: `tcp://${at(ports.replay)}`,
   }
 }
+
+/**
+ * The ports data-parallel rank `rank` of a pod binds, as vLLM's
+ * `ZmqEventPublisher.offset_endpoint_port` (vllm/distributed/kv_events.py) moves them: the
+ * configured port plus the rank, each rank with its own PUB and replay ROUTER. Port 0
+ * (any free one) stays 0.
+ */
+export function rankPorts(
+  ports: { zmq: number; replay: number },
+  rank: number,
+): { zmq: number; replay: number } {
+  const offset = (port: number, name: string) => {
+    if (port === 0) return 0
+    if (port + rank > 65_535)
+      throw new KinfError('invalid_config', `sim: ${name} ${port} + rank ${rank} is past 65535`)
+    return port + rank
+  }
+  return { zmq: offset(ports.zmq, 'zmqPort'), replay: offset(ports.replay, 'replayPort') }
+}

@@ -5,6 +5,7 @@ import { createSeededRandom } from '../../shared/random/create-seeded-random.ts'
 import { createOutputPlanner } from './output-planner.ts'
 import { createPodHttpServer } from './pod-http-server.ts'
 import { createPodRuntime, type PodRuntime } from './pod-runtime.ts'
+import { portOf } from './rank-publishers.ts'
 import { createRequestTimings } from './request-timings.ts'
 import type { SimModelAssets } from './sim-model-assets.ts'
 import { reachableHost, zmqBindHost } from './sim-pod-address.ts'
@@ -25,6 +26,9 @@ export interface SimPod {
   /** Where subscribers connect for KV events and replays (host as in url), and the topic. */
   readonly kvEventsEndpoint: string
   readonly replayEndpoint: string
+  /** Each data-parallel rank's, rank r at index r (the rank-0 ones above first). */
+  readonly kvEventsEndpoints: readonly string[]
+  readonly replayEndpoints: readonly string[]
   readonly topic: string
   readonly running: boolean
   runtime(): PodRuntime
@@ -48,11 +52,19 @@ export async function createSimPod(
 ): Promise<SimPod> {
   const config = SimPodConfig.parse(input)
   const random = createSeededRandom(config.seed)
+  // Rank 0 draws from the pod's stream, as a pod without data parallelism does; each
+  // other rank from its own, so that a rank's cache does not depend on the others' timing.
+  const randoms = Array.from({ length: config.dataParallelSize }, (_, rank) =>
+    rank === 0 ? random : createSeededRandom(rankSeed(config.seed, rank)),
+  )
   let faults: SimFaults = { ...noFaults, ...config.faults }
   const ports = { http: config.httpPort, zmq: config.zmqPort, replay: config.replayPort }
   // Resolved once: a restart binds the same address, as a restarted process in its pod would.
   const bindHost = await zmqBindHost(config.host)
   const advertised = reachableHost(config.host)
+  // Rank r on the rank-0 ports + r: createRankPublishers keeps vLLM's layout, free ports too.
+  const rankEndpoints = (port: number) =>
+    Array.from({ length: config.dataParallelSize }, (_, r) => `tcp://${advertised}:${port + r}`)
   let current: PodRuntime | null = null
   let server: Server | null = null
   let downTimer: NodeJS.Timeout | null = null
@@ -73,7 +85,7 @@ export async function createSimPod(
   }
 
   const startRuntime = async () => {
-    current = await createPodRuntime(config, () => faults, random, { bindHost, ...ports })
+    current = await createPodRuntime(config, () => faults, randoms, { bindHost, ...ports })
     ports.zmq = portOf(current.publisher.endpoint)
     ports.replay = portOf(current.publisher.replayEndpoint ?? '')
   }
@@ -95,6 +107,12 @@ export async function createSimPod(
     get replayEndpoint() {
       return `tcp://${advertised}:${ports.replay}`
     },
+    get kvEventsEndpoints() {
+      return rankEndpoints(ports.zmq)
+    },
+    get replayEndpoints() {
+      return rankEndpoints(ports.replay)
+    },
     topic: kvEventTopic(config),
     get running() {
       return current !== null
@@ -103,7 +121,7 @@ export async function createSimPod(
     faults: () => faults,
     setFaults(patch) {
       faults = { ...faults, ...patch }
-      current?.driver.setPaused(faults.paused)
+      current?.setPaused(faults.paused)
       return faults
     },
     async restart() {
@@ -147,8 +165,7 @@ export async function createSimPod(
   return pod
 }
 
-function portOf(endpoint: string): number {
-  const port = Number(endpoint.split(':').at(-1))
-  if (!Number.isInteger(port)) throw new Error(`no port in ${endpoint}`)
-  return port
+/** A seed of its own for each data-parallel rank above 0 (the golden ratio spreads them). */
+function rankSeed(seed: number, rank: number): number {
+  return (seed + Math.imul(rank, 0x9e3779b9)) >>> 0
 }
