@@ -49,6 +49,11 @@ export type ProxyOutcome =
 
 export interface ProxyRequest {
   podUrl: string
+  /**
+   * The engine of a data-parallel pod to run the request on (vLLM's X-data-parallel-rank);
+   * null lets a pod of one engine, or vLLM's own balancer, take it.
+   */
+  dataParallelRank: number | null
   path: string
   body: Buffer
   /** Headers passed through to the pod (request id, trace context). */
@@ -78,6 +83,11 @@ const hopByHop = new Set([
   'proxy-connection',
   'upgrade',
 ])
+/**
+ * Where vLLM's OpenAI server reads the engine a request goes to (`_get_data_parallel_rank`,
+ * vllm/entrypoints/openai/engine/serving.py; header names are case-insensitive).
+ */
+export const dataParallelRankHeader = 'x-data-parallel-rank'
 const maxBufferedBody = 4 * 1024 * 1024
 /** vLLM's validation errors quote the request back: enough for any message, then cut. */
 const maxErrorBody = 1024 * 1024
@@ -108,6 +118,9 @@ export function proxyToPod(request: ProxyRequest, res: ServerResponse): Promise<
       agent: request.agent,
       headers: {
         ...request.headers,
+        ...(request.dataParallelRank !== null && {
+          [dataParallelRankHeader]: String(request.dataParallelRank),
+        }),
         'content-type': 'application/json',
         'content-length': String(request.body.length),
       },

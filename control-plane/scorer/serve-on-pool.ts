@@ -173,6 +173,7 @@ async function sendToPod(
   const outcome = await proxyToPod(
     {
       podUrl: endpoint.http,
+      dataParallelRank: endpoint.dataParallelRank,
       path: prepared.openAi.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions',
       body: options.body,
       headers: options.headers,

@@ -47,6 +47,7 @@ async function proxied(podUrl: string, options: Partial<ProxyRequest> = {}) {
     outcome = await proxyToPod(
       {
         podUrl,
+        dataParallelRank: null,
         path: '/v1/chat/completions',
         body: Buffer.from('{"messages":[{"role":"user","content":"hi"}]}'),
         headers: {},
@@ -74,6 +75,22 @@ async function proxied(podUrl: string, options: Partial<ProxyRequest> = {}) {
 }
 
 describe('the proxy to a pod', () => {
+  it('names the engine of a data-parallel pod in vLLM’s X-data-parallel-rank, and none otherwise', async () => {
+    const seen: (string | undefined)[] = []
+    const target = await listen((req, res) => {
+      req.resume()
+      seen.push(req.headersDistinct['x-data-parallel-rank']?.join('|'))
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end('{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1}}')
+    })
+    expect((await proxied(target, { dataParallelRank: 3 })).status).toBe(200)
+    expect((await proxied(target, { dataParallelRank: 0 })).status).toBe(200)
+    expect((await proxied(target)).status).toBe(200)
+    // A rank among the passed-through headers never reaches the pod beside the scorer's.
+    await proxied(target, { dataParallelRank: 1, headers: { 'X-Data-Parallel-Rank': '7' } })
+    expect(seen).toEqual(['3', '0', undefined, '1'])
+  })
+
   it('waits past the connect timeout for a non-streamed answer that takes long to come', async () => {
     const slow = await pod(
       200,
