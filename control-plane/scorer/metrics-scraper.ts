@@ -8,6 +8,11 @@ export interface ScrapeTarget {
   pod: string
   model: string
   url: string
+  /**
+   * The `engine` label of the pod's series to read: an engine of a data-parallel pod, whose
+   * /metrics it shares with the pod's other engines. Null: every engine of the URL.
+   */
+  engine: string | null
 }
 
 /**
@@ -29,33 +34,44 @@ export interface MetricsScraperOptions {
 }
 
 /**
- * Reads every pod's /metrics on a fixed period, at most one scrape in flight per pod, and
+ * Reads every pod's /metrics on a fixed period, at most one scrape in flight per URL, and
  * hands the load signals on. These correct the router's own accounting for traffic that
  * did not pass through this replica; a failed scrape leaves the last reading to go stale.
+ * The engines of a data-parallel pod share one /metrics: it is read once per round and
+ * each engine's target gets its own series (the `engine` label), or the failure.
  */
 export function startMetricsScraper(options: MetricsScraperOptions): { stop(): void } {
   const inFlight = new Set<string>()
-  const scrape = async (target: ScrapeTarget) => {
-    if (inFlight.has(target.pod)) return
-    inFlight.add(target.pod)
+  const scrape = async (url: string, targets: readonly ScrapeTarget[]) => {
+    if (inFlight.has(url)) return
+    inFlight.add(url)
+    const fail = (failure: ScrapeFailure) => {
+      for (const target of targets) options.onFailure(target.pod, failure)
+    }
     try {
-      const text = await fetchText(target.url, options.timeoutMs)
-      if (typeof text !== 'string') return options.onFailure(target.pod, text)
+      const text = await fetchText(url, options.timeoutMs)
+      if (typeof text !== 'string') return fail(text)
       const { samples } = parsePrometheusText(text)
       const start = samples.find((sample) => sample.name === 'process_start_time_seconds')
-      options.onSignals(
-        target.pod,
-        extractVllmLoadSignals(samples, target.model),
-        start?.value ?? null,
-      )
+      for (const target of targets) {
+        const engine = target.engine === null ? {} : { engine: target.engine }
+        const signals = extractVllmLoadSignals(samples, target.model, engine)
+        options.onSignals(target.pod, signals, start?.value ?? null)
+      }
     } catch (error) {
-      options.onFailure(target.pod, { kind: 'bad-answer', reason: (error as Error).message })
+      fail({ kind: 'bad-answer', reason: (error as Error).message })
     } finally {
-      inFlight.delete(target.pod)
+      inFlight.delete(url)
     }
   }
   const round = () => {
-    for (const target of options.targets()) void scrape(target)
+    const byUrl = new Map<string, ScrapeTarget[]>()
+    for (const target of options.targets()) {
+      const same = byUrl.get(target.url)
+      if (same) same.push(target)
+      else byUrl.set(target.url, [target])
+    }
+    for (const [url, targets] of byUrl) void scrape(url, targets)
   }
   // A first round at once: every pod gets a baseline (load, process start) before traffic.
   round()

@@ -64,14 +64,21 @@ export class PoolMetricsScraper {
     this.scraper = null
   }
 
-  /** One target per pod, as the first runtime listing it (the current one) reads it. */
+  /**
+   * One target per pod, as the first runtime listing it (the current one) reads it; an
+   * engine of a data-parallel pod reads its own series (engine = its rank).
+   */
   private targets(): ScrapeTarget[] {
     const targets = new Map<string, ScrapeTarget>()
     for (const runtime of this.options.runtimes()) {
       for (const pod of runtime.endpoints()) {
         if (targets.has(pod.name)) continue
-        const model = runtime.spec.models[0]?.name ?? ''
-        targets.set(pod.name, { pod: pod.name, model, url: runtime.metricsUrl(pod) })
+        targets.set(pod.name, {
+          pod: pod.name,
+          model: runtime.spec.models[0]?.name ?? '',
+          url: runtime.metricsUrl(pod),
+          engine: pod.dataParallelRank === null ? null : String(pod.dataParallelRank),
+        })
       }
     }
     return [...targets.values()]
