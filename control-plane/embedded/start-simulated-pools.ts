@@ -4,6 +4,7 @@ import { functionOption, parseOptions } from '../../shared/config/parse-options.
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
 import { KvEventEncoding } from '../kv-events/encode-event-batch.ts'
+import { dataParallelEndpoints } from '../scorer/data-parallel-endpoints.ts'
 import { ScorerConfig, type ScorerPodInput, type ScorerPoolInput } from '../scorer/scorer-config.ts'
 import { poolIdOf } from '../scorer/scorer-state.ts'
 import { type RunningScorer, startScorer } from '../scorer/start-scorer.ts'
@@ -28,7 +29,19 @@ export const SimulatedPodOptions = z.strictObject({
     .describe('Pod j of pool i is seeded seed + 100·i + j, so pools never share a random stream'),
   eventEncoding: KvEventEncoding.default('map'),
   port: ListenPort.describe("First pod's HTTP port; pool i's pods follow pool i-1's"),
-  zmqPort: ListenPort.describe("First pod's ZMQ port, two per pod, pools one after another"),
+  zmqPort: ListenPort.describe(
+    "First pod's ZMQ port, two per engine of a pod, pools one after another",
+  ),
+  dataParallelSize: z
+    .int()
+    .min(1)
+    .max(64)
+    .default(1)
+    .describe('Engines per pod (vLLM --data-parallel-size); the scorer routes to each'),
+  loraAdapters: z
+    .array(z.string().min(1))
+    .default([])
+    .describe("The pods' LoRA adapters (vLLM --lora-modules names)"),
   faults: object<SimFaultsPatch>().optional(),
   assets: object<SimModelAssets>()
     .optional()
@@ -117,7 +130,9 @@ export async function startSimulatedPools(options: SimulatedPoolsOptions): Promi
         profile: sim.profile,
         modelName: model,
         port: port === 0 ? 0 : port + first,
-        zmqPort: zmqPort === 0 ? 0 : zmqPort + 2 * first,
+        zmqPort: zmqPort === 0 ? 0 : zmqPort + 2 * sim.dataParallelSize * first,
+        dataParallelSize: sim.dataParallelSize,
+        loraAdapters: sim.loraAdapters,
         timeScale: sim.timeScale,
         seed: sim.seed + 100 * i,
         eventEncoding: sim.eventEncoding,
@@ -172,8 +187,18 @@ export function startScorerOver(
       pools: options.snapshot ? [] : fleets.map((fleet) => fleet.pool),
       pods: [
         ...fleets.flatMap(({ pool, pods }) =>
-          pods.map((pod) =>
-            scorerPodOf(pod, poolIdOf({ name: pool.name, namespace: pool.namespace ?? null })),
+          pods.flatMap((pod) =>
+            dataParallelEndpoints(
+              {
+                ...scorerPodOf(
+                  pod,
+                  poolIdOf({ name: pool.name, namespace: pool.namespace ?? null }),
+                ),
+                metrics: null,
+                dataParallelRank: null,
+              },
+              pod.config.dataParallelSize,
+            ),
           ),
         ),
         ...(options.extraPods ?? []),

@@ -44,6 +44,9 @@ export async function startStack(
     extraPods?: { name: string; http: string; events: string | null; replay: string | null }[]
     /** The simulated pods' GPU profile (l40s-27b-fp8 unless told). */
     profile?: GpuProfile
+    /** Engines per simulated pod (vLLM --data-parallel-size), and their LoRA adapters. */
+    dataParallelSize?: number
+    loraAdapters?: string[]
     /** Hears what the scorer and the pods log (printed with KINFERENCE_TEST_LOG anyway). */
     log?: (message: string) => void
   } = {},
@@ -58,6 +61,8 @@ export async function startStack(
       seed: 7,
       eventEncoding: 'map',
       assets,
+      dataParallelSize: options.dataParallelSize,
+      loraAdapters: options.loraAdapters,
     },
     scorer: {
       signingSecrets: [secret],
