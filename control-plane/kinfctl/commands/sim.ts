@@ -28,6 +28,13 @@ Options:
       --time-scale X        run X times faster than the modelled GPU (default 1)
       --seed S              seed of every random choice (default 0)
       --event-encoding E    map (current vLLM) or array (legacy) (default map)
+      --data-parallel-size N  engines per pod, as vLLM's --data-parallel-size (default 1):
+                            rank r publishes on the pod's KV-event port + r and replays on
+                            its replay port + r, which then come 2N apart from pod to pod
+                            (events zmq-port + 2Ni + r, replay + N); X-data-parallel-rank
+                            picks the engine of a request
+      --lora NAME           a LoRA adapter the pods serve, as vLLM's --lora-modules name
+                            (repeatable): a request whose model is NAME runs under it
       --output text|json    how to print the pods' addresses (default text)
 Faults (also settable at run time: POST /admin/faults on a pod):
       --fault-error-rate P          answer this fraction of requests with a 500
@@ -71,6 +78,8 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
       'time-scale': { type: 'string' },
       seed: { type: 'string' },
       'event-encoding': { type: 'string', default: 'map' },
+      'data-parallel-size': { type: 'string' },
+      lora: { type: 'string', multiple: true, default: [] },
       output: { type: 'string', default: 'text' },
       'fault-error-rate': { type: 'string' },
       'fault-drop-events': { type: 'string' },
@@ -92,6 +101,9 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
   const timeScale = number('time-scale', values['time-scale'], 1)
   if (!(timeScale > 0)) throw new UsageError('--time-scale must be positive')
   const stallAfter = values['fault-stall-after-tokens']
+  const dataParallelSize = number('data-parallel-size', values['data-parallel-size'], 1)
+  if (!Number.isInteger(dataParallelSize) || dataParallelSize < 1 || dataParallelSize > 64)
+    throw new UsageError('--data-parallel-size must be an integer from 1 to 64')
   const fleet = await startSimFleet({
     pods,
     profile,
@@ -103,6 +115,8 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
     timeScale,
     seed: number('seed', values.seed, 0),
     eventEncoding: encoding,
+    dataParallelSize,
+    loraAdapters: values.lora,
     faults: {
       errorRate: number('fault-error-rate', values['fault-error-rate'], 0),
       dropEventRate: number('fault-drop-events', values['fault-drop-events'], 0),
@@ -120,11 +134,13 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
       kvEvents: pod.kvEventsEndpoint,
       replay: pod.replayEndpoint,
       topic: pod.topic,
+      dataParallelSize,
     }
+    const ranks = dataParallelSize > 1 ? ` data-parallel-size=${dataParallelSize}` : ''
     io.stdout(
       values.output === 'json'
         ? `${JSON.stringify(where)}\n`
-        : `${where.pod} http=${where.http} kv-events=${where.kvEvents} replay=${where.replay} topic=${where.topic}\n`,
+        : `${where.pod} http=${where.http} kv-events=${where.kvEvents} replay=${where.replay} topic=${where.topic}${ranks}\n`,
     )
   }
   io.stderr(

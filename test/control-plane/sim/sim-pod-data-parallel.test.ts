@@ -1,3 +1,6 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createKvEventSubscriber } from '../../../control-plane/kv-events/create-kv-event-subscriber.ts'
 import type { EventBatch } from '../../../control-plane/kv-events/kv-cache-event.ts'
@@ -214,5 +217,80 @@ describe('LoRA adapters of a simulated pod', () => {
     expect(cached(await chatOn(target, { messages }))).toBe(0)
     expect(cached(await chatOn(target, { messages, model: 'sql-lora' }))).toBeGreaterThan(0)
     expect((await chatOn(target, { messages, model: 'other-lora' })).status).toBe(404)
+  })
+})
+
+/** A first port of `count` consecutive ones free now (tried by listening on each). */
+async function freePortRange(count: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + Math.floor(Math.random() * 40_000)
+    const servers = []
+    try {
+      for (let i = 0; i < count; i++) {
+        const server = createServer()
+        servers.push(server)
+        await new Promise<void>((resolve, reject) => {
+          server.once('error', reject)
+          server.listen(base + i, '127.0.0.1', resolve)
+        })
+      }
+      return base
+    } catch {
+      // Taken: another range.
+    } finally {
+      await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))))
+    }
+  }
+  throw new Error('no free port range')
+}
+
+describe('kinfctl sim --data-parallel-size --lora', () => {
+  it('lays the ranks of each pod out on the KV-event ports + rank, 2N apart, and serves the adapter', async () => {
+    const base = await freePortRange(8)
+    const child = spawn(process.execPath, [
+      'control-plane/kinfctl/main.ts',
+      'sim',
+      ...['--pods', '2', '--port', '0', '--zmq-port', String(base), '--time-scale', '20'],
+      ...['--data-parallel-size', '2', '--lora', 'sql-lora', '--output', 'json'],
+    ])
+    cleanups.push(async () => child.kill('SIGKILL'))
+    let out = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+    })
+    await until(() => out.split('\n').filter(Boolean).length === 2, 30_000)
+    const pods = out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { http: string; kvEvents: string; replay: string })
+    expect(pods.map((p) => [portOf(p.kvEvents), portOf(p.replay)])).toEqual([
+      [base, base + 2],
+      [base + 4, base + 6],
+    ])
+    const answer = await fetch(`${pods[1]?.http}/v1/completions`, {
+      method: 'POST',
+      headers: { 'x-data-parallel-rank': '1' },
+      body: JSON.stringify({ model: 'sql-lora', prompt: 'Hello', max_tokens: 2 }),
+    })
+    expect(answer.status).toBe(200)
+    expect(((await answer.json()) as { model: string }).model).toBe('sql-lora')
+    child.kill('SIGINT')
+    const [code] = await once(child, 'exit')
+    expect(code).toBe(0)
+  })
+
+  it('refuses a size that is not 1 to 64', async () => {
+    const child = spawn(process.execPath, [
+      'control-plane/kinfctl/main.ts',
+      'sim',
+      ...['--data-parallel-size', '0'],
+    ])
+    let err = ''
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString()
+    })
+    const [code] = await once(child, 'exit')
+    expect(code).toBe(2)
+    expect(err.split('\n')[0]).toContain('--data-parallel-size must be an integer from 1 to 64')
   })
 })
