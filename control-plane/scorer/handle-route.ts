@@ -213,10 +213,14 @@ async function askPools(
       })
     }
     if (ids.length === 0 || asked.size === 0) return
-    const exact = [...asked.values()].map((a) => a.prepared.request.routing.promptTokens)
     // The pools' chat templates do not render tools yet: their definitions count as the
-    // edge estimates them, so a long tool description meets the prompt-length rules.
-    call.facts.promptTokens = Math.max(...exact) + estimateToolTokens(call.openAi)
+    // edge estimates them, so a long tool description meets the prompt-length rules. A
+    // pool without its tokenizer has the edge's whole estimate, tools included.
+    const tools = estimateToolTokens(call.openAi)
+    const counts = [...asked.values()].map(
+      ({ prepared }) => prepared.request.routing.promptTokens + (prepared.estimated ? 0 : tools),
+    )
+    call.facts.promptTokens = Math.max(...counts)
   }
 }
 

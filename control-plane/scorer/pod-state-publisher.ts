@@ -24,7 +24,8 @@ export interface PodStatePublisher {
 }
 
 /**
- * Writes this replica's view of every pod it routes to, every interval, with a TTL: a
+ * Writes this replica's view of every pod it routes to, and of its pools' conditions
+ * (TokenizerReady, TokenizationAgrees), every interval, with a TTL: a
  * replica that stops is forgotten once its view expires. Reported once per outage.
  */
 export function startPodStatePublisher(options: PodStatePublisherOptions): PodStatePublisher {
@@ -56,7 +57,7 @@ export function startPodStatePublisher(options: PodStatePublisherOptions): PodSt
   }
 }
 
-/** This replica's view of its pools' pods now, with the index's block counts. */
+/** This replica's view of its pools' pods now, with the index's block counts, and their conditions. */
 export async function replicaPodViews(
   replica: string,
   pools: readonly PoolRuntime[],
@@ -72,7 +73,8 @@ export async function replicaPodViews(
       pods.push(podViewOf(pool, report, blocks[i] ?? null, wallMs))
     })
   }
-  return { replica, writtenAtMs: wallMs, pods }
+  const poolViews = pools.map((pool) => ({ pool: pool.id, conditions: pool.conditions(wallMs) }))
+  return { replica, writtenAtMs: wallMs, pods, pools: poolViews }
 }
 
 type PodReport = ReturnType<PoolRuntime['router']['podReports']>[number]

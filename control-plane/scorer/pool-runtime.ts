@@ -8,14 +8,18 @@ import {
   PoolRouter,
   type ServedModel,
 } from '../../shared/pool/pool-router.ts'
-import { createTokenizer } from '../tokenizer/create-tokenizer.ts'
+import type { PoolCondition } from '../../shared/state/pool-state.ts'
 import { promptIds } from '../tokenizer/prompt-ids.ts'
 import type { Tokenizer } from '../tokenizer/tokenizer.ts'
 import type { PodFeedSource } from './pod-feed.ts'
 import { type PodFeedLease, PodFeeds } from './pod-feeds.ts'
 import { type HoldOutcome, PoolAdmission, type Waiter } from './pool-admission.ts'
+import { type ConditionNow, PoolConditions } from './pool-conditions.ts'
 import type { ScorerPod } from './scorer-config.ts'
 import type { ScorerMetrics } from './scorer-metrics.ts'
+import { TokenizationGuard } from './tokenization-guard.ts'
+import type { TokenizationGuardOptionsInput } from './tokenization-options.ts'
+import type { TokenizerCache, TokenizerEntry } from './tokenizer-cache.ts'
 import { UsageCount } from './usage-count.ts'
 
 interface PodRuntime {
@@ -35,7 +39,10 @@ export interface PoolRuntimeOptions {
    * one, say); this runtime's own when absent.
    */
   feeds?: PodFeeds
-  tokenizers: (name: string) => Tokenizer
+  /** The tokenizers by source, shared by the scorer's runtimes. */
+  tokenizers: TokenizerCache
+  /** When disagreeing counts mark the pool (see TokenizationGuard); the defaults unless told. */
+  guard?: TokenizationGuardOptionsInput
   onError: (message: string) => void
   /** Randomness of the strategy's choices (Math.random unless told). */
   random?: () => number
@@ -70,6 +77,9 @@ export class PoolRuntime {
   readonly admission: PoolAdmission
   /** Requests that may still use this runtime (see LivePools.lease). */
   readonly usage = new UsageCount()
+  /** The pods' counts against the scorer's (TokenizationAgrees). */
+  readonly guard: TokenizationGuard
+  private readonly tokenizerCondition = new PoolConditions()
   private readonly options: PoolRuntimeOptions
   private readonly feeds: PodFeeds
   private readonly pods = new Map<string, PodRuntime>()
@@ -102,12 +112,60 @@ export class PoolRuntime {
       onError: options.onError,
     })
     this.admission = new PoolAdmission({ router: this.router, onHoldEnd: options.onHoldEnd })
+    this.guard = new TokenizationGuard(options.guard)
   }
 
-  /** The served model (or LoRA adapter) `model`, and the tokenizer of its base model. */
-  serves(model: string): { model: ServedModel; tokenizer: Tokenizer } | null {
+  /**
+   * The served model (or LoRA adapter) `model`, and the tokenizer of its base model: null
+   * when it cannot be loaded, and the pool routes that model on load alone.
+   */
+  serves(model: string): { model: ServedModel; tokenizer: Tokenizer | null } | null {
     const served = this.router.served(model)
-    return served && { model: served, tokenizer: this.options.tokenizers(served.tokenizer) }
+    return (
+      served && { model: served, tokenizer: this.options.tokenizers.tokenizer(served.tokenizer) }
+    )
+  }
+
+  /** A tokenizer source as the pool's cache has it: loaded, or why not. */
+  tokenizerState(source: string): TokenizerEntry {
+    return this.options.tokenizers.get(source)
+  }
+
+  /** Whether every served model's tokenizer is loaded (false: some route on load alone). */
+  get tokenizerReady(): boolean {
+    return this.spec.models.every((m) => this.options.tokenizers.get(m.tokenizer).ok)
+  }
+
+  /** TokenizerReady and TokenizationAgrees as of `nowMs` (wall), for the shared state. */
+  conditions(nowMs: number): PoolCondition[] {
+    return [this.tokenizerCondition.set(this.tokenizerNow(), nowMs), this.guard.condition(nowMs)]
+  }
+
+  private tokenizerNow(): ConditionNow {
+    const sources = [...new Set(this.spec.models.map((m) => m.tokenizer))]
+    const failed = sources.flatMap((source) => {
+      const entry = this.options.tokenizers.get(source)
+      if (entry.ok) return []
+      const models = this.spec.models.filter((m) => m.tokenizer === source).map((m) => m.name)
+      return [
+        `tokenizer ${source} (model ${models.join(', ')}) cannot be loaded: ${entry.error.message}`,
+      ]
+    })
+    if (failed.length === 0)
+      return {
+        type: 'TokenizerReady',
+        status: 'True',
+        reason: 'TokenizerLoaded',
+        message: `loaded: ${sources.join(', ')}`,
+        example: null,
+      }
+    return {
+      type: 'TokenizerReady',
+      status: 'False',
+      reason: 'TokenizerUnavailable',
+      message: `${failed.join('; ')}. Its requests route on load alone (no cache-aware routing) until it loads: it is tried again on each new snapshot and periodically`,
+      example: null,
+    }
   }
 
   /** The prompt ids of a request, as the pool's pods compute them (counted). */
@@ -199,18 +257,5 @@ export class PoolRuntime {
     this.isClosed = true
     await this.admission.close(error)
     for (const name of [...this.pods.keys()]) await this.removePod(name)
-  }
-}
-
-/** Tokenizers are costly to load (~250 ms): one per tokenizer name, shared by pools. */
-export function createTokenizerCache(): (name: string) => Tokenizer {
-  const cache = new Map<string, Tokenizer>()
-  return (name) => {
-    let tokenizer = cache.get(name)
-    if (!tokenizer) {
-      tokenizer = createTokenizer(name as 'qwen3')
-      cache.set(name, tokenizer)
-    }
-    return tokenizer
   }
 }

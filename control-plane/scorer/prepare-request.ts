@@ -1,4 +1,5 @@
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { estimateRequestPromptTokens } from '../../shared/openai/estimate-request-tokens.ts'
 import { checkJsonDepth } from '../../shared/openai/json-depth.ts'
 import {
   maxTokensOf,
@@ -16,6 +17,13 @@ export interface PreparedRequest {
   model: string
   request: PoolRequest
   stream: boolean
+  /**
+   * The pool cannot load the model's tokenizer: the prompt's length is the edge's estimate
+   * and it has no block keys, so the pool routes it on load alone.
+   */
+  estimated: boolean
+  /** The prompt's ids as the pod will run them; null when estimated. */
+  promptIds: readonly number[] | null
 }
 
 function invalid(message: string, param: string | null, openAiCode = 'invalid_request'): KinfError {
@@ -52,7 +60,10 @@ export function prepareRequest(
 /**
  * Tokenizes a parsed request exactly as `pool`'s pods will for `model` (chat template
  * included) and computes its block keys. The tokenizer caches the text between special
- * tokens, so a long shared system prompt is tokenized once.
+ * tokens, so a long shared system prompt is tokenized once. A pool that cannot load the
+ * model's tokenizer gets the request without block keys, its length estimated as the edge
+ * estimates it (shared/openai/estimate-request-tokens.ts): routed on load alone, and the
+ * context length left for the pod to check.
  */
 export function prepareOnPool(
   id: string,
@@ -70,6 +81,22 @@ export function prepareOnPool(
       openAiCode: 'model_not_found',
     })
   }
+  const input = {
+    id,
+    model,
+    maxTokens: maxTokensOf(openAi) ?? pool.router.expectedOutputTokens,
+    cacheSalt: openAi.body.cache_salt ?? null,
+    promptText: () =>
+      openAi.kind === 'chat' ? JSON.stringify(openAi.body.messages) : String(openAi.body.prompt),
+  }
+  const stream = openAi.body.stream === true
+  if (served.tokenizer === null) {
+    // No block keys: every pod holds nothing of it, and the estimate sizes its prefill.
+    const keyless = pool.router.prepare({ ...input, promptIds: [] })
+    const routing = { ...keyless.routing, promptTokens: estimateRequestPromptTokens(openAi) }
+    const request = { routing, keys: keyless.keys }
+    return { openAi, pool, model, request, stream, estimated: true, promptIds: null }
+  }
   let ids = tokenized.get(served.model.tokenizer)
   try {
     ids ??= pool.tokenize(served.tokenizer, openAi)
@@ -86,16 +113,8 @@ export function prepareOnPool(
       'context_length_exceeded',
     )
   }
-  const prepared = pool.router.prepare({
-    id,
-    model,
-    promptIds: ids,
-    maxTokens: maxTokensOf(openAi) ?? pool.router.expectedOutputTokens,
-    cacheSalt: openAi.body.cache_salt ?? null,
-    promptText: () =>
-      openAi.kind === 'chat' ? JSON.stringify(openAi.body.messages) : String(openAi.body.prompt),
-  })
-  return { openAi, pool, model, request: prepared, stream: openAi.body.stream === true }
+  const request = pool.router.prepare({ ...input, promptIds: ids })
+  return { openAi, pool, model, request, stream, estimated: false, promptIds: ids }
 }
 
 function soleModel(pools: readonly PoolRuntime[]): string {

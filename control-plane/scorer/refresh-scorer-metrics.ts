@@ -1,5 +1,7 @@
+import { conditionStatuses } from '../../shared/state/pool-state.ts'
 import type { LivePools } from './live-pools.ts'
 import type { IngestorCounters } from './pod-event-ingestor.ts'
+import type { PoolRuntime } from './pool-runtime.ts'
 import type { ScorerMetrics } from './scorer-metrics.ts'
 
 /** The `kind` label of kinference_scorer_event_problems, per ingestor counter. */
@@ -12,8 +14,8 @@ const problemKinds = {
 } as const satisfies Partial<Record<keyof IngestorCounters, string>>
 
 /**
- * What a scrape refreshes before rendering: held requests per pool, each pod's drift and
- * trust, and the pods' KV-event counters, which the ingestors keep as plain numbers
+ * What a scrape refreshes before rendering: held requests per pool, its tokenizer and
+ * conditions, each pod's drift and trust, and the pods' KV-event counters, which the ingestors keep as plain numbers
  * (control-plane/scorer/pod-event-ingestor.ts) and the counters here follow. A feed that
  * starts over (the pod left and came back) counts on from where its counter was.
  */
@@ -32,6 +34,7 @@ export function createScorerMetricsRefresh(
     for (const pool of live.all())
       held.set(pool.name, (held.get(pool.name) ?? 0) + pool.admission.held)
     for (const [pool, count] of held) metrics.heldRequests.labels({ pool }).set(count)
+    for (const pool of live.current.pools) refreshPoolConditions(metrics, pool)
     for (const pool of live.current.pools) {
       for (const report of pool.router.podReports(nowMs)) {
         const labels = { pool: pool.name, pod: report.name }
@@ -59,5 +62,20 @@ export function createScorerMetricsRefresh(
         }
       }
     }
+  }
+}
+
+/** The pool's tokenizer readiness and conditions; its comparison counters start at 0. */
+function refreshPoolConditions(metrics: ScorerMetrics, pool: PoolRuntime): void {
+  const labels = { pool: pool.name }
+  metrics.tokenizerReady.labels(labels).set(pool.tokenizerReady ? 1 : 0)
+  for (const condition of pool.conditions(Date.now()))
+    for (const status of conditionStatuses)
+      metrics.poolCondition
+        .labels({ ...labels, condition: condition.type, status })
+        .set(condition.status === status ? 1 : 0)
+  for (const kind of ['prompt', 'cached']) {
+    metrics.tokenComparisons.labels({ ...labels, kind })
+    metrics.tokenDisagreements.labels({ ...labels, kind })
   }
 }

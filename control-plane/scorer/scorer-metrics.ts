@@ -89,6 +89,22 @@ export function createScorerMetrics(now: () => number) {
       'kinference_scorer_index_lookups',
       'Index lookups (one round trip each), by pool: one per request, whatever the policy.',
     ),
+    tokenComparisons: registry.counter(
+      'kinference_scorer_token_comparisons',
+      "Answered requests whose count the pod reported was compared with the scorer's, by pool and kind (prompt: usage.prompt_tokens against the scorer's tokenization; cached: cached_tokens against the index's prediction).",
+    ),
+    tokenDisagreements: registry.counter(
+      'kinference_scorer_token_disagreements',
+      "Those comparisons that disagreed, by pool and kind: prompt_tokens other than the scorer's count, cached_tokens a block or more from the prediction.",
+    ),
+    tokenizerReady: registry.gauge(
+      'kinference_scorer_pool_tokenizer_ready',
+      "1 when every served model's tokenizer is loaded, 0 when one cannot be and the pool routes it on load alone, by pool.",
+    ),
+    poolCondition: registry.gauge(
+      'kinference_scorer_pool_condition',
+      'A pool condition (TokenizerReady, TokenizationAgrees) as this replica sees it: 1 for its status (True, False, Unknown), 0 for the others, by pool.',
+    ),
     retries: registry.counter(
       'kinference_scorer_retries',
       'Requests retried on another pod after a failure before the first byte.',

@@ -28,6 +28,8 @@ export interface ScorerReconcilerOptions {
   log: (message: string) => void
   /** After each applied change (the metrics scraper follows the pools' periods). */
   onChange?: () => void
+  /** A new snapshot came: tokenizers that could not be loaded are tried again first. */
+  retryTokenizers?: () => void
 }
 
 const empty: ScorerState = { hash: null, pools: [], pods: [], backends: {} }
@@ -87,6 +89,7 @@ export class ScorerReconciler {
       const before = { snapshot: this.snapshot, handPools: this.handPools }
       this.snapshot = snapshot
       this.handPools = []
+      this.options.retryTokenizers?.()
       const report = await this.applyNow(this.derive(true))
       if (report.outcome !== 'refused') this.excluded.clear()
       else {
@@ -162,7 +165,11 @@ export class ScorerReconciler {
     return reportOf(state.hash, plan, backendsChanged)
   }
 
-  /** New runtimes, their tokenizers loaded: a pool the scorer cannot run throws here. */
+  /**
+   * New runtimes, their tokenizers loaded: a pool the scorer cannot run throws here. A
+   * tokenizer that cannot be loaded does not: its pool runs without it, routing on load
+   * alone, marked by its TokenizerReady condition, and the other pools are unaffected.
+   */
   private build(pools: readonly StatePool[]): Map<string, PoolRuntime> {
     const built = new Map<string, PoolRuntime>()
     try {

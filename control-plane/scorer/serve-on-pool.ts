@@ -92,7 +92,7 @@ export async function serveOnPool(
     })
     context.metrics.requests.labels({ pool: pool.name, pod, outcome: outcome.kind }).inc()
     if (outcome.kind === 'completed') {
-      completed(context, prepared, options, pod, route, outcome)
+      completed(context, attempt, options, { pod, route }, outcome)
       return
     }
     const next = afterFailure(outcome)
@@ -208,13 +208,12 @@ async function sendToPod(
   return outcome
 }
 
-/** The answer reached the client: the router and the metrics learn how it went. */
+/** The answer reached the client: the router, the guard and the metrics learn how it went. */
 function completed(
   context: InferenceContext,
-  prepared: PreparedRequest,
+  { prepared, lookup }: PoolAttempt,
   options: ServeOptions,
-  pod: string,
-  route: RouteResult,
+  { pod, route }: { pod: string; route: RouteResult },
   outcome: Extract<ProxyOutcome, { kind: 'completed' }>,
 ): void {
   const { pool } = prepared
@@ -222,11 +221,20 @@ function completed(
   if (outcome.cachedTokens !== null) context.podsReportingCache.add(pod)
   const reported =
     outcome.cachedTokens ?? (outcome.usageSeen && context.podsReportingCache.has(pod) ? 0 : null)
-  pool.router.finished(
-    options.requestId,
-    performance.now(),
-    outcome.status === 200 ? reported : null,
-  )
+  // A request routed without block keys predicted nothing: the pod's trust learns nothing.
+  const answered = outcome.status === 200 && !prepared.estimated
+  pool.router.finished(options.requestId, performance.now(), answered ? reported : null)
+  if (answered)
+    guard(
+      context,
+      { prepared, lookup },
+      options.requestId,
+      { pod, route },
+      {
+        promptTokens: outcome.promptTokens,
+        cachedTokens: reported,
+      },
+    )
   context.metrics.matchedTokens.labels({ pool: pool.name, pod }).inc(matched)
   context.metrics.promptTokens
     .labels({ pool: pool.name, pod })
@@ -234,6 +242,37 @@ function completed(
   context.metrics.e2eSeconds
     .labels({ pool: pool.name })
     .observe((performance.now() - options.startedMs) / 1000)
+}
+
+/**
+ * The runtime guard (TokenizationGuard): the scorer's prompt count against the pod's
+ * usage.prompt_tokens, the index's prediction against its cached_tokens (unless the
+ * scorer did not believe its index for the pod: replaying, or demoted to load-only).
+ */
+function guard(
+  context: InferenceContext,
+  { prepared, lookup }: PoolAttempt,
+  requestId: string,
+  { pod, route }: { pod: string; route: RouteResult },
+  usage: { promptTokens: number | null; cachedTokens: number | null },
+): void {
+  const { pool } = prepared
+  const believed = route.candidates.find((c) => c.name === pod)?.trust !== 'load-only'
+  const compared = pool.guard.observe({
+    requestId,
+    model: prepared.model,
+    pod,
+    scorerPromptTokens: prepared.request.routing.promptTokens,
+    reportedPromptTokens: usage.promptTokens,
+    predictedCachedTokens: believed ? pool.router.matchedTokens(lookup, pod) : null,
+    reportedCachedTokens: usage.cachedTokens,
+    blockSize: prepared.request.routing.blockSize,
+    atMs: Date.now(),
+  })
+  for (const { kind, agrees } of compared) {
+    context.metrics.tokenComparisons.labels({ pool: pool.name, kind }).inc()
+    if (!agrees) context.metrics.tokenDisagreements.labels({ pool: pool.name, kind }).inc()
+  }
 }
 
 /**

@@ -19,7 +19,7 @@ import { PodFeeds } from './pod-feeds.ts'
 import { startPodStatePublisher } from './pod-state-publisher.ts'
 import { PolicyBundleCache } from './policy-bundle-cache.ts'
 import { PoolMetricsScraper } from './pool-metrics-scraper.ts'
-import { createTokenizerCache, PoolRuntime } from './pool-runtime.ts'
+import { PoolRuntime } from './pool-runtime.ts'
 import { createScorerMetricsRefresh } from './refresh-scorer-metrics.ts'
 import { ReplayGuard } from './replay-guard.ts'
 import type { ScorerConfig, ScorerPod } from './scorer-config.ts'
@@ -32,6 +32,8 @@ import {
 } from './scorer-server.ts'
 import type { StatePool } from './scorer-state.ts'
 import { createStateMetrics } from './state-metrics.ts'
+import type { TokenizationGuardOptions } from './tokenization-options.ts'
+import { TokenizerCache } from './tokenizer-cache.ts'
 
 export type { ApplyReport } from './scorer-reconciler.ts'
 
@@ -119,13 +121,22 @@ export async function startScorer(
     restarted: (pod) => void feeds.get(pod)?.restart(),
     log,
   })
+  const tokenizers = new TokenizerCache({ log })
   const reconciler = new ScorerReconciler({
     live,
-    createRuntime: runtimeFactory(index, feeds, metrics, log),
+    createRuntime: runtimeFactory(
+      { index, feeds, metrics, tokenizers, guard: config.tokenization.guard },
+      log,
+    ),
     drainTimeoutMs: config.drainTimeoutMs,
     log,
     onChange: () => scraper.follow(),
+    retryTokenizers: () => tokenizers.retryFailed(),
   })
+  // A tokenizer's files may appear later (a volume mounted late): tried again off the
+  // requests' path, as a new snapshot does.
+  const tokenizerRetry = setInterval(() => tokenizers.retryFailed(), config.tokenization.retryMs)
+  tokenizerRetry.unref()
   const shared = config.eventsBind
     ? await bindKvEventSubscriber({
         endpoint: config.eventsBind,
@@ -151,6 +162,7 @@ export async function startScorer(
     onFailure: () => stateMetrics.podViewWriteFailures.inc(),
   })
   const closeAll = async () => {
+    clearInterval(tokenizerRetry)
     scraper.stop()
     await publisher.stop()
     await decisions.close()
@@ -278,14 +290,19 @@ function openStateStore(config: ScorerConfig): Promise<StateStore> {
   })
 }
 
-/** Runtimes of new pools share the index, the pods' feeds, the tokenizers and the counters. */
+/** What runtimes of new pools share: the index, the pods' feeds, the tokenizers, the counters. */
+interface RuntimeShared {
+  index: KvIndex
+  feeds: PodFeeds
+  metrics: ScorerMetrics
+  tokenizers: TokenizerCache
+  guard: TokenizationGuardOptions
+}
+
 function runtimeFactory(
-  index: KvIndex,
-  feeds: PodFeeds,
-  metrics: ScorerMetrics,
+  { index, feeds, metrics, tokenizers, guard }: RuntimeShared,
   log: (message: string) => void,
 ): (pool: StatePool) => PoolRuntime {
-  const tokenizers = createTokenizerCache()
   return (pool) =>
     new PoolRuntime({
       id: pool.id,
@@ -295,6 +312,7 @@ function runtimeFactory(
       index,
       feeds,
       tokenizers,
+      guard,
       onError: log,
       random: Math.random,
       onHoldEnd: (heldMs, outcome) =>

@@ -7,6 +7,7 @@ import {
 } from '../../shared/state/decision-entry.ts'
 import { type DecisionSummary, summarizeDecisions } from '../../shared/state/decision-summary.ts'
 import { mergePodViews, type PodState } from '../../shared/state/pod-state.ts'
+import { mergePoolViews, type PoolState } from '../../shared/state/pool-state.ts'
 import type { QuotaLedgerReader } from '../../shared/state/quota-ledger-reader.ts'
 import { type QuotaUse, quotaAccountsOf, quotaUseOf } from '../../shared/state/quota-use.ts'
 import { type SnapshotChange, snapshotChanges } from '../../shared/state/snapshot-changes.ts'
@@ -59,12 +60,14 @@ export interface SnapshotReport extends PublishedVersion {
 }
 
 /**
- * The read side of the shared state, for `kinfctl inspect` and the status page: pods
- * merged over the live replicas, the decision log joined with the requests' ends, the
+ * The read side of the shared state, for `kinfctl inspect` and the status page: pods and
+ * pools' conditions merged over the live replicas, the decision log joined with the requests' ends, the
  * quota buckets now and the live snapshot. Reads only; never asks a scorer.
  */
 export interface StateReader {
   pods(filter?: { pool?: string }): Promise<PodState[]>
+  /** The pools' conditions (TokenizerReady, TokenizationAgrees), merged the same way. */
+  pools(filter?: { pool?: string }): Promise<PoolState[]>
   decisions(filter?: DecisionFilter): Promise<DecisionsReport>
   /** The log's entries as stored, to follow it (createDecisionFollower joins them). */
   entries(query: DecisionQuery): Promise<{ entries: StoredDecisionEntry[]; lastId: string | null }>
@@ -95,6 +98,13 @@ export function createStateReader(deps: StateReaderDeps): StateReader {
     async pods(filter = {}) {
       const pods = mergePodViews(await deps.state.readPodViews(deps.nowMs()))
       return filter.pool === undefined ? pods : pods.filter((p) => poolMatches(p.pool, filter.pool))
+    },
+
+    async pools(filter = {}) {
+      const pools = mergePoolViews(await deps.state.readPodViews(deps.nowMs()))
+      return filter.pool === undefined
+        ? pools
+        : pools.filter((p) => poolMatches(p.pool, filter.pool))
     },
 
     async decisions(filter = {}) {

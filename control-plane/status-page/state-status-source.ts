@@ -3,6 +3,7 @@ import type { Decision } from '../../shared/state/decision-entry.ts'
 import { createDecisionFollower } from '../../shared/state/decision-follower.ts'
 import { escapeControls } from '../../shared/state/escape-controls.ts'
 import type { PodState } from '../../shared/state/pod-state.ts'
+import type { PoolState } from '../../shared/state/pool-state.ts'
 import type { QuotaUse } from '../../shared/state/quota-use.ts'
 import type { StateReader } from '../state/state-reader.ts'
 import type { StatusSource } from './status-page-routes.ts'
@@ -28,8 +29,9 @@ export function stateStatusSource(
 ): StatusSource {
   return {
     async status() {
-      const [pods, recent, tenants, snapshot] = await Promise.all([
+      const [pods, pools, recent, tenants, snapshot] = await Promise.all([
         reader.pods(),
+        reader.pools(),
         reader.decisions({ count: recentDecisions }),
         options.quotasKnown ? orNone(reader.quotas(), []) : [],
         orNone(reader.snapshot(), null),
@@ -41,7 +43,7 @@ export function stateStatusSource(
           hash: snapshot.hash,
           publishedAtMs: snapshot.publishedAt,
         },
-        pools: poolsOf(pods, recent.decisions, options.nowMs()),
+        pools: poolsOf(pods, pools, recent.decisions, options.nowMs()),
         tenants: tenants.map(tenantOf),
       }
     },
@@ -59,16 +61,39 @@ async function orNone<T, F>(read: Promise<T>, none: F): Promise<T | F> {
   }
 }
 
-function poolsOf(pods: PodState[], decisions: Decision[], nowMs: number): StatusView['pools'] {
+/** Pools with pods, and those with conditions but no pod; text from the state escaped. */
+function poolsOf(
+  pods: PodState[],
+  states: PoolState[],
+  decisions: Decision[],
+  nowMs: number,
+): StatusView['pools'] {
   const pools = new Map<string, StatusView['pools'][number]>()
-  for (const pod of pods) {
-    let pool = pools.get(pod.pool)
+  const poolOf = (name: string, strategy: string | null) => {
+    let pool = pools.get(name)
     if (!pool) {
-      pool = { name: pod.pool, strategy: pod.strategy, pods: [] }
-      pools.set(pod.pool, pool)
+      pool = { name, strategy, conditions: [], pods: [] }
+      pools.set(name, pool)
     }
-    pool.pods.push(podOf(pod, decisions, nowMs))
+    return pool
   }
+  for (const pod of pods) poolOf(pod.pool, pod.strategy).pods.push(podOf(pod, decisions, nowMs))
+  for (const state of states)
+    poolOf(state.pool, null).conditions = state.conditions.map((c) => ({
+      type: c.type,
+      status: c.status,
+      reason: c.reason,
+      message: escapeControls(c.message),
+      lastTransitionMs: c.lastTransitionMs,
+      example: c.example && {
+        kind: c.example.kind,
+        requestId: escapeControls(c.example.requestId),
+        model: escapeControls(c.example.model),
+        pod: escapeControls(c.example.pod),
+        scorer: c.example.scorer,
+        reported: c.example.reported,
+      },
+    }))
   return [...pools.values()]
 }
 

@@ -40,6 +40,7 @@ export const statusPageHtml = `<!doctype html>
   svg line.agree { stroke: var(--muted); stroke-dasharray: 4 3; }
   svg text { font-size: 10px; fill: var(--muted); }
   .empty { color: var(--muted); }
+  .condition { margin: .2rem 0 .4rem; padding: .3rem .5rem; border-left: 3px solid var(--high); background: #fdf0e9; font-size: 12.5px; white-space: normal; }
 </style>
 </head>
 <body>

@@ -17,9 +17,32 @@ export const PodView = z.object({
 })
 export type PodView = z.infer<typeof PodView>
 
+/** A pool condition as the scorers report it (shared/state/pool-state.ts), merged. */
+export const PoolConditionView = z.object({
+  type: z.string(),
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string(),
+  message: z.string(),
+  lastTransitionMs: z.number(),
+  /** TokenizationAgrees False: one request whose counts differed. */
+  example: z
+    .object({
+      kind: z.enum(['prompt', 'cached']),
+      requestId: z.string(),
+      model: z.string(),
+      pod: z.string(),
+      scorer: z.number(),
+      reported: z.number(),
+    })
+    .nullable(),
+})
+export type PoolConditionView = z.infer<typeof PoolConditionView>
+
 export const PoolView = z.object({
   name: z.string(),
   strategy: z.string().nullable(),
+  /** TokenizerReady and TokenizationAgrees; the page shows those that are False. */
+  conditions: z.array(PoolConditionView),
   pods: z.array(PodView),
 })
 export type PoolView = z.infer<typeof PoolView>

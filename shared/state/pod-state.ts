@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { PoolStateView } from './pool-state.ts'
 
 const Count = z.int().min(0)
 const Trust = z.enum(['precise', 'approximate', 'load-only'])
@@ -51,6 +52,8 @@ export const ReplicaPodViews = z.strictObject({
   replica: z.string().min(1),
   writtenAtMs: z.number(),
   pods: z.array(PodView),
+  /** Its pools' conditions (pool-state.ts); absent from a replica of an older version. */
+  pools: z.array(PoolStateView).default([]),
 })
 export type ReplicaPodViews = z.infer<typeof ReplicaPodViews>
 

@@ -77,6 +77,7 @@ const replica = (name: string, writtenAtMs: number, pods: PodView[]): ReplicaPod
   replica: name,
   writtenAtMs,
   pods,
+  pools: [],
 })
 
 /** What every StateStore shares (memory, Redis), with passed-in clocks. */

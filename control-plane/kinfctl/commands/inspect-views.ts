@@ -1,15 +1,20 @@
 import type { Decision } from '../../../shared/state/decision-entry.ts'
 import type { DecisionSummary } from '../../../shared/state/decision-summary.ts'
 import type { PodState } from '../../../shared/state/pod-state.ts'
+import type { PoolState } from '../../../shared/state/pool-state.ts'
 import type { QuotaUse } from '../../../shared/state/quota-use.ts'
 import type { SnapshotChange } from '../../../shared/state/snapshot-changes.ts'
 import type { PrefixReport } from '../../state/prefix-report.ts'
 import type { SnapshotReport } from '../../state/state-reader.ts'
 import { cell, type Rendered } from './render-output.ts'
 
-export function podsView(pods: readonly PodState[], nowMs: number): Rendered {
+export function podsView(
+  pods: readonly PodState[],
+  pools: readonly PoolState[],
+  nowMs: number,
+): Rendered {
   return {
-    data: { pods },
+    data: { pods, pools },
     columns: [
       'POOL',
       'POD',
@@ -46,8 +51,23 @@ export function podsView(pods: readonly PodState[], nowMs: number): Rendered {
       cell.count(pod.events?.restarts),
       String(pod.replicas.length),
     ]),
-    notes: [],
+    notes: poolNotes(pools, nowMs),
   }
+}
+
+/**
+ * Under the pods, each pool condition that says something is wrong (False), with since
+ * when and its message: a tokenizer that cannot be loaded, counts the pods disagree with.
+ */
+function poolNotes(pools: readonly PoolState[], nowMs: number): string[] {
+  return pools.flatMap((pool) =>
+    pool.conditions
+      .filter((condition) => condition.status === 'False')
+      .map(
+        (c) =>
+          `pool ${pool.pool}: ${c.type} False (${c.reason}) for ${cell.age(c.lastTransitionMs, nowMs)} on ${c.replicas.join(', ')}: ${c.message}`,
+      ),
+  )
 }
 
 export function decisionColumns(): string[] {

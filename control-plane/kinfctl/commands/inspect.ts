@@ -3,7 +3,7 @@ import { parseDuration } from '../../../shared/config/parse-duration.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { snapshotChanges } from '../../../shared/state/snapshot-changes.ts'
 import { readSnapshotFile } from '../../config-store/read-snapshot-file.ts'
-import { createTokenizerCache } from '../../scorer/pool-runtime.ts'
+import { TokenizerCache } from '../../scorer/tokenizer-cache.ts'
 import { prefixReport } from '../../state/prefix-report.ts'
 import { poolMatches } from '../../state/state-reader.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
@@ -25,7 +25,9 @@ there and never from a scorer:
   pods [--pool P] [--watch]          each pod, merged over the live scorer replicas: readiness,
                                      trust and drift, blocks indexed, KV usage, queue, in flight,
                                      the fitted TTFT model, last KV-event seq and its age,
-                                     replays and restarts
+                                     replays and restarts; under them each pool condition that
+                                     is False (TokenizerReady: a tokenizer that cannot be loaded;
+                                     TokenizationAgrees: the pods' counts differ, one example)
   prefix --model M (--prompt-file F | --messages-file F) [--tenant T]
                                      which pods hold how much of the prompt, and which pod the
                                      pool's router (the scorer's scoring) would choose and why;
@@ -138,7 +140,12 @@ function renderer(
   env: CliIo['env'],
 ): () => Promise<Rendered> {
   const { reader } = session
-  if (view === 'pods') return async () => podsView(await pods(session, values.pool), Date.now())
+  if (view === 'pods')
+    return async () => {
+      const filter = values.pool === undefined ? {} : { pool: values.pool }
+      const [all, pools] = await Promise.all([pods(session, values.pool), reader.pools(filter)])
+      return podsView(all, pools, Date.now())
+    }
   if (view === 'tenants') return async () => quotasView(await reader.quotas())
   if (view === 'snapshot')
     return async () => {
@@ -163,12 +170,24 @@ function renderer(
         snapshot: snapshot.snapshot,
         pods: all,
         index: await session.index(),
-        tokenizer: createTokenizerCache(),
+        tokenizer: tokenizerOf(new TokenizerCache()),
         wallMs: Date.now(),
       },
       request,
     )
     return prefixView(report)
+  }
+}
+
+/** A pool's tokenizer, loaded here; one that cannot be is the command's error, said so. */
+function tokenizerOf(cache: TokenizerCache) {
+  return (source: string) => {
+    const entry = cache.get(source)
+    if (entry.ok) return entry.tokenizer
+    throw new KinfError(
+      'invalid_config',
+      `the pool's tokenizer ${source} cannot be loaded here (the scorer routes it on load alone if it cannot either): ${entry.error.message}`,
+    )
   }
 }
 

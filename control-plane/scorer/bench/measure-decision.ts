@@ -13,12 +13,13 @@ import { decideRoute } from '../handle-route.ts'
 import type { InferenceContext } from '../inference-context.ts'
 import { logDecision } from '../log-decision.ts'
 import { PolicyBundleCache } from '../policy-bundle-cache.ts'
-import { createTokenizerCache, PoolRuntime } from '../pool-runtime.ts'
+import { PoolRuntime } from '../pool-runtime.ts'
 import { ReplayGuard } from '../replay-guard.ts'
 import { ScorerConfig } from '../scorer-config.ts'
 import { createScorerMetrics } from '../scorer-metrics.ts'
 import type { PoolAttempt } from '../serve-on-pool.ts'
 import type { SignedRequest } from '../signed-request.ts'
+import { TokenizerCache } from '../tokenizer-cache.ts'
 import {
   benchDemoPolicy,
   benchSecret,
@@ -104,7 +105,7 @@ export async function measureDecision(options: {
 }): Promise<DecisionTimes> {
   const random = createSeededRandom(options.seed)
   const index = createMemoryKvIndex()
-  const tokenizers = createTokenizerCache()
+  const tokenizers = new TokenizerCache()
   const { spec, bundleJson } = await benchDemoPolicy()
   const pool = new PoolRuntime({
     name: demoPool,
@@ -160,7 +161,7 @@ export async function measureDecision(options: {
     pool.router.addPod(pod, 0)
     pool.router.setIndexReady(pod, true)
   }
-  const words = createStableVocabulary(tokenizers('qwen3')).words.map((w) => w.word)
+  const words = createStableVocabulary(tokenizers.require('qwen3')).words.map((w) => w.word)
   const text = (count: number) =>
     Array.from({ length: count }, () => words[Math.floor(random() * words.length)]).join(' ')
   const body = (system: string) =>

@@ -58,8 +58,24 @@ function poolTable(pool) {
     )
     .join('')
   return `<section class="pool"><h3>${html(pool.name)} <small>${html(pool.strategy ?? '')} · ${pool.pods.length} pods</small></h3>
+    ${poolConditions(pool)}
     <table><thead><tr><th>pod</th><th>KV cache</th><th>hit rate</th><th>waiting</th><th>running</th><th>trust</th><th>blocks</th><th>last event</th></tr></thead>
     <tbody>${rows}</tbody></table></section>`
+}
+
+/**
+ * The pool's conditions that are False (a tokenizer that cannot be loaded, counts the pods
+ * disagree with), each with its reason, since when, and its message (the example in it).
+ * @param {PoolView} pool
+ */
+function poolConditions(pool) {
+  return pool.conditions
+    .filter((condition) => condition.status === 'False')
+    .map(
+      (c) =>
+        `<p class="condition" data-condition="${html(c.type)}"><strong>${html(c.type)} False</strong> (${html(c.reason)}, since ${html(new Date(c.lastTransitionMs).toLocaleTimeString())}): ${html(c.message)}</p>`,
+    )
+    .join('')
 }
 
 /** @param {TenantView[]} tenants */

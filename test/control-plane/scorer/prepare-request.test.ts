@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { createTokenizerCache, PoolRuntime } from '../../../control-plane/scorer/pool-runtime.ts'
+import { PoolRuntime } from '../../../control-plane/scorer/pool-runtime.ts'
 import { prepareRequest } from '../../../control-plane/scorer/prepare-request.ts'
+import { TokenizerCache } from '../../../control-plane/scorer/tokenizer-cache.ts'
 import { parseGenerationRequest } from '../../../control-plane/sim/generation-request.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { computeBlockKeys } from '../../../shared/kv-index/block-keys.ts'
@@ -11,7 +12,7 @@ import { readEdgeRequest } from '../../../workers/read-edge-request.ts'
 import { exampleSnapshot } from '../../shared/policy/example-snapshot.ts'
 import { model, poolSpec } from '../../support/scorer-stack.ts'
 
-const tokenizers = createTokenizerCache()
+const tokenizers = new TokenizerCache()
 const pool = new PoolRuntime({
   name: 'default',
   spec: poolSpec(),
@@ -34,7 +35,7 @@ async function readings(kind: RequestKind, body: Record<string, unknown>) {
     createEdgeMetrics(),
   )
   const scorer = prepareRequest('r', kind, full, [pool])
-  const pod = parseGenerationRequest(kind, full, tokenizers('qwen3'), limits)
+  const pod = parseGenerationRequest(kind, full, tokenizers.require('qwen3'), limits)
   return { edge, scorer: scorer.request, pod }
 }
 

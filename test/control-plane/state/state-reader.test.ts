@@ -26,7 +26,7 @@ describe('the state reader over Redis', () => {
     let now = t0
     const { state, reader: read } = await reader(() => now)
     await state.writePodViews(
-      { replica: 'a', writtenAtMs: t0, pods: [podView('pod-0', { inFlight: 2 })] },
+      { replica: 'a', writtenAtMs: t0, pods: [podView('pod-0', { inFlight: 2 })], pools: [] },
       5_000,
     )
     await state.writePodViews(
@@ -34,6 +34,7 @@ describe('the state reader over Redis', () => {
         replica: 'b',
         writtenAtMs: t0 + 3_000,
         pods: [podView('pod-0', { inFlight: 3 }), podView('pod-1', { pool: 'ns/other' })],
+        pools: [],
       },
       5_000,
     )

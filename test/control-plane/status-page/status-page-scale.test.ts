@@ -12,6 +12,16 @@ const token = 'ui-scale-token-0123456789'
 const pools = 4
 const podsPerPool = 25
 
+/** A pool whose tokenizer cannot be loaded, its message with markup that must stay text. */
+const tokenizerMissing: StatusView['pools'][number]['conditions'][number] = {
+  type: 'TokenizerReady',
+  status: 'False',
+  reason: 'TokenizerUnavailable',
+  message: 'tokenizer /models/<b>gone</b> (model m) cannot be loaded: no such directory',
+  lastTransitionMs: Date.now() - 60_000,
+  example: null,
+}
+
 /** 100 pods in 4 pools and 500 ended decisions: what a large pool's page holds at once. */
 const status: StatusView = {
   generatedAtMs: Date.now(),
@@ -19,6 +29,7 @@ const status: StatusView = {
   pools: Array.from({ length: pools }, (_, p) => ({
     name: `ns/pool-${p}`,
     strategy: 'kinference',
+    conditions: p === 0 ? [tokenizerMissing] : [],
     pods: Array.from({ length: podsPerPool }, (_, i) => ({
       name: `pool-${p}-pod-${i}`,
       ready: i % 13 !== 0,
@@ -90,6 +101,12 @@ describe('the status page at 100 pods, in chromium', () => {
     await expect.poll(() => page.locator('#decisions tr').count()).toBe(200)
     await expect.poll(() => page.locator('#chart circle').count()).toBe(500)
     expect(await page.locator('#decisions tr').first().getAttribute('data-id')).toBe('request-0499')
+    const marked = page.locator('p.condition[data-condition="TokenizerReady"]')
+    expect(await marked.count()).toBe(1)
+    expect(await marked.textContent()).toContain(
+      'TokenizerReady False (TokenizerUnavailable, since',
+    )
+    expect(await marked.textContent()).toContain('tokenizer /models/<b>gone</b> (model m)')
     expect(problems, problems.join('\n')).toEqual([])
   })
 })

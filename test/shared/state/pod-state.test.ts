@@ -10,6 +10,7 @@ describe('mergePodViews', () => {
       {
         replica: 'r1',
         writtenAtMs: t0,
+        pools: [],
         pods: [
           podView('pod-0', { inFlight: 2, pending: 1, metricsAtMs: t0 - 500, waiting: 3 }),
           podView('pod-1'),
@@ -18,6 +19,7 @@ describe('mergePodViews', () => {
       {
         replica: 'r2',
         writtenAtMs: t0,
+        pools: [],
         pods: [
           podView('pod-0', {
             inFlight: 3,
@@ -77,6 +79,7 @@ describe('mergePodViews', () => {
       {
         replica: 'r1',
         writtenAtMs: t0,
+        pools: [],
         pods: [
           podView('b', { pool: 'ns/y' }),
           podView('a', { pool: 'ns/x' }),
@@ -100,9 +103,10 @@ describe('mergePodViews', () => {
       {
         replica: 'r1',
         writtenAtMs: t0,
+        pools: [],
         pods: [podView('p', { events: events('18446744073709551610') })],
       },
-      { replica: 'r2', writtenAtMs: t0, pods: [podView('p', { events: events('9') })] },
+      { replica: 'r2', writtenAtMs: t0, pools: [], pods: [podView('p', { events: events('9') })] },
     ])
     expect(pod?.events?.lastSeq).toBe('18446744073709551610')
   })
