@@ -13,7 +13,8 @@ const TokenIdsLookup = z.strictObject({
 
 /**
  * GET /admin/pods: each pod's health, load, index state and trust, drift, fitted TTFT
- * model; per pool, the requests late binding holds now and has held so far.
+ * model; per pool, its conditions (TokenizerReady, TokenizationAgrees) and the requests
+ * late binding holds now and has held so far.
  */
 export function podsReport(context: InferenceContext) {
   const now = performance.now()
@@ -22,6 +23,7 @@ export function podsReport(context: InferenceContext) {
       id: pool.id,
       name: pool.name,
       strategy: pool.router.strategy,
+      conditions: pool.conditions(Date.now()),
       lateBinding: {
         enabled: pool.admission.enabled,
         held: pool.admission.held,

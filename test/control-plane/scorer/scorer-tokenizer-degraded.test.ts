@@ -120,6 +120,15 @@ describe('a pool whose tokenizer cannot be loaded', () => {
       reason: 'TokenizerUnavailable',
     })
 
+    const admin = (await (
+      await fetch(`${s.scorer.url}/admin/pods`, {
+        headers: { authorization: `Bearer ${adminToken}` },
+      })
+    ).json()) as { pools: { name: string; conditions: { type: string; status: string }[] }[] }
+    expect(admin.pools.find((p) => p.name === 'degraded')?.conditions).toContainEqual(
+      expect.objectContaining({ type: 'TokenizerReady', status: 'False' }),
+    )
+
     // A new snapshot tries the tokenizer again: still missing, still marked, still served.
     const next = await snapshotOf([
       { name: 'cached', pods: [p0, p1] },
