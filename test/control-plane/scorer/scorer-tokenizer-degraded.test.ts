@@ -73,6 +73,10 @@ describe('a pool whose tokenizer cannot be loaded', () => {
     for (let i = 0; i < 4; i++)
       expect(await ask(s, 'degraded', 2)).toMatchObject({ pool: 'degraded', matched_tokens: '0' })
 
+    // Enough answers for the guard: the cached pool's counts agree with its pods'; the
+    // degraded pool's estimates are never compared.
+    for (let i = 0; i < 10; i++) await ask(s, 'cached', 10 + i)
+
     // The condition, in the shared state as kinfctl inspect reads it.
     await s.scorer.flushState()
     const inspect = (...args: string[]) =>
@@ -95,6 +99,13 @@ describe('a pool whose tokenizer cannot be loaded', () => {
       replicas: [s.scorer.replica],
     })
     expect(ready('degraded')?.message).toContain(`tokenizer ${missing} (model ${model})`)
+    const agrees = (pool: string) =>
+      pools
+        .find((p) => p.pool === `test/${pool}`)
+        ?.conditions.find((c) => c.type === 'TokenizationAgrees')
+    expect(agrees('cached')).toMatchObject({ status: 'True', reason: 'CountsAgree' })
+    expect(agrees('cached')?.message).toMatch(/^prompt_tokens agreed on (\d+) of \1\b/)
+    expect(agrees('degraded')).toMatchObject({ status: 'Unknown', reason: 'NotCompared' })
     const table = await inspect('pods')
     expect(table.stdout).toMatch(
       /pool test\/degraded: TokenizerReady False \(TokenizerUnavailable\) for [\d.]+s on .+: tokenizer \/nonexistent\/dir/,
@@ -107,6 +118,15 @@ describe('a pool whose tokenizer cannot be loaded', () => {
     expect(metrics).toMatch(/kinference_scorer_pool_tokenizer_ready\{pool="degraded"\} 0/)
     expect(metrics).toMatch(
       /kinference_scorer_pool_condition\{condition="TokenizerReady",pool="degraded",status="False"\} 1/,
+    )
+    expect(metrics).toMatch(
+      /kinference_scorer_token_comparisons_total\{kind="prompt",pool="cached"\} (1\d|[2-9]\d)/,
+    )
+    expect(metrics).toMatch(
+      /kinference_scorer_token_disagreements_total\{kind="prompt",pool="cached"\} 0/,
+    )
+    expect(metrics).toMatch(
+      /kinference_scorer_token_comparisons_total\{kind="prompt",pool="degraded"\} 0/,
     )
     const status = (await (
       await fetch(`${s.scorer.url}/ui/api/status`, {
