@@ -367,6 +367,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     }
   }
 
+  // vLLM's exported prefix_cache_queries/hits: every lookup, preempted requests left out.
   const prefixCache = pods.reduce(
     (sum, pod) => ({
       queries: sum.queries + pod.engine.stats.prefixCacheQueries,

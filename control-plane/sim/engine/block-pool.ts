@@ -1,47 +1,54 @@
-/** KV-cache events as the engine produces them, in vLLM's terms (docs/vllm-wire.md §1.5). */
-export type EngineKvEvent =
-  | {
-      type: 'BlockStored'
-      blockHashes: bigint[]
-      parentBlockHash: bigint | null
-      tokenIds: number[]
-      blockSize: number
-      loraName: string | null
-      /** Per block, as vLLM publishes them; only when the run starts a salted sequence. */
-      extraKeys?: (string[] | null)[]
-    }
-  | { type: 'BlockRemoved'; blockHashes: bigint[] }
-  | { type: 'AllBlocksCleared' }
+import type { EngineKvEvent } from './engine-kv-event.ts'
+
+export type { EngineKvEvent } from './engine-kv-event.ts'
 
 const none = -1
 
+/** Block 0: vLLM's null block, the placeholder of blocks a sliding window skipped. */
+export const nullBlock = 0
+
+/** Called when a cached block is evicted, with what was stored with it. */
+export type EvictionListener<Payload> = (group: number, hash: bigint, payload: Payload) => void
+
 /**
- * vLLM V1's BlockPool: a fixed set of GPU blocks (block 0 is the reserved null block),
- * reference counts, a map from block hash to cached blocks, and an LRU free list whose
- * head is evicted first. Freed blocks that hold a hash go to the tail (still hittable);
- * blocks without one go to the head (reused first). A cached block is evicted lazily,
- * when it is re-allocated, and only then is BlockRemoved emitted.
+ * vLLM V1's BlockPool (`vllm/v1/core/block_pool.py`): a fixed set of GPU blocks shared by
+ * every KV-cache group (block 0 is the reserved null block), reference counts, a map from
+ * (group, block hash) to cached blocks, and an LRU free list whose head is evicted first.
+ * Freed blocks that hold a hash go to the tail (still hittable); blocks without one go to
+ * the head (reused first). A cached block is evicted lazily, when it is re-allocated, and
+ * only then is BlockRemoved emitted, with its group.
  */
-export class BlockPool {
+export class BlockPool<Payload = undefined> {
   readonly numBlocks: number
   private readonly refCount: Int32Array
   private readonly prev: Int32Array
   private readonly next: Int32Array
   private readonly hashes: (bigint | null)[]
-  private readonly cached = new Map<bigint, number[]>()
+  private readonly groups: Int32Array
+  private readonly payloads: (Payload | undefined)[]
+  private readonly cached: Map<bigint, number[]>[]
   private head = none
   private tail = none
   private free = 0
   private readonly events: EngineKvEvent[]
+  private readonly onEvict: EvictionListener<Payload> | undefined
 
-  constructor(numBlocks: number, events: EngineKvEvent[]) {
+  constructor(
+    numBlocks: number,
+    events: EngineKvEvent[],
+    options: { numGroups?: number; onEvict?: EvictionListener<Payload> } = {},
+  ) {
     if (numBlocks < 2) throw new Error('a block pool needs at least 2 blocks')
     this.numBlocks = numBlocks
     this.refCount = new Int32Array(numBlocks)
     this.prev = new Int32Array(numBlocks).fill(none)
     this.next = new Int32Array(numBlocks).fill(none)
     this.hashes = new Array<bigint | null>(numBlocks).fill(null)
+    this.groups = new Int32Array(numBlocks)
+    this.payloads = new Array<Payload | undefined>(numBlocks)
+    this.cached = Array.from({ length: options.numGroups ?? 1 }, () => new Map())
     this.events = events
+    this.onEvict = options.onEvict
     for (let block = 1; block < numBlocks; block++) this.pushTail(block)
   }
 
@@ -54,18 +61,20 @@ export class BlockPool {
     return 1 - this.free / (this.numBlocks - 1)
   }
 
-  /** Any block currently holding `hash`, or undefined. */
-  lookup(hash: bigint): number | undefined {
-    return this.cached.get(hash)?.[0]
+  /** Any block of `group` currently holding `hash`, or undefined. */
+  lookup(group: number, hash: bigint): number | undefined {
+    return this.cached[group]?.get(hash)?.[0]
   }
 
-  isFree(block: number): boolean {
-    return this.refCount[block] === 0
+  /** A block a hit would take off the free list (the null block never is). */
+  isEvictable(block: number): boolean {
+    return block !== nullBlock && this.refCount[block] === 0
   }
 
   /** A prefix-cache hit: take the blocks off the free list if needed and reference them. */
   touch(blocks: readonly number[]): void {
     for (const block of blocks) {
+      if (block === nullBlock) continue
       if (this.refCount[block] === 0) this.unlink(block)
       this.refCount[block] = (this.refCount[block] ?? 0) + 1
     }
@@ -88,6 +97,7 @@ export class BlockPool {
   /** Releases blocks in the order given (callers pass a request's blocks tail first). */
   release(blocks: readonly number[]): void {
     for (const block of blocks) {
+      if (block === nullBlock) continue
       const count = (this.refCount[block] ?? 0) - 1
       this.refCount[block] = count
       if (count > 0) continue
@@ -96,19 +106,23 @@ export class BlockPool {
     }
   }
 
-  /** Marks a full block as cached under `hash`; duplicates of a hash are kept, as vLLM does. */
-  cache(block: number, hash: bigint): void {
+  /** Marks a full block of `group` as cached under `hash`; duplicates are kept, as in vLLM. */
+  cache(block: number, group: number, hash: bigint, payload?: Payload): void {
     this.hashes[block] = hash
-    const holders = this.cached.get(hash)
+    this.groups[block] = group
+    this.payloads[block] = payload
+    const map = this.cached[group] as Map<bigint, number[]>
+    const holders = map.get(hash)
     if (holders) holders.push(block)
-    else this.cached.set(hash, [block])
+    else map.set(hash, [block])
   }
 
   /** reset_prefix_cache: succeeds only when no block is in use. */
   reset(): boolean {
     if (this.free !== this.numBlocks - 1) return false
-    this.cached.clear()
+    for (const map of this.cached) map.clear()
     this.hashes.fill(null)
+    this.payloads.fill(undefined)
     this.events.push({ type: 'AllBlocksCleared' })
     return true
   }
@@ -116,14 +130,19 @@ export class BlockPool {
   private evict(block: number): void {
     const hash = this.hashes[block]
     if (hash === null || hash === undefined) return
+    const group = this.groups[block] ?? 0
+    const payload = this.payloads[block] as Payload
     this.hashes[block] = null
-    const holders = this.cached.get(hash)
+    this.payloads[block] = undefined
+    const map = this.cached[group] as Map<bigint, number[]>
+    const holders = map.get(hash)
     if (holders) {
       const at = holders.indexOf(block)
       if (at >= 0) holders.splice(at, 1)
-      if (holders.length === 0) this.cached.delete(hash)
+      if (holders.length === 0) map.delete(hash)
     }
-    this.events.push({ type: 'BlockRemoved', blockHashes: [hash] })
+    this.events.push({ type: 'BlockRemoved', medium: 'GPU', blockHashes: [hash], groupIdx: group })
+    this.onEvict?.(group, hash, payload)
   }
 
   private pushTail(block: number): void {

@@ -1,7 +1,12 @@
 import { type GpuProfile, numGpuBlocks } from '../../../shared/gpu/gpu-profile.ts'
 import { createStepCostModel, emptyStepShape } from '../../../shared/gpu/step-cost-model.ts'
-import { createBlockHasher } from './block-hasher.ts'
-import { BlockPool, type EngineKvEvent } from './block-pool.ts'
+import { checkMultimodal } from './block-extra-keys.ts'
+import type { EngineKvEvent, MultimodalFeature } from './engine-kv-event.ts'
+import { kvCacheLayout } from './kv-cache-layout.ts'
+import { KvCacheManager } from './kv-cache-manager.ts'
+import { defaultKvEventsOptions, type SimKvEventsOptions } from './kv-events-options.ts'
+import type { PrefixCacheCounts } from './prefix-cache-counters.ts'
+import { newRequestBlocks, type RequestBlocks } from './request-blocks.ts'
 
 export type FinishReason = 'stop' | 'length'
 
@@ -15,6 +20,10 @@ export interface EngineRequestInput {
   /** LoRA adapter and cache_salt: part of the block hash, as in vLLM's extra_keys. */
   loraName?: string | null
   cacheSalt?: string | null
+  /** Placeholder token ranges of images and other inputs: their identity enters the blocks. */
+  multimodal?: readonly MultimodalFeature[]
+  /** vLLM's per-request `kv_cache_report_mode` (extra_args); the pod's default when absent. */
+  kvCacheReportMode?: 'incremental' | 'full'
   arrivalMs: number
 }
 
@@ -31,7 +40,10 @@ export interface StepResult {
   durationMs: number
   scheduledTokens: number
   outputs: TokenOutput[]
-  /** Requests scheduled for the first time this step, with their prefix-cache hit. */
+  /**
+   * Requests scheduled for the first time this step, with their prefix-cache hit: local
+   * plus CPU-tier (external) tokens, as vLLM's `num_cached_tokens`.
+   */
   started: { requestId: string; numCachedTokens: number }[]
   preempted: string[]
   /** KV events of this step: one batch, as vLLM publishes once per step. */
@@ -43,8 +55,18 @@ export interface EngineStats {
   waiting: number
   kvCacheUsage: number
   numGpuBlocks: number
+  /** vLLM's exported `prefix_cache_queries`: every lookup of a request never preempted. */
   prefixCacheQueries: number
+  /** vLLM's exported `prefix_cache_hits`, for the same lookups. */
   prefixCacheHits: number
+  /** Lookups of preempted requests, which vLLM counts apart and does not export. */
+  preemptedPrefixCacheQueries: number
+  preemptedPrefixCacheHits: number
+  /** The CPU tier's share (vLLM's `external_prefix_cache_queries/hits`). */
+  externalPrefixCacheQueries: number
+  externalPrefixCacheHits: number
+  /** Blocks held by the CPU tier (0 without one). */
+  cpuBlocks: number
   preemptions: number
   steps: number
 }
@@ -52,13 +74,11 @@ export interface EngineStats {
 interface RequestState {
   input: EngineRequestInput
   tokens: number[]
+  cache: RequestBlocks
   numComputed: number
-  blocks: number[]
-  hashes: bigint[]
-  numCachedBlocks: number
   generated: number
   started: boolean
-  extra: string | null
+  numPreemptions: number
 }
 
 export interface EngineOptions {
@@ -66,34 +86,39 @@ export interface EngineOptions {
   /** Uniform [0,1): jitter and, unless hashSeed is given, the NONE_HASH of this incarnation. */
   random: () => number
   hashSeed?: readonly [number, number]
+  /** The KV-event variants to emit (parsed); vLLM's defaults when absent. */
+  kvEvents?: SimKvEventsOptions
+  /**
+   * LoRA name → vLLM's int id, assigned 1, 2, … in the order adapters are first seen;
+   * pass one map to the engines of a pod so its ranks agree.
+   */
+  loraIds?: Map<string, number>
 }
 
 /**
- * vLLM V1's scheduler and KV-cache manager, step by step, in virtual time (docs/vllm-wire.md
- * §5.1): one token budget per step shared by running requests (decodes, unfinished
- * prefill chunks) and then waiting ones; prefix-cache lookup capped at
- * floor((n−1)/block)·block; blocks cached as they fill, generated tokens included;
- * preemption by recompute of the newest running request when blocks run out.
- * Pure: the caller owns the clock and the randomness.
+ * vLLM V1's scheduler, step by step, in virtual time (docs/vllm-wire.md §5.1): one token
+ * budget per step shared by running requests (decodes, unfinished prefill chunks) and
+ * then waiting ones; a waiting request looks its prefix up each time it is tried
+ * (`KvCacheManager`); preemption by recompute of the newest running request when blocks
+ * run out. Pure: the caller owns the clock and the randomness.
  */
 export class VllmEngine {
   readonly profile: GpuProfile
-  private readonly pool: BlockPool
-  private readonly events: EngineKvEvent[] = []
-  private readonly hasher
+  readonly kvEvents: SimKvEventsOptions
+  private readonly manager: KvCacheManager
+  private readonly loraIds: Map<string, number>
   private readonly cost
   private readonly random: () => number
   private readonly requests = new Map<string, RequestState>()
   private running: RequestState[] = []
   private waiting: RequestState[] = []
-  private prefixQueries = 0
-  private prefixHits = 0
   private preemptions = 0
   private steps = 0
 
   constructor(options: EngineOptions) {
     this.profile = options.profile
     this.random = options.random
+    this.kvEvents = options.kvEvents ?? defaultKvEventsOptions
     const blocks = numGpuBlocks(options.profile)
     const capacity = (blocks - 1) * options.profile.blockSize
     if (capacity < options.profile.model.maxModelLen) {
@@ -102,20 +127,31 @@ export class VllmEngine {
         `the KV cache holds ${capacity} tokens, less than max_model_len ${options.profile.model.maxModelLen}; lower max_model_len or give the cache more memory`,
       )
     }
-    this.pool = new BlockPool(blocks, this.events)
+    const { hybrid, groupFields, cpuOffload } = this.kvEvents
+    const layout = kvCacheLayout(options.profile.blockSize, hybrid, groupFields)
     const seed = options.hashSeed ?? [randomWord(options.random), randomWord(options.random)]
-    this.hasher = createBlockHasher(options.profile.blockSize, seed)
+    // Each group's layers take their share of every page, so the pool has one page set
+    // per group (simplified: vLLM sizes pages so that groups of equal layer count fit).
+    const numBlocks = (blocks - 1) * layout.groups.length + 1
+    this.manager = new KvCacheManager({ layout, numBlocks, hashSeed: seed, cpuOffload })
+    this.loraIds = options.loraIds ?? new Map()
     this.cost = createStepCostModel(options.profile)
   }
 
   get stats(): EngineStats {
+    const counts: PrefixCacheCounts = this.manager.counters.snapshot
     return {
       running: this.running.length,
       waiting: this.waiting.length,
-      kvCacheUsage: this.pool.usage,
-      numGpuBlocks: this.pool.numBlocks,
-      prefixCacheQueries: this.prefixQueries,
-      prefixCacheHits: this.prefixHits,
+      kvCacheUsage: this.manager.usage,
+      numGpuBlocks: this.manager.numBlocks,
+      prefixCacheQueries: counts.queries,
+      prefixCacheHits: counts.hits,
+      preemptedPrefixCacheQueries: counts.preemptedQueries,
+      preemptedPrefixCacheHits: counts.preemptedHits,
+      externalPrefixCacheQueries: counts.externalQueries,
+      externalPrefixCacheHits: counts.externalHits,
+      cpuBlocks: this.manager.cpuBlocks,
       preemptions: this.preemptions,
       steps: this.steps,
     }
@@ -130,17 +166,26 @@ export class VllmEngine {
     if (input.promptTokenIds.length === 0 || input.outputTokenIds.length === 0) {
       throw new Error('a request needs at least one prompt token and one output token')
     }
-    const extra = [input.loraName ?? '', input.cacheSalt ?? ''].join('\u0000')
+    const multimodal = input.multimodal ?? []
+    checkMultimodal(multimodal, input.promptTokenIds.length)
+    const loraName = input.loraName || null
+    const tokens = [...input.promptTokenIds]
+    const reportMode = input.kvCacheReportMode ?? this.kvEvents.reportMode
+    const source = { loraName, cacheSalt: input.cacheSalt || null, multimodal }
     const state: RequestState = {
       input,
-      tokens: [...input.promptTokenIds],
+      tokens,
+      cache: newRequestBlocks(
+        this.manager.layout,
+        tokens,
+        source,
+        loraName === null ? null : this.loraIdOf(loraName),
+        reportMode === 'full',
+      ),
       numComputed: 0,
-      blocks: [],
-      hashes: [],
-      numCachedBlocks: 0,
       generated: 0,
       started: false,
-      extra: extra === '\u0000' ? null : extra,
+      numPreemptions: 0,
     }
     this.requests.set(input.id, state)
     this.waiting.push(state)
@@ -161,12 +206,12 @@ export class VllmEngine {
 
   /** reset_prefix_cache: refused (false) while any block is in use, as in vLLM. */
   resetPrefixCache(): boolean {
-    return this.pool.reset()
+    return this.manager.reset()
   }
 
   /** Events produced outside a step (a reset), for the caller to publish now. */
   takeEvents(): EngineKvEvent[] {
-    return this.events.splice(0)
+    return this.manager.takeEvents()
   }
 
   /** When the earliest waiting request arrives (ms), or null when none waits. */
@@ -194,13 +239,15 @@ export class VllmEngine {
     for (let i = 0; i < this.running.length && budget > 0; ) {
       const request = this.running[i] as RequestState
       const count = Math.min(request.tokens.length - request.numComputed, budget)
-      let admitted = this.allocateSlots(request, count, [])
+      const allocate = () =>
+        this.manager.allocateSlots(request.cache, request.numComputed, count, null)
+      let admitted = allocate()
       while (!admitted) {
         const victim = this.running.pop() as RequestState
         this.preempt(victim)
         preempted.push(victim.input.id)
         if (victim === request) break
-        admitted = this.allocateSlots(request, count, [])
+        admitted = allocate()
       }
       if (!admitted) break
       scheduled.push([request, count])
@@ -213,20 +260,13 @@ export class VllmEngine {
       const request = this.waiting[0] as RequestState
       // A request that has not arrived yet (the caller runs behind real time) waits.
       if (request.input.arrivalMs > nowMs) break
-      const hits = this.findCachedBlocks(request)
-      const numComputed = hits.length * this.profile.blockSize
+      const hit = this.manager.lookup(request.cache, request.numPreemptions > 0)
+      const numComputed = hit.localTokens + hit.externalTokens
       const count = Math.min(request.tokens.length - numComputed, budget)
+      if (!this.manager.allocateSlots(request.cache, 0, count, hit)) break
       request.numComputed = numComputed
-      request.numCachedBlocks = hits.length
-      if (!this.allocateSlots(request, count, hits)) {
-        request.numComputed = 0
-        request.numCachedBlocks = 0
-        break
-      }
       this.waiting.shift()
       this.running.push(request)
-      this.prefixQueries += request.tokens.length
-      this.prefixHits += numComputed
       if (!request.started) {
         request.started = true
         started.push({ requestId: request.input.id, numCachedTokens: numComputed })
@@ -258,7 +298,7 @@ export class VllmEngine {
       outputs,
       started,
       preempted,
-      events: this.events.splice(0),
+      events: this.manager.takeEvents(),
     }
   }
 
@@ -278,76 +318,25 @@ export class VllmEngine {
     return [{ requestId: id, tokenId, index, finished: done ? finishReason : null }]
   }
 
-  /** vLLM's allocate_slots: cache hits first, then new blocks, then cache what fills. */
-  private allocateSlots(request: RequestState, count: number, hits: readonly number[]): boolean {
-    const blockSize = this.profile.blockSize
-    const needTokens = request.numComputed + count
-    const needBlocks = Math.ceil(needTokens / blockSize) - request.blocks.length - hits.length
-    let evictableHits = 0
-    for (const block of hits) if (this.pool.isFree(block)) evictableHits++
-    if (needBlocks > this.pool.numFree - evictableHits) return false
-    this.pool.touch(hits)
-    request.blocks.push(...hits)
-    if (needBlocks > 0) request.blocks.push(...this.pool.allocate(needBlocks))
-    this.cacheFullBlocks(request, needTokens)
-    return true
-  }
-
-  private cacheFullBlocks(request: RequestState, numTokens: number): void {
-    const blockSize = this.profile.blockSize
-    const full = Math.floor(numTokens / blockSize)
-    const first = request.numCachedBlocks
-    if (full <= first) return
-    this.computeHashes(request, full)
-    for (let k = first; k < full; k++) {
-      this.pool.cache(request.blocks[k] as number, request.hashes[k] as bigint)
+  private loraIdOf(name: string): number {
+    let id = this.loraIds.get(name)
+    if (id === undefined) {
+      id = this.loraIds.size + 1
+      this.loraIds.set(name, id)
     }
-    this.events.push({
-      type: 'BlockStored',
-      blockHashes: request.hashes.slice(first, full),
-      parentBlockHash: first > 0 ? (request.hashes[first - 1] as bigint) : null,
-      tokenIds: request.tokens.slice(first * blockSize, full * blockSize),
-      blockSize,
-      loraName: request.input.loraName ?? null,
-      ...saltedExtraKeys(request.input, first, full),
-    })
-    request.numCachedBlocks = full
-  }
-
-  /** Longest run of cached blocks from the start, at most floor((n−1)/block) blocks. */
-  private findCachedBlocks(request: RequestState): number[] {
-    const limit = Math.floor((request.tokens.length - 1) / this.profile.blockSize)
-    this.computeHashes(request, limit)
-    const hits: number[] = []
-    for (let k = 0; k < limit; k++) {
-      const block = this.pool.lookup(request.hashes[k] as bigint)
-      if (block === undefined) break
-      hits.push(block)
-    }
-    return hits
-  }
-
-  private computeHashes(request: RequestState, count: number): void {
-    const blockSize = this.profile.blockSize
-    for (let k = request.hashes.length; k < count; k++) {
-      const parent = k > 0 ? (request.hashes[k - 1] as bigint) : null
-      // cache_salt only salts the first block, as in vLLM; the LoRA name salts all.
-      const extra = k === 0 ? request.extra : (request.input.loraName ?? null)
-      request.hashes.push(this.hasher.hash(parent, request.tokens, k * blockSize, extra))
-    }
+    return id
   }
 
   private preempt(request: RequestState): void {
     this.freeBlocks(request)
     request.numComputed = 0
-    request.numCachedBlocks = 0
+    request.numPreemptions++
     this.waiting.unshift(request)
     this.preemptions++
   }
 
   private freeBlocks(request: RequestState): void {
-    this.pool.release([...request.blocks].reverse())
-    request.blocks = []
+    this.manager.free(request.cache)
   }
 
   /** 1 + N(0, jitter), from a Box-Muller pair; clamped so a step never runs backwards. */
@@ -363,23 +352,4 @@ export class VllmEngine {
 
 function randomWord(random: () => number): number {
   return Math.floor(random() * 0x100000000) | 0
-}
-
-/**
- * vLLM's extra_keys of blocks first..full-1 when they start a salted sequence: the first
- * block's carry cache_salt (after the LoRA name), the others the LoRA name alone. Routers
- * need the salt to key the sequence as the pod does (vllm-wire.md §2).
- */
-function saltedExtraKeys(
-  input: EngineRequestInput,
-  first: number,
-  full: number,
-): { extraKeys?: (string[] | null)[] } {
-  if (first > 0 || !input.cacheSalt) return {}
-  const lora = input.loraName ? [input.loraName] : []
-  return {
-    extraKeys: Array.from({ length: full }, (_, k) =>
-      k === 0 ? [...lora, input.cacheSalt as string] : lora.length > 0 ? lora : null,
-    ),
-  }
 }
