@@ -49,10 +49,10 @@ const slice: WatchedEndpointSlice = {
   metadata: { name: 'vllm-abc', namespace: ns },
   addressType: 'IPv4',
   endpoints: [
-    ['wide-0', '10.0.0.1'],
-    ['narrow-0', '10.0.0.2'],
-  ].map(([name, ip]) => ({
-    addresses: [ip as string],
+    { name: 'wide-0', ip: '10.0.0.1' },
+    { name: 'narrow-0', ip: '10.0.0.2' },
+  ].map(({ name, ip }) => ({
+    addresses: [ip],
     conditions: { ready: true },
     targetRef: { kind: 'Pod', name, namespace: ns },
   })),
