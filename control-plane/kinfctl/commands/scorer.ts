@@ -48,7 +48,9 @@ Options:
                            to D before stopping (default 30s; 0 stops at once)
 Without --config, one pool serves:
       --model NAME         served model name (default qwen3.8-27b-fp8)
-      --tokenizer NAME     tokenizer of the model (default qwen3)
+      --tokenizer SOURCE   tokenizer of the model (default qwen3): a built-in (qwen3,
+                           llama3.1, gpt-oss, gemma3, deepseek-v3) or the path of a
+                           Hugging Face model directory or cache snapshot
       --profile NAME       GPU profile for the initial TTFT model (default l40s-27b-fp8)
       --strategy NAME      routing strategy (default kinference)
       --max-context N      model context length (default 32768)
