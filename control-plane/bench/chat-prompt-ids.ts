@@ -1,5 +1,3 @@
-import type { Tokenizer } from '../tokenizer/tokenizer.ts'
-
 /** The fixed tokens of a plain Qwen3 chat around each message's content. */
 export interface ChatFrame {
   open: Record<'system' | 'user' | 'assistant', readonly number[]>
@@ -7,7 +5,8 @@ export interface ChatFrame {
   generation: readonly number[]
 }
 
-export function createChatFrame(tokenizer: Tokenizer): ChatFrame {
+/** From the tokenizer the pods run (the simulator's model, or the router's). */
+export function createChatFrame(tokenizer: { encode(text: string): number[] }): ChatFrame {
   return {
     open: {
       system: tokenizer.encode('<|im_start|>system\n'),

@@ -1,4 +1,4 @@
-import type { StableVocabulary } from '../tokenizer/create-stable-vocabulary.ts'
+import type { StableVocabulary } from '../../shared/tokens/create-stable-vocabulary.ts'
 import type { ChatFrame } from './chat-prompt-ids.ts'
 import { parseDataSpec } from './data-spec.ts'
 import { isTraceData, loadMooncakeTrace } from './trace/load-mooncake-trace.ts'

@@ -1,5 +1,5 @@
 import { createSeededRandom } from '../../shared/random/create-seeded-random.ts'
-import type { StableVocabulary } from '../tokenizer/create-stable-vocabulary.ts'
+import type { StableVocabulary } from '../../shared/tokens/create-stable-vocabulary.ts'
 import { type DataSpec, type FanOutSpec, lengthSampler } from './data-spec.ts'
 
 /** One turn: the new user message (content token ids) and how many tokens to generate. */

@@ -106,6 +106,8 @@ export function chaosPod(options: {
       String(options.timeScale),
       '--seed',
       String(options.seed),
+      // As Kinference deploys vLLM: the scorer's index-trust check reads cached_tokens.
+      '--enable-prompt-tokens-details',
     ],
   })
   return {

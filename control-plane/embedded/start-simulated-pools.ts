@@ -45,7 +45,15 @@ export const SimulatedPodOptions = z.strictObject({
   faults: object<SimFaultsPatch>().optional(),
   assets: object<SimModelAssets>()
     .optional()
-    .describe('Shared by every pod; loaded once here when absent'),
+    .describe(
+      'Shared by the pods of every pool whose tokenizer it was loaded from; loaded when absent',
+    ),
+  enablePromptTokensDetails: z
+    .boolean()
+    .default(true)
+    .describe(
+      "vLLM's --enable-prompt-tokens-details, as Kinference deploys vLLM: the scorer's index-trust check reads the cached tokens",
+    ),
   namePrefix: functionOption<(pool: string) => string>()
     .optional()
     .describe(
@@ -116,7 +124,9 @@ export async function startSimulatedPools(options: SimulatedPoolsOptions): Promi
   const pools = 'kind' in options.pools ? scorerPoolsOf(options.pools) : [...options.pools]
   if (pools.length === 0) throw new KinfError('invalid_config', 'the config has no pool')
   const sim = parseSimulatedPodOptions(options.sim)
-  const assets = sim.assets ?? loadSimModelAssets()
+  // Each pool's pods serve its first model's tokenizer, through the simulator's own loader.
+  const assetsFor = (tokenizer: string) =>
+    sim.assets?.source === tokenizer ? sim.assets : loadSimModelAssets(tokenizer)
   const { port, zmqPort } = sim
   const started: { close(): Promise<void> }[] = []
   try {
@@ -124,6 +134,7 @@ export async function startSimulatedPools(options: SimulatedPoolsOptions): Promi
     for (const [i, pool] of pools.entries()) {
       const model = pool.spec.models[0]?.name
       if (!model) throw new KinfError('invalid_config', `pool ${pool.name} serves no model`)
+      const tokenizer = pool.spec.models[0]?.tokenizer ?? 'qwen3'
       const first = i * options.podsPerPool
       const pods = await startSimFleet({
         pods: options.podsPerPool,
@@ -136,7 +147,9 @@ export async function startSimulatedPools(options: SimulatedPoolsOptions): Promi
         timeScale: sim.timeScale,
         seed: sim.seed + 100 * i,
         eventEncoding: sim.eventEncoding,
-        assets,
+        tokenizer,
+        assets: assetsFor(tokenizer),
+        enablePromptTokensDetails: sim.enablePromptTokensDetails,
         ...(sim.faults ? { faults: sim.faults } : {}),
         ...(sim.namePrefix ? { namePrefix: sim.namePrefix(pool.name) } : {}),
       })

@@ -5,18 +5,22 @@ import type {
 } from '../../shared/openai/chat-completion-request.ts'
 import {
   maxTokensOf,
-  type OpenAiRequest,
   parseOpenAiRequest,
   type RequestKind,
 } from '../../shared/openai/openai-request.ts'
-import { promptIds } from '../tokenizer/prompt-ids.ts'
-import type { Tokenizer } from '../tokenizer/tokenizer.ts'
+import type { SimModel } from './model/create-sim-model.ts'
+import type { ImageFeature } from './model/image-tokens.ts'
+import { fromJavaScript, isPyDict, type PyDict, parsePythonJson } from './model/python-json.ts'
+import type { ChatRequestInput } from './model/render-chat-prompt.ts'
+import { jsonTextOf } from './read-json-body.ts'
 import { badRequest, pythonFloat, samplingError, VllmError, validationError } from './vllm-error.ts'
 
 /** A generation request after vLLM's checks: token ids in, limits and stream options. */
 export interface GenerationRequest {
   kind: RequestKind
   promptTokenIds: number[]
+  /** Each image's placeholder range and identity, for the engine's block hashes. */
+  multimodal: ImageFeature[]
   /** Choices to generate, each its own sequence in the engine (vLLM's n). */
   n: number
   maxTokens: number
@@ -49,7 +53,7 @@ const greedyBelow = 1e-5
 export function parseGenerationRequest(
   kind: RequestKind,
   body: unknown,
-  tokenizer: Tokenizer,
+  model: SimModel,
   limits: ModelLimits,
 ): GenerationRequest {
   const parsed = parseOpenAiRequest(kind, body)
@@ -71,7 +75,7 @@ export function parseGenerationRequest(
     throw new VllmError(404, `The model \`${request.model}\` does not exist.`, 'model')
   }
   checkSampling(request)
-  const promptTokenIds = tokenize(openAi, tokenizer)
+  const { tokenIds: promptTokenIds, multimodal } = promptOf(kind, body, model)
   const inputTokens = promptTokenIds.length
   const requested = maxTokensOf(openAi)
   if (requested !== null && requested < 1) {
@@ -94,6 +98,7 @@ export function parseGenerationRequest(
   return {
     kind,
     promptTokenIds,
+    multimodal,
     n: request.n ?? 1,
     maxTokens,
     minTokens,
@@ -122,6 +127,21 @@ function checkRequestValidators(request: ChatCompletionRequest | CompletionReque
         },
       ],
       'stream_options',
+    )
+  }
+  if (
+    'continue_final_message' in request &&
+    request.continue_final_message &&
+    request.add_generation_prompt
+  ) {
+    throw validationError(
+      [
+        {
+          loc: [],
+          msg: 'Value error, Cannot set both `continue_final_message` and `add_generation_prompt` to True.',
+        },
+      ],
+      'body',
     )
   }
   if (request.cache_salt === '') {
@@ -161,16 +181,70 @@ function checkSampling(request: ChatCompletionRequest | CompletionRequest): void
     throw samplingError(`n must be 1 when using greedy sampling, got ${n}.`)
 }
 
-function tokenize(request: OpenAiRequest, tokenizer: Tokenizer): number[] {
+/** The prompt a vLLM pod runs for a request; its own tokenizer and chat template make it. */
+export interface PromptOf {
+  tokenIds: number[]
+  multimodal: ImageFeature[]
+}
+
+/**
+ * A chat request rendered and tokenized as vLLM's chat path does (add_special_tokens
+ * false unless asked), a completion's prompt tokenized with special tokens unless told
+ * otherwise, or its ids as given. The body is read again as Python reads it, so what the
+ * template prints (tool schemas, arguments) is what vLLM prints. A request vLLM refuses
+ * is its 400.
+ */
+export function promptOf(kind: RequestKind, body: unknown, model: SimModel): PromptOf {
+  const text = jsonTextOf(body)
+  const python = text === null ? fromJavaScript(body) : parsePythonJson(text)
+  if (!isPyDict(python)) throw badRequest('The body must be a JSON object.')
   try {
-    return promptIds(tokenizer, request)
+    if (kind === 'chat') {
+      const prompt = model.renderChat(chatInputOf(python))
+      return { tokenIds: prompt.tokenIds, multimodal: prompt.multimodal }
+    }
+    return { tokenIds: completionIds(python, model), multimodal: [] }
   } catch (error) {
-    if (!KinfError.isInstance(error)) throw error
-    throw badRequest(
-      error.message,
-      error.param ?? (request.kind === 'chat' ? 'messages' : 'prompt'),
-    )
+    if (!KinfError.isInstance(error) || error instanceof VllmError) throw error
+    throw badRequest(error.message, error.param ?? (kind === 'chat' ? 'messages' : 'prompt'))
   }
+}
+
+/** The fields of a chat body vLLM's renderer reads, with the request model's defaults. */
+function chatInputOf(body: PyDict): ChatRequestInput {
+  const kwargs = body.get('chat_template_kwargs')
+  const template =
+    body.get('chat_template') ?? (isPyDict(kwargs) ? kwargs.get('chat_template') : null)
+  if (template !== null && template !== undefined)
+    throw badRequest(
+      'Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template.',
+    )
+  const tools = body.get('tools')
+  const flag = (name: string, fallback: boolean) => {
+    const value = body.get(name)
+    return typeof value === 'boolean' ? value : fallback
+  }
+  return {
+    messages: (body.get('messages') as PyDict[]) ?? [],
+    tools: Array.isArray(tools) ? tools : null,
+    documents: body.get('documents') ?? null,
+    addGenerationPrompt: flag('add_generation_prompt', true),
+    continueFinalMessage: flag('continue_final_message', false),
+    chatTemplateKwargs: isPyDict(kwargs) ? kwargs : null,
+    reasoningEffort: body.get('reasoning_effort') ?? null,
+    addSpecialTokens: flag('add_special_tokens', false),
+  }
+}
+
+function completionIds(body: PyDict, model: SimModel): number[] {
+  const prompt = body.get('prompt')
+  const special = body.get('add_special_tokens')
+  if (typeof prompt === 'string')
+    return model.encode(prompt, { addSpecialTokens: typeof special === 'boolean' ? special : true })
+  const ids = (Array.isArray(prompt) ? prompt : []).map(Number)
+  const outside = ids.find((id) => id >= model.vocabSize)
+  if (outside !== undefined) throw badRequest(`Token id ${outside} is out of vocabulary`, 'prompt')
+  return ids
 }
 
 /** vLLM's context-length checks, with its messages. */

@@ -3,16 +3,22 @@ import type { Usage } from '../../shared/openai/usage.ts'
 import type { FinishReason } from './engine/vllm-engine.ts'
 
 /**
- * vLLM's usage block. cached_tokens appears only when it is non-zero: vLLM (with
- * --enable-prompt-tokens-details, which the simulator always emulates) tests the count
- * for truthiness, so clients must treat it as optional.
+ * vLLM's usage block. prompt_tokens_details.cached_tokens is there only when the server
+ * runs with --enable-prompt-tokens-details (`cachedTokens` not null), and then also when
+ * nothing was cached: since vLLM #44383 (June 2026) the serving code tests the count for
+ * None, not for truthiness (`_make_prompt_tokens_details` in
+ * vllm/entrypoints/openai/chat_completion/serving.py); releases before it left 0 out.
  */
-export function usage(promptTokens: number, completionTokens: number, cachedTokens: number): Usage {
+export function usage(
+  promptTokens: number,
+  completionTokens: number,
+  cachedTokens: number | null,
+): Usage {
   return {
     prompt_tokens: promptTokens,
     total_tokens: promptTokens + completionTokens,
     completion_tokens: completionTokens,
-    ...(cachedTokens > 0 && { prompt_tokens_details: { cached_tokens: cachedTokens } }),
+    ...(cachedTokens !== null && { prompt_tokens_details: { cached_tokens: cachedTokens } }),
   }
 }
 

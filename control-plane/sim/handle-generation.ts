@@ -63,7 +63,8 @@ export function handleGeneration(
   let arrivalMs = 0
   let startMs: number | null = null
   let firstTokenMs: number | null = null
-  const totals = () => usage(promptTokens, generated, cachedTokens)
+  const totals = () =>
+    usage(promptTokens, generated, config.enablePromptTokensDetails ? cachedTokens : null)
 
   const finish = (final: string) => {
     done = true
@@ -105,7 +106,8 @@ export function handleGeneration(
     // A stalled stream keeps its connection and sends nothing more (fault injection).
     else if (stallAfter !== null && output.index >= stallAfter) return
     else {
-      const running = request.continuousUsage ? totals() : null
+      // vLLM's continuous usage has the counts only, never prompt_tokens_details.
+      const running = request.continuousUsage ? usage(promptTokens, generated, null) : null
       const role = output.index === 0 ? writer.role(choice.index) : ''
       res.write(role + writer.token(piece, output.finished, running, choice.index))
     }
@@ -134,6 +136,7 @@ export function handleGeneration(
         finishReason: choice.plan.finishReason,
         loraName,
         cacheSalt: request.cacheSalt,
+        multimodal: request.multimodal,
         maxTokens: request.maxTokens,
       },
       {

@@ -1,4 +1,4 @@
-import type { StableVocabulary } from '../tokenizer/create-stable-vocabulary.ts'
+import type { StableVocabulary } from '../../shared/tokens/create-stable-vocabulary.ts'
 import type { FinishReason } from './engine/vllm-engine.ts'
 
 export interface PlannedOutput {

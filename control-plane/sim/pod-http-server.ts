@@ -1,10 +1,9 @@
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import { z } from 'zod'
-import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { ChatMessage } from '../../shared/openai/chat-completion-request.ts'
 import { parseOpenAiRequest } from '../../shared/openai/openai-request.ts'
 import { prometheusTextContentType } from '../metrics/create-prometheus-registry.ts'
-import { promptIds } from '../tokenizer/prompt-ids.ts'
+import { promptOf } from './generation-request.ts'
 import { handleGeneration } from './handle-generation.ts'
 import { readJsonBody } from './read-json-body.ts'
 import { type SimFaults, SimFaultsPatch } from './sim-pod-config.ts'
@@ -168,27 +167,27 @@ function checkModel(context: SimPodContext, model: string | undefined): void {
   }
 }
 
+/**
+ * vLLM's /tokenize: a chat request's prompt (rendered and tokenized as for generation) or
+ * a prompt's ids, with the vocabulary entries of the ids when asked (convert_ids_to_tokens).
+ */
 function tokenize(context: SimPodContext, body: unknown) {
   const parsed = TokenizeRequest.safeParse(body)
   if (!parsed.success) throw badRequest(z.prettifyError(parsed.error))
   const request = parsed.data
   checkModel(context, request.model)
-  const { tokenizer } = context
+  const model = context.tokenizer
   if (request.messages === undefined && request.prompt === undefined)
     throw badRequest('Either prompt or messages is required.')
-  const asked = parseOpenAiRequest(request.messages !== undefined ? 'chat' : 'completion', body)
+  const kind = request.messages !== undefined ? 'chat' : 'completion'
+  const asked = parseOpenAiRequest(kind, body)
   if ('issues' in asked) throw badRequest(asked.issues.message, asked.issues.param)
-  let tokens: number[]
-  try {
-    tokens = promptIds(tokenizer, asked.request)
-  } catch (error) {
-    throw KinfError.isInstance(error) ? badRequest(error.message, error.param) : error
-  }
+  const tokens = promptOf(kind, body, model).tokenIds
   return {
     count: tokens.length,
     max_model_len: context.config.profile.model.maxModelLen,
     tokens,
-    ...(request.return_token_strs && { token_strs: tokens.map((id) => tokenizer.decode([id])) }),
+    ...(request.return_token_strs && { token_strs: tokens.map((id) => model.idToToken(id)) }),
   }
 }
 
@@ -196,9 +195,8 @@ function detokenize(context: SimPodContext, body: unknown) {
   const parsed = DetokenizeRequest.safeParse(body)
   if (!parsed.success) throw badRequest(z.prettifyError(parsed.error))
   checkModel(context, parsed.data.model)
-  try {
-    return { prompt: context.tokenizer.decode(parsed.data.tokens) }
-  } catch (error) {
-    throw badRequest((error as Error).message, 'tokens')
-  }
+  const { tokens } = parsed.data
+  const outside = tokens.find((id) => id >= context.tokenizer.vocabSize)
+  if (outside !== undefined) throw badRequest(`Token id ${outside} is out of vocabulary`, 'tokens')
+  return { prompt: context.tokenizer.decode(tokens) }
 }

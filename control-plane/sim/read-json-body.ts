@@ -12,6 +12,20 @@ const maxBodyBytes = 32 * 1024 * 1024
  */
 export const pythonJsonDepth = 1_490
 
+/** Where a parsed body keeps its text (not enumerable: schemas and copies leave it out). */
+const bodyText = Symbol('json body text')
+
+/**
+ * The text a body was parsed from, when readJsonBody read it: the renderer reads it again
+ * as Python reads it where the difference shows (a tool schema's `50.0` renders as Python
+ * prints a float, where JavaScript's JSON has lost it).
+ */
+export function jsonTextOf(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null) return null
+  const text = (body as { [bodyText]?: unknown })[bodyText]
+  return typeof text === 'string' ? text : null
+}
+
 /**
  * A request body as vLLM's FastAPI reads it: undefined when empty; JSON that does not parse
  * is a validation error ("JSON decode error"), JSON nested past what Python's parser takes
@@ -29,14 +43,18 @@ export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   if (size === 0) return undefined
   const text = Buffer.concat(chunks).toString('utf8')
   if (nestingDepth(text) > pythonJsonDepth) throw unparsableBody()
+  let value: unknown
   try {
-    return JSON.parse(text)
+    value = JSON.parse(text)
   } catch (error) {
     throw validationError(
       [{ type: 'json_invalid', loc: [], msg: `JSON decode error: ${(error as Error).message}` }],
       'body',
     )
   }
+  if (typeof value === 'object' && value !== null)
+    Object.defineProperty(value, bodyText, { value: text, enumerable: false })
+  return value
 }
 
 /** The deepest nesting of objects and arrays in a JSON text (brackets in strings skipped). */

@@ -25,7 +25,17 @@ export interface SimFleetOptions {
   seed: number
   eventEncoding: 'map' | 'array'
   faults?: SimFaultsPatch
+  /**
+   * The model's tokenizer (a built-in name or a Hugging Face model directory), qwen3 when
+   * absent; `assets`, when given, must be loaded from the same source.
+   */
+  tokenizer?: string
   assets?: SimModelAssets
+  /**
+   * vLLM's --enable-prompt-tokens-details (usage.prompt_tokens_details.cached_tokens). On
+   * unless told: Kinference deploys vLLM with it, and the scorer's index-trust check reads it.
+   */
+  enablePromptTokensDetails?: boolean
   /** Pod i is named `${namePrefix}-${i}` (default sim-pod); unique across the scorer's pools. */
   namePrefix?: string
   /** Pod i is named names[i] instead (one per pod), e.g. the name of its Pod object. */
@@ -54,7 +64,12 @@ export async function startSimFleet(options: SimFleetOptions): Promise<SimPod[]>
       'invalid_config',
       `sim: ${options.names.length} names for ${options.pods} pods; give one per pod`,
     )
-  const assets = options.assets ?? loadSimModelAssets()
+  const assets = options.assets ?? loadSimModelAssets(options.tokenizer)
+  if (options.tokenizer !== undefined && assets.source !== options.tokenizer)
+    throw new KinfError(
+      'invalid_config',
+      `sim: the assets are ${assets.source}'s, the pods serve ${options.tokenizer}`,
+    )
   const ranks = options.dataParallelSize ?? 1
   const zmqPortOf = (i: number, offset: number) =>
     options.zmqPort === 0 ? 0 : options.zmqPort + 2 * ranks * i + offset
@@ -76,6 +91,8 @@ export async function startSimFleet(options: SimFleetOptions): Promise<SimPod[]>
             timeScale: options.timeScale,
             seed: options.seed + i,
             eventEncoding: options.eventEncoding,
+            tokenizer: assets.source,
+            enablePromptTokensDetails: options.enablePromptTokensDetails ?? true,
             faults: options.faults ?? {},
           },
           assets,

@@ -1,4 +1,4 @@
-import type { Tokenizer } from '../tokenizer/tokenizer.ts'
+import type { SimModel } from './model/create-sim-model.ts'
 import type { OutputRequest, PlannedOutput } from './output-planner.ts'
 import type { PodRuntime } from './pod-runtime.ts'
 import type { RequestTimings } from './request-timings.ts'
@@ -7,7 +7,8 @@ import type { SimFaults, SimPodConfig } from './sim-pod-config.ts'
 /** What request handlers of a simulated pod need; the pod owns and swaps the runtime. */
 export interface SimPodContext {
   readonly config: SimPodConfig
-  readonly tokenizer: Tokenizer
+  /** The pod's own model: tokenizer and chat rendering, not the router's. */
+  readonly tokenizer: SimModel
   faults(): SimFaults
   random(): number
   newId(): string

@@ -39,6 +39,8 @@ export async function startPod(overrides: Partial<SimPodConfigInput> = {}): Prom
       zmqPort: 0,
       replayPort: 0,
       timeScale: 50,
+      // As Kinference deploys vLLM, so tests read each answer's cached tokens.
+      enablePromptTokensDetails: true,
       ...overrides,
     },
     assets,

@@ -1,6 +1,6 @@
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import type { StableVocabulary } from '../../tokenizer/create-stable-vocabulary.ts'
+import type { StableVocabulary } from '../../../shared/tokens/create-stable-vocabulary.ts'
 import type { ChatFrame } from '../chat-prompt-ids.ts'
 import { randomWords, type Workload } from '../workload.ts'
 import { type MooncakeRequest, mooncakeBlockTokens } from './parse-mooncake-trace.ts'

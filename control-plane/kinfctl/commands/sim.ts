@@ -19,6 +19,13 @@ Options:
       --pods N              number of pods (default 3)
       --profile NAME        GPU/model profile (default l40s-27b-fp8; known: ${Object.keys(gpuProfiles).join(', ')})
       --model NAME          served model name (default qwen3.8-27b-fp8)
+      --tokenizer T         the model's tokenizer and chat template: a built-in name
+                            (qwen3, llama3.1, gpt-oss, gemma3, deepseek-v3; default qwen3)
+                            or a Hugging Face model directory (a path, with a "/"), loaded
+                            by the simulator's own code, not the router's
+      --enable-prompt-tokens-details
+                            vLLM's flag: usage.prompt_tokens_details.cached_tokens in
+                            answers (off by default, as in vLLM; Kinference deploys with it)
       --port P              first HTTP port (default 8000; 0 = free ports)
       --zmq-port Z          first KV-event port (default 5557; 0 = free ports)
       --host H              HTTP and KV-event listen address (default 127.0.0.1; an IPv4
@@ -71,6 +78,8 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
       pods: { type: 'string' },
       profile: { type: 'string', default: 'l40s-27b-fp8' },
       model: { type: 'string', default: 'qwen3.8-27b-fp8' },
+      tokenizer: { type: 'string', default: 'qwen3' },
+      'enable-prompt-tokens-details': { type: 'boolean', default: false },
       port: { type: 'string' },
       'zmq-port': { type: 'string' },
       host: { type: 'string', default: '127.0.0.1' },
@@ -108,6 +117,8 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
     pods,
     profile,
     modelName: values.model,
+    tokenizer: values.tokenizer,
+    enablePromptTokensDetails: values['enable-prompt-tokens-details'],
     host: values.host,
     ...(names ? { names } : {}),
     port: number('port', values.port, 8000),

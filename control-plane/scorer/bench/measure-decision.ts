@@ -6,7 +6,7 @@ import { estimatePromptTokens } from '../../../shared/openai/estimate-prompt-tok
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
 import type { RouteResult } from '../../../shared/routing/router-core.ts'
 import { routeEnvelope, routePaths } from '../../../shared/scorer-api/route-protocol.ts'
-import { createStableVocabulary } from '../../tokenizer/create-stable-vocabulary.ts'
+import { createStableVocabulary } from '../../../shared/tokens/create-stable-vocabulary.ts'
 import type { DecisionRecorder } from '../decision-recorder.ts'
 import { decidedByClaims, prepareInference } from '../handle-inference.ts'
 import { decideRoute } from '../handle-route.ts'

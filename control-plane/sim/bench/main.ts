@@ -2,9 +2,8 @@ import { spawn } from 'node:child_process'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
-import { createStableVocabulary } from '../../tokenizer/create-stable-vocabulary.ts'
-import { createTokenizer } from '../../tokenizer/create-tokenizer.ts'
 import type { LagStats } from '../real-time-driver.ts'
+import { loadSimModelAssets } from '../sim-model-assets.ts'
 import { measureEngineSteps } from './measure-engine-steps.ts'
 import { runStreamLoad } from './run-stream-load.ts'
 
@@ -52,6 +51,7 @@ const child = spawn(
     String(timeScale),
     '--seed',
     String(seed),
+    '--enable-prompt-tokens-details',
     '--output',
     'json',
   ],
@@ -68,8 +68,8 @@ const urls = await new Promise<string[]>((resolve, reject) => {
   child.once('exit', (code) => reject(new Error(`kinfctl sim exited with ${code}`)))
 })
 
-const tokenizer = createTokenizer('qwen3')
-const words = createStableVocabulary(tokenizer).words.map((w) => ` ${w.word}`)
+// Words the pods' own Qwen3 tokenizer keeps one token each, so prompts have the asked length.
+const words = loadSimModelAssets('qwen3').vocabulary.words.map((w) => ` ${w.word}`)
 // The first seconds fill every pod's batch at once; lag is measured after them.
 const warmUp = setTimeout(
   () => {

@@ -211,6 +211,7 @@ async function simProcess(
     '0',
     '--time-scale',
     '5',
+    '--enable-prompt-tokens-details',
     '--output',
     'json',
   ])

@@ -58,6 +58,8 @@ export function startSim(run: E2eRun, pod: { name: string; ip: string }): Kinfct
     String(run.ports.events),
     '--time-scale',
     '50',
+    // As Kinference deploys vLLM: the scorer's index-trust check reads cached_tokens.
+    '--enable-prompt-tokens-details',
   ])
 }
 

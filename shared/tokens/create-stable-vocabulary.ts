@@ -1,6 +1,16 @@
 import { z } from 'zod'
-import { parseOptions } from '../../shared/config/parse-options.ts'
-import type { Tokenizer } from './tokenizer.ts'
+import { parseOptions } from '../config/parse-options.ts'
+
+/**
+ * What the vocabulary needs of a tokenizer: ids without special tokens added, and their
+ * text. The simulator's model and the router's tokenizer both are one.
+ */
+export interface VocabularyTokenizer {
+  /** Ids below this are scanned. */
+  readonly vocabSize: number
+  encode(text: string): number[]
+  decode(ids: readonly number[]): string
+}
 
 /** One word of the stable vocabulary and its two single-token spellings. */
 export interface StableWord {
@@ -41,7 +51,7 @@ function parseStableVocabularyOptions(
 const wordPattern = /^[a-z]{2,12}$/
 const vowel = /[aeiouy]/
 
-function singleToken(tokenizer: Tokenizer, text: string): number | undefined {
+function singleToken(tokenizer: VocabularyTokenizer, text: string): number | undefined {
   const ids = tokenizer.encode(text)
   return ids.length === 1 ? ids[0] : undefined
 }
@@ -56,7 +66,7 @@ function singleToken(tokenizer: Tokenizer, text: string): number | undefined {
  * text into exactly those words (each a run of letters with at most one space before
  * it), and BPE never merges across words.
  *
- * In the chat template: vLLM's prompt for a turn ends with `<|im_start|>assistant\n`
+ * In a chat template (Qwen3's, for example): vLLM's prompt for a turn ends with `<|im_start|>assistant\n`
  * (Qwen3 with `enable_thinking` unset or true adds nothing after it). When the client
  * sends the generated text back as the assistant message of the next request, Qwen3's
  * template renders it as `<|im_start|>assistant\n` + content + `<|im_end|>\n` (history
@@ -70,7 +80,7 @@ function singleToken(tokenizer: Tokenizer, text: string): number | undefined {
  * `previousPromptIds` minus those 4 tokens, and none of the output.
  */
 export function createStableVocabulary(
-  tokenizer: Tokenizer,
+  tokenizer: VocabularyTokenizer,
   input: StableVocabularyOptionsInput = {},
 ): StableVocabulary {
   const { size } = parseStableVocabularyOptions(input)

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { createStableVocabulary } from '../../../control-plane/tokenizer/create-stable-vocabulary.ts'
-import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
+import { loadSimModel } from '../../../control-plane/sim/model/create-sim-model.ts'
 import { createSeededRandom as seededRandom } from '../../../shared/random/create-seeded-random.ts'
+import { createStableVocabulary } from '../../../shared/tokens/create-stable-vocabulary.ts'
 
-const tokenizer = createTokenizer('qwen3')
+// The simulator's Qwen3 model: the vocabulary is what simulated pods answer with.
+const loaded = loadSimModel('qwen3')
+if (!loaded.ok) throw loaded.error
+const tokenizer = loaded.model
 const vocabulary = createStableVocabulary(tokenizer)
 const { words } = vocabulary
 
@@ -55,7 +58,7 @@ describe('createStableVocabulary', () => {
 
   it('comes back in the next turn right after the previous prompt', () => {
     const random = seededRandom(1)
-    const { imEnd } = tokenizer.chatTokenIds
+    const imEnd = tokenizer.eosTokenId
     const [newline] = tokenizer.encode('\n')
     for (let i = 0; i < 200; i++) {
       const history = [
