@@ -6,7 +6,6 @@ import type { SimPodConfigInput } from '../../control-plane/sim/sim-pod-config.t
 import { l40s27bFp8 } from '../../shared/gpu/gpu-profile.ts'
 
 export const model = 'qwen3.8-27b-fp8'
-let assets: ReturnType<typeof loadSimModelAssets> | undefined
 
 /**
  * Pods and other resources of one test file, closed after each test: call in the file,
@@ -29,7 +28,8 @@ export function usePods(afterEach: (fn: () => Promise<void>) => void) {
 
 /** A pod on free ports, fast (time scale 50), with the reference profile unless told otherwise. */
 export async function startPod(overrides: Partial<SimPodConfigInput> = {}): Promise<SimPod> {
-  assets ??= loadSimModelAssets()
+  // The pod serves the tokenizer it is configured with; assets are shared per source.
+  const assets = loadSimModelAssets(overrides.tokenizer ?? 'qwen3')
   return createSimPod(
     {
       podName: 'test-pod',

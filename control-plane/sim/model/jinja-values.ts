@@ -36,6 +36,18 @@ function valueClasses() {
 export const jinja = valueClasses()
 
 export const str = (text: string) => new jinja.String(text)
+
+/** Marks an array the interpreter iterates and unpacks (its type must stay ArrayValue) as a tuple. */
+const isTuple = Symbol('python tuple')
+
+/** A Python tuple: printed as `(a, b)`, unpacked by `for k, v in ...` as an array is. */
+export function tuple(items: JinjaValue[]): JinjaValue {
+  return Object.assign(new jinja.Array(items), { [isTuple]: true })
+}
+
+function tupleLike(value: JinjaValue): boolean {
+  return value.type === 'TupleValue' || (value as { [isTuple]?: boolean })[isTuple] === true
+}
 export const bool = (flag: boolean) => new jinja.Boolean(flag)
 
 /** A Python value as the template sees it: floats stay floats, dicts keep their order. */
@@ -97,11 +109,10 @@ function pythonRepr(value: JinjaValue): string {
     case 'UndefinedValue':
       return ''
     case 'ArrayValue':
-      return `[${(value.value as JinjaValue[]).map(pythonRepr).join(', ')}]`
-    case 'TupleValue': {
-      const items = (value.value as JinjaValue[]).map(pythonRepr)
-      return items.length === 1 ? `(${items[0]},)` : `(${items.join(', ')})`
-    }
+      if (!tupleLike(value)) return `[${(value.value as JinjaValue[]).map(pythonRepr).join(', ')}]`
+      return tupleRepr(value)
+    case 'TupleValue':
+      return tupleRepr(value)
     case 'ObjectValue':
     case 'KeywordArgumentsValue':
       return `{${[...(value.value as Map<string, JinjaValue>)].map(([k, v]) => `${pyStringRepr(k)}: ${pythonRepr(v)}`).join(', ')}}`
@@ -110,6 +121,11 @@ function pythonRepr(value: JinjaValue): string {
     default:
       return String(value.value)
   }
+}
+
+function tupleRepr(value: JinjaValue): string {
+  const items = (value.value as JinjaValue[]).map(pythonRepr)
+  return items.length === 1 ? `(${items[0]},)` : `(${items.join(', ')})`
 }
 
 export interface DumpOptions {

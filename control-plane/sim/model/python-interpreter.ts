@@ -7,6 +7,7 @@ import {
   pythonStr,
   pythonTypeName,
   str,
+  tuple,
 } from './jinja-values.ts'
 import { isPythonSpace, pySplit, pyStrip } from './python-json.ts'
 
@@ -170,6 +171,8 @@ export class PythonInterpreter extends Base {
       }
       case 'string':
         return str(pythonStr(operand))
+      case 'items':
+        return operand.type === 'NullValue' ? new jinja.Array([]) : itemsOf(operand)
       case 'select':
       case 'reject':
         return selectOrReject(operand, args, name === 'select')
@@ -191,6 +194,8 @@ export class PythonInterpreter extends Base {
     const builtins = (object as unknown as { builtins: Map<string, JinjaValue> }).builtins
     let found: JinjaValue | null | undefined
     if (object.type === 'StringValue') found = stringMethod(object.value as string, name)
+    else if (object.type === 'ObjectValue' && name === 'items')
+      found = new jinja.Function(() => itemsOf(object))
     else if (object.type === 'ObjectValue' && dictMethods.has(name)) found = builtins.get(name)
     if (!found && (object.type === 'ObjectValue' || object.type === 'NamespaceValue'))
       found = (object.value as Map<string, JinjaValue>).get(name)
@@ -200,6 +205,12 @@ export class PythonInterpreter extends Base {
 }
 
 const dictMethods = new Set(['items', 'keys', 'values', 'get'])
+
+/** dict.items(): (key, value) tuples. */
+function itemsOf(dict: JinjaValue): JinjaValue {
+  const entries = dict.value instanceof Map ? [...(dict.value as Map<string, JinjaValue>)] : []
+  return new jinja.Array(entries.map(([key, value]) => tuple([str(key), value])))
+}
 
 function textOrNull(value: JinjaValue | undefined): string | null {
   return value === undefined || value.type !== 'StringValue' ? null : (value.value as string)
