@@ -78,6 +78,8 @@ export function chaosPod(options: {
   timeScale: number
   seed: number
   env: Record<string, string>
+  /** More `kinfctl sim` arguments (KV-event variants and the like). */
+  extraArgs?: readonly string[]
 }): ChaosPod {
   const { name, ip, ports } = options
   const url = `http://${ip}:${ports.http}`
@@ -108,6 +110,7 @@ export function chaosPod(options: {
       String(options.seed),
       // As Kinference deploys vLLM: the scorer's index-trust check reads cached_tokens.
       '--enable-prompt-tokens-details',
+      ...(options.extraArgs ?? []),
     ],
   })
   return {

@@ -1,5 +1,6 @@
 import type { ChaosScenario } from './chaos-scenario.ts'
 import { clientFaultScenarios } from './scenarios/client-fault-scenarios.ts'
+import { cpuOffloadTier } from './scenarios/cpu-offload-tier.ts'
 import { dependencyFaultScenarios } from './scenarios/dependency-fault-scenarios.ts'
 import { podFaultScenarios } from './scenarios/pod-fault-scenarios.ts'
 import { scorerFaultScenarios } from './scenarios/scorer-fault-scenarios.ts'
@@ -10,4 +11,5 @@ export const chaosScenarios: readonly ChaosScenario[] = [
   ...scorerFaultScenarios,
   ...dependencyFaultScenarios,
   ...clientFaultScenarios,
+  cpuOffloadTier,
 ]

@@ -22,6 +22,8 @@ export interface ChaosStackOptions {
   /** The edge's drain and the like: extra arguments of `kinfctl edge`. */
   edgeArgs?: string[]
   scorerArgs?: string[]
+  /** Extra arguments of every pod's `kinfctl sim`, e.g. vLLM's KV-event variants. */
+  podArgs?: string[]
 }
 
 export interface ChaosStack {
@@ -79,6 +81,7 @@ export async function startChaosStack(options: ChaosStackOptions): Promise<Chaos
         timeScale: options.timeScale,
         seed: options.seed + i,
         env: {},
+        extraArgs: options.podArgs ?? [],
       }),
     )
     parts.push(...pods)

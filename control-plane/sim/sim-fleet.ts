@@ -1,5 +1,6 @@
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { GpuProfile } from '../../shared/gpu/gpu-profile.ts'
+import type { SimKvEventsOptionsInput } from './engine/kv-events-options.ts'
 import { loadSimModelAssets, type SimModelAssets } from './sim-model-assets.ts'
 import { createSimPod, type SimPod } from './sim-pod.ts'
 import type { SimFaultsPatch } from './sim-pod-config.ts'
@@ -25,6 +26,8 @@ export interface SimFleetOptions {
   seed: number
   eventEncoding: 'map' | 'array'
   faults?: SimFaultsPatch
+  /** The KV-event variants of vLLM the pods emit (CPU offload, hybrid groups, …); vLLM's defaults when absent. */
+  kvEvents?: SimKvEventsOptionsInput
   /**
    * The model's tokenizer (a built-in name or a Hugging Face model directory), qwen3 when
    * absent; `assets`, when given, must be loaded from the same source.
@@ -94,6 +97,7 @@ export async function startSimFleet(options: SimFleetOptions): Promise<SimPod[]>
             tokenizer: assets.source,
             enablePromptTokensDetails: options.enablePromptTokensDetails ?? true,
             faults: options.faults ?? {},
+            kvEvents: options.kvEvents ?? {},
           },
           assets,
         ),

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
 import { gpuProfiles } from '../../../shared/gpu/gpu-profile.ts'
+import { SimKvEventsOptions } from '../../sim/engine/kv-events-options.ts'
 import { startSimFleet } from '../../sim/sim-fleet.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 
@@ -43,6 +44,15 @@ Options:
       --lora NAME           a LoRA adapter the pods serve, as vLLM's --lora-modules name
                             (repeatable): a request whose model is NAME runs under it
       --output text|json    how to print the pods' addresses (default text)
+KV-event variants of vLLM (default: one GPU-only KV-cache group, as vLLM by default):
+      --cpu-offload-blocks N    a CPU tier of N blocks, as vLLM's OffloadingConnector: its
+                                events (medium CPU, block_size 0, no token ids) share the
+                                step's batch with the GPU ones
+      --sliding-window W        a hybrid model: a sliding-window KV-cache group of W tokens
+                                beside the full-attention one (events carry group_idx)
+      --kv-cache-report-mode M  incremental (default) or full: reused blocks re-announced
+      --extra-keys K            plain (default), typed or omitted (vLLM before PR #33304)
+      --replay-framing F        topic (['', topic, seq, payload], default) or legacy
 Faults (also settable at run time: POST /admin/faults on a pod):
       --fault-error-rate P          answer this fraction of requests with a 500
       --fault-drop-events P         lose this fraction of KV-event batches (replayable)
@@ -71,6 +81,39 @@ function podNames(name: string | undefined, pods: number): string[] | undefined 
   return [name]
 }
 
+/** The --cpu-offload-blocks … flags as the pods' kvEvents options, checked by their schema. */
+function kvEventVariants(values: Record<string, string | boolean | string[] | undefined>) {
+  const text = (name: string) => values[name] as string | undefined
+  const offload = text('cpu-offload-blocks')
+  const window = text('sliding-window')
+  const input = {
+    ...(offload === undefined
+      ? {}
+      : { cpuOffload: { capacityBlocks: number('cpu-offload-blocks', offload, 0) } }),
+    ...(window === undefined
+      ? {}
+      : { hybrid: { slidingWindow: number('sliding-window', window, 0) } }),
+    ...(text('kv-cache-report-mode') === undefined
+      ? {}
+      : { reportMode: text('kv-cache-report-mode') }),
+    ...(text('extra-keys') === undefined ? {} : { extraKeys: text('extra-keys') }),
+    ...(text('replay-framing') === undefined ? {} : { replayFraming: text('replay-framing') }),
+  }
+  const parsed = SimKvEventsOptions.safeParse(input)
+  if (parsed.success) return parsed.data
+  const issue = parsed.error.issues[0]
+  const flag = flagOfPath[String(issue?.path[0])] ?? 'kv-event variants'
+  throw new UsageError(`--${flag}: ${issue?.message ?? 'invalid'}`)
+}
+
+const flagOfPath: Record<string, string> = {
+  cpuOffload: 'cpu-offload-blocks',
+  hybrid: 'sliding-window',
+  reportMode: 'kv-cache-report-mode',
+  extraKeys: 'extra-keys',
+  replayFraming: 'replay-framing',
+}
+
 export async function simCommand(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args,
@@ -90,6 +133,11 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
       'data-parallel-size': { type: 'string' },
       lora: { type: 'string', multiple: true, default: [] },
       output: { type: 'string', default: 'text' },
+      'cpu-offload-blocks': { type: 'string' },
+      'sliding-window': { type: 'string' },
+      'kv-cache-report-mode': { type: 'string' },
+      'extra-keys': { type: 'string' },
+      'replay-framing': { type: 'string' },
       'fault-error-rate': { type: 'string' },
       'fault-drop-events': { type: 'string' },
       'fault-event-delay-ms': { type: 'string' },
@@ -128,6 +176,7 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
     eventEncoding: encoding,
     dataParallelSize,
     loraAdapters: values.lora,
+    kvEvents: kvEventVariants(values),
     faults: {
       errorRate: number('fault-error-rate', values['fault-error-rate'], 0),
       dropEventRate: number('fault-drop-events', values['fault-drop-events'], 0),
