@@ -1,4 +1,5 @@
 import { gpuProfiles } from '../../../shared/gpu/gpu-profile.ts'
+import type { SimKvEventsOptionsInput } from '../../sim/engine/kv-events-options.ts'
 import type { SimModelAssets } from '../../sim/sim-model-assets.ts'
 import { benchPoolSpec } from '../bench-pool-spec.ts'
 import { createChatFrame } from '../chat-prompt-ids.ts'
@@ -25,6 +26,8 @@ export interface DesJob {
   timing?: DesTimingOptionsInput
   /** A trace replay's first request (data trace:FILE). */
   traceOffset?: number
+  /** The pods' KV-event variants of vLLM (a hybrid model, a CPU tier, …); the defaults where unset. */
+  kvEvents?: SimKvEventsOptionsInput
 }
 
 /** Runs one job; the same job gives the same run wherever it runs. */
@@ -57,6 +60,7 @@ export async function runDesJob(
     vocabulary: assets.vocabulary,
     ...job.timing,
     ...(job.replicas !== undefined ? { replicas: job.replicas } : {}),
+    ...(job.kvEvents !== undefined ? { kvEvents: job.kvEvents } : {}),
     ...(onProgress ? { onProgress } : {}),
   })
   // A benchmark router may be a variant of a strategy (dynamo-lmetric): reports name the router.

@@ -7,6 +7,10 @@ import type { RouteResult } from '../../../shared/routing/router-core.ts'
 import type { StableVocabulary } from '../../../shared/tokens/create-stable-vocabulary.ts'
 import { toIndexEvents } from '../../kv-events/to-index-events.ts'
 import type { EngineKvEvent } from '../../sim/engine/block-pool.ts'
+import {
+  SimKvEventsOptions,
+  type SimKvEventsOptionsInput,
+} from '../../sim/engine/kv-events-options.ts'
 import { type StepResult, VllmEngine } from '../../sim/engine/vllm-engine.ts'
 import { toWireEvent } from '../../sim/to-wire-event.ts'
 import { type ChatFrame, type ChatTurnIds, chatPromptIds } from '../chat-prompt-ids.ts'
@@ -34,6 +38,8 @@ export interface DesOptions extends DesTimingOptionsInput {
   seed: number
   frame: ChatFrame
   vocabulary: StableVocabulary
+  /** The KV-event variants of vLLM the pods run (CPU offload, a hybrid model, …); vLLM's defaults when absent. */
+  kvEvents?: SimKvEventsOptionsInput
   onProgress?: (done: number) => void
 }
 
@@ -130,6 +136,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     engine: new VllmEngine({
       profile: options.gpuProfile,
       random: createSeededRandom(options.seed * 7919 + i),
+      kvEvents: SimKvEventsOptions.parse(options.kvEvents ?? {}),
     }),
     stepping: false,
     seq: 0n,
