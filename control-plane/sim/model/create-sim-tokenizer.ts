@@ -1,7 +1,7 @@
 import { Tokenizer as HfTokenizer } from '@huggingface/tokenizers'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { createSegmentEncoder, type SegmentCacheStats } from './create-segment-encoder.ts'
 import type { ModelFiles } from './load-model-files.ts'
-import { createAddedTokenSplitter } from './split-at-added-tokens.ts'
 
 export interface SimEncodeOptions {
   /**
@@ -13,13 +13,6 @@ export interface SimEncodeOptions {
 
 export interface SimDecodeOptions {
   skipSpecialTokens?: boolean
-}
-
-export interface SegmentCacheStats {
-  hits: number
-  misses: number
-  entries: number
-  chars: number
 }
 
 /** The simulated pod's tokenizer: Hugging Face's tokenizers.js over the model's own files. */
@@ -128,68 +121,4 @@ function firstId(generationConfig: Record<string, unknown> | null): number | und
   const eos = generationConfig?.eos_token_id
   const first = Array.isArray(eos) ? eos[0] : eos
   return typeof first === 'number' ? first : undefined
-}
-
-/**
- * Tokenizes text run by run between the added tokens, keeping the ids of recent runs:
- * a conversation's earlier turns come back in every later request. The runs are the
- * sections the tokenizer cuts the text into anyway, so the ids are the same; where a
- * tokenizer's result depends on more than the run (an added token that strips its
- * neighbours, a Metaspace prefix only on the first section) the whole text is tokenized.
- */
-function createSegmentEncoder(files: ModelFiles, hf: HfTokenizer, maxChars: number) {
-  const raw = (text: string) => hf.encode(text, { add_special_tokens: false }).ids
-  const json = files.tokenizerJson
-  const hasNormalizer = json.normalizer !== null && json.normalizer !== undefined
-  const added = (json.added_tokens ?? []) as {
-    id: number
-    content: string
-    normalized?: boolean
-    lstrip?: boolean
-    rstrip?: boolean
-  }[]
-  const unnormalized = added.filter((token) => !(token.normalized && hasNormalizer))
-  const cacheable =
-    maxChars > 0 &&
-    !unnormalized.some((token) => token.lstrip || token.rstrip) &&
-    !JSON.stringify([json.normalizer, json.pre_tokenizer]).includes('"prepend_scheme":"first"')
-  const split = createAddedTokenSplitter(unnormalized.map((token) => token.content))
-  const addedIds = new Map(unnormalized.map((token) => [token.content, token.id]))
-  const cache = new Map<string, number[]>()
-  let chars = 0
-  let hits = 0
-  let misses = 0
-  const encodeRun = (text: string): readonly number[] => {
-    const known = cache.get(text)
-    if (known !== undefined) {
-      hits++
-      cache.delete(text)
-      cache.set(text, known)
-      return known
-    }
-    misses++
-    const ids = raw(text)
-    if (text.length > maxChars) return ids
-    cache.set(text, ids)
-    chars += text.length
-    for (const [oldest] of cache) {
-      if (chars <= maxChars) break
-      cache.delete(oldest)
-      chars -= oldest.length
-    }
-    return ids
-  }
-  return {
-    encode(text: string): number[] {
-      if (!cacheable) return raw(text)
-      const ids: number[] = []
-      for (const segment of split(text)) {
-        const id = segment.added ? addedIds.get(segment.text) : undefined
-        if (id !== undefined) ids.push(id)
-        else for (const runId of encodeRun(segment.text)) ids.push(runId)
-      }
-      return ids
-    },
-    stats: (): SegmentCacheStats => ({ hits, misses, entries: cache.size, chars }),
-  }
 }

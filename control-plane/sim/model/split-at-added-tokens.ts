@@ -28,12 +28,14 @@ export function createAddedTokenSplitter(tokens: Iterable<string>): (text: strin
     }
     node.end = token
   }
+  // The first UTF-16 unit of every token: most characters start none, and skip the trie.
+  const starts = new Set([...root.next.keys()].map((char) => char.charCodeAt(0)))
   return (text) => {
     const segments: Segment[] = []
     let start = 0
     let i = 0
     while (i < text.length) {
-      const match = longestAt(root, text, i)
+      const match = starts.has(text.charCodeAt(i)) ? longestAt(root, text, i) : null
       if (match === null) {
         i += (text.codePointAt(i) ?? 0) > 0xffff ? 2 : 1
         continue

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { Tokenizer } from '@huggingface/tokenizers'
 import { describe, expect, it } from 'vitest'
 import { createSimTokenizer } from '../../../../control-plane/sim/model/create-sim-tokenizer.ts'
@@ -41,6 +42,16 @@ describe('the simulated pod’s tokenizer', () => {
       expect(tokenizer.encode(text), JSON.stringify(text)).toEqual(
         whole.encode(text, { add_special_tokens: false }).ids,
       )
+    }
+    // Natural text, where runs are cut into words (GPT-style pre-tokenizers), twice: the
+    // second time from the cache.
+    const prose = readFileSync('README.md', 'utf8')
+    for (let i = 0; i < 100; i++) {
+      const at = Math.floor(random() * prose.length)
+      const text = prose.slice(at, at + Math.floor(random() * 2000))
+      const expected = whole.encode(text, { add_special_tokens: false }).ids
+      expect(tokenizer.encode(text)).toEqual(expected)
+      expect(tokenizer.encode(text)).toEqual(expected)
     }
     // A conversation's earlier turns come back in every request: their runs are cached.
     const before = tokenizer.segmentCacheStats()
