@@ -3,6 +3,7 @@ import { PoolRuntime } from '../../../control-plane/scorer/pool-runtime.ts'
 import { prepareRequest } from '../../../control-plane/scorer/prepare-request.ts'
 import { TokenizerCache } from '../../../control-plane/scorer/tokenizer-cache.ts'
 import { parseGenerationRequest } from '../../../control-plane/sim/generation-request.ts'
+import { loadSimModelAssets } from '../../../control-plane/sim/sim-model-assets.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { computeBlockKeys } from '../../../shared/kv-index/block-keys.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
@@ -35,7 +36,8 @@ async function readings(kind: RequestKind, body: Record<string, unknown>) {
     createEdgeMetrics(),
   )
   const scorer = prepareRequest('r', kind, full, [pool])
-  const pod = parseGenerationRequest(kind, full, tokenizers.require('qwen3'), limits)
+  // The pod's own model, so the router's reading is compared with an independent one.
+  const pod = parseGenerationRequest(kind, full, loadSimModelAssets('qwen3').tokenizer, limits)
   return { edge, scorer: scorer.request, pod }
 }
 
