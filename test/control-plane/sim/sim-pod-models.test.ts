@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { afterEach, describe, expect, it } from 'vitest'
 import { loadSimModelAssets } from '../../../control-plane/sim/sim-model-assets.ts'
 import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
@@ -214,5 +216,66 @@ describe('a simulated multimodal pod (Gemma 3)', () => {
     expect(answer.body.error?.message).toBe(
       'Multi-modal processor not available for text-only models',
     )
+  })
+})
+
+describe('kinfctl sim --tokenizer --enable-prompt-tokens-details', () => {
+  const kinfctl = (args: string[]) => {
+    const child = spawn(process.execPath, ['control-plane/kinfctl/main.ts', 'sim', ...args])
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString()
+    })
+    return { child, out: () => out, err: () => err }
+  }
+
+  it('serves the named tokenizer and reports cached tokens', async () => {
+    const sim = kinfctl([
+      '--pods',
+      '1',
+      '--port',
+      '0',
+      '--zmq-port',
+      '0',
+      '--tokenizer',
+      'gemma3',
+      '--enable-prompt-tokens-details',
+      '--output',
+      'json',
+    ])
+    try {
+      const deadline = performance.now() + 60_000
+      while (!sim.out().includes('\n') && performance.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      const { http } = JSON.parse(sim.out()) as { http: string }
+      const messages = [{ role: 'user', content: 'Hi' }]
+      const tokens = (await (
+        await fetch(`${http}/tokenize`, { method: 'POST', body: JSON.stringify({ messages }) })
+      ).json()) as { tokens: number[] }
+      expect(tokens.tokens).toEqual(
+        loadSimModelAssets('gemma3').tokenizer.applyChatTemplate(messages).tokenIds,
+      )
+      const answer = (await (
+        await fetch(`${http}/v1/chat/completions`, {
+          method: 'POST',
+          body: JSON.stringify({ messages, max_tokens: 2 }),
+        })
+      ).json()) as { usage: { prompt_tokens_details?: unknown } }
+      expect(answer.usage.prompt_tokens_details).toEqual({ cached_tokens: 0 })
+    } finally {
+      sim.child.kill('SIGINT')
+      await once(sim.child, 'exit')
+    }
+  })
+
+  it('refuses a tokenizer it cannot load, naming the choices', async () => {
+    const sim = kinfctl(['--pods', '1', '--port', '0', '--zmq-port', '0', '--tokenizer', 'llama3'])
+    const [code] = await once(sim.child, 'exit')
+    expect(code).not.toBe(0)
+    expect(sim.err()).toMatch(/llama3.*qwen3, llama3\.1, gpt-oss, gemma3, deepseek-v3/)
   })
 })
