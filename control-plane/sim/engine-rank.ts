@@ -4,7 +4,7 @@ import { type EngineRequestInput, type StepResult, VllmEngine } from './engine/v
 import type { VllmEngineMetrics } from './metrics/create-vllm-metrics.ts'
 import { RealTimeDriver, type RequestListener } from './real-time-driver.ts'
 import type { SimFaults, SimPodConfig } from './sim-pod-config.ts'
-import { toWireEvent } from './to-wire-event.ts'
+import { wireEventMapper } from './to-wire-event.ts'
 
 interface Tracker {
   arrivalMs: number
@@ -52,19 +52,27 @@ export interface EngineRankOptions {
   random: () => number
   publisher: KvEventPublisher
   metrics: VllmEngineMetrics
+  /** LoRA name → vLLM's int id, one map for every rank of the pod so that they agree. */
+  loraIds: Map<string, number>
   /** A request of this rank finished or was aborted. */
   onDone: (id: string) => void
 }
 
 export function createEngineRank(options: EngineRankOptions): EngineRank {
   const { config, faults, random, publisher, metrics } = options
-  const engine = new VllmEngine({ profile: config.profile, random })
+  const engine = new VllmEngine({
+    profile: config.profile,
+    random,
+    kvEvents: config.kvEvents,
+    loraIds: options.loraIds,
+  })
+  const toWire = wireEventMapper(config.kvEvents)
   const trackers = new Map<string, Tracker>()
   let seen = { queries: 0, hits: 0, preemptions: 0 }
 
   const delayed = new Set<NodeJS.Timeout>()
   const publish = (events: EngineKvEvent[]) => {
-    const wire = events.map(toWireEvent)
+    const wire = events.map(toWire)
     const { dropEventRate, eventDelayMs } = faults()
     const send = !(dropEventRate > 0 && random() < dropEventRate)
     if (eventDelayMs <= 0) {

@@ -57,6 +57,8 @@ export async function createPodRuntime(
     now: () => Date.now() / 1000,
   })
   const owners = new Map<string, EngineRank>()
+  // vLLM numbers the --lora-modules adapters 1, 2, … as it loads them at start.
+  const loraIds = new Map(config.loraAdapters.map((name, index) => [name, index + 1]))
   const ranks: EngineRank[] = []
   try {
     for (const [rank, publisher] of publishers.entries()) {
@@ -68,6 +70,7 @@ export async function createPodRuntime(
           random: randomOf(randoms, rank),
           publisher,
           metrics: metrics.engines[rank] as DataParallelVllmMetrics['engines'][number],
+          loraIds,
           onDone: (id) => owners.delete(id),
         }),
       )

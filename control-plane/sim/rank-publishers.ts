@@ -63,6 +63,7 @@ function openRank(
     topic: kvEventTopic(config),
     encoding: config.eventEncoding,
     dataParallelRank: rank,
+    replayFraming: config.kvEvents.replayFraming,
   })
 }
 
