@@ -24,6 +24,8 @@ COPY control-plane ./control-plane
 COPY workers ./workers
 # kinfctl up reads its demo config from here.
 COPY infra/k8s/demo ./infra/k8s/demo
+# The built-in tokenizers' chat templates, each with its model's licence.
+COPY data/chat-templates ./data/chat-templates
 # The image's unprivileged user (uid 1000); nothing under /app is writable, so the root
 # filesystem can be mounted read-only (the chart mounts an emptyDir on /tmp).
 USER node
