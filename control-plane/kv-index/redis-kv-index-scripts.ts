@@ -2,16 +2,22 @@ import type { Redis } from 'ioredis'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { type RedisKvIndexScript, redisKvIndexLua } from './redis-kv-index-lua.ts'
 
-/** Runs the index's Lua scripts by SHA: one EVALSHA per call, arguments as one array. */
-export interface RedisKvIndexScripts {
-  run(script: RedisKvIndexScript, args: readonly string[]): Promise<unknown>
+/** Runs a set of Lua scripts by SHA: one EVALSHA per call, arguments as one array. */
+export interface RedisScripts<Name extends string> {
+  run(script: Name, args: readonly string[]): Promise<unknown>
 }
 
+export type RedisKvIndexScripts = RedisScripts<RedisKvIndexScript>
+
 /** Wraps any Redis failure (connection, timeout, reply error) in the project's error. */
-export function toUpstreamError(operation: string, error: unknown): KinfError {
+export function toUpstreamError(
+  operation: string,
+  error: unknown,
+  subject = 'redis kv index',
+): KinfError {
   if (KinfError.isInstance(error)) return error
   const message = error instanceof Error ? error.message : String(error)
-  return new KinfError('upstream_unavailable', `redis kv index: ${operation}: ${message}`, {
+  return new KinfError('upstream_unavailable', `${subject}: ${operation}: ${message}`, {
     cause: error,
   })
 }
@@ -24,18 +30,23 @@ function isNoScript(error: unknown): boolean {
  * Loads every script once (SCRIPT LOAD) and runs them with EVALSHA. A Redis that lost its
  * script cache (restart, failover, SCRIPT FLUSH) answers NOSCRIPT: the script is loaded
  * again and the call repeated once, which is safe because a NOSCRIPT call ran nothing.
+ * Failures are KinfError 'upstream_unavailable' naming `subject`.
  */
-export async function loadRedisKvIndexScripts(redis: Redis): Promise<RedisKvIndexScripts> {
-  const shas = new Map<RedisKvIndexScript, string>()
-  async function load(script: RedisKvIndexScript): Promise<string> {
-    const sha = (await redis.script('LOAD', redisKvIndexLua[script])) as string
+export async function loadRedisScripts<Name extends string>(
+  redis: Redis,
+  lua: Readonly<Record<Name, string>>,
+  subject: string,
+): Promise<RedisScripts<Name>> {
+  const shas = new Map<Name, string>()
+  async function load(script: Name): Promise<string> {
+    const sha = (await redis.script('LOAD', lua[script])) as string
     shas.set(script, sha)
     return sha
   }
   try {
-    for (const script of Object.keys(redisKvIndexLua) as RedisKvIndexScript[]) await load(script)
+    for (const script of Object.keys(lua) as Name[]) await load(script)
   } catch (error) {
-    throw toUpstreamError('loading scripts', error)
+    throw toUpstreamError('loading scripts', error, subject)
   }
   return {
     async run(script, args) {
@@ -47,8 +58,13 @@ export async function loadRedisKvIndexScripts(redis: Redis): Promise<RedisKvInde
           return await redis.call('EVALSHA', [await load(script), 0, ...args])
         }
       } catch (error) {
-        throw toUpstreamError(script, error)
+        throw toUpstreamError(script, error, subject)
       }
     },
   }
+}
+
+/** The KvIndex's scripts (redis-kv-index-lua.ts). */
+export function loadRedisKvIndexScripts(redis: Redis): Promise<RedisKvIndexScripts> {
+  return loadRedisScripts(redis, redisKvIndexLua, 'redis kv index')
 }

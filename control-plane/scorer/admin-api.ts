@@ -13,13 +13,21 @@ const TokenIdsLookup = z.strictObject({
 
 /**
  * GET /admin/pods: each pod's health, load, index state and trust, drift, fitted TTFT
- * model; per pool, its conditions (TokenizerReady, TokenizationAgrees) and the requests
- * late binding holds now and has held so far.
+ * model, and the blocks it holds per non-GPU tier (`tiers`, medium → engine hashes; null
+ * when tiers are not kept); per pool, its conditions (TokenizerReady, TokenizationAgrees)
+ * and the requests late binding holds now and has held so far.
  */
-export function podsReport(context: InferenceContext) {
+export async function podsReport(context: InferenceContext) {
   const now = performance.now()
+  const pools = await Promise.all(
+    context.pools.map(async (pool) => {
+      const reports = pool.router.podReports(now)
+      const tiers = (await context.tiers?.counts(reports.map((report) => report.name))) ?? null
+      return { pool, reports, tiers }
+    }),
+  )
   return {
-    pools: context.pools.map((pool) => ({
+    pools: pools.map(({ pool, reports, tiers }) => ({
       id: pool.id,
       name: pool.name,
       strategy: pool.router.strategy,
@@ -29,10 +37,11 @@ export function podsReport(context: InferenceContext) {
         held: pool.admission.held,
         heldTotal: pool.admission.heldTotal,
       },
-      pods: pool.router.podReports(now).map((report) => ({
+      pods: reports.map((report, i) => ({
         ...report,
         endpoint: pool.endpoint(report.name),
         events: pool.ingestorCounters(report.name),
+        tiers: tiers?.[i] ?? null,
       })),
     })),
   }

@@ -1,5 +1,6 @@
 import type { Agent } from 'node:http'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
+import type { TierHoldings } from '../../shared/kv-index/tier-holdings.ts'
 import type { DecisionRecorder } from './decision-recorder.ts'
 import type { PolicyBundleCache } from './policy-bundle-cache.ts'
 import type { PoolRuntime } from './pool-runtime.ts'
@@ -18,6 +19,8 @@ export interface InferenceContext {
   /** GatewayBackend name → pool id and model, for the edge's allowed-backends claim. */
   backends: ScorerBackends
   index: KvIndex
+  /** The pods' non-GPU tiers, when they are kept (GET /admin/pods counts them). */
+  tiers?: TierHoldings
   metrics: ScorerMetrics
   agent: Agent
   /** Pods seen reporting prompt_tokens_details: for them a missing cached_tokens means 0. */

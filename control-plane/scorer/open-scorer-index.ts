@@ -1,7 +1,10 @@
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import { createMemoryKvIndex } from '../../shared/kv-index/memory-kv-index.ts'
+import { createMemoryTierHoldings } from '../../shared/kv-index/memory-tier-holdings.ts'
+import type { TierHoldings } from '../../shared/kv-index/tier-holdings.ts'
 import { createGuardedKvIndex, type GuardedKvIndex } from '../kv-index/guarded-kv-index.ts'
 import { createRedisKvIndex } from '../kv-index/redis-kv-index.ts'
+import { createRedisTierHoldings } from '../kv-index/redis-tier-holdings.ts'
 import type { LivePools } from './live-pools.ts'
 import type { PodFeeds } from './pod-feeds.ts'
 import type { ScorerConfig } from './scorer-config.ts'
@@ -9,22 +12,31 @@ import type { StateMetrics } from './state-metrics.ts'
 
 /**
  * The index: in memory, or in Redis behind a guard that routes cache-cold while Redis
- * fails (guarded-kv-index.ts), counted on /metrics.
+ * fails (guarded-kv-index.ts), counted on /metrics; the pods' tier holdings beside it.
  */
 export async function openScorerIndex(
   config: ScorerConfig,
   stateMetrics: StateMetrics,
   log: (message: string) => void,
-): Promise<{ index: KvIndex; guard: GuardedKvIndex | null }> {
-  if (!config.redisUrl) return { index: createMemoryKvIndex(), guard: null }
+): Promise<{ index: KvIndex; guard: GuardedKvIndex | null; tiers: TierHoldings }> {
+  if (!config.redisUrl) {
+    return { index: createMemoryKvIndex(), guard: null, tiers: createMemoryTierHoldings() }
+  }
   const redis = await createRedisKvIndex({ redis: config.redisUrl, prefix: config.redisPrefix })
+  const tiers = await createRedisTierHoldings({
+    redis: config.redisUrl,
+    prefix: config.redisPrefix,
+  }).catch(async (error: unknown) => {
+    await redis.close()
+    throw error
+  })
   const guard = createGuardedKvIndex({
     index: redis,
     probe: () => redis.ping(),
     onColdLookup: (reason) => stateMetrics.coldLookups(reason).inc(),
     log,
   })
-  return { index: guard, guard }
+  return { index: guard, guard, tiers }
 }
 
 /**

@@ -1,10 +1,11 @@
 import { z } from 'zod'
 import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
+import type { TierEvent, TierHoldings } from '../../shared/kv-index/tier-holdings.ts'
 import type { DecodedEventBatch, SkippedEvent } from '../kv-events/kv-cache-event.ts'
 import { requestReplay } from '../kv-events/request-replay.ts'
 import { TimeoutMs } from '../kv-events/socket-options.ts'
-import { toIndexEvents } from '../kv-events/to-index-events.ts'
+import { toPodEvents } from '../kv-events/to-index-events.ts'
 
 export interface IngestorCounters {
   batches: number
@@ -13,6 +14,8 @@ export interface IngestorCounters {
   restarts: number
   unrepairable: number
   applyErrors: number
+  /** Batches whose tier events the tier holdings failed to take (the pod's tiers were dropped). */
+  tierErrors: number
   /** Events left out of applied batches, one at a time, by reason (see SkipReason). */
   skipped: Record<string, number>
 }
@@ -21,6 +24,10 @@ export const PodEventIngestorOptions = z.strictObject({
   pod: z.string(),
   model: z.string(),
   index: z.custom<KvIndex>((value) => typeof value === 'object' && value !== null),
+  tiers: z
+    .custom<TierHoldings>((value) => typeof value === 'object' && value !== null)
+    .optional()
+    .describe("Where the pod's non-GPU tiers go; without one they are not kept"),
   replayEndpoint: z
     .string()
     .nullable()
@@ -52,6 +59,7 @@ export class PodEventIngestor {
     restarts: 0,
     unrepairable: 0,
     applyErrors: 0,
+    tierErrors: 0,
     skipped: {},
   }
   private readonly options: PodEventIngestorOptions
@@ -96,13 +104,11 @@ export class PodEventIngestor {
     this.buffered = []
     this.options.onReady(false)
     // At once, not behind a replay that may wait for the dead pod until its timeout.
-    const dropped = this.options.index
-      .dropPod(this.options.pod)
-      .catch((error: unknown) =>
-        this.options.onError(
-          `${this.options.pod}: dropping its entries failed: ${(error as Error).message}`,
-        ),
-      )
+    const dropped = this.dropEntries().catch((error: unknown) =>
+      this.options.onError(
+        `${this.options.pod}: dropping its entries failed: ${(error as Error).message}`,
+      ),
+    )
     return this.enqueue(async () => {
       await dropped
       if (this.suspended) this.lastSeq = null
@@ -153,14 +159,14 @@ export class PodEventIngestor {
     this.options.onReady(false)
     try {
       if (dropFirst) {
-        await this.options.index.dropPod(this.options.pod)
+        await this.dropEntries()
         this.lastSeq = null
       }
       const replayed = await this.replay(from)
       // The ring no longer holds `from`: the gap cannot be filled, so start cold from here.
       if (replayed === null || (replayed[0]?.seq ?? from) !== from) {
         if (!(dropFirst && from === 0n)) this.counters.unrepairable++
-        await this.options.index.dropPod(this.options.pod)
+        await this.dropEntries()
         this.lastSeq = null
       } else if (this.lastSeq === null) {
         // The replay answered: batches before `from` are accounted for, so the next one
@@ -215,13 +221,10 @@ export class PodEventIngestor {
   private async apply(seq: bigint, batch: DecodedEventBatch): Promise<void> {
     // A replay answered after close (or the pod's loss) must not bring its blocks back.
     if (this.closed || this.suspended) return
+    const events = toPodEvents(batch.events)
     try {
-      await this.options.index.apply(
-        this.options.pod,
-        this.options.model,
-        toIndexEvents(batch.events),
-        seq,
-      )
+      await this.options.index.apply(this.options.pod, this.options.model, events.index, seq)
+      if (events.tiers.length > 0) await this.applyTiers(seq, events.tiers)
       this.lastSeq = seq
       this.lastAppliedAtMs = Date.now()
       this.counters.batches++
@@ -232,8 +235,32 @@ export class PodEventIngestor {
       this.options.onError(
         `${this.options.pod}: applying batch ${seq} failed: ${(error as Error).message}`,
       )
-      await this.options.index.dropPod(this.options.pod).catch(() => {})
+      await this.dropEntries().catch(() => {})
       this.lastSeq = null
     }
+  }
+
+  /**
+   * The batch's tier events. A failure costs the pod's tiers (dropped, so nothing half-true
+   * is kept), not its GPU index, which took the batch.
+   */
+  private async applyTiers(seq: bigint, events: readonly TierEvent[]): Promise<void> {
+    const { tiers, pod } = this.options
+    if (tiers === undefined) return
+    try {
+      await tiers.apply(pod, events, seq)
+    } catch (error) {
+      this.counters.tierErrors++
+      this.options.onError(
+        `${pod}: tier events of batch ${seq} failed: ${(error as Error).message}`,
+      )
+      await tiers.dropPod(pod).catch(() => {})
+    }
+  }
+
+  /** The pod's GPU index entries and tier holdings. */
+  private async dropEntries(): Promise<void> {
+    const { index, tiers, pod } = this.options
+    await Promise.all([index.dropPod(pod), tiers?.dropPod(pod)])
   }
 }

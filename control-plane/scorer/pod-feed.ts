@@ -1,4 +1,5 @@
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
+import type { TierHoldings } from '../../shared/kv-index/tier-holdings.ts'
 import {
   createKvEventSubscriber,
   type KvEventSubscriber,
@@ -19,6 +20,8 @@ export interface PodFeedSource {
 export interface PodFeedOptions {
   source: PodFeedSource
   index: KvIndex
+  /** Where the pod's non-GPU tiers are kept; not kept without. */
+  tiers?: TierHoldings | undefined
   /** Pods without their own events endpoint get their batches from the scorer's bound socket. */
   sharedEvents: boolean
   onError: (message: string) => void
@@ -54,6 +57,7 @@ export class PodFeed {
             pod,
             model,
             index: options.index,
+            tiers: options.tiers,
             replayEndpoint: replay,
             onReady: (ready) => this.setReady(ready),
             onError: options.onError,
@@ -127,7 +131,10 @@ export class PodFeed {
     this.listeners.clear()
     this.ingestor?.close()
     // Called before any await: a later feed of the same pod drops and replays after this.
-    const dropped = this.options.index.dropPod(this.source.pod)
+    const dropped = Promise.all([
+      this.options.index.dropPod(this.source.pod),
+      this.options.tiers?.dropPod(this.source.pod),
+    ])
     await this.subscriber?.close()
     await dropped
   }

@@ -1,5 +1,6 @@
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
+import type { TierHoldings } from '../../shared/kv-index/tier-holdings.ts'
 import type { EventBatch } from '../kv-events/kv-cache-event.ts'
 import { PodFeed, type PodFeedSource, sameFeedSource } from './pod-feed.ts'
 
@@ -14,6 +15,8 @@ export interface PodFeedLease {
 
 export interface PodFeedsOptions {
   index: KvIndex
+  /** Where the pods' non-GPU tiers are kept (tier-holdings.ts); not kept without. */
+  tiers?: TierHoldings
   /** Pods without their own events endpoint get their batches from the scorer's bound socket. */
   sharedEvents: boolean
   onError: (message: string) => void

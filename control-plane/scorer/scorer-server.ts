@@ -70,9 +70,9 @@ export function createScorerServer(
     [`POST ${routePaths.completion}`]: leased((c, req, res) =>
       handleRoute(c, 'completion', req, res),
     ),
-    'GET /admin/pods': (req, res) => {
+    'GET /admin/pods': async (req, res) => {
       admin(req)
-      json(res, 200, podsReport(now()))
+      json(res, 200, await podsReport(now()))
     },
     'POST /admin/lookup': async (req, res) => {
       admin(req)

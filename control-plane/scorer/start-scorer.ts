@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net'
 import { hostname } from 'node:os'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
+import type { TierHoldings } from '../../shared/kv-index/tier-holdings.ts'
 import { createMemoryStateStore } from '../../shared/state/memory-state-store.ts'
 import type { StateStore } from '../../shared/state/state-store.ts'
 import { drainHttpServer } from '../http/drain-http-server.ts'
@@ -48,6 +49,8 @@ export interface RunningScorer {
   /** Runtimes a new config replaced, finishing the requests that started on them. */
   readonly draining: readonly PoolRuntime[]
   readonly index: KvIndex
+  /** The pods' non-GPU tiers (tier-holdings.ts), beside the index. */
+  readonly tiers: TierHoldings
   /**
    * What this replica shares about its pods and decisions (control-plane/state): in Redis
    * with the index, else in memory; read it with createStateReader.
@@ -89,9 +92,10 @@ export async function startScorer(
 ): Promise<RunningScorer> {
   const metrics = createScorerMetrics(() => Date.now() / 1000)
   const stateMetrics = createStateMetrics(metrics.registry)
-  const { index, guard } = await openScorerIndex(config, stateMetrics, log)
+  const { index, guard, tiers } = await openScorerIndex(config, stateMetrics, log)
   const state = await openStateStore(config).catch(async (error: unknown) => {
     await index.close()
+    await tiers.close()
     throw error
   })
   const replica =
@@ -105,6 +109,7 @@ export async function startScorer(
   })
   const feeds = new PodFeeds({
     index,
+    tiers,
     sharedEvents: config.eventsBind !== null,
     // While the shared index is out every batch fails: the outage is logged once instead.
     onError: (message) => {
@@ -171,6 +176,7 @@ export async function startScorer(
     await shared?.close()
     agent.destroy()
     await index.close()
+    await tiers.close()
   }
   try {
     await reconciler.start(config)
@@ -181,6 +187,7 @@ export async function startScorer(
   const context = {
     config,
     index,
+    tiers,
     metrics,
     agent,
     podsReportingCache: new Set<string>(),
@@ -255,6 +262,7 @@ export async function startScorer(
       return live.draining
     },
     index,
+    tiers,
     state,
     replica,
     async flushState() {
