@@ -3,6 +3,8 @@ import { formatFieldPath } from '../../shared/config/config-issue.ts'
 import { type DocumentCheck, validateResources } from '../../shared/config/validate-resources.ts'
 import type { KinferenceResource } from '../../shared/crd/resource.ts'
 import { WatchedEndpointSlice, WatchedPod, type Workloads } from '../../shared/kube/watched-pod.ts'
+import type { TokenizerSourceProblem } from '../tokenizer/check-tokenizer-source.ts'
+import { checkPoolTokenizers } from './check-pool-tokenizers.ts'
 import { type LoadResult, loadDocuments } from './load-documents.ts'
 import { locateField } from './locate-field.ts'
 
@@ -26,12 +28,15 @@ export interface ResourceReport {
   version?: string
   status: ResourceStatus
   errors: ReportedError[]
+  /** What could not be checked from here (a tokenizer path not readable on this machine). */
+  warnings?: ReportedError[]
 }
 
 export interface ValidationReport {
   files: number
   resources: ResourceReport[]
-  summary: { valid: number; invalid: number; errors: number; skipped: number }
+  /** Resources by status, and the warnings of all of them. */
+  summary: { valid: number; invalid: number; errors: number; skipped: number; warnings: number }
   /** The schema-valid Kinference resources, when every document is valid. */
   valid: KinferenceResource[]
   /** Pods and EndpointSlices among the documents: the endpoints compile resolves. */
@@ -50,9 +55,11 @@ export async function validateInputs(
     defaultNamespace,
   )
   const fileOrder = new Map(loaded.files.map((file, i) => [file, i]))
+  // A tokenizer path several pools name is loaded once.
+  const tokenizers = new Map<string, TokenizerSourceProblem[]>()
   const resources = [
     ...loadErrors(loaded),
-    ...checks.map((check, i) => toReport(loaded, i, check)),
+    ...checks.map((check, i) => withTokenizerChecks(loaded, i, check, tokenizers)),
   ].sort(
     (a, b) =>
       (fileOrder.get(a.filename) ?? -1) - (fileOrder.get(b.filename) ?? -1) || a.line - b.line,
@@ -63,6 +70,7 @@ export async function validateInputs(
     invalid: count('invalid'),
     errors: count('error'),
     skipped: count('skipped'),
+    warnings: resources.reduce((sum, r) => sum + (r.warnings?.length ?? 0), 0),
   }
   const allValid = summary.invalid === 0 && summary.errors === 0
   return {
@@ -107,6 +115,43 @@ function loadErrors(loaded: LoadResult): ResourceReport[] {
   }))
 }
 
+/**
+ * A schema-valid pool's tokenizer paths checked where kinfctl can read them: a problem
+ * with the files is an error (the resource is invalid), an unreadable path a warning.
+ */
+function withTokenizerChecks(
+  loaded: LoadResult,
+  index: number,
+  check: DocumentCheck,
+  checked: Map<string, TokenizerSourceProblem[]>,
+): ResourceReport {
+  const report = toReport(loaded, index, check)
+  if (check.status !== 'valid') return report
+  const document = loaded.documents[index]
+  if (document === undefined) return report
+  const problems = checkPoolTokenizers(check.resource, checked)
+  const reported = (severity: 'error' | 'warning') =>
+    problems
+      .filter((problem) => problem.severity === severity)
+      .map((problem) => {
+        const at = locateField(document, problem.path)
+        return {
+          line: at.line,
+          column: at.column,
+          field: formatFieldPath(problem.path),
+          reason: severity === 'error' ? 'Invalid' : 'NotChecked',
+          message: problem.message,
+        }
+      })
+  const errors = reported('error')
+  const warnings = reported('warning')
+  return {
+    ...report,
+    ...(errors.length > 0 && { status: 'invalid' as const, errors: [...report.errors, ...errors] }),
+    ...(warnings.length > 0 && { warnings }),
+  }
+}
+
 function toReport(loaded: LoadResult, index: number, check: DocumentCheck): ResourceReport {
   const document = loaded.documents[index]
   if (document === undefined) throw new Error(`no document ${index}`)
@@ -135,6 +180,24 @@ function toReport(loaded: LoadResult, index: number, check: DocumentCheck): Reso
   }
 }
 
+function whoOf(resource: ResourceReport): string {
+  return resource.kind ? `${resource.kind}${resource.name ? `/${resource.name}` : ''}` : ''
+}
+
+/** A resource's warnings, one `file:line:column: warning: kind/name field: message` each. */
+function warningLines(resource: ResourceReport): string[] {
+  return (resource.warnings ?? []).map((warning) => {
+    const what = [whoOf(resource), warning.field].filter(Boolean).join(' ')
+    return `${resource.filename}:${warning.line}:${warning.column}: warning: ${what}: ${warning.message}`
+  })
+}
+
+/** The warnings of every resource, as formatText prints them (compile prints them too). */
+export function formatWarnings(report: ValidationReport): string {
+  const lines = report.resources.flatMap(warningLines)
+  return lines.length > 0 ? `${lines.join('\n')}\n` : ''
+}
+
 /** kubeconform-style text: one line per problem, and a summary on request. */
 export function formatText(
   report: ValidationReport,
@@ -142,7 +205,8 @@ export function formatText(
 ): string {
   const lines: string[] = []
   for (const resource of report.resources) {
-    const who = resource.kind ? `${resource.kind}${resource.name ? `/${resource.name}` : ''}` : ''
+    const who = whoOf(resource)
+    lines.push(...warningLines(resource))
     if (resource.status === 'valid' || resource.status === 'skipped') {
       if (options.verbose)
         lines.push(`${resource.filename}:${resource.line}: ${who} is ${resource.status}`)
@@ -156,10 +220,10 @@ export function formatText(
     }
   }
   if (options.summary) {
-    const { valid, invalid, errors, skipped } = report.summary
+    const { valid, invalid, errors, skipped, warnings } = report.summary
     const total = report.resources.length
     lines.push(
-      `Summary: ${total} resource${total === 1 ? '' : 's'} found in ${report.files} file${report.files === 1 ? '' : 's'} - Valid: ${valid}, Invalid: ${invalid}, Errors: ${errors}, Skipped: ${skipped}`,
+      `Summary: ${total} resource${total === 1 ? '' : 's'} found in ${report.files} file${report.files === 1 ? '' : 's'} - Valid: ${valid}, Invalid: ${invalid}, Errors: ${errors}, Skipped: ${skipped}${warnings > 0 ? `, Warnings: ${warnings}` : ''}`,
     )
   }
   return lines.length > 0 ? `${lines.join('\n')}\n` : ''

@@ -5,7 +5,7 @@ import { canonicalJson } from '../../../shared/config/canonical-json.ts'
 import { compileSnapshot } from '../../../shared/config/compile-snapshot.ts'
 import { formatFieldPath } from '../../../shared/config/config-issue.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
-import { formatText, validateInputs } from '../validation-report.ts'
+import { formatText, formatWarnings, validateInputs } from '../validation-report.ts'
 
 export const compileUsage = `Usage: kinfctl compile [options] <file|folder|->...
 
@@ -36,6 +36,7 @@ export async function compileCommand(args: string[], io: CliIo): Promise<number>
     io.stderr(formatText(report, { summary: true, verbose: false }))
     return exitCode.invalid
   }
+  io.stderr(formatWarnings(report))
   if (report.valid.length === 0) {
     io.stderr('kinfctl compile: no Kinference resources found in the input\n')
     return exitCode.invalid

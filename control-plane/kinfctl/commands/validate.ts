@@ -6,8 +6,12 @@ export const validateUsage = `Usage: kinfctl validate [options] <file|folder|->.
 
 Validates Kinference resources (multi-document YAML or JSON; folders are read
 recursively) against their schemas and against each other: references, duplicate
-names, unreachable rules and locality constraints. Resources of other API groups
-are skipped. Exit status: 0 all valid, 1 anything invalid, 2 usage error.
+names, unreachable rules and locality constraints. A pool's tokenizer is a built-in
+name or the path of a Hugging Face model directory; a path that exists here is loaded
+as the scorer loads it (tokenizer.json, tokenizer_config.json, the chat template), one
+that does not (a volume only the scorer mounts) is a warning. Resources of other API
+groups are skipped. Exit status: 0 all valid (warnings or not), 1 anything invalid,
+2 usage error.
 
 Options:
   -o, --output text|json   output format (default text)
