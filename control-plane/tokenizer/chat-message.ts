@@ -1,62 +1,70 @@
 import { z } from 'zod'
 
-const contentError = 'expected a string or an array of {"type": "text", "text": string} parts'
+const contentError =
+  'expected a string or an array of text parts ({"type": "text", "text": string})'
 
-/** One part of a message's content. Qwen3 is text-only, so only text parts are accepted. */
-export const ChatTextPart = z.object(
+/**
+ * One part of a message's content that the router can tokenize: text, as vLLM reads it
+ * from "text", "input_text" and "output_text" parts (their "text") and "refusal" parts
+ * (their "refusal"). A part whose text is null is skipped, as vLLM skips it. Images and
+ * other media are not text: their placeholders depend on the model's processor.
+ */
+export const ChatContentPart = z.discriminatedUnion(
+  'type',
+  [
+    z.object({ type: z.literal('text'), text: z.string().nullable() }),
+    z.object({ type: z.literal('input_text'), text: z.string().nullable() }),
+    z.object({ type: z.literal('output_text'), text: z.string().nullable() }),
+    z.object({ type: z.literal('refusal'), refusal: z.string().nullable() }),
+  ],
   {
-    type: z.literal('text', { error: 'only "text" content parts are supported' }),
-    text: z.string({ error: 'a text part needs a string "text"' }),
+    error: (issue) =>
+      issue.code === 'invalid_union'
+        ? 'only text content parts ("text", "input_text", "output_text", "refusal") can be tokenized'
+        : contentError,
   },
-  { error: contentError },
 )
-export type ChatTextPart = z.infer<typeof ChatTextPart>
+export type ChatContentPart = z.infer<typeof ChatContentPart>
 
-/** A message's content: a string, or text parts that vLLM joins with "\n". */
-export const ChatContent = z.union([z.string(), z.array(ChatTextPart)], { error: contentError })
+/** A message's content: a string, or parts whose texts vLLM joins with "\n". */
+export const ChatContent = z.union([z.string(), z.array(ChatContentPart)], { error: contentError })
 export type ChatContent = z.infer<typeof ChatContent>
 
 /** An assistant tool call as OpenAI clients send it back: `arguments` is a JSON string. */
 export const ChatToolCall = z.object({
   id: z.string().optional(),
-  type: z.literal('function').optional(),
+  type: z.literal('function', { error: 'only "function" tool calls are supported' }).optional(),
   function: z.object({
     name: z.string(),
-    arguments: z.string({ error: 'tool call arguments must be a JSON string' }),
+    arguments: z
+      .union([z.string(), z.record(z.string(), z.unknown())], {
+        error: 'tool call arguments must be a JSON string',
+      })
+      .nullish(),
   }),
 })
 export type ChatToolCall = z.infer<typeof ChatToolCall>
 
-const name = z.string().optional()
+const common = {
+  name: z.string().optional(),
+  /** vLLM's field for the thinking of an earlier turn (`reasoning_content` is its old name). */
+  reasoning: z.string().nullish(),
+  reasoning_content: z.string().nullish(),
+}
 
 /**
- * A chat message of an OpenAI `/v1/chat/completions` request, as vLLM accepts it for a
- * text-only model. Unknown keys (`refusal`, `annotations`, ... echoed back from an earlier
- * response) are dropped, as vLLM drops them. `reasoning` is vLLM's field for the thinking
- * of an earlier turn; it reaches the template as `reasoning_content`.
+ * A chat message of an OpenAI `/v1/chat/completions` request, as vLLM accepts it: the
+ * OpenAI roles, and any other role string with the same fields (vLLM's custom message
+ * param, e.g. Llama's "ipython"). Unknown keys (`refusal`, `annotations`, ... echoed back
+ * from an earlier response) are dropped, as vLLM drops them.
  */
-export const ChatMessage = z.discriminatedUnion(
-  'role',
-  [
-    z.object({ role: z.literal('system'), content: ChatContent, name }),
-    // vLLM accepts OpenAI's developer role and passes it on; Qwen3's template renders nothing for it.
-    z.object({ role: z.literal('developer'), content: ChatContent, name }),
-    z.object({ role: z.literal('user'), content: ChatContent, name }),
-    z.object({
-      role: z.literal('assistant'),
-      content: ChatContent.nullish(),
-      name,
-      tool_calls: z.array(ChatToolCall).nullish(),
-      reasoning: z.string().nullish(),
-    }),
-    z.object({
-      role: z.literal('tool'),
-      content: ChatContent,
-      tool_call_id: z.string().optional(),
-      name,
-    }),
-  ],
-  { error: 'unknown role, expected one of "system", "developer", "user", "assistant", "tool"' },
-)
+export const ChatMessage = z.object({
+  role: z.string({ error: 'a message needs a string "role"' }),
+  content: ChatContent.nullish(),
+  tool_calls: z.array(ChatToolCall).nullish(),
+  tool_call_id: z.string().optional(),
+  tools: z.array(z.unknown()).nullish(),
+  ...common,
+})
 export type ChatMessage = z.infer<typeof ChatMessage>
 export type ChatMessageInput = z.input<typeof ChatMessage>

@@ -3,18 +3,16 @@
  * cache warm, and with only the system prompt cached (the README as system prompt, part of
  * a source file as user message). A measurement to read, not a test.
  *
- *   npx node control-plane/tokenizer/measure-encode.ts
+ *   npx node control-plane/tokenizer/measure-encode.ts [tokenizer source, default qwen3]
  */
 import { readFileSync } from 'node:fs'
 import type { ChatMessageInput } from './chat-message.ts'
-import { createChatTemplateRenderer } from './create-chat-template-renderer.ts'
 import { createTokenizer } from './create-tokenizer.ts'
-import { loadQwen3Files } from './load-qwen3-files.ts'
-import { parseChatMessages } from './parse-chat-messages.ts'
 
 const here = new URL('.', import.meta.url)
 const systemPrompt = readFileSync(new URL('../../README.md', here), 'utf8')
-const question = readFileSync(new URL('format-tool-arguments.ts', here), 'utf8').slice(0, 3000)
+const question = readFileSync(new URL('read-python-json.ts', here), 'utf8').slice(0, 3000)
+const source = process.argv[2] ?? 'qwen3'
 
 function conversation(turn: number): ChatMessageInput[] {
   return [
@@ -34,14 +32,14 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN
 }
 
-const loadMs = time(() => createTokenizer('qwen3'))
-const tokenizer = createTokenizer('qwen3')
-const render = createChatTemplateRenderer(loadQwen3Files().chatTemplate, {})
-const prompt = (turn: number) => render(parseChatMessages(conversation(turn)))
+const loadMs = time(() => createTokenizer(source))
+const tokenizer = createTokenizer(source)
+const renderer = createTokenizer(source, { segmentCache: { maxEntries: 0 } })
+const prompt = (turn: number) => renderer.applyChatTemplate(conversation(turn)).text
 const text = prompt(0)
 
 const coldMs = time(() => tokenizer.encode(text))
-const uncached = createTokenizer('qwen3', { segmentCache: { maxEntries: 0 } })
+const uncached = createTokenizer(source, { segmentCache: { maxEntries: 0 } })
 const uncachedMs = median(Array.from({ length: 50 }, () => time(() => uncached.encode(text))))
 const warmMs = median(Array.from({ length: 500 }, () => time(() => tokenizer.encode(text))))
 const newTurns = Array.from({ length: 50 }, (_, index) => prompt(index + 1))
@@ -51,6 +49,7 @@ const chatWarmMs = median(
 )
 
 const lines = [
+  `tokenizer: ${source}`,
   `prompt: ${tokenizer.encode(text).length} tokens, system prompt ${tokenizer.encode(systemPrompt).length}`,
   `load tokenizer files (once per process): ${loadMs.toFixed(0)} ms`,
   `encode, first call in the process (all caches cold): ${coldMs.toFixed(2)} ms`,

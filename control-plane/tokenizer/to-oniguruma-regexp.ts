@@ -8,6 +8,12 @@ const onigurumaWhitespace =
   '\\t\\n\\v\\f\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000'
 
 /**
+ * The same set is Rust's `char::is_whitespace` (Unicode White_Space), which `tokenizers`
+ * uses to strip around added tokens marked lstrip or rstrip.
+ */
+export const whitespaceCharacter = new RegExp(`^[${onigurumaWhitespace}]$`)
+
+/**
  * Compiles a pre-tokenizer pattern from a `tokenizer.json` (written for Oniguruma) into a
  * global Unicode JavaScript RegExp that splits text the same way.
  *

@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
-import { formatToolArguments } from '../../../control-plane/tokenizer/format-tool-arguments.ts'
+import { readPythonJson } from '../../../control-plane/tokenizer/read-python-json.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { fuzzParameters, fuzzTimeoutMs } from '../../support/fuzz-runs.ts'
 
@@ -206,6 +206,6 @@ describe('fuzz: the chat-template renderer', () => {
       ],
       {},
     )
-    expect(() => formatToolArguments(deep)).toThrow(KinfError)
+    expect(() => readPythonJson(deep)).toThrow(KinfError)
   })
 })

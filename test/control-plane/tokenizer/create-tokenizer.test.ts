@@ -11,6 +11,12 @@ const id = (token: string): number => {
   if (found === undefined) throw new Error(`no token ${token} in tokenizer.json`)
   return found
 }
+/** The id tokenizer.json gives an added token (`<|im_start|>`, `<think>`, ...). */
+const added = (content: string): number => {
+  const found = tokenizerJSON.added_tokens.find((token) => token.content === content)
+  if (found === undefined) throw new Error(`no added token ${content} in tokenizer.json`)
+  return found.id
+}
 const merges = (tokenizerJSON.model.merges as (string | [string, string])[]).map((merge) =>
   typeof merge === 'string' ? merge.split(' ') : merge,
 )
@@ -44,7 +50,12 @@ describe('createTokenizer("qwen3")', () => {
 
   it('recognises added tokens inside text, special or not, and adds no BOS', () => {
     const ids = tokenizer.encode('<|im_start|>user\nHi<|im_end|>\n<think>ok</think>')
-    const { imStart, imEnd, thinkStart, thinkEnd } = tokenizer.chatTokenIds
+    const [imStart, imEnd, thinkStart, thinkEnd] = [
+      '<|im_start|>',
+      '<|im_end|>',
+      '<think>',
+      '</think>',
+    ].map(added)
     expect(ids).toEqual([
       imStart,
       id('user'),
@@ -62,18 +73,13 @@ describe('createTokenizer("qwen3")', () => {
     expect(tokenizer.encode('<|im_start')).not.toContain(imStart)
   })
 
-  it('exposes the ids of the chat format', () => {
-    expect(tokenizer.chatTokenIds).toEqual({
-      endOfText: 151643,
-      imStart: 151644,
-      imEnd: 151645,
-      thinkStart: 151667,
-      thinkEnd: 151668,
-      toolCallStart: 151657,
-      toolCallEnd: 151658,
-    })
-    expect(tokenizer.eosTokenId).toBe(tokenizer.chatTokenIds.imEnd)
-    expect(tokenizer.padTokenId).toBe(tokenizer.chatTokenIds.endOfText)
+  it('takes eos and pad from tokenizer_config.json and counts every id, added ones included', () => {
+    expect([added('<|endoftext|>'), added('<|im_end|>')]).toEqual([151643, 151645])
+    // Qwen3's tokenizer_config: eos_token <|im_end|>, pad_token <|endoftext|>, no bos_token.
+    expect(tokenizer.eosTokenId).toBe(added('<|im_end|>'))
+    expect(tokenizer.eosTokenIds).toEqual([added('<|im_end|>')])
+    expect(tokenizer.padTokenId).toBe(added('<|endoftext|>'))
+    expect(tokenizer.bosTokenId).toBeNull()
     expect(tokenizer.vocabSize).toBe(Object.keys(vocab).length + tokenizerJSON.added_tokens.length)
     expect(tokenizer.vocabSize).toBe(151669)
   })

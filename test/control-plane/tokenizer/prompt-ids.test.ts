@@ -39,10 +39,12 @@ describe('promptIds', () => {
     expect(tokenizer.decode(closed)).toBe('<|im_start|>user\nWrite a haiku.<|im_end|>\n')
   })
 
-  it('continues the final message as transformers does: cut after its stripped content', () => {
+  it('continues the final message as transformers does: cut where its content ends', () => {
     const body = { messages: haiku, add_generation_prompt: false, continue_final_message: true }
     const text = tokenizer.decode(promptIds(tokenizer, request('chat', body)))
-    expect(text.endsWith('\n\nAutumn moon')).toBe(true)
+    // transformers (PR #40732, the releases vLLM takes) marks the end of the final content
+    // and cuts there: its trailing spaces stay, the end of turn goes.
+    expect(text.endsWith('\n\nAutumn moon  ')).toBe(true)
     expect(text).not.toContain(
       '<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nAutumn moon<',
     )
@@ -50,7 +52,7 @@ describe('promptIds', () => {
       promptIds(tokenizer, request('chat', { messages: haiku, add_generation_prompt: false })),
     )
     expect(full.startsWith(text)).toBe(true)
-    expect(full.slice(text.length)).toBe('  <|im_end|>\n')
+    expect(full.slice(text.length)).toBe('<|im_end|>\n')
     // A user message can be continued too (vLLM allows it): the turn stays open.
     const user = [{ role: 'user', content: 'Complete: the quick brown' }]
     const open = promptIds(

@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { ChatMessageInput } from '../../../control-plane/tokenizer/chat-message.ts'
-import {
-  createTokenizer,
-  type TokenizerOptionsInput,
-} from '../../../control-plane/tokenizer/create-tokenizer.ts'
+import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
+import type { TokenizerOptionsInput } from '../../../control-plane/tokenizer/load-tokenizer.ts'
 import { createSeededRandom as seededRandom } from '../../../shared/random/create-seeded-random.ts'
 
 const pieces = [
