@@ -2,6 +2,10 @@ import { readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { verifySnapshot } from '../../../shared/config/compile-snapshot.ts'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
+import {
+  builtinTokenizers,
+  tokenizerSourceProblem,
+} from '../../../shared/crd/builtin-tokenizers.ts'
 import { RequestLabel } from '../../../shared/crd/policy-match.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import {
@@ -14,8 +18,9 @@ import { compileCustomPatterns, detectPii } from '../../../shared/pii/detect-pii
 import { evaluatePolicy, findTenant } from '../../../shared/policy/evaluate-policy.ts'
 import type { PolicyRequest, PoolStatus } from '../../../shared/policy/policy-decision.ts'
 import { poolsToAsk } from '../../../shared/policy/pools-to-ask.ts'
-import { createTokenizer } from '../../tokenizer/create-tokenizer.ts'
+import { loadTokenizer } from '../../tokenizer/load-tokenizer.ts'
 import { promptIds } from '../../tokenizer/prompt-ids.ts'
+import type { Tokenizer } from '../../tokenizer/tokenizer.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 import { type Explanation, formatExplanation } from '../format-explanation.ts'
 import { maxFileBytes } from '../load-documents.ts'
@@ -24,8 +29,10 @@ export const explainUsage = `Usage: kinfctl explain --snapshot FILE --tenant T -
 
 Evaluates the policy of a compiled config snapshot for one request, offline, and
 prints the decision, the upstreams in the order they would be tried and the trace
-of every rule and constraint considered. Prompt tokens are counted with the Qwen3
-tokenizer and chat template, PII labels come from the same detectors as the edge.
+of every rule and constraint considered. Prompt tokens are counted as the pods count
+them, with the tokenizer and chat template of the pools serving the model (or the one
+all the snapshot's pools share, or --tokenizer); PII labels come from the same
+detectors as the edge.
 Exit status: 0 decision computed (whatever it is), 1 bad snapshot or prompt file,
 2 usage error.
 
@@ -36,6 +43,8 @@ Options:
       --prompt-file FILE|-    plain text (one user message) or an OpenAI request body
                               (JSON with "messages", or "prompt" for completions)
       --labels A,B            labels the client sends (x-kinference-labels)
+      --tokenizer SOURCE      count prompt tokens with this tokenizer: a built-in name
+                              (${builtinTokenizers.join(', ')}) or a Hugging Face model directory
       --pool NAME=SAT[:TTFT]  live status of a pool: saturation (1 = saturated) and
                               optionally the predicted TTFT in ms; repeatable; pools
                               not given are unknown, as when the scorer is unreachable
@@ -60,6 +69,7 @@ export async function explainCommand(args: string[], io: CliIo): Promise<number>
       model: { type: 'string' },
       'prompt-file': { type: 'string' },
       labels: { type: 'string', default: '' },
+      tokenizer: { type: 'string' },
       pool: { type: 'string', multiple: true, default: [] },
       'detector-failed': { type: 'boolean', default: false },
       output: { type: 'string', short: 'o', default: 'text' },
@@ -73,13 +83,19 @@ export async function explainCommand(args: string[], io: CliIo): Promise<number>
   const promptFile = required(values['prompt-file'], '--prompt-file')
   const clientLabels = parseLabels(values.labels)
   const givenPools = values.pool.map(parsePoolOption)
+  const tokenizerProblem =
+    values.tokenizer === undefined ? null : tokenizerSourceProblem(values.tokenizer)
+  if (tokenizerProblem !== null) throw new UsageError(`--tokenizer: ${tokenizerProblem}`)
 
   if (snapshotFile === '-' && promptFile === '-') {
     throw new UsageError('only one of --snapshot and --prompt-file can be standard input')
   }
   const snapshot = await loadSnapshot(snapshotFile, io.readStdin)
   const poolStatus = resolvePools(snapshot, givenPools)
-  const prompt = readPrompt(await readInput(promptFile, io.readStdin, 'prompt file'))
+  const promptInput = await readInput(promptFile, io.readStdin, 'prompt file')
+  const prompt = readPrompt(promptInput, (model) =>
+    tokenizerFor(values.tokenizer ?? chooseTokenizer(snapshot, values.model ?? model)),
+  )
   const model = values.model ?? prompt.model
   if (model === undefined) throw new UsageError('--model is required (the prompt file names none)')
 
@@ -216,15 +232,44 @@ async function loadSnapshot(
   }
 }
 
-let tokenizer: ReturnType<typeof createTokenizer> | undefined
+/**
+ * The tokenizer that counts the prompt: the pools' that serve the model as requested
+ * (before any rewrite), else the one every pool of the snapshot uses; two different ones
+ * need --tokenizer.
+ */
+function chooseTokenizer(snapshot: ConfigSnapshot, model: string | undefined): string {
+  const pools = Object.values(snapshot.pools)
+  const of = (serving: typeof pools) => [
+    ...new Set(serving.flatMap((pool) => pool.spec.models.map((m) => m.tokenizer))),
+  ]
+  const serving = pools.filter((pool) =>
+    pool.spec.models.some((m) => m.name === model || (m.loraAdapters ?? []).includes(model ?? '')),
+  )
+  const candidates = serving.length > 0 ? of(serving) : of(pools)
+  if (candidates.length === 1) return candidates[0] as string
+  throw new UsageError(
+    candidates.length === 0
+      ? '--tokenizer is required: the snapshot has no pool to take one from'
+      : `--tokenizer is required: the pools use ${candidates.join(', ')}`,
+  )
+}
+
+function tokenizerFor(source: string): Tokenizer {
+  const loaded = loadTokenizer(source)
+  if (!loaded.ok) throw new KinfError('invalid_config', loaded.error.message)
+  return loaded.tokenizer
+}
 
 /**
  * A JSON object is an OpenAI request body; anything else is the text of one user
  * message. Tokens are counted as vLLM counts them: the chat template rendered and
- * tokenized for chat, the prompt tokenized (or its ids counted) for completions.
+ * tokenized for chat, the prompt tokenized (or its ids counted) for completions, with
+ * the tokenizer `tokenizerOf` gives for the body's model.
  */
-function readPrompt(text: string): PromptFacts {
-  tokenizer ??= createTokenizer('qwen3')
+function readPrompt(
+  text: string,
+  tokenizerOf: (model: string | undefined) => Tokenizer,
+): PromptFacts {
   let body: unknown
   try {
     body = JSON.parse(text)
@@ -253,6 +298,7 @@ function readPrompt(text: string): PromptFacts {
     throw new KinfError('invalid_request', `prompt file: ${issues.join('; ')}`)
   }
   const request: OpenAiRequest = parsed.request
+  const tokenizer = tokenizerOf(request.body.model)
   try {
     const promptTokens = promptIds(tokenizer, request).length
     return {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -112,6 +112,51 @@ describe('kinfctl explain', () => {
       model: 'qwen3.8-27b-fp8',
     })
     expect(result.decision.trace[0]).toMatchObject({ rule: 'gpt-4o-is-27b', outcome: 'rewrote' })
+  })
+
+  it('counts with the tokenizer of the pools serving the model, or the one given', async () => {
+    // The examples with the 8B pool serving Llama 3.1's tokenizer.
+    const examples = join(dir, 'mixed-tokenizers')
+    cpSync(examplesDir, examples, { recursive: true })
+    const platform = join(examples, 'platform.yaml')
+    const yaml = readFileSync(platform, 'utf8')
+    const mixed = yaml.replace(/(- name: qwen3-8b\n\s+tokenizer: )qwen3/, '$1llama3.1')
+    expect(mixed).not.toBe(yaml)
+    writeFileSync(platform, mixed)
+    const mixedSnapshot = join(dir, 'mixed.json')
+    expect((await runCli(['compile', examples, '-o', mixedSnapshot])).code).toBe(0)
+
+    const messages = [{ role: 'user', content: 'Tokenizers differ: ¿qué tal? 東京 🚀' }]
+    const count = (tokenizer: string) =>
+      createTokenizer(tokenizer).applyChatTemplate(messages).tokenIds.length
+    expect(count('llama3.1')).not.toBe(count('qwen3'))
+    const explain = async (model: string, ...args: string[]) => {
+      const prompt = file(`${model}.json`, JSON.stringify({ model, messages }))
+      const { code, stdout, stderr } = await runCli([
+        'explain',
+        '--snapshot',
+        mixedSnapshot,
+        '--tenant',
+        'free-tier',
+        '--prompt-file',
+        prompt,
+        '--output',
+        'json',
+        ...args,
+      ])
+      return { code, stderr, json: code === 0 ? (JSON.parse(stdout) as JsonExplanation) : null }
+    }
+    expect((await explain('qwen3-8b')).json?.request.promptTokens).toBe(count('llama3.1'))
+    expect((await explain('qwen3.8-27b-fp8')).json?.request.promptTokens).toBe(count('qwen3'))
+    expect((await explain('qwen3-8b', '--tokenizer', 'gemma3')).json?.request.promptTokens).toBe(
+      count('gemma3'),
+    )
+    // An alias no pool serves, and pools that disagree: only --tokenizer settles it.
+    const alias = await explain('gpt-4o')
+    expect(alias.code).toBe(2)
+    expect(alias.stderr).toMatch(
+      /--tokenizer is required: the pools use (qwen3, llama3\.1|llama3\.1, qwen3)/,
+    )
   })
 
   it('counts a completions prompt with the tokenizer, read from standard input', async () => {
@@ -259,6 +304,18 @@ describe('kinfctl explain', () => {
         /"messages" or "prompt"/,
       ],
       [
+        'a tokenizer path it cannot load',
+        () => [
+          '--snapshot',
+          snapshot,
+          '--prompt-file',
+          file('p4.txt', 'hi'),
+          '--tokenizer',
+          join(dir, 'no-model'),
+        ],
+        /tokenizer .*no-model: no such directory/,
+      ],
+      [
         'a chat body with bad messages',
         () => ['--snapshot', snapshot, '--prompt-file', file('empty.json', '{"messages":[]}')],
         /prompt file: .*messages/,
@@ -291,6 +348,11 @@ describe('kinfctl explain', () => {
       ['an unknown format', ['--tenant', 't', '--model', 'm', '--output', 'yaml'], /text or json/],
       ['no model anywhere', ['--tenant', 't'], /--model is required/],
       ['an unknown option', ['--tenant', 't', '--fast'], /Unknown option/],
+      [
+        'an unknown tokenizer',
+        ['--tenant', 't', '--model', 'm', '--tokenizer', 'llama3'],
+        /--tokenizer: unknown tokenizer "llama3": expected one of qwen3, llama3\.1, gpt-oss, gemma3, deepseek-v3/,
+      ],
     ]
     it.each(cases)('%s', async (_name, args, message) => {
       const prompt = file('usage.txt', 'hi')
