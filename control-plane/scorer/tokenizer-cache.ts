@@ -1,9 +1,7 @@
-import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { createTokenizer } from '../tokenizer/create-tokenizer.ts'
-import type { Tokenizer, TokenizerName } from '../tokenizer/tokenizer.ts'
+import { loadTokenizer, type TokenizerLoad } from '../tokenizer/load-tokenizer.ts'
+import type { Tokenizer } from '../tokenizer/tokenizer.ts'
 
-/** A tokenizer source loaded, or why it could not be: a value, never a throw. */
-export type TokenizerLoad = { ok: true; tokenizer: Tokenizer } | { ok: false; error: KinfError }
+export type { TokenizerLoad }
 
 /** What the cache knows of one source: its load, and since when (wall ms) it stands. */
 export type TokenizerEntry = TokenizerLoad & { source: string; sinceMs: number }
@@ -15,21 +13,6 @@ export interface TokenizerCacheOptions {
   nowMs?: () => number
   /** Each load that failed, and each source that loads after failing. */
   log?: (message: string) => void
-}
-
-/** The router tokenizer's loader, its failure as a value (see TokenizerLoad). */
-export function loadTokenizerSource(source: string): TokenizerLoad {
-  try {
-    return { ok: true, tokenizer: createTokenizer(source as TokenizerName) }
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error)
-    return {
-      ok: false,
-      error: KinfError.isInstance(error)
-        ? error
-        : new KinfError('invalid_config', message, { cause: error }),
-    }
-  }
 }
 
 /**
@@ -45,7 +28,7 @@ export class TokenizerCache {
   private readonly log: (message: string) => void
 
   constructor(options: TokenizerCacheOptions = {}) {
-    this.load = options.load ?? loadTokenizerSource
+    this.load = options.load ?? ((source) => loadTokenizer(source))
     this.nowMs = options.nowMs ?? Date.now
     this.log = options.log ?? (() => {})
   }
