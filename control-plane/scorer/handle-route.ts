@@ -1,10 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import {
-  estimateRequestPromptTokens,
-  estimateToolTokens,
-} from '../../shared/openai/estimate-request-tokens.ts'
+import { estimateRequestPromptTokens } from '../../shared/openai/estimate-request-tokens.ts'
 import { checkJsonDepth } from '../../shared/openai/json-depth.ts'
 import {
   type OpenAiRequest,
@@ -213,13 +210,10 @@ async function askPools(
       })
     }
     if (ids.length === 0 || asked.size === 0) return
-    // The pools' chat templates do not render tools yet: their definitions count as the
-    // edge estimates them, so a long tool description meets the prompt-length rules. A
-    // pool without its tokenizer has the edge's whole estimate, tools included.
-    const tools = estimateToolTokens(call.openAi)
-    const counts = [...asked.values()].map(
-      ({ prepared }) => prepared.request.routing.promptTokens + (prepared.estimated ? 0 : tools),
-    )
+    // A pool's count is its pods' prompt, tool definitions included (its chat template
+    // renders them, as vLLM's does); a pool without its tokenizer has the edge's estimate,
+    // which counts them too (estimateRequestPromptTokens).
+    const counts = [...asked.values()].map(({ prepared }) => prepared.request.routing.promptTokens)
     call.facts.promptTokens = Math.max(...counts)
   }
 }

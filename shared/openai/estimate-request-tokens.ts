@@ -18,10 +18,11 @@ export function estimateRequestPromptTokens(request: OpenAiRequest): number {
 }
 
 /**
- * The tool definitions' share of that estimate (tools, and the legacy functions): what the
- * scorer adds to its tokenizer's count while its chat template leaves tools unrendered.
+ * The tool definitions' share of that estimate (tools, and the legacy functions). Only for
+ * an estimate: where a tokenizer counts, the chat template renders the tools into the
+ * prompt (control-plane/tokenizer/prompt-ids.ts), so they are in its count already.
  */
-export function estimateToolTokens(request: OpenAiRequest): number {
+function estimateToolTokens(request: OpenAiRequest): number {
   if (request.kind !== 'chat') return 0
   const { tools, functions } = request.body as { tools?: unknown; functions?: unknown }
   let tokens = 0

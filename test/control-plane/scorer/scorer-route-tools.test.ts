@@ -1,0 +1,156 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { compileSnapshot } from '../../../shared/config/compile-snapshot.ts'
+import { KinferenceResource } from '../../../shared/crd/resource.ts'
+import { estimateRequestPromptTokens } from '../../../shared/openai/estimate-request-tokens.ts'
+import { parseOpenAiRequest } from '../../../shared/openai/openai-request.ts'
+import { policyBundleOf } from '../../../shared/policy/policy-bundle.ts'
+import {
+  decidedHeader,
+  RouteDecision,
+  routeEnvelope,
+  routePaths,
+} from '../../../shared/scorer-api/route-protocol.ts'
+import { model, poolSpec, type Stack, send } from '../../support/scorer-stack.ts'
+import { snapshotOf, startFromSnapshot, startPods } from './snapshot-stack.ts'
+
+// The prompt length the policy sees for a request with tools: the pool's tokenizer renders
+// the tool definitions into the prompt as the pod's chat template does, so its count is
+// the pod's, with no estimate of the tools added on top; a pool without its tokenizer
+// has the edge's estimate, which counts the tools once.
+
+let stack: Stack | undefined
+afterEach(async () => {
+  await stack?.close()
+  stack = undefined
+})
+
+const meta = (name: string) => ({ name, namespace: 'test' })
+const key = { id: 'acme01', sha256: 'a'.repeat(64) }
+
+/** The stack's pool "default", bursting to Bedrock when saturated (its TTFT limit is tiny). */
+async function bundle(): Promise<string> {
+  const documents = [
+    { kind: 'InferencePool', metadata: meta('default'), spec: poolSpec() },
+    {
+      kind: 'GatewayBackend',
+      metadata: meta('local'),
+      spec: { target: { pool: { name: 'default', model } } },
+    },
+    {
+      kind: 'InferenceProvider',
+      metadata: meta('bedrock'),
+      spec: {
+        type: 'Bedrock',
+        bedrock: { region: 'us-east-1' },
+        models: [{ name: 'claude', modelId: 'anthropic.claude' }],
+      },
+    },
+    {
+      kind: 'GatewayBackend',
+      metadata: meta('claude'),
+      spec: { target: { provider: { name: 'bedrock', model: 'claude' } } },
+    },
+    {
+      kind: 'InferencePolicy',
+      metadata: meta('policy'),
+      spec: {
+        tenants: [{ name: 'acme', apiKeys: [key], models: ['*'] }],
+        rules: [
+          {
+            name: 'burst',
+            match: { models: [model] },
+            action: { burst: { local: ['local'], external: ['claude'] } },
+          },
+        ],
+      },
+    },
+  ].map((document) =>
+    KinferenceResource.parse({ apiVersion: 'kinference.dev/v1alpha1', ...document }),
+  )
+  const compiled = await compileSnapshot(documents, 'test')
+  if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues))
+  return JSON.stringify(policyBundleOf(compiled.snapshot, 'acme'))
+}
+
+const description = Array.from(
+  { length: 120 },
+  (_, i) => `Step ${i}: look the order up by its number and report its state.`,
+).join(' ')
+const tools = [
+  {
+    type: 'function',
+    function: {
+      name: 'lookup_order',
+      description,
+      parameters: {
+        type: 'object',
+        properties: { order: { type: 'string', description: 'The order number' } },
+        required: ['order'],
+      },
+    },
+  },
+]
+const messages = [{ role: 'user', content: 'Where is my order 1234?' }]
+const body = { model, messages, tools, max_tokens: 2 }
+
+/** The prompt length the saturated pool's decision (a burst, answered to the edge) carries. */
+async function decidedPromptTokens(s: Stack): Promise<number> {
+  const answer = await send(
+    s,
+    routePaths.chat,
+    routeEnvelope(await bundle(), JSON.stringify(body)),
+    {
+      tenant: 'acme',
+    },
+  )
+  expect(answer.status, answer.text).toBe(200)
+  expect(answer.headers.get(decidedHeader)).toBe('1')
+  const decided = RouteDecision.parse(JSON.parse(answer.text))
+  expect(decided.decision.kind).toBe('serve')
+  return decided.promptTokens
+}
+
+/** The pod's own count of the request (its /tokenize renders the tools with its template). */
+async function podCount(s: Stack, request: object): Promise<number> {
+  const pod = s.pods[0]
+  if (!pod) throw new Error('no pod')
+  const response = await fetch(`${pod.url}/tokenize`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(request),
+  })
+  expect(response.status).toBe(200)
+  return ((await response.json()) as { count: number }).count
+}
+
+/** One simulated pod (Qwen3's own model) behind the pool "default" with `spec`. */
+async function startPool(spec: ReturnType<typeof poolSpec>): Promise<Stack> {
+  const pods = await startPods(1)
+  return startFromSnapshot(pods, await snapshotOf([{ name: 'default', spec, pods }]))
+}
+
+describe('the prompt length of a routed request with tools', () => {
+  it('is the pod’s count, tools rendered once, where the pool has its tokenizer', async () => {
+    stack = await startPool(poolSpec({ ttftSloMs: 0.001 }))
+    const withTools = await podCount(stack, { model, messages, tools })
+    const withoutTools = await podCount(stack, { model, messages })
+    // The description is hundreds of tokens: counting it twice could not go unseen.
+    expect(withTools - withoutTools).toBeGreaterThan(500)
+    expect(await decidedPromptTokens(stack)).toBe(withTools)
+  })
+
+  it('is the edge’s estimate, tools included, where the pool cannot load its tokenizer', async () => {
+    const spec = poolSpec({
+      ttftSloMs: 0.001,
+      models: [{ name: model, tokenizer: '/nonexistent/dir', maxContextTokens: 32_768 }],
+    })
+    stack = await startPool(spec)
+    const parsed = parseOpenAiRequest('chat', body)
+    if ('issues' in parsed) throw new Error(parsed.issues.message)
+    const estimate = estimateRequestPromptTokens(parsed.request)
+    const withoutTools = parseOpenAiRequest('chat', { model, messages })
+    if ('issues' in withoutTools) throw new Error(withoutTools.issues.message)
+    expect(estimate).toBeGreaterThan(estimateRequestPromptTokens(withoutTools.request) + 500)
+    expect(await decidedPromptTokens(stack)).toBe(estimate)
+  })
+})
