@@ -62,6 +62,24 @@ Environment:
                               write the pods' state and the decision log there (kinfctl inspect)
 `
 
+/** The options the one pool's spec is made of, by the spec's field. */
+const specOptions: Record<string, string> = {
+  'models.0.name': '--model',
+  'models.0.tokenizer': '--tokenizer',
+  'models.0.maxContextTokens': '--max-context',
+  gpuProfile: '--profile',
+}
+
+/** Why the options make no pool spec, each problem under its option's name. */
+function specProblems(issues: readonly { path: PropertyKey[]; message: string }[]): string {
+  return issues
+    .map((issue) => {
+      const field = issue.path.map(String).join('.')
+      return `${specOptions[field] ?? field}: ${issue.message}`
+    })
+    .join('; ')
+}
+
 /** A --pod's endpoints: the pod, or one per rank of a data-parallel pod (dp=). */
 export function parsePodSpec(text: string, defaultPool: string | null): ScorerPod[] {
   const fields = Object.fromEntries(
@@ -149,7 +167,7 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
   if (source) {
     snapshot = source.initial.snapshot
   } else {
-    const spec = InferencePoolSpec.parse({
+    const parsedSpec = InferencePoolSpec.safeParse({
       selector: { matchLabels: {} },
       targetPort: 8000,
       models: [
@@ -162,7 +180,8 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
       gpuProfile: values.profile,
       routing: { strategy: strategy.data },
     })
-    pools = [{ name: 'default', spec }]
+    if (!parsedSpec.success) throw new UsageError(specProblems(parsedSpec.error.issues))
+    pools = [{ name: 'default', spec: parsedSpec.data }]
   }
   const poolIds = snapshot
     ? Object.keys(snapshot.pools)

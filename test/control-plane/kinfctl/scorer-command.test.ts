@@ -85,6 +85,26 @@ describe('kinfctl scorer', () => {
     const noPort = await runCli(['scorer'])
     expect(noPort.code).toBe(2)
   })
+
+  it('refuses an unknown --tokenizer, listing the built-ins, and names each bad pool option', async () => {
+    const { code, stderr } = await runCli([
+      'scorer',
+      '--port',
+      '0',
+      '--allow-unsigned',
+      '--pod',
+      'name=a,http=http://127.0.0.1:1',
+      '--tokenizer',
+      'llama3',
+      '--max-context',
+      'lots',
+    ])
+    expect(code).toBe(2)
+    expect(stderr).toMatch(
+      /^kinfctl scorer: --tokenizer: unknown tokenizer "llama3": expected one of qwen3, llama3\.1, gpt-oss, gemma3, deepseek-v3\b.*; --max-context: /,
+    )
+    expect(stderr).toMatch(/Usage: kinfctl scorer/)
+  })
 })
 
 describe('kinfctl scorer --pod', () => {
