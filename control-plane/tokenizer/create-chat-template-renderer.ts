@@ -22,7 +22,11 @@ export interface ChatTemplateOptions {
    * `addGenerationPrompt: false`.
    */
   continueFinalMessage?: boolean
-  /** The request's `tools`, as the client sent them (see `toolDicts` for what the template gets). */
+  /**
+   * The request's `tools`, as the client sent them (see `toolDicts` for what the template
+   * gets). A number may be a template value already, the int or float Python read (see
+   * withPythonNumbers); so may one of `chatTemplateKwargs`.
+   */
   tools?: readonly unknown[] | null
   /** vLLM's `documents`, for templates that render retrieved documents (RAG). */
   documents?: readonly unknown[] | null

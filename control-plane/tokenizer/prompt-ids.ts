@@ -3,6 +3,7 @@ import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { ChatCompletionRequest } from '../../shared/openai/chat-completion-request.ts'
 import type { OpenAiRequest } from '../../shared/openai/openai-request.ts'
 import type { ChatTemplateOptions, Tokenizer } from './tokenizer.ts'
+import { withPythonNumbers } from './with-python-numbers.ts'
 
 const Documents = z.array(z.record(z.string(), z.string())).nullish()
 const ReasoningEffort = z
@@ -23,9 +24,14 @@ function field<S extends z.ZodType>(body: object, name: string, schema: S): z.ou
  * request's add_generation_prompt, continue_final_message, documents and tools (kept
  * under tool_choice "none": vLLM drops them then only with
  * --exclude-tools-when-tool-choice-none), and chat_template_kwargs with reasoning_effort
- * over them and enable_thinking set from it when the kwargs do not set it.
+ * over them and enable_thinking set from it when the kwargs do not set it. With the
+ * body's JSON text, the numbers of the tools and kwargs are read as vLLM's Python reads
+ * them (see withPythonNumbers): without it, a tool schema's `50.0` renders as `50`.
  */
-export function chatTemplateOptions(body: ChatCompletionRequest): ChatTemplateOptions {
+export function chatTemplateOptions(
+  body: ChatCompletionRequest,
+  bodyText: string | null = null,
+): ChatTemplateOptions {
   if (typeof (body as Record<string, unknown>).chat_template === 'string')
     throw new KinfError(
       'invalid_request',
@@ -38,12 +44,14 @@ export function chatTemplateOptions(body: ChatCompletionRequest): ChatTemplateOp
     if (!Object.hasOwn(kwargs, 'enable_thinking')) kwargs.enable_thinking = effort !== 'none'
     kwargs.reasoning_effort = effort
   }
+  const parsed = { tools: body.tools ?? null, chat_template_kwargs: kwargs }
+  const read = bodyText === null ? parsed : withPythonNumbers(parsed, bodyText)
   return {
     addGenerationPrompt: body.add_generation_prompt,
     continueFinalMessage: body.continue_final_message,
-    tools: body.tools ?? null,
+    tools: read.tools,
     documents: field(body, 'documents', Documents) ?? null,
-    chatTemplateKwargs: kwargs,
+    chatTemplateKwargs: read.chat_template_kwargs,
   }
 }
 
@@ -53,9 +61,16 @@ export function chatTemplateOptions(body: ChatCompletionRequest): ChatTemplateOp
  * special tokens (with them when the request sets add_special_tokens); for completions,
  * the prompt tokenized with special tokens unless the request turns them off, or its ids
  * as given. The scorer and kinfctl explain count tokens here, so the router's ids are the
- * pod's. Throws KinfError invalid_request, naming the field, for what vLLM would refuse.
+ * pod's. `bodyText`, the JSON text the request was parsed from, lets a chat's tool
+ * schemas print their numbers as vLLM prints them (see chatTemplateOptions); callers that
+ * have it should pass it. Throws KinfError invalid_request, naming the field, for what
+ * vLLM would refuse.
  */
-export function promptIds(tokenizer: Tokenizer, request: OpenAiRequest): number[] {
+export function promptIds(
+  tokenizer: Tokenizer,
+  request: OpenAiRequest,
+  bodyText: string | null = null,
+): number[] {
   const addSpecialTokens = (request.body as { add_special_tokens?: unknown }).add_special_tokens
   if (
     addSpecialTokens !== undefined &&
@@ -68,7 +83,7 @@ export function promptIds(tokenizer: Tokenizer, request: OpenAiRequest): number[
   if (request.kind === 'chat') {
     const prompt = tokenizer.applyChatTemplate(
       request.body.messages,
-      chatTemplateOptions(request.body),
+      chatTemplateOptions(request.body, bodyText),
     )
     return addSpecialTokens === true
       ? tokenizer.encode(prompt.text, { addSpecialTokens: true })

@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
-import type { Tokenizer } from '../../../control-plane/tokenizer/tokenizer.ts'
+import { chatTemplateOptions as requestOptions } from '../../../control-plane/tokenizer/prompt-ids.ts'
+import type { ChatPrompt, Tokenizer } from '../../../control-plane/tokenizer/tokenizer.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { parseOpenAiRequest } from '../../../shared/openai/openai-request.ts'
 import {
   chatTemplateOptions,
   type GoldenChat,
@@ -76,11 +78,24 @@ describe.each(goldenFamilies)('%s: the router tokenizes as Hugging Face does', (
     },
   )
 
+  /**
+   * A golden chat as the scorer reads it: its body parsed as a request, the chat template
+   * options taken from it with the body's text, so numbers are read as vLLM's Python reads
+   * them.
+   */
+  function renderBody(body: string): ChatPrompt {
+    const parsed = parseOpenAiRequest('chat', JSON.parse(body))
+    if ('issues' in parsed) throw new Error(`not a chat request: ${parsed.issues.message}`)
+    if (parsed.request.kind !== 'chat') throw new Error('not a chat request')
+    const { messages } = parsed.request.body
+    return tokenizer.applyChatTemplate(messages, requestOptions(parsed.request.body, body))
+  }
+
   it('renders and tokenizes every chat as vLLM does', () => {
     const departures: string[] = []
     for (const chat of goldens.chats) {
       try {
-        const prompt = tokenizer.applyChatTemplate(chat.messages, chatTemplateOptions(chat))
+        const prompt = renderBody(chat.body)
         const found = departure(chat, prompt.text, prompt.tokenIds)
         if (found !== undefined) departures.push(found)
       } catch (error) {
@@ -88,6 +103,18 @@ describe.each(goldenFamilies)('%s: the router tokenizes as Hugging Face does', (
       }
     }
     expect(departures, `${departures.length} of ${goldens.chats.length} chats differ`).toEqual([])
+  })
+
+  it('reads a tool schema’s floats as Python does only from the body’s text', () => {
+    const chat = goldens.chats.find((c) => c.name === 'tool schema with float literals')
+    if (chat === undefined) throw new Error('no golden "tool schema with float literals"')
+    expect(chat.body).toContain('"maximum":50.0')
+    expect(renderBody(chat.body).text).toBe(chat.text)
+    // JavaScript's JSON.parse alone has made 50.0 the integer 50: a template that prints
+    // it (Qwen3's, Llama 3.1's) prints 50 (gpt-oss prints only the default, -0.0, which
+    // JSON.parse keeps a float; Gemma 3's and DeepSeek V3's templates print no tools).
+    const parsed = tokenizer.applyChatTemplate(chat.messages, chatTemplateOptions(chat)).text
+    expect(parsed === chat.text).toBe(!chat.text.includes('50.0'))
   })
 
   it('refuses what vLLM answers 400 to', () => {
