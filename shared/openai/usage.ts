@@ -10,9 +10,12 @@ export const CompleteUsage = z.object({
 export type CompleteUsage = z.infer<typeof CompleteUsage>
 
 /**
- * OpenAI's usage block as read from vLLM and the edge's other upstreams. vLLM leaves
- * prompt_tokens_details out when nothing was cached (it tests the count for truthiness),
- * so a missing cached_tokens from a pod that reports it means 0.
+ * OpenAI's usage block as read from vLLM and the edge's other upstreams. vLLM gives
+ * prompt_tokens_details only with --enable-prompt-tokens-details; with it, current
+ * releases report cached_tokens 0 too (vLLM #44383) and leave the details out only when
+ * the count is unknown, while older ones also left out a count of 0 (a truthiness test).
+ * So a missing cached_tokens from a pod that has reported it before means 0
+ * (docs/vllm-wire.md, "Cached tokens").
  */
 export const Usage = z.looseObject({
   prompt_tokens: z.int().min(0).optional(),
