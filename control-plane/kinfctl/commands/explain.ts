@@ -300,7 +300,8 @@ function readPrompt(
   const request: OpenAiRequest = parsed.request
   const tokenizer = tokenizerOf(request.body.model)
   try {
-    const promptTokens = promptIds(tokenizer, request).length
+    // The body's own text too: tool schemas' floats print as vLLM, parsing it, prints them.
+    const promptTokens = promptIds(tokenizer, request, isObject ? text : null).length
     return {
       kind,
       model: request.body.model,

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
+import { promptIds } from '../../../control-plane/tokenizer/prompt-ids.ts'
+import { parseOpenAiRequest } from '../../../shared/openai/openai-request.ts'
 import type { PolicyDecision, PolicyRequest } from '../../../shared/policy/policy-decision.ts'
 import { examplesDir } from '../../support/read-yaml-documents.ts'
 import { runCli } from '../../support/run-cli.ts'
@@ -157,6 +159,18 @@ describe('kinfctl explain', () => {
     expect(alias.stderr).toMatch(
       /--tokenizer is required: the pools use (qwen3, llama3\.1|llama3\.1, qwen3)/,
     )
+  })
+
+  it('reads a chat body’s tool schemas as vLLM does: 50.0 stays a float', async () => {
+    const text =
+      '{"model":"qwen3-8b","messages":[{"role":"user","content":"Heat it"}],"tools":[{"type":"function","function":{"name":"set_temperature","parameters":{"type":"object","properties":{"celsius":{"type":"number","default":50.0,"maximum":1e3}}}}}]}'
+    const parsed = parseOpenAiRequest('chat', JSON.parse(text))
+    if ('issues' in parsed) throw new Error(parsed.issues.message)
+    const tokenizer = createTokenizer('qwen3')
+    const asVllm = promptIds(tokenizer, parsed.request, text).length
+    expect(asVllm).not.toBe(promptIds(tokenizer, parsed.request).length)
+    const result = await explainJson(['--tenant', 'free-tier', '--prompt-file', '-'], text)
+    expect(result.request.promptTokens).toBe(asVllm)
   })
 
   it('counts a completions prompt with the tokenizer, read from standard input', async () => {
