@@ -142,14 +142,13 @@ local function storeChanges(read, offset, at, n)
     if known then v = read[offset + j + 1] end
     if v then
       local old, stores = string.sub(v, 1, 16), tonumber(string.sub(v, 18))
-      if old == key then
-        values[hash] = key .. ':' .. (stores + 1)
-      else
+      -- The same key again is a re-announcement (report mode "full"): nothing changes.
+      if old ~= key then
         -- The hash now means another key (garbage, never vLLM): the new one replaces it.
         ref(old, -stores, known)
         values[hash] = key .. ':1'
+        ref(key, 1, false)
       end
-      ref(key, 1, known and old == key)
     else
       values[hash] = key .. ':1'
       hashes = hashes + 1

@@ -7,8 +7,8 @@ import { redisKvIndexLuaPrelude as prelude } from './redis-kv-index-lua-prelude.
  * cluster mode). Layout, with P the prefix, K a block key as 16 hex digits:
  *
  *   P h:pod    hash  K → '1': the pod's stored blocks (at least one reference each)
- *   P r:pod    hash  K → references beyond the first (duplicates), usually absent
- *   P e:pod    hash  engine hash (hex) → K..':'..stores of that hash
+ *   P r:pod    hash  K → references beyond the first (other engine hashes of the block), usually absent
+ *   P e:pod    hash  engine hash (hex) → K..':'..stores (1: a re-announcement is not counted)
  *   P x:pod    hash  K → expiry ms of the pod's speculative entry
  *   P spec     zset  K..pod → expiry, for lazy purging and the global cap
  *   P pods     set   pods holding anything

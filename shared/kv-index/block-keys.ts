@@ -3,7 +3,9 @@ import { avalanche32, mix32, mixText32 } from '../hashing/murmur-mix.ts'
 /**
  * The router's own block keys: a chain of 64-bit keys over full blocks of token ids,
  * seeded with the model and LoRA adapter, the first block salted with cache_salt, as
- * vLLM salts its hashes. They never depend on vLLM's hashes (which change with every
+ * vLLM salts its hashes, and a block's other extra keys (the multimodal inputs it
+ * overlaps, docs/vllm-wire.md §1.9) mixed into that block, so two images behind the
+ * same placeholder tokens key apart. They never depend on vLLM's hashes (which change with every
  * pod incarnation and hash algorithm): a BlockStored event is mapped to these keys by
  * its token ids, so router and pod agree exactly when they tokenize alike.
  *
@@ -17,6 +19,12 @@ export interface BlockKeySeed {
   loraName?: string | null
   cacheSalt?: string | null
 }
+
+/**
+ * Per block (aligned with the blocks keyed), the block's extra keys other than LoRA and
+ * salt as one canonical string, or null for a block without any (read-extra-keys.ts).
+ */
+export type BlockExtras = ArrayLike<string | null>
 
 /** The two 32-bit words a key starts from: the chain's root for (model, LoRA). */
 export interface KeyRoot {
@@ -42,7 +50,7 @@ export interface KeyPair {
 /**
  * Writes `count` keys into `out` from word 0: block i covers tokens[i·bs, (i+1)·bs) and
  * chains on block i − 1, block 0 on `previous`. cache_salt enters only the first block of
- * a sequence, which is the block chained on the root.
+ * a sequence, which is the block chained on the root; `extras[i]` enters block i.
  */
 function chainKeys(
   out: BlockKeyChain,
@@ -51,6 +59,7 @@ function chainKeys(
   previous: KeyPair,
   salt: string | null,
   count: number,
+  extras: BlockExtras | null,
 ): BlockKeyChain {
   let high = previous.high
   let low = previous.low
@@ -62,6 +71,11 @@ function chainKeys(
       const token = tokens[i] as number
       high = mix32(high, token)
       low = mix32(low, token ^ 0x5bd1e995)
+    }
+    const extra = extras === null ? null : (extras[block] ?? null)
+    if (typeof extra === 'string') {
+      high = mixText32(high ^ 0x6d6d6b79, extra)
+      low = mixText32(low ^ 0x78747261, extra)
     }
     if (block === 0 && salt !== null) {
       high = mixText32(high, salt)
@@ -75,11 +89,12 @@ function chainKeys(
   return out
 }
 
-/** Keys of every full block of a prompt. */
+/** Keys of every full block of a prompt; `extras` as BlockExtras, none when absent. */
 export function computeBlockKeys(
   tokens: ArrayLike<number>,
   blockSize: number,
   seed: BlockKeySeed,
+  extras: BlockExtras | null = null,
 ): BlockKeyChain {
   const count = Math.floor(tokens.length / blockSize)
   return chainKeys(
@@ -89,6 +104,7 @@ export function computeBlockKeys(
     keyRoot(seed),
     seed.cacheSalt ?? null,
     count,
+    extras,
   )
 }
 
@@ -101,12 +117,13 @@ export function extendBlockKeys(
   tokens: ArrayLike<number>,
   blockSize: number,
   seed: BlockKeySeed,
+  extras: BlockExtras | null = null,
 ): BlockKeyChain {
   const count = Math.floor(tokens.length / blockSize)
   const out = new Uint32Array(2 * count)
   if (parent === null)
-    return chainKeys(out, tokens, blockSize, keyRoot(seed), seed.cacheSalt ?? null, count)
-  return chainKeys(out, tokens, blockSize, parent, null, count)
+    return chainKeys(out, tokens, blockSize, keyRoot(seed), seed.cacheSalt ?? null, count, extras)
+  return chainKeys(out, tokens, blockSize, parent, null, count, extras)
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { BlockKeyChain } from './block-keys.ts'
+import type { BlockExtras, BlockKeyChain } from './block-keys.ts'
 
 /** A pod as the index knows it: its name in the pool (e.g. the Kubernetes pod name). */
 export type PodId = string
@@ -18,6 +18,11 @@ export type IndexEvent =
       loraName: string | null
       /** cache_salt of the sequence, when the event carries it (first block's extra keys). */
       cacheSalt: string | null
+      /**
+       * Each block's other extra keys (multimodal inputs, prompt embeddings), aligned with
+       * the blocks; absent or null when no block has any.
+       */
+      blockExtras?: BlockExtras | null
     }
   | { type: 'removed'; engineHashes: readonly bigint[] }
   | { type: 'cleared' }

@@ -34,25 +34,24 @@ export class PodHoldings {
   }
 
   /**
-   * One stored block. A hash stored again for the same key counts once more; a hash stored
-   * again for another key (impossible from vLLM, possible from garbage) now means the new
-   * key: its old references are dropped. Beyond `maxHashes` the oldest-stored hash goes.
+   * One stored block. A hash stored again for the same key is a re-announcement (vLLM's
+   * kv_cache_report_mode "full" announces reused blocks again, docs/vllm-wire.md §1.10) and
+   * changes nothing, so one removal forgets it; a hash stored again for another key
+   * (impossible from vLLM, possible from garbage) now means the new key: its old
+   * references are dropped. Beyond `maxHashes` the oldest-stored hash goes.
    */
   store(table: BlockKeyTable, hash: bigint, high: number, low: number, maxHashes: number): void {
+    const record = this.engine.find(hash)
+    if (record !== -1 && this.engine.entryOf(record) === table.find(high, low)) return
     const id = table.acquire(high, low)
     // The new reference goes first: dropping old ones may otherwise free a shared entry.
     this.addRef(table, id)
-    const record = this.engine.find(hash)
     if (record === -1) {
       this.engine.insert(hash, id)
       if (this.engine.size > maxHashes) this.forget(table, this.engine.oldest)
       return
     }
     const previous = this.engine.entryOf(record)
-    if (previous === id) {
-      this.engine.addStore(record)
-      return
-    }
     const stores = this.engine.storesOf(record)
     this.engine.setEntry(record, id)
     for (let i = 0; i < stores; i++) this.dropRef(table, previous)

@@ -19,17 +19,23 @@ export function storedBlockCount(event: StoredEvent): number {
 
 /**
  * Our keys for the event's blocks: chained on the parent's key, or on the (model, LoRA)
- * root salted with cache_salt when the event starts a sequence. At least
- * `storedBlockCount(event)` keys; the caller uses that many.
+ * root salted with cache_salt when the event starts a sequence, each block with its own
+ * extra keys. At least `storedBlockCount(event)` keys; the caller uses that many.
  */
 export function storedBlockKeys(
   event: StoredEvent,
   parent: KeyPair | null,
   model: string,
 ): BlockKeyChain {
-  return extendBlockKeys(parent, event.tokenIds, event.blockSize, {
-    model,
-    loraName: event.loraName,
-    cacheSalt: event.cacheSalt,
-  })
+  return extendBlockKeys(
+    parent,
+    event.tokenIds,
+    event.blockSize,
+    {
+      model,
+      loraName: event.loraName,
+      cacheSalt: event.cacheSalt,
+    },
+    event.blockExtras ?? null,
+  )
 }

@@ -103,21 +103,27 @@ export function describeKvIndexConformance(
       expect(await index.size()).toEqual({ entries: 0, pods: 0 })
     })
 
-    it('keeps a block stored twice until both copies are removed', async () => {
+    it('takes a block announced again (report mode "full") once: one removal forgets it', async () => {
+      // vLLM's kv_cache_report_mode "full" re-announces the blocks a request reuses, with no
+      // removal of their own (docs/vllm-wire.md §1.10): stores must balance removals.
       const events = storedRange(tokens, hashes, 0, 4, 4)
-      await index.apply('pod-a', model, events)
-      await index.apply('pod-a', model, events)
-      await index.apply('pod-a', model, [removed(hashes[1] as bigint)])
-      expect(await index.lookup(chain, ['pod-a'], 0)).toEqual([4])
+      expect(await index.apply('pod-a', model, events)).toEqual({ ...noChanges, stored: 4 })
+      expect(await index.apply('pod-a', model, events)).toEqual({ ...noChanges, stored: 4 })
+      expect(await index.storedBlocks(['pod-a'])).toEqual([4])
+      expect(await index.size()).toEqual({ entries: 4, pods: 1 })
       await index.apply('pod-a', model, [removed(hashes[1] as bigint)])
       expect(await index.lookup(chain, ['pod-a'], 0)).toEqual([1])
+      expect(await index.storedBlocks(['pod-a'])).toEqual([3])
       expect(await index.apply('pod-a', model, [removed(hashes[1] as bigint)])).toEqual({
         ...noChanges,
         unknownRemovals: 1,
       })
+      await index.apply('pod-a', model, [removed(...hashes.slice(0, 4))])
+      expect(await index.storedBlocks(['pod-a'])).toEqual([0])
+      expect(await index.size()).toEqual({ entries: 0, pods: 0 })
     })
 
-    it('counts duplicates and their removal within one batch', async () => {
+    it('takes re-announcements within one batch once, before and after a removal', async () => {
       const events = storedRange(tokens, hashes, 0, 4, 4)
       const batch = [...events, ...events, removed(hashes[1] as bigint)]
       expect(await index.apply('pod-a', model, batch)).toEqual({
@@ -125,12 +131,12 @@ export function describeKvIndexConformance(
         stored: 8,
         removed: 1,
       })
+      expect(await index.lookup(chain, ['pod-a'], 0)).toEqual([1])
+      // Removed, then stored again (and re-announced): held once more, until one removal.
+      await index.apply('pod-a', model, [removed(hashes[1] as bigint), ...events, ...events])
       expect(await index.lookup(chain, ['pod-a'], 0)).toEqual([4])
-      await index.apply('pod-a', model, [removed(hashes[1] as bigint), ...events])
-      await index.apply('pod-a', model, [
-        removed(hashes[1] as bigint),
-        removed(hashes[1] as bigint),
-      ])
+      expect(await index.storedBlocks(['pod-a'])).toEqual([4])
+      await index.apply('pod-a', model, [removed(hashes[1] as bigint)])
       expect(await index.lookup(chain, ['pod-a'], 0)).toEqual([1])
     })
 

@@ -2,8 +2,8 @@ import { type BlockKeyChain, extendBlockKeys, keyHex } from '../../../shared/kv-
 import type { ApplyResult, IndexEvent, PodId } from '../../../shared/kv-index/kv-index.ts'
 
 interface PodModel {
-  /** Engine hash → our key (hex) and how many times it is stored; Map keeps first-store order. */
-  engine: Map<bigint, { key: string; stores: number }>
+  /** Engine hash → our key (hex); Map keeps first-store order. */
+  engine: Map<bigint, { key: string }>
   speculative: Map<string, number>
 }
 
@@ -44,8 +44,7 @@ export class ReferenceKvIndex {
             result.unknownRemovals++
             continue
           }
-          entry.stores--
-          if (entry.stores === 0) state.engine.delete(hash)
+          state.engine.delete(hash)
           result.removed++
         }
       } else {
@@ -61,18 +60,19 @@ export class ReferenceKvIndex {
             low: Number.parseInt(entry.key.slice(8), 16),
           }
         }
-        const keys = extendBlockKeys(parent, event.tokenIds, event.blockSize, {
-          model,
-          loraName: event.loraName,
-          cacheSalt: event.cacheSalt,
-        })
+        const keys = extendBlockKeys(
+          parent,
+          event.tokenIds,
+          event.blockSize,
+          { model, loraName: event.loraName, cacheSalt: event.cacheSalt },
+          event.blockExtras ?? null,
+        )
         const count = Math.min(event.engineHashes.length, keys.length / 2)
         for (let i = 0; i < count; i++) {
           const hash = event.engineHashes[i] as bigint
           const key = keyHex(keys, i)
-          const entry = state.engine.get(hash)
-          if (entry !== undefined && entry.key === key) entry.stores++
-          else state.engine.set(hash, { key, stores: 1 })
+          // The same key again is a re-announcement (report mode "full"): counted once.
+          if (state.engine.get(hash)?.key !== key) state.engine.set(hash, { key })
         }
         result.stored += count
       }
