@@ -1,13 +1,21 @@
 import { z } from 'zod'
 
 const contentError =
-  'expected a string or an array of text parts ({"type": "text", "text": string})'
+  'expected a string or an array of text parts ({"type": "text", "text": string}) or image parts'
 
 /**
- * One part of a message's content that the router can tokenize: text, as vLLM reads it
- * from "text", "input_text" and "output_text" parts (their "text") and "refusal" parts
- * (their "refusal"). A part whose text is null is skipped, as vLLM skips it. Images and
- * other media are not text: their placeholders depend on the model's processor.
+ * The client's own identifier of an image (vLLM's `uuid` of a content part): vLLM keys its
+ * prefix cache on it instead of a hash of the image's data.
+ */
+const uuid = z.string().nullish()
+
+/**
+ * One part of a message's content: text, as vLLM reads it from "text", "input_text" and
+ * "output_text" parts (their "text") and "refusal" parts (their "refusal"), a part whose
+ * text is null skipped, as vLLM skips it; or an image, "image_url" ({"url"}) or
+ * "input_image" (the URL itself), which only a model with an image processor takes (see
+ * createImageExpander). Audio, video and embeddings are refused: their placeholders depend
+ * on processors the router does not have.
  */
 export const ChatContentPart = z.discriminatedUnion(
   'type',
@@ -16,17 +24,23 @@ export const ChatContentPart = z.discriminatedUnion(
     z.object({ type: z.literal('input_text'), text: z.string().nullable() }),
     z.object({ type: z.literal('output_text'), text: z.string().nullable() }),
     z.object({ type: z.literal('refusal'), refusal: z.string().nullable() }),
+    z.object({
+      type: z.literal('image_url'),
+      image_url: z.object({ url: z.string() }).nullish(),
+      uuid,
+    }),
+    z.object({ type: z.literal('input_image'), image_url: z.string().nullish(), uuid }),
   ],
   {
     error: (issue) =>
       issue.code === 'invalid_union'
-        ? 'only text content parts ("text", "input_text", "output_text", "refusal") can be tokenized'
+        ? 'only text ("text", "input_text", "output_text", "refusal") and image ("image_url", "input_image") content parts can be tokenized'
         : contentError,
   },
 )
 export type ChatContentPart = z.infer<typeof ChatContentPart>
 
-/** A message's content: a string, or parts whose texts vLLM joins with "\n". */
+/** A message's content: a string, or parts (texts vLLM joins with "\n" for some templates). */
 export const ChatContent = z.union([z.string(), z.array(ChatContentPart)], { error: contentError })
 export type ChatContent = z.infer<typeof ChatContent>
 

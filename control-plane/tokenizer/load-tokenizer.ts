@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { createChatTemplateRenderer } from './create-chat-template-renderer.ts'
+import { createImageExpander } from './create-image-expander.ts'
 import { createModelPipeline } from './create-model-pipeline.ts'
 import { createSpecialTokenAdder } from './create-special-token-adder.ts'
 import { createTextEncoder } from './create-text-encoder.ts'
@@ -97,10 +98,23 @@ function buildTokenizer(
     addSpecialTokens: createSpecialTokenAdder(json, config, (token) => idOf(token)),
     cache: options.segmentCache,
   })
+  const encode = (text: string, addSpecialTokens = true) => encoder.encode(text, addSpecialTokens)
+  const imageNames = {
+    boi: tokenText(config.boi_token),
+    eoi: tokenText(config.eoi_token),
+    image: tokenText(config.image_token),
+  }
+  const images = createImageExpander(
+    imageNames,
+    files.imageSeqLength,
+    (text) => encode(text, false),
+    (token) => idOf(token),
+  )
   const render = createChatTemplateRenderer(
     files.chatTemplates,
     specialTokenVariables(config),
     options.now,
+    images?.placeholder ?? null,
   )
   const eosTokenId = idOf(tokenText(config.eos_token)) ?? files.generationEosIds?.[0]
   if (eosTokenId === undefined)
@@ -108,7 +122,6 @@ function buildTokenizer(
       'no eos_token in tokenizer_config.json nor eos_token_id in generation_config.json',
     )
   const vocabSize = pipeline.tokens.length
-  const encode = (text: string, addSpecialTokens = true) => encoder.encode(text, addSpecialTokens)
   return {
     name: source,
     eosTokenId,
@@ -125,8 +138,11 @@ function buildTokenizer(
       return pipeline.decode(ids, decodeOptions.skipSpecialTokens === true)
     },
     applyChatTemplate: (messages, chatOptions = {}) => {
-      const text = render(messages, chatOptions)
-      return { text, tokenIds: encode(text, false) }
+      const { text, images: parts } = render(messages, chatOptions)
+      const encodeText = (prompt: string) => encode(prompt, chatOptions.addSpecialTokens === true)
+      // The renderer takes images only when there is an expander (images is not null).
+      if (parts.length === 0 || images === null) return { text, tokenIds: encodeText(text) }
+      return { text, ...images.expand(text, parts, encodeText) }
     },
     segmentCacheStats: () => encoder.stats(),
   }

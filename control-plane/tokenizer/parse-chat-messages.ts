@@ -10,25 +10,86 @@ import { dict, toValue, type Value } from './template-values.ts'
  */
 export type ContentFormat = 'string' | 'openai'
 
+/** A content part as an "openai" format template sees it: text, or an image's stand-in. */
+export type TemplatePart = { type: 'text'; text: string } | { type: 'image' }
+
 /** A message as the chat template sees it, after vLLM's normalization. */
 export interface TemplateMessage {
   role: string
-  /** A string, or (the "openai" format) text parts `{type: "text", text}`. */
-  content: string | { type: 'text'; text: string }[]
+  /** A string, or (the "openai" format) parts `{type: "text", text}` and `{type: "image"}`. */
+  content: string | TemplatePart[]
   [key: string]: unknown
+}
+
+/** An image of the chat, in the order of the prompt. */
+export interface ChatImage {
+  /** The part's `uuid`: vLLM's identifier of the image when the client gives one. */
+  uuid: string | null
+}
+
+/**
+ * What the model's prompt text holds for an image before its processor expands it
+ * (Gemma 3's `<start_of_image>`); null for a model that takes no images.
+ */
+export type ImagePlaceholder = string | null
+
+/** The messages as the template sees them, and the images they hold. */
+export interface ParsedChat {
+  messages: TemplateMessage[]
+  images: ChatImage[]
 }
 
 const ChatMessages = z
   .array(ChatMessage, { error: 'messages must be an array' })
   .min(1, { error: 'messages must not be empty' })
 
-function texts(content: ChatContent | null | undefined): string[] {
+type Item = { text: string } | { image: ChatImage }
+
+function refuse(message: string): KinfError {
+  return new KinfError('invalid_request', message, { param: 'messages' })
+}
+
+/** A content's texts and images in order; a part whose text is null is skipped. */
+function itemsOf(content: ChatContent | null | undefined): Item[] {
   if (content === null || content === undefined) return []
-  if (typeof content === 'string') return [content]
-  return content.flatMap((part) => {
-    const text = part.type === 'refusal' ? part.refusal : part.text
-    return text === null ? [] : [text]
+  if (typeof content === 'string') return [{ text: content }]
+  return content.flatMap((part): Item[] => {
+    switch (part.type) {
+      case 'refusal':
+        return part.refusal === null ? [] : [{ text: part.refusal }]
+      case 'image_url':
+      case 'input_image': {
+        const url = part.type === 'image_url' ? part.image_url?.url : part.image_url
+        const uuid = part.uuid ?? null
+        if ((url === undefined || url === null) && uuid === null)
+          throw refuse('An image part needs an image_url or a uuid.')
+        return [{ image: { uuid } }]
+      }
+      default:
+        return part.text === null ? [] : [{ text: part.text }]
+    }
   })
+}
+
+/**
+ * A "string" format content: the texts joined with "\n" (an empty one skipped, as vLLM
+ * skips a falsy part), the images' placeholders in front of them (vLLM's
+ * _get_full_multimodal_text_prompt, interleave_strings off): as many as the images minus
+ * those the text already spells out.
+ */
+function joinTexts(items: Item[], placeholder: ImagePlaceholder): string {
+  const text = items
+    .flatMap((item) => ('text' in item && item.text !== '' ? [item.text] : []))
+    .join('\n')
+  const images = items.filter((item) => 'image' in item).length
+  if (images === 0 || placeholder === null) return text
+  const spelled = text.split(placeholder).length - 1
+  if (spelled > images)
+    throw refuse(
+      `Found more '${placeholder}' placeholders in input prompt than actual multimodal data items.`,
+    )
+  const missing = Array.from({ length: images - spelled }, () => placeholder)
+  return (text === '' ? missing : [...missing, text]).join('\n')
 }
 
 /**
@@ -57,12 +118,35 @@ function toolCalls(calls: readonly ChatToolCall[]): unknown[] {
   }))
 }
 
-function toTemplateMessage(message: ChatMessage, format: ContentFormat): TemplateMessage {
-  const parts = texts(message.content)
-  const joined = message.role === 'tool' || format === 'string'
+function toTemplateMessage(
+  message: ChatMessage,
+  format: ContentFormat,
+  placeholder: ImagePlaceholder,
+  images: ChatImage[],
+  index: number,
+): TemplateMessage {
+  const items = itemsOf(message.content)
+  for (const item of items) {
+    if (!('image' in item)) continue
+    if (placeholder === null)
+      throw refuse(
+        `messages[${index}].content: this model takes no images (its tokenizer has no image placeholder)`,
+      )
+    images.push(item.image)
+  }
+  const parts = items.map(
+    (item): TemplatePart =>
+      'text' in item ? { type: 'text', text: item.text } : { type: 'image' },
+  )
+  const textOnly = parts.every((part) => part.type === 'text')
   const out: TemplateMessage = {
     role: message.role,
-    content: joined ? parts.join('\n') : parts.map((text) => ({ type: 'text', text })),
+    content:
+      format === 'string'
+        ? joinTexts(items, placeholder)
+        : message.role === 'tool' && textOnly
+          ? parts.map((part) => (part as { text: string }).text).join('\n')
+          : parts,
   }
   const reasoning = message.reasoning ?? message.reasoning_content
   if (message.role === 'assistant') {
@@ -93,18 +177,28 @@ function describeIssue(issue: z.core.$ZodIssue): string {
  * Validates chat messages and normalizes them as vLLM does before rendering the chat
  * template (vllm/renderers/chat_utils: parse_chat_message_content.py and
  * parse_chat_message.py): in the "string" format text parts are joined with "\n" (a
- * missing content is ""), in the "openai" format they stay parts (a missing content is
- * []), a tool message's text parts are always joined; an assistant's empty `tool_calls`
- * are dropped and their arguments parsed; `reasoning` (or the older `reasoning_content`)
- * is given under both names; a developer message carries its `tools`. Throws KinfError
- * invalid_request naming the first bad field.
+ * missing content is "") with the images' placeholders before them, in the "openai"
+ * format they stay parts (a missing content is []) and an image is `{type: "image"}`, a
+ * tool message's text parts are always joined; an assistant's empty `tool_calls` are
+ * dropped and their arguments parsed; `reasoning` (or the older `reasoning_content`) is
+ * given under both names; a developer message carries its `tools`. An image needs a
+ * model whose prompt has a placeholder for it. Throws KinfError invalid_request naming
+ * the first bad field.
  */
-export function parseChatMessages(messages: unknown, format: ContentFormat): TemplateMessage[] {
+export function parseChatMessages(
+  messages: unknown,
+  format: ContentFormat,
+  placeholder: ImagePlaceholder = null,
+): ParsedChat {
   const parsed = ChatMessages.safeParse(messages)
   if (!parsed.success) {
     const issue = parsed.error.issues[0]
     const detail = issue === undefined ? 'invalid messages' : describeIssue(issue)
     throw new KinfError('invalid_request', detail, { cause: parsed.error })
   }
-  return parsed.data.map((message) => toTemplateMessage(message, format))
+  const images: ChatImage[] = []
+  const normalized = parsed.data.map((message, index) =>
+    toTemplateMessage(message, format, placeholder, images, index),
+  )
+  return { messages: normalized, images }
 }

@@ -81,13 +81,10 @@ export function promptIds(
       param: 'add_special_tokens',
     })
   if (request.kind === 'chat') {
-    const prompt = tokenizer.applyChatTemplate(
-      request.body.messages,
-      chatTemplateOptions(request.body, bodyText),
-    )
-    return addSpecialTokens === true
-      ? tokenizer.encode(prompt.text, { addSpecialTokens: true })
-      : prompt.tokenIds
+    return tokenizer.applyChatTemplate(request.body.messages, {
+      ...chatTemplateOptions(request.body, bodyText),
+      addSpecialTokens: addSpecialTokens === true,
+    }).tokenIds
   }
   const { prompt } = request.body
   if (typeof prompt === 'string')

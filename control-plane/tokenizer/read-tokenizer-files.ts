@@ -47,10 +47,16 @@ const TokenizerConfig = z.looseObject({
   additional_special_tokens: z.array(TokenText).nullish(),
   extra_special_tokens: z.union([z.record(z.string(), TokenText), z.array(TokenText)]).nullish(),
   tokenizer_class: z.string().nullish(),
+  /** A multimodal model's image markers and soft token (Gemma 3's). */
+  boi_token: TokenText,
+  eoi_token: TokenText,
+  image_token: TokenText,
   add_bos_token: z.boolean().nullish(),
   add_eos_token: z.boolean().nullish(),
 })
 export type TokenizerConfig = z.infer<typeof TokenizerConfig>
+
+const ProcessorConfig = z.looseObject({ image_seq_length: z.int().min(1).nullish() })
 
 const GenerationConfig = z.looseObject({
   eos_token_id: z.union([z.int().min(0), z.array(z.int().min(0))]).nullish(),
@@ -67,6 +73,8 @@ export interface TokenizerFiles {
   chatTemplates: ChatTemplates | null
   /** generation_config.json's `eos_token_id`, when the folder has one. */
   generationEosIds: number[] | null
+  /** processor_config.json's `image_seq_length` (tokens per image), when it has one. */
+  imageSeqLength: number | null
 }
 
 const mib = 1024 * 1024
@@ -147,8 +155,8 @@ function chatTemplatesOf(field: z.infer<typeof ChatTemplateField> | null | undef
 /**
  * Reads a tokenizer's files as transformers reads a model folder: tokenizer.json and
  * tokenizer_config.json (both required), special_tokens_map.json over the config's
- * special tokens, chat_template.jinja over the config's chat_template, and
- * generation_config.json's eos ids. Throws KinfError invalid_config naming the source and
+ * special tokens, chat_template.jinja over the config's chat_template,
+ * generation_config.json's eos ids and processor_config.json's tokens per image. Throws KinfError invalid_config naming the source and
  * the file that is missing, unreadable, too large or malformed.
  */
 export function readTokenizerFiles(source: string, paths: TokenizerFilePaths): TokenizerFiles {
@@ -159,6 +167,7 @@ export function readTokenizerFiles(source: string, paths: TokenizerFilePaths): T
   const tokenizerConfig = readJson(source, paths.tokenizerConfig, TokenizerConfig, config)
   const specialTokensMap = readJson(source, paths.specialTokensMap, TokenizerConfig, optional)
   const generation = readJson(source, paths.generationConfig, GenerationConfig, optional)
+  const processor = readJson(source, paths.processorConfig, ProcessorConfig, optional)
   let jinja: string | null
   try {
     jinja = readText(paths.chatTemplateJinja, limits.small)
@@ -174,6 +183,7 @@ export function readTokenizerFiles(source: string, paths: TokenizerFilePaths): T
     chatTemplates: jinja ?? chatTemplatesOf(tokenizerConfig.chat_template),
     generationEosIds:
       eos === undefined || eos === null ? null : typeof eos === 'number' ? [eos] : eos,
+    imageSeqLength: processor?.image_seq_length ?? null,
   }
 }
 

@@ -1,4 +1,5 @@
 import type { ChatTemplateOptions } from './create-chat-template-renderer.ts'
+import type { MmFeature } from './create-image-expander.ts'
 import type { LruCacheStats } from './lru-cache.ts'
 
 /**
@@ -21,13 +22,30 @@ export interface DecodeOptions {
   skipSpecialTokens?: boolean
 }
 
-export type { ChatTemplateOptions }
+export type { ChatTemplateOptions, MmFeature }
+
+export interface ChatPromptOptions extends ChatTemplateOptions {
+  /**
+   * vLLM's add_special_tokens of a chat request (default false): what the post-processor
+   * adds (a BOS) on top of what the template renders.
+   */
+  addSpecialTokens?: boolean
+}
 
 export interface ChatPrompt {
-  /** The rendered chat template. */
+  /** The rendered chat template (an image still its placeholder, as vLLM's prompt text). */
   text: string
-  /** `text` tokenized without adding special tokens: the prompt ids vLLM runs. */
+  /**
+   * The prompt ids vLLM runs: `text` tokenized without adding special tokens (unless
+   * asked), each image's placeholder first expanded as the model's processor expands it.
+   */
   tokenIds: number[]
+  /**
+   * Present when the chat holds images: the placeholder range of each one the client
+   * identified with a `uuid`, which vLLM hashes into the blocks holding it (see
+   * createImageExpander; an image without a uuid is left out, so those blocks never match).
+   */
+  mmFeatures?: MmFeature[]
 }
 
 /** A tokenizer that gives the ids a vLLM pod serving the model computes. */
@@ -51,10 +69,12 @@ export interface Tokenizer {
   decode(ids: readonly number[], options?: DecodeOptions): string
   /**
    * What vLLM does for `/v1/chat/completions`: normalize the messages, render the chat
-   * template, tokenize the text without adding special tokens. Throws `KinfError`
+   * template, tokenize the text without adding special tokens. Image parts are taken
+   * only by a model with an image processor (Gemma 3's layout, see createImageExpander);
+   * for any other model they are refused, as vLLM refuses them. Throws `KinfError`
    * `invalid_request` for messages vLLM would reject or the template refuses.
    */
-  applyChatTemplate(messages: readonly unknown[], options?: ChatTemplateOptions): ChatPrompt
+  applyChatTemplate(messages: readonly unknown[], options?: ChatPromptOptions): ChatPrompt
   /** Hits, misses and size of the cache of text segments between added tokens. */
   segmentCacheStats(): LruCacheStats
 }

@@ -102,6 +102,13 @@ describe('applyChatTemplate', () => {
     )
   })
 
+  it('skips an empty text part when joining, as vLLM skips a falsy part', () => {
+    const parts = ['a', '', 'b'].map((text) => ({ type: 'text' as const, text }))
+    expect(render([{ role: 'user', content: parts }])).toBe(
+      render([{ role: 'user', content: 'a\nb' }]),
+    )
+  })
+
   it('renders tool calls with arguments printed as vLLM and transformers print them', () => {
     const text = render([
       { role: 'user', content: 'Weather?' },
@@ -149,7 +156,7 @@ describe('applyChatTemplate', () => {
     expect(
       invalidRequest(() => tokenizer.applyChatTemplate([{ role: 'user', content: 42 }] as never)),
     ).toBe(
-      'messages[0].content: expected a string or an array of text parts ({"type": "text", "text": string})',
+      'messages[0].content: expected a string or an array of text parts ({"type": "text", "text": string}) or image parts',
     )
     expect(invalidRequest(() => tokenizer.applyChatTemplate([{ content: 'x' }] as never))).toBe(
       'messages[0].role: a message needs a string "role"',
