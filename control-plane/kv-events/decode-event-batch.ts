@@ -137,10 +137,11 @@ function readEvent(raw: unknown, index: number): KvCacheEvent | SkippedEvent {
   if (fields === undefined) {
     return skip(index, 'unknown_type', `events[${index}] is of a type not known here`)
   }
+  const values: unknown[] = positional ? withoutEventVersion(tag, raw) : []
   const record: WireRecord = { type: tag }
   fields.forEach((field, i) => {
-    const present = positional ? i + 1 < raw.length : Object.hasOwn(raw, field.wire)
-    if (present) record[field.key] = positional ? raw[i + 1] : raw[field.wire]
+    const present = positional ? i + 1 < values.length : Object.hasOwn(raw, field.wire)
+    if (present) record[field.key] = positional ? values[i + 1] : raw[field.wire]
     else if (field.presence === 'nullable') record[field.key] = null
   })
   const parsed = schemaOf[tag as KvCacheEvent['type']].safeParse(record)
@@ -158,6 +159,19 @@ function readEvent(raw: unknown, index: number): KvCacheEvent | SkippedEvent {
 }
 
 const isGpu = (medium: string | null) => medium === null || medium === 'GPU'
+
+/**
+ * The typed extra keys of vLLM PR #55488 (docs/vllm-wire.md §1.4) declare `event_version`
+ * (an int) right after `lora_name`, where a legacy array otherwise has `extra_keys` (a
+ * list or nil): an int there is that version, and the fields after it move up by one. A
+ * map names its keys, so only arrays need this.
+ */
+function withoutEventVersion(tag: string, raw: unknown[]): unknown[] {
+  const at = 8
+  const value = raw[at]
+  if (tag !== 'BlockStored' || !(typeof value === 'number' || typeof value === 'bigint')) return raw
+  return [...raw.slice(0, at), ...raw.slice(at + 1)]
+}
 
 function skip(index: number, reason: SkippedEvent['reason'], message: string): SkippedEvent {
   return { index, reason, message: `kv-events: ${message}` }

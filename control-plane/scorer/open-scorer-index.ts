@@ -56,3 +56,19 @@ export async function resyncFeeds(live: LivePools, feeds: PodFeeds): Promise<voi
   )
   await Promise.all([...pods].map((pod) => feeds.get(pod)?.restart()))
 }
+
+/**
+ * The block size a pod's full-attention events carry (docs/vllm-wire.md §1.8), told to
+ * every pool routing to the pod: its router keys requests with it, since the pool's
+ * `blockSize` is only what it assumes until the events say otherwise. Without `pod`, every
+ * pool learns from its pods' feeds (a new runtime after a config change).
+ */
+export function learnBlockSizes(live: LivePools, feeds: PodFeeds, pod?: string): void {
+  for (const pool of live.all()) {
+    const pods = pool.router.podNames()
+    for (const name of pod === undefined ? pods : pods.filter((name) => name === pod)) {
+      const size = feeds.get(name)?.blockSize
+      if (size !== null && size !== undefined) pool.router.learnBlockSize(size)
+    }
+  }
+}

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import type { TierEvent, TierHoldings } from '../../shared/kv-index/tier-holdings.ts'
+import { AttentionGroup } from '../kv-events/attention-group.ts'
 import type { DecodedEventBatch, SkippedEvent } from '../kv-events/kv-cache-event.ts'
 import { requestReplay } from '../kv-events/request-replay.ts'
 import { TimeoutMs } from '../kv-events/socket-options.ts'
@@ -39,6 +40,11 @@ export const PodEventIngestorOptions = z.strictObject({
     'The index of this pod can (true) or cannot (false) be believed right now',
   ),
   onError: functionOption<(message: string) => void>(),
+  onBlockSize: functionOption<(blockSize: number) => void>()
+    .optional()
+    .describe(
+      "The block size of the pod's full-attention blocks, told when first seen and when it changes: the router keys requests with it (docs/vllm-wire.md §1.8)",
+    ),
 })
 export type PodEventIngestorOptions = z.infer<typeof PodEventIngestorOptions>
 export type PodEventIngestorOptionsInput = z.input<typeof PodEventIngestorOptions>
@@ -71,10 +77,18 @@ export class PodEventIngestor {
   /** The pod is gone (unreachable): nothing is applied until restart(). */
   private suspended = false
   private buffered: { seq: bigint; batch: DecodedEventBatch }[] = []
+  /** Which of the pod's KV-cache groups is indexed (hybrid models). */
+  private readonly groups = new AttentionGroup()
+  private learnedBlockSize: number | null = null
   private queue: Promise<void> = Promise.resolve()
 
   constructor(input: PodEventIngestorOptionsInput) {
     this.options = parseOptions(PodEventIngestorOptions, input, 'pod event ingestor')
+  }
+
+  /** The block size the pod's indexed (full-attention) events carry; null before one. */
+  get blockSize(): number | null {
+    return this.learnedBlockSize
   }
 
   /** The seq of the last batch applied; null before one, or after the pod's entries were dropped. */
@@ -221,10 +235,14 @@ export class PodEventIngestor {
   private async apply(seq: bigint, batch: DecodedEventBatch): Promise<void> {
     // A replay answered after close (or the pod's loss) must not bring its blocks back.
     if (this.closed || this.suspended) return
-    const events = toPodEvents(batch.events)
+    const events = toPodEvents(batch.events, this.groups)
     try {
       await this.options.index.apply(this.options.pod, this.options.model, events.index, seq)
       if (events.tiers.length > 0) await this.applyTiers(seq, events.tiers)
+      if (events.blockSize !== null && events.blockSize !== this.learnedBlockSize) {
+        this.learnedBlockSize = events.blockSize
+        this.options.onBlockSize?.(events.blockSize)
+      }
       this.lastSeq = seq
       this.lastAppliedAtMs = Date.now()
       this.counters.batches++

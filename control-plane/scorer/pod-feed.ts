@@ -25,6 +25,8 @@ export interface PodFeedOptions {
   /** Pods without their own events endpoint get their batches from the scorer's bound socket. */
   sharedEvents: boolean
   onError: (message: string) => void
+  /** The block size the pod's full-attention events carry, when first seen and when it changes. */
+  onBlockSize?: ((pod: string, blockSize: number) => void) | undefined
 }
 
 export function sameFeedSource(a: PodFeedSource, b: PodFeedSource): boolean {
@@ -61,11 +63,17 @@ export class PodFeed {
             replayEndpoint: replay,
             onReady: (ready) => this.setReady(ready),
             onError: options.onError,
+            onBlockSize: (size) => options.onBlockSize?.(pod, size),
           })
   }
 
   get counters(): IngestorCounters | null {
     return this.ingestor?.counters ?? null
+  }
+
+  /** The block size of the pod's indexed blocks, from its events; null before one or without events. */
+  get blockSize(): number | null {
+    return this.ingestor?.blockSize ?? null
   }
 
   /** Where the pod's stream stands: the last seq applied and when; null without events. */

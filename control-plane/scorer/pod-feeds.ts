@@ -20,6 +20,8 @@ export interface PodFeedsOptions {
   /** Pods without their own events endpoint get their batches from the scorer's bound socket. */
   sharedEvents: boolean
   onError: (message: string) => void
+  /** A pod's events carry this block size (first seen, or changed): its pools key requests with it. */
+  onBlockSize?: (pod: string, blockSize: number) => void
 }
 
 interface Entry {

@@ -15,7 +15,7 @@ import { stateStatusSource } from '../status-page/state-status-source.ts'
 import { statusPageRoutes } from '../status-page/status-page-routes.ts'
 import { createDecisionRecorder } from './decision-recorder.ts'
 import { LivePools } from './live-pools.ts'
-import { openScorerIndex, resyncFeeds } from './open-scorer-index.ts'
+import { learnBlockSizes, openScorerIndex, resyncFeeds } from './open-scorer-index.ts'
 import { PodFeeds } from './pod-feeds.ts'
 import { startPodStatePublisher } from './pod-state-publisher.ts'
 import { PolicyBundleCache } from './policy-bundle-cache.ts'
@@ -115,6 +115,7 @@ export async function startScorer(
     onError: (message) => {
       if (guard?.available !== false) log(message)
     },
+    onBlockSize: (pod) => learnBlockSizes(live, feeds, pod),
   })
   const live = new LivePools({ pools: [], backends: {} }, log)
   guard?.onRecovered(async () => {
@@ -135,7 +136,10 @@ export async function startScorer(
     ),
     drainTimeoutMs: config.drainTimeoutMs,
     log,
-    onChange: () => scraper.follow(),
+    onChange: () => {
+      scraper.follow()
+      learnBlockSizes(live, feeds)
+    },
     retryTokenizers: () => tokenizers.retryFailed(),
   })
   // A tokenizer's files may appear later (a volume mounted late): tried again off the

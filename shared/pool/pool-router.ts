@@ -94,6 +94,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   private readonly speculativeTtlMs: number
   /** Output tokens planned for a request that sets no limit (see KinferenceParameters). */
   readonly expectedOutputTokens: number
+  private learnedBlockSize: number | null = null
 
   constructor(options: PoolRouterOptions) {
     this.options = options
@@ -140,10 +141,33 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     return null
   }
 
-  /** Block keys as the pods hash the prompt (model, adapter, cache_salt), and what to route on. */
+  /**
+   * The block size requests are keyed with: the one the pods' full-attention events carry
+   * once seen (a hybrid model's attention group has its own, docs/vllm-wire.md §1.8),
+   * else the pool's `blockSize`.
+   */
+  get blockSize(): number {
+    return this.learnedBlockSize ?? this.spec.blockSize
+  }
+
+  /**
+   * The pool's pods announce full-attention blocks of `blockSize` tokens (all pods of a
+   * pool run one configuration, so the last one told holds for all); not a positive
+   * integer: ignored.
+   */
+  learnBlockSize(blockSize: number): void {
+    if (Number.isSafeInteger(blockSize) && blockSize > 0) this.learnedBlockSize = blockSize
+  }
+
+  /**
+   * Block keys as the pods hash the prompt (model, adapter, cache_salt), and what to route
+   * on. No multimodal identity reaches the router yet, so a block holding an image is keyed
+   * without it and never matches the pod's (keyed with it, read-extra-keys.ts): such
+   * requests route as cache misses from the image on, never onto another image's blocks.
+   */
   prepare(input: PoolRequestInput): PoolRequest {
     const served = this.served(input.model)
-    const blockSize = this.spec.blockSize
+    const blockSize = this.blockSize
     const keys = computeBlockKeys(input.promptIds, blockSize, {
       model: served?.baseModel ?? input.model,
       loraName: served?.loraName ?? null,

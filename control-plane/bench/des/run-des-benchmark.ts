@@ -5,14 +5,15 @@ import { type PoolLookup, PoolRouter } from '../../../shared/pool/pool-router.ts
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
 import type { RouteResult } from '../../../shared/routing/router-core.ts'
 import type { StableVocabulary } from '../../../shared/tokens/create-stable-vocabulary.ts'
-import { toIndexEvents } from '../../kv-events/to-index-events.ts'
+import { AttentionGroup } from '../../kv-events/attention-group.ts'
+import { toPodEvents } from '../../kv-events/to-index-events.ts'
 import type { EngineKvEvent } from '../../sim/engine/block-pool.ts'
 import {
   SimKvEventsOptions,
   type SimKvEventsOptionsInput,
 } from '../../sim/engine/kv-events-options.ts'
 import { type StepResult, VllmEngine } from '../../sim/engine/vllm-engine.ts'
-import { toWireEvent } from '../../sim/to-wire-event.ts'
+import { wireEventMapper } from '../../sim/to-wire-event.ts'
 import { type ChatFrame, type ChatTurnIds, chatPromptIds } from '../chat-prompt-ids.ts'
 import { describeProfile, type LoadProfile, rateOfProfile, streamsOf } from '../load-profile.ts'
 import { openLoopSchedule } from '../open-loop-schedule.ts'
@@ -86,6 +87,8 @@ interface Pod {
   engine: VllmEngine
   stepping: boolean
   seq: bigint
+  /** Which of its KV-cache groups the index keeps, as the scorer's ingestor learns it. */
+  groups: AttentionGroup
 }
 
 /**
@@ -131,15 +134,20 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     createSeededRandom(options.seed ^ 0x68e31da4),
   )
   const model = options.pool.models[0]?.name ?? ''
+  const kvEvents = SimKvEventsOptions.parse(options.kvEvents ?? {})
+  // What the pods publish, in their configured form (groups, extra keys), as the scorer
+  // would decode it.
+  const toWire = wireEventMapper(kvEvents)
   const pods: Pod[] = Array.from({ length: options.pods }, (_, i) => ({
     name: `pod-${i}`,
     engine: new VllmEngine({
       profile: options.gpuProfile,
       random: createSeededRandom(options.seed * 7919 + i),
-      kvEvents: SimKvEventsOptions.parse(options.kvEvents ?? {}),
+      kvEvents,
     }),
     stepping: false,
     seq: 0n,
+    groups: new AttentionGroup(),
   }))
   const podIndex = new Map(pods.map((pod, i) => [pod.name, i]))
   const capacity = numGpuBlocks(options.gpuProfile) * options.gpuProfile.blockSize
@@ -350,12 +358,12 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       if (pod.engine.hasWork()) queue.push(time, { kind: 'step', pod: event.pod })
       else pod.stepping = false
     } else if (event.kind === 'events') {
-      await index.apply(
-        pods[event.pod]?.name as string,
-        model,
-        toIndexEvents(event.events.map(toWireEvent)),
-        event.seq,
-      )
+      const pod = pods[event.pod] as Pod
+      const split = toPodEvents(event.events.map(toWire), pod.groups)
+      await index.apply(pod.name, model, split.index, event.seq)
+      // As the scorer does: the pool keys requests with the block size the events carry.
+      if (split.blockSize !== null)
+        for (const router of replicas.all) router.learnBlockSize(split.blockSize)
     } else if (event.kind === 'metrics') {
       const router = replicas.all[event.replica] as PoolRouter<Arrival>
       event.snapshot.forEach((view, i) => {

@@ -87,6 +87,54 @@ describe('decodeEventBatch reads both vLLM encodings', () => {
   })
 })
 
+describe('decodeEventBatch reads the typed extra keys of vLLM PR #55488', () => {
+  it('in both encodings, event_version read past in an array where extra_keys would be', () => {
+    const extraKeys = [
+      [
+        { type: 'lora', name: 'ad' },
+        { type: 'cache_salt', salt: 'tenant' },
+      ],
+      [{ type: 'mm', modality: 'image', hash: 'img', block_offset: -3 }],
+    ]
+    const published = {
+      ts: 2.5,
+      events: [
+        {
+          type: 'BlockStored' as const,
+          blockHashes: [1n, 2n],
+          parentBlockHash: null,
+          tokenIds: [1, 2, 3, 4],
+          blockSize: 2,
+          loraId: 1,
+          medium: 'GPU',
+          loraName: 'ad',
+          eventVersion: 1,
+          extraKeys,
+          groupIdx: 0,
+          kvCacheSpecKind: 'full_attention',
+        },
+      ],
+      dataParallelRank: 0,
+    }
+    for (const encoding of ['map', 'array'] as const) {
+      const [event] = decodeEventBatch(encodeEventBatch(published, encoding)).events
+      expect(event, encoding).toEqual({
+        type: 'BlockStored',
+        blockHashes: [1n, 2n],
+        parentBlockHash: null,
+        tokenIds: [1, 2, 3, 4],
+        blockSize: 2,
+        loraId: 1,
+        medium: 'GPU',
+        loraName: 'ad',
+        extraKeys,
+        groupIdx: 0,
+        kvCacheSpecKind: 'full_attention',
+      })
+    }
+  })
+})
+
 describe('decodeEventBatch reads hashes as unsigned 64-bit bigints', () => {
   it.each([
     ['positive fixint', '05', 5n],

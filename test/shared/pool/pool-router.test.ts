@@ -182,3 +182,36 @@ describe('PoolRouter', () => {
     expect(errors).toEqual([`speculative entry for ${route.decision.pod} failed: index down`])
   })
 })
+
+describe('PoolRouter block size', () => {
+  it("keys requests with the block size the pods' events carry once told, else the pool's", async () => {
+    const { router, index, request } = setup()
+    const ids = prompt(5, 640)
+    expect(router.blockSize).toBe(16)
+    expect(request('r1', ids).routing.blockSize).toBe(16)
+    // Pod a announces 32-token full-attention blocks (a hybrid model's attention group).
+    const events = [
+      {
+        type: 'stored' as const,
+        engineHashes: Array.from({ length: 20 }, (_, i) => BigInt(i + 1)),
+        parentEngineHash: null,
+        tokenIds: ids,
+        blockSize: 32,
+        loraName: null,
+        cacheSalt: null,
+      },
+    ]
+    await index.apply('a', 'm', events)
+    expect((await router.lookup(request('r2', ids))).blocks.get('a')).toBe(0)
+    router.learnBlockSize(32)
+    const learned = request('r3', ids)
+    expect(learned.routing.blockSize).toBe(32)
+    expect(learned.keys.length).toBe(2 * 20)
+    const lookup = await router.lookup(learned)
+    expect(lookup.blocks.get('a')).toBe(20)
+    // In tokens, with vLLM's rule that the last prompt token is always computed.
+    expect(router.matchedTokens(lookup, 'a')).toBe(19 * 32)
+    for (const bad of [0, -16, 1.5, Number.NaN]) router.learnBlockSize(bad)
+    expect(router.blockSize).toBe(32)
+  })
+})

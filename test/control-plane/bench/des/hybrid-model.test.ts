@@ -23,12 +23,13 @@ const job = (kvEvents: DesJob['kvEvents']): DesJob => ({
   ...(kvEvents ? { kvEvents } : {}),
 })
 
-const hitRate = (run: BenchmarkRun) => run.prefixCache.hits / run.prefixCache.queries
+const hitRate = (run: BenchmarkRun) =>
+  run.prefixCache === null ? Number.NaN : run.prefixCache.hits / run.prefixCache.queries
 const picks = (run: BenchmarkRun) => run.records.map((r) => r.pod)
 
 describe('a hybrid model in the discrete-event benchmark', () => {
   it('gets the pure-attention run’s picks and hit rate, and the pods hit what was predicted', async () => {
-    const [pure, hybrid, salted, coarse] = (await runDesJobs(
+    const [pure, hybrid, salted, coarse, coarseWindow] = (await runDesJobs(
       [
         job(undefined),
         job({ hybrid: { slidingWindow: 512, slidingWindowGroups: 2 } }),
@@ -36,9 +37,12 @@ describe('a hybrid model in the discrete-event benchmark', () => {
         // The attention group's blocks twice the pool's block size, as hybrid models
         // announce a block size of their own (528 for Qwen3.5-9B, vLLM #49537).
         job({ hybrid: { slidingWindow: 512, fullAttentionBlockSize: 32 } }),
+        // The window group's blocks twice the attention group's: its events name every
+        // other attention hash with a 32-token block, and would re-key those hashes.
+        job({ hybrid: { slidingWindow: 512, slidingWindowBlockSize: 32 } }),
       ],
       { threads: 1 },
-    )) as [BenchmarkRun, BenchmarkRun, BenchmarkRun, BenchmarkRun]
+    )) as [BenchmarkRun, BenchmarkRun, BenchmarkRun, BenchmarkRun, BenchmarkRun]
     expect(hitRate(pure)).toBeGreaterThan(0.5)
     expect(hitRate(hybrid)).toBe(hitRate(pure))
     expect(picks(hybrid)).toEqual(picks(pure))
@@ -47,7 +51,12 @@ describe('a hybrid model in the discrete-event benchmark', () => {
     const cached = (run: BenchmarkRun) => run.records.reduce((sum, r) => sum + r.cachedTokens, 0)
     expect(cached(hybrid)).toBe(cached(pure))
     // Keyed with the pool's 16 the router would match none of the 32-token blocks: its
-    // picks would fall to load alone and the hit rate with them.
-    expect(hitRate(coarse)).toBeGreaterThan(hitRate(pure) - 0.05)
+    // picks would fall to load alone and the hit rate with them. It keys with the 32 the
+    // events carry, and the prefixes (multiples of 32 tokens) match as in the pure run.
+    expect(hitRate(coarse)).toBe(hitRate(pure))
+    expect(picks(coarse)).toEqual(picks(pure))
+    // Indexing the window group too would break the attention chains at every other block.
+    expect(hitRate(coarseWindow)).toBe(hitRate(pure))
+    expect(picks(coarseWindow)).toEqual(picks(pure))
   }, 120_000)
 })
