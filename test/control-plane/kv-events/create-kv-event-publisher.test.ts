@@ -81,7 +81,7 @@ describe('createKvEventPublisher', () => {
     'frames replay replies the %s way (vLLM PR #45177 added the topic)',
     async (replayFraming, head, endHead) => {
       const pub = await publisher({ replayFraming })
-      publishNth(pub, 0)
+      for (let n = 0; n < 3; n++) publishNth(pub, n)
       const dealer = new Dealer({ linger: 0 })
       cleanups.push(() => dealer.close())
       dealer.connect(pub.replayEndpoint as string)
@@ -93,11 +93,13 @@ describe('createKvEventPublisher', () => {
         '0000000000000000',
         hex(encodeEventBatch(expectedBatch(0), 'map')),
       ])
+      await dealer.receive()
+      await dealer.receive()
       const end = await dealer.receive()
       expect(end.map((frame) => hex(frame))).toEqual([...endHead, 'ffffffffffffffff', ''])
-      // The router's client reads both.
-      const replayed = await requestReplay({ endpoint: pub.replayEndpoint as string, startSeq: 0n })
-      expect(replayed.map((entry) => entry.seq)).toEqual([0n])
+      // The router's client reads both, whole batches from any start.
+      const replayed = await requestReplay({ endpoint: pub.replayEndpoint as string, startSeq: 1n })
+      expect(replayed).toEqual([1, 2].map((n) => ({ seq: BigInt(n), batch: expectedBatch(n) })))
     },
   )
 
