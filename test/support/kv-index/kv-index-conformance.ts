@@ -85,6 +85,22 @@ export function describeKvIndexConformance(
       expect(await index.lookup(keys, ['pod-a'], 0)).toEqual([40])
     })
 
+    it('keys a block’s extras (a multimodal input) into that block and its followers only', async () => {
+      const extras = [null, null, 'mm\u0000img-A\u00000', 'mm\u0000img-A\u0000-4']
+      const event = stored(hashes.slice(0, 4), null, tokens.slice(0, 16))
+      await index.apply('pod-a', model, [{ ...event, blockExtras: extras } as IndexEvent])
+      expect(await index.lookup(chain, ['pod-a'], 0)).toEqual([2])
+      const withImage = computeBlockKeys(tokens.slice(0, 16), blockSize, { model }, extras)
+      expect(await index.lookup(withImage, ['pod-a'], 0)).toEqual([4])
+      const otherImage = computeBlockKeys(tokens.slice(0, 16), blockSize, { model }, [
+        null,
+        null,
+        'mm\u0000img-B\u00000',
+        'mm\u0000img-B\u0000-4',
+      ])
+      expect(await index.lookup(otherImage, ['pod-a'], 0)).toEqual([2])
+    })
+
     it('matches the longest consecutive prefix: a removed middle block cuts it there', async () => {
       await index.apply('pod-a', model, storedRange(tokens, hashes, 0, 8, 4))
       const result = await index.apply('pod-a', model, [removed(hashes[3] as bigint)])
