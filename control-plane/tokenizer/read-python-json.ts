@@ -11,6 +11,7 @@ export const maxJsonNesting = 1_000
 
 const numberPattern = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?/y
 const whitespacePattern = /[ \t\n\r]*/y
+const plainPattern = /[^"\\\u0000-\u001f]*/y
 const escapes: Record<string, string> = {
   '"': '"',
   '\\': '\\',
@@ -53,6 +54,11 @@ export function readPythonJson(text: string): Value {
     expect('"')
     let out = ''
     for (;;) {
+      // The run up to the next quote, backslash or control character, taken in one slice.
+      plainPattern.lastIndex = at
+      plainPattern.exec(text)
+      out += text.slice(at, plainPattern.lastIndex)
+      at = plainPattern.lastIndex
       const char = text[at++]
       if (char === undefined || char < ' ') throw new JsonSyntaxError(`bad string at ${at}`)
       if (char === '"') return out

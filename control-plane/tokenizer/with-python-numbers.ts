@@ -42,32 +42,103 @@ function hasAmbiguousNumber(value: unknown): boolean {
   return false
 }
 
+const spacePattern = /[ \t\n\r]*/y
+
+/**
+ * The text of each member of a JSON object's text, by key (a repeated key's last, as a
+ * dict keeps it), found without reading the values: only the fields asked for are read
+ * as Python reads them, not a whole conversation. Null when the text is not an object.
+ */
+function memberTexts(text: string): Map<string, string> | null {
+  let at = 0
+  const skipSpace = () => {
+    spacePattern.lastIndex = at
+    spacePattern.exec(text)
+    at = spacePattern.lastIndex
+  }
+  /** Past a string (at its opening quote): to the first quote not escaped. */
+  const skipString = (): string | null => {
+    const start = at
+    let from = at + 1
+    for (;;) {
+      const quote = text.indexOf('"', from)
+      if (quote === -1) return null
+      let backslashes = 0
+      while (text.charCodeAt(quote - 1 - backslashes) === 0x5c) backslashes++
+      from = quote + 1
+      if (backslashes % 2 === 0) {
+        at = from
+        return text.slice(start, at)
+      }
+    }
+  }
+  /** Past one member's value: strings skipped whole, brackets counted. */
+  const skipValue = (): boolean => {
+    let depth = 0
+    for (;;) {
+      skipSpace()
+      const char = text[at]
+      if (char === undefined) return false
+      if (depth === 0 && (char === ',' || char === '}')) return true
+      if (char === '"') {
+        if (skipString() === null) return false
+        continue
+      }
+      if (char === '{' || char === '[') depth++
+      else if (char === '}' || char === ']') depth--
+      at++
+    }
+  }
+  const members = new Map<string, string>()
+  skipSpace()
+  if (text[at] !== '{') return null
+  at++
+  for (;;) {
+    skipSpace()
+    if (text[at] === '}') return members
+    const key = skipString()
+    if (key === null) return null
+    skipSpace()
+    if (text[at] !== ':') return null
+    const start = ++at
+    if (!skipValue()) return null
+    members.set(JSON.parse(key) as string, text.slice(start, at))
+    if (text[at] === ',') at++
+    else if (text[at] === '}') return members
+    else return null
+  }
+}
+
+/** The value Python's json reads from a member's text, or undefined when it does not read. */
+function readMember(text: string | undefined): Value | undefined {
+  if (text === undefined) return undefined
+  try {
+    return readPythonJson(text)
+  } catch (error) {
+    if (error instanceof JsonSyntaxError || KinfError.isInstance(error)) return undefined
+    throw error
+  }
+}
+
 /**
  * The request body's fields, as JSON.parse gave them, with their numbers as Python's json
  * reads them from the body's text. vLLM parses the body with Python, where a tool schema's
  * `50.0` stays a float that a template prints `50.0` and an integer keeps every digit;
  * JavaScript's JSON has made `50.0` the integer 50. Each number of `fields` (the request's
  * tools, chat_template_kwargs, ...) becomes the template value Python read at the same
- * place of the body; everything else (strings, key order) is kept as parsed. The body is
- * read only when a field holds a number the two may read apart. Returns
- * `fields` unchanged when the text is not the JSON object it was parsed from (or nests
- * deeper than Python's json reads).
+ * place of the body; everything else (strings, key order) is kept as parsed. Only a field
+ * holding a number the two may read apart is read again, from its own member of the body.
+ * A field is left as parsed when the text does not hold it (or nests deeper than
+ * Python's json reads).
  */
 export function withPythonNumbers<T extends Record<string, unknown>>(
   fields: T,
   bodyText: string,
 ): T {
-  if (!hasAmbiguousNumber(fields)) return fields
-  let body: Value
-  try {
-    body = readPythonJson(bodyText)
-  } catch (error) {
-    if (error instanceof JsonSyntaxError || KinfError.isInstance(error)) return fields
-    throw error
-  }
-  if (body.type !== 'ObjectValue') return fields
-  const entries = body.value as Map<string, Value>
-  return Object.fromEntries(
-    Object.entries(fields).map(([key, value]) => [key, overlay(value, entries.get(key))]),
-  ) as T
+  const ambiguous = Object.entries(fields).filter(([, value]) => hasAmbiguousNumber(value))
+  if (ambiguous.length === 0) return fields
+  const members = memberTexts(bodyText)
+  if (members === null) return fields
+  const read = ambiguous.map(([key, value]) => [key, overlay(value, readMember(members.get(key)))])
+  return { ...fields, ...Object.fromEntries(read) }
 }
