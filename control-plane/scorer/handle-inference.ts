@@ -54,7 +54,13 @@ export async function prepareInference(
 ): Promise<{ claims: EdgeClaims; attempt: PoolAttempt }> {
   const claims = await authenticate(context, request)
   const pools = allowedPools(context, claims)
-  const prepared = prepareRequest(request.requestId, kind, parseJson(request.body), pools)
+  const prepared = prepareRequest(
+    request.requestId,
+    kind,
+    parseJson(request.body),
+    pools,
+    request.body.toString('utf8'),
+  )
   const lookup = await prepared.pool.lookup(prepared.request)
   return { claims, attempt: { prepared, lookup } }
 }

@@ -191,6 +191,7 @@ async function askPools(
           runtime,
           served.name,
           call.tokenized,
+          textFor(call, served.name),
         )
       } catch (error) {
         // This pool cannot take the prompt (too long for it, say): its status stays unknown,
@@ -236,6 +237,7 @@ async function attemptFor(
     runtime,
     target.model,
     call.tokenized,
+    textFor(call, target.model),
   )
   return { prepared, lookup: await runtime.lookup(prepared.request) }
 }
@@ -251,6 +253,11 @@ function runtimeOf(context: InferenceContext, snapshot: ConfigSnapshot, poolId: 
     context.pools.find((pool) => pool.namespace === null && pool.name === name) ??
     null
   )
+}
+
+/** The text the pod gets when it is the client's own (see bodyFor), else null. */
+function textFor(call: RouteCall, model: string): string | null {
+  return model === call.facts.model ? call.body.toString('utf8') : null
 }
 
 /** The client's bytes, unless policy sends the request under another model name. */

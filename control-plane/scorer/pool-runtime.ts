@@ -168,10 +168,13 @@ export class PoolRuntime {
     }
   }
 
-  /** The prompt ids of a request, as the pool's pods compute them (counted). */
-  tokenize(tokenizer: Tokenizer, request: OpenAiRequest): number[] {
+  /**
+   * The prompt ids of a request, as the pool's pods compute them (counted); `bodyText` is
+   * the JSON text the pod gets, when the request was parsed from it (see promptIds).
+   */
+  tokenize(tokenizer: Tokenizer, request: OpenAiRequest, bodyText: string | null = null): number[] {
     this.options.counters?.tokenizations.labels({ pool: this.name }).inc()
-    return promptIds(tokenizer, request)
+    return promptIds(tokenizer, request, bodyText)
   }
 
   /** One index lookup for every pod of the pool (counted). */

@@ -39,6 +39,8 @@ export function prepareRequest(
   kind: RequestKind,
   body: unknown,
   pools: readonly PoolRuntime[],
+  /** The JSON text `body` was parsed from, when the caller has it (see prepareOnPool). */
+  bodyText: string | null = null,
 ): PreparedRequest {
   // A body nested past the edge's limit is refused here too: a scorer may be called by
   // something other than the edge, and the pods would parse and carry all of it.
@@ -54,7 +56,7 @@ export function prepareRequest(
       openAiCode: 'model_not_found',
     })
   }
-  return prepareOnPool(id, openAi, pool, model)
+  return prepareOnPool(id, openAi, pool, model, new Map(), bodyText)
 }
 
 /**
@@ -72,6 +74,12 @@ export function prepareOnPool(
   model: string,
   /** Prompt ids by tokenizer name, for a request prepared on several pools: tokenized once. */
   tokenized: Map<string, number[]> = new Map(),
+  /**
+   * The JSON text the pod gets, when it is the text `openAi` was parsed from: a chat's tool
+   * schemas then print their numbers as the pod's Python reads them (`50.0` stays a
+   * float; see chatTemplateOptions). Null when the pod gets `openAi` re-serialized.
+   */
+  bodyText: string | null = null,
 ): PreparedRequest {
   checkJsonDepth(openAi.body)
   const served = pool.serves(model)
@@ -97,10 +105,12 @@ export function prepareOnPool(
     const request = { routing, keys: keyless.keys }
     return { openAi, pool, model, request, stream, estimated: true, promptIds: null }
   }
-  let ids = tokenized.get(served.model.tokenizer)
+  // The same tokenizer gives other ids from the raw text than from the parsed body.
+  const key = `${served.model.tokenizer}\u0000${bodyText === null ? 'parsed' : 'text'}`
+  let ids = tokenized.get(key)
   try {
-    ids ??= pool.tokenize(served.tokenizer, openAi)
-    tokenized.set(served.model.tokenizer, ids)
+    ids ??= pool.tokenize(served.tokenizer, openAi, bodyText)
+    tokenized.set(key, ids)
   } catch (error) {
     if (KinfError.isInstance(error) && error.param !== null) throw error
     throw invalid((error as Error).message, openAi.kind === 'chat' ? 'messages' : 'prompt')

@@ -94,15 +94,10 @@ const messages = [{ role: 'user', content: 'Where is my order 1234?' }]
 const body = { model, messages, tools, max_tokens: 2 }
 
 /** The prompt length the saturated pool's decision (a burst, answered to the edge) carries. */
-async function decidedPromptTokens(s: Stack): Promise<number> {
-  const answer = await send(
-    s,
-    routePaths.chat,
-    routeEnvelope(await bundle(), JSON.stringify(body)),
-    {
-      tenant: 'acme',
-    },
-  )
+async function decidedPromptTokens(s: Stack, text = JSON.stringify(body)): Promise<number> {
+  const answer = await send(s, routePaths.chat, routeEnvelope(await bundle(), text), {
+    tenant: 'acme',
+  })
   expect(answer.status, answer.text).toBe(200)
   expect(answer.headers.get(decidedHeader)).toBe('1')
   const decided = RouteDecision.parse(JSON.parse(answer.text))
@@ -111,13 +106,13 @@ async function decidedPromptTokens(s: Stack): Promise<number> {
 }
 
 /** The pod's own count of the request (its /tokenize renders the tools with its template). */
-async function podCount(s: Stack, request: object): Promise<number> {
+async function podCount(s: Stack, request: object | string): Promise<number> {
   const pod = s.pods[0]
   if (!pod) throw new Error('no pod')
   const response = await fetch(`${pod.url}/tokenize`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(request),
+    body: typeof request === 'string' ? request : JSON.stringify(request),
   })
   expect(response.status).toBe(200)
   return ((await response.json()) as { count: number }).count
@@ -152,5 +147,16 @@ describe('the prompt length of a routed request with tools', () => {
     if ('issues' in withoutTools) throw new Error(withoutTools.issues.message)
     expect(estimate).toBeGreaterThan(estimateRequestPromptTokens(withoutTools.request) + 500)
     expect(await decidedPromptTokens(stack)).toBe(estimate)
+  })
+
+  it('reads the client’s own JSON text, so a schema’s float literals count as the pod’s Python reads them', async () => {
+    stack = await startPool(poolSpec({ ttftSloMs: 0.001 }))
+    // 50.0 and 1000.0 are floats to vLLM's json.loads and print so; JSON.parse makes them 50.
+    const text = `{"model":${JSON.stringify(model)},"messages":${JSON.stringify(messages)},"max_tokens":2,"tools":[{"type":"function","function":{"name":"set_limit","description":"Sets the limit.","parameters":{"type":"object","properties":{"limit":{"type":"number","minimum":50.0,"maximum":1000.0,"default":100.0}},"required":["limit"]}}}]}`
+    const reparsed = JSON.stringify(JSON.parse(text))
+    const fromText = await podCount(stack, text)
+    // The pod itself counts the two texts apart: the literals are not a detail of ours.
+    expect(fromText).not.toBe(await podCount(stack, reparsed))
+    expect(await decidedPromptTokens(stack, text)).toBe(fromText)
   })
 })
