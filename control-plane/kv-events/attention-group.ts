@@ -3,9 +3,7 @@ import type { BlockRemoved, BlockStored } from './kv-cache-event.ts'
 /**
  * vLLM's `KVCacheSpecKind` values (`vllm/v1/kv_cache_interface.py`, sent as
  * `kv_cache_spec_kind` since #40984) of the groups that cache the whole prefix: full
- * attention, MLA, and full attention with sink tokens (a FullAttentionSpec). Sliding
- * window (MLA or not), chunked local, Mamba, encoder-only, cross attention and unknown do
- * not.
+ * attention, MLA, and full attention with sink tokens (a FullAttentionSpec).
  */
 const fullAttentionKinds: ReadonlySet<string> = new Set([
   'full_attention',
@@ -13,11 +11,22 @@ const fullAttentionKinds: ReadonlySet<string> = new Set([
   'sink_full_attention',
 ])
 
+/** The kinds that do not: windows (MLA or not), chunks, recurrent state, no decoder cache. */
+const partialKinds: ReadonlySet<string> = new Set([
+  'sliding_window',
+  'sliding_window_mla',
+  'chunked_local_attention',
+  'mamba',
+  'encoder_only_attention',
+  'cross_attention',
+])
+
 /**
  * Which of a pod's KV-cache groups the index keeps (docs/vllm-wire.md §1.8): the
  * full-attention group, named by `kv_cache_spec_kind` on its BlockStored events (the
- * first such group seen, if a model has several), else group 0 (releases before #40984);
- * an event without `group_idx` (one group, or releases before #37688) is always taken. A
+ * first such group seen, if a model has several), else group 0 (releases before #40984,
+ * and kinds such as "unknown" that say neither); an event without `group_idx` (one
+ * group, or releases before #37688) is always taken. A
  * BlockRemoved carries no kind: it is taken when it names the group learned from the
  * stores. One per pod, for the life of its feed: a pod's groups follow its model and
  * configuration, not its incarnation.
@@ -37,8 +46,8 @@ export class AttentionGroup {
     if (event.type === 'BlockStored') {
       const kind = event.kvCacheSpecKind
       if (kind !== null && kind !== undefined) {
-        if (!fullAttentionKinds.has(kind)) return false
-        this.group ??= idx
+        if (partialKinds.has(kind)) return false
+        if (fullAttentionKinds.has(kind)) this.group ??= idx
       }
     }
     return idx === (this.group ?? 0)

@@ -103,6 +103,11 @@ describe('toPodEvents and a hybrid model’s KV-cache groups (docs/vllm-wire.md 
       removed([11n], 1),
     ])
     expect(await withoutKind.index.lookup(chain16, ['pod'], 0)).toEqual([4])
+    // A kind that says neither (vLLM's "unknown") is judged as no kind at all.
+    const unknownKind = await indexOf([
+      stored({ blockHashes: hashes, groupIdx: 0, kvCacheSpecKind: 'unknown' }),
+    ])
+    expect(await unknownKind.index.lookup(chain16, ['pod'], 0)).toEqual([4])
     const withoutGroup = await indexOf([stored({ blockHashes: hashes }), removed([13n])])
     expect(await withoutGroup.index.lookup(chain16, ['pod'], 0)).toEqual([2])
   })
