@@ -6,7 +6,7 @@ import { AttentionGroup } from '../kv-events/attention-group.ts'
 import type { DecodedEventBatch, SkippedEvent } from '../kv-events/kv-cache-event.ts'
 import { requestReplay } from '../kv-events/request-replay.ts'
 import { TimeoutMs } from '../kv-events/socket-options.ts'
-import { toPodEvents } from '../kv-events/to-index-events.ts'
+import { toPodEvents } from '../kv-events/to-pod-events.ts'
 
 export interface IngestorCounters {
   batches: number

@@ -6,7 +6,7 @@ import { createSeededRandom } from '../../../shared/random/create-seeded-random.
 import type { RouteResult } from '../../../shared/routing/router-core.ts'
 import type { StableVocabulary } from '../../../shared/tokens/create-stable-vocabulary.ts'
 import { AttentionGroup } from '../../kv-events/attention-group.ts'
-import { toPodEvents } from '../../kv-events/to-index-events.ts'
+import { toPodEvents } from '../../kv-events/to-pod-events.ts'
 import type { EngineKvEvent } from '../../sim/engine/block-pool.ts'
 import {
   SimKvEventsOptions,

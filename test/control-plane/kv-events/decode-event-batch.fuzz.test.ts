@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { decodeEventBatch } from '../../../control-plane/kv-events/decode-event-batch.ts'
 import type { EventBatch } from '../../../control-plane/kv-events/kv-cache-event.ts'
-import { toIndexEvents } from '../../../control-plane/kv-events/to-index-events.ts'
+import { toPodEvents } from '../../../control-plane/kv-events/to-pod-events.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { fuzzParameters, fuzzTimeoutMs } from '../../support/fuzz-runs.ts'
 import { mutatedBytes } from '../../support/mutated-bytes.ts'
@@ -14,7 +14,7 @@ const runs = 3_000
 function decodedOrRefused(bytes: Uint8Array): EventBatch | null {
   try {
     const batch = decodeEventBatch(bytes)
-    toIndexEvents(batch.events)
+    toPodEvents(batch.events)
     return batch
   } catch (error) {
     expect(KinfError.isInstance(error), String(error)).toBe(true)

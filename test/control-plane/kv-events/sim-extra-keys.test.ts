@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { decodeEventBatch } from '../../../control-plane/kv-events/decode-event-batch.ts'
 import { encodeEventBatch } from '../../../control-plane/kv-events/encode-event-batch.ts'
-import { toPodEvents } from '../../../control-plane/kv-events/to-index-events.ts'
+import { toPodEvents } from '../../../control-plane/kv-events/to-pod-events.ts'
 import { wireEventMapper } from '../../../control-plane/sim/to-wire-event.ts'
 import { computeBlockKeys } from '../../../shared/kv-index/block-keys.ts'
 import type { KvIndex } from '../../../shared/kv-index/kv-index.ts'

@@ -5,7 +5,7 @@ import type {
   BlockStored,
   KvCacheEvent,
 } from '../../../control-plane/kv-events/kv-cache-event.ts'
-import { toPodEvents } from '../../../control-plane/kv-events/to-index-events.ts'
+import { toPodEvents } from '../../../control-plane/kv-events/to-pod-events.ts'
 import { computeBlockKeys } from '../../../shared/kv-index/block-keys.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
 

@@ -55,14 +55,6 @@ export function toPodEvents(
   return out
 }
 
-/** The GPU tier's events alone (see toPodEvents). */
-export function toIndexEvents(
-  events: readonly KvCacheEvent[],
-  groups?: AttentionGroup,
-): IndexEvent[] {
-  return toPodEvents(events, groups).index
-}
-
 const cleared = { type: 'cleared' } as const
 
 function storedOf(event: BlockStored): IndexEvent {
