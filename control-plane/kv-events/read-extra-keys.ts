@@ -1,3 +1,4 @@
+import { extraKeySeparator, mmExtraKey } from '../../shared/kv-index/mm-block-extras.ts'
 import type { BlockStored } from './kv-cache-event.ts'
 
 /** What a BlockStored event's `extra_keys` and `lora_name` mean for our block keys. */
@@ -46,7 +47,7 @@ export function readExtraKeys(event: BlockStored): ReadExtraKeys {
     })
     if (parts.length === 0) return
     blockExtras ??= new Array<string | null>(entries.length).fill(null)
-    blockExtras[block] = parts.join('\u0001')
+    blockExtras[block] = parts.join(extraKeySeparator)
   })
   return { loraName, cacheSalt, blockExtras }
 }
@@ -100,13 +101,12 @@ function lastPlainSalt(keys: readonly unknown[], loraName: string | null): numbe
 function canonical(key: unknown): string {
   if (Array.isArray(key) && key.length === 2 && typeof key[0] === 'string') {
     const offset = key[1]
-    if (typeof offset === 'number' || typeof offset === 'bigint')
-      return `mm\u0000${key[0]}\u0000${offset}`
+    if (typeof offset === 'number' || typeof offset === 'bigint') return mmExtraKey(key[0], offset)
   }
   if (isTyped(key) && key.type === 'mm' && typeof key.hash === 'string') {
     const offset = key.block_offset
     if (typeof offset === 'number' || typeof offset === 'bigint')
-      return `mm\u0000${key.hash}\u0000${offset}`
+      return mmExtraKey(key.hash, offset)
   }
   return `x\u0000${shapeOf(key)}`
 }

@@ -23,6 +23,7 @@ import {
   type RouteDecision,
   splitRouteEnvelope,
 } from '../../shared/scorer-api/route-protocol.ts'
+import type { Prompt } from '../tokenizer/prompt-ids.ts'
 import { passThrough } from './handle-inference.ts'
 import type { InferenceContext } from './inference-context.ts'
 import { prepareOnPool } from './prepare-request.ts'
@@ -38,8 +39,8 @@ interface RouteCall {
   /** The client's body as sent (what the pod gets unless policy renames the model). */
   body: Buffer
   facts: PolicyRequest
-  /** Prompt ids by tokenizer: pools sharing a tokenizer share one tokenization. */
-  tokenized: Map<string, number[]>
+  /** Prompts by tokenizer: pools sharing a tokenizer share one tokenization. */
+  tokenized: Map<string, Prompt>
 }
 
 /**

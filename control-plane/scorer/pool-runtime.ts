@@ -9,7 +9,7 @@ import {
   type ServedModel,
 } from '../../shared/pool/pool-router.ts'
 import type { PoolCondition } from '../../shared/state/pool-state.ts'
-import { promptIds } from '../tokenizer/prompt-ids.ts'
+import { type Prompt, promptOf } from '../tokenizer/prompt-ids.ts'
 import type { Tokenizer } from '../tokenizer/tokenizer.ts'
 import type { PodFeedSource } from './pod-feed.ts'
 import { type PodFeedLease, PodFeeds } from './pod-feeds.ts'
@@ -92,9 +92,16 @@ export class PoolRuntime {
     this.name = options.name
     this.namespace = options.namespace ?? null
     this.spec = options.spec
+    // Feeds of its own tell this pool alone the block size its pods announce (start-scorer
+    // tells every pool routing to a shared feed's pod).
     this.feeds =
       options.feeds ??
-      new PodFeeds({ index: options.index, sharedEvents: false, onError: options.onError })
+      new PodFeeds({
+        index: options.index,
+        sharedEvents: false,
+        onError: options.onError,
+        onBlockSize: (_pod, size) => this.router.learnBlockSize(size),
+      })
     const template = (options.spec.kvEvents?.topic ?? 'kv@{pod}@{model}').replace(
       /[.*+?^$()|[\]\\]/g,
       '\\$&',
@@ -172,9 +179,9 @@ export class PoolRuntime {
    * The prompt ids of a request, as the pool's pods compute them (counted); `bodyText` is
    * the JSON text the pod gets, when the request was parsed from it (see promptIds).
    */
-  tokenize(tokenizer: Tokenizer, request: OpenAiRequest, bodyText: string | null = null): number[] {
+  tokenize(tokenizer: Tokenizer, request: OpenAiRequest, bodyText: string | null = null): Prompt {
     this.options.counters?.tokenizations.labels({ pool: this.name }).inc()
-    return promptIds(tokenizer, request, bodyText)
+    return promptOf(tokenizer, request, bodyText)
   }
 
   /** One index lookup for every pod of the pool (counted). */

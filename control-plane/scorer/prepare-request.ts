@@ -8,6 +8,7 @@ import {
   type RequestKind,
 } from '../../shared/openai/openai-request.ts'
 import type { PoolRequest } from '../../shared/pool/pool-router.ts'
+import type { Prompt } from '../tokenizer/prompt-ids.ts'
 import type { PoolRuntime } from './pool-runtime.ts'
 
 /** A request ready to route: its pool, and its token ids and block keys as the pod will see them. */
@@ -72,8 +73,8 @@ export function prepareOnPool(
   openAi: OpenAiRequest,
   pool: PoolRuntime,
   model: string,
-  /** Prompt ids by tokenizer name, for a request prepared on several pools: tokenized once. */
-  tokenized: Map<string, number[]> = new Map(),
+  /** Prompts by tokenizer name, for a request prepared on several pools: tokenized once. */
+  tokenized: Map<string, Prompt> = new Map(),
   /**
    * The JSON text the pod gets, when it is the text `openAi` was parsed from: a chat's tool
    * schemas then print their numbers as the pod's Python reads them (`50.0` stays a
@@ -107,15 +108,16 @@ export function prepareOnPool(
   }
   // The same tokenizer gives other ids from the raw text than from the parsed body.
   const key = `${served.model.tokenizer}\u0000${bodyText === null ? 'parsed' : 'text'}`
-  let ids = tokenized.get(key)
+  let prompt = tokenized.get(key)
   try {
-    ids ??= pool.tokenize(served.tokenizer, openAi, bodyText)
-    tokenized.set(key, ids)
+    prompt ??= pool.tokenize(served.tokenizer, openAi, bodyText)
+    tokenized.set(key, prompt)
   } catch (error) {
     if (KinfError.isInstance(error) && error.param !== null) throw error
     throw invalid((error as Error).message, openAi.kind === 'chat' ? 'messages' : 'prompt')
   }
   const { maxContextTokens } = served.model
+  const { ids, mmFeatures } = prompt
   if (ids.length >= maxContextTokens) {
     throw invalid(
       `This model's maximum context length is ${maxContextTokens} tokens; the prompt has ${ids.length}.`,
@@ -123,7 +125,7 @@ export function prepareOnPool(
       'context_length_exceeded',
     )
   }
-  const request = pool.router.prepare({ ...input, promptIds: ids })
+  const request = pool.router.prepare({ ...input, promptIds: ids, mmFeatures })
   return { openAi, pool, model, request, stream, estimated: false, promptIds: ids }
 }
 

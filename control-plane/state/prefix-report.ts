@@ -4,7 +4,7 @@ import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import { maxTokensOf, type OpenAiRequest } from '../../shared/openai/openai-request.ts'
 import { PoolRouter } from '../../shared/pool/pool-router.ts'
 import type { PodState } from '../../shared/state/pod-state.ts'
-import { promptIds } from '../tokenizer/prompt-ids.ts'
+import { promptOf } from '../tokenizer/prompt-ids.ts'
 import type { Tokenizer } from '../tokenizer/tokenizer.ts'
 
 export interface PrefixReportDeps {
@@ -63,11 +63,12 @@ export async function prefixReport(
   for (const pod of pods) restorePod(router, pod, deps.wallMs, nowMs)
   const served = router.served(model)
   if (served === null) throw new KinfError('internal', `pool ${poolId} lost model ${model}`)
-  const ids = promptIds(deps.tokenizer(served.tokenizer), request)
+  const { ids, mmFeatures } = promptOf(deps.tokenizer(served.tokenizer), request)
   const prepared = router.prepare({
     id: 'inspect-prefix',
     model,
     promptIds: ids,
+    mmFeatures,
     maxTokens: maxTokensOf(request) ?? router.expectedOutputTokens,
     cacheSalt: request.body.cache_salt ?? null,
     promptText: () =>

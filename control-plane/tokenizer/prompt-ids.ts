@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { ChatCompletionRequest } from '../../shared/openai/chat-completion-request.ts'
 import type { OpenAiRequest } from '../../shared/openai/openai-request.ts'
-import type { ChatTemplateOptions, Tokenizer } from './tokenizer.ts'
+import type { ChatTemplateOptions, MmFeature, Tokenizer } from './tokenizer.ts'
 import { withPythonNumbers } from './with-python-numbers.ts'
 
 const Documents = z.array(z.record(z.string(), z.string())).nullish()
@@ -71,6 +71,22 @@ export function promptIds(
   request: OpenAiRequest,
   bodyText: string | null = null,
 ): number[] {
+  return promptOf(tokenizer, request, bodyText).ids
+}
+
+/** A request's prompt as its pod runs it: the ids, and the images the ids hold. */
+export interface Prompt {
+  ids: number[]
+  /** The placeholder ranges of the images with an identifier (ChatPrompt.mmFeatures). */
+  mmFeatures: MmFeature[]
+}
+
+/** promptIds, with the images of a chat that holds some (see ChatPrompt.mmFeatures). */
+export function promptOf(
+  tokenizer: Tokenizer,
+  request: OpenAiRequest,
+  bodyText: string | null = null,
+): Prompt {
   const addSpecialTokens = (request.body as { add_special_tokens?: unknown }).add_special_tokens
   if (
     addSpecialTokens !== undefined &&
@@ -81,18 +97,22 @@ export function promptIds(
       param: 'add_special_tokens',
     })
   if (request.kind === 'chat') {
-    return tokenizer.applyChatTemplate(request.body.messages, {
+    const chat = tokenizer.applyChatTemplate(request.body.messages, {
       ...chatTemplateOptions(request.body, bodyText),
       addSpecialTokens: addSpecialTokens === true,
-    }).tokenIds
+    })
+    return { ids: chat.tokenIds, mmFeatures: chat.mmFeatures ?? [] }
   }
   const { prompt } = request.body
   if (typeof prompt === 'string')
-    return tokenizer.encode(prompt, { addSpecialTokens: addSpecialTokens !== false })
+    return {
+      ids: tokenizer.encode(prompt, { addSpecialTokens: addSpecialTokens !== false }),
+      mmFeatures: [],
+    }
   const outside = prompt.find((id) => id >= tokenizer.vocabSize)
   if (outside !== undefined)
     throw new KinfError('invalid_request', `Token id ${outside} is out of vocabulary`, {
       param: 'prompt',
     })
-  return prompt
+  return { ids: prompt, mmFeatures: [] }
 }

@@ -1,6 +1,7 @@
 import type { InferencePoolSpec } from '../crd/inference-pool.ts'
 import { type BlockKeyChain, computeBlockKeys } from '../kv-index/block-keys.ts'
 import type { KvIndex } from '../kv-index/kv-index.ts'
+import { type MmPlacement, mmBlockExtras } from '../kv-index/mm-block-extras.ts'
 import { AdmissionQueue, type HeldRequest } from '../routing/admission-queue.ts'
 import { type RouteResult, RouterCore } from '../routing/router-core.ts'
 import type {
@@ -29,6 +30,8 @@ export interface PoolRequestInput {
   /** As the client named it: a served model or one of its LoRA adapters. */
   model: string
   promptIds: readonly number[]
+  /** The prompt's images the router can identify, sorted by offset (none when absent). */
+  mmFeatures?: readonly MmPlacement[]
   maxTokens: number
   cacheSalt: string | null
   /** What the character-based peers hash; asked for only when the pool's strategy reads it. */
@@ -160,19 +163,22 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   }
 
   /**
-   * Block keys as the pods hash the prompt (model, adapter, cache_salt), and what to route
-   * on. No multimodal identity reaches the router yet, so a block holding an image is keyed
-   * without it and never matches the pod's (keyed with it, read-extra-keys.ts): such
-   * requests route as cache misses from the image on, never onto another image's blocks.
+   * Block keys as the pods hash the prompt (model, adapter, cache_salt, and each block's
+   * images, as read-extra-keys.ts reads the pods'), and what to route on. An image the
+   * router cannot identify is not among mmFeatures: its blocks are keyed without it and
+   * never match a pod's, so the request routes as a cache miss from there on.
    */
   prepare(input: PoolRequestInput): PoolRequest {
     const served = this.served(input.model)
     const blockSize = this.blockSize
-    const keys = computeBlockKeys(input.promptIds, blockSize, {
+    const blocks = Math.floor(input.promptIds.length / blockSize)
+    const extras = mmBlockExtras(input.mmFeatures ?? [], blockSize, blocks)
+    const seed = {
       model: served?.baseModel ?? input.model,
       loraName: served?.loraName ?? null,
       cacheSalt: input.cacheSalt,
-    })
+    }
+    const keys = computeBlockKeys(input.promptIds, blockSize, seed, extras)
     const routing: RoutingRequest = {
       id: input.id,
       model: input.model,
