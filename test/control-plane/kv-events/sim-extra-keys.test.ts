@@ -48,7 +48,7 @@ describe('extra keys from the simulator, as vLLM writes them', () => {
       await indexFrom('typed', 'map', 'img-A'),
       await indexFrom('typed', 'array', 'img-A'),
     ]
-    // The router's request (LoRA and salt, no image identity) matches up to the image:
+    // A request keyed without the image (LoRA and salt only) matches up to the image:
     // tokens 40..71 overlap blocks 2, 3 and 4.
     for (const index of forms) expect(await index.lookup(router, ['pod'], 0)).toEqual([2])
     // The pod's own keys, read back with the image: every form holds all 6 blocks.

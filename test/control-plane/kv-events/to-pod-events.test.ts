@@ -160,7 +160,7 @@ describe('toPodEvents and extra keys (docs/vllm-wire.md §1.9)', () => {
       model,
       toPodEvents([stored({ blockHashes: hashes, extraKeys: image('img-B') })]).index,
     )
-    // The router has no image identity: it matches the text before the image, no further.
+    // Keyed without the image, a request matches the text before it, no further.
     expect(await index.lookup(chain16, ['a', 'b', 'c'], 0)).toEqual([2, 2, 2])
     // Read back from pod a's blocks: the same image in either form, never the other one.
     const split = toPodEvents([stored({ blockHashes: hashes, extraKeys: image('img-A') })])
