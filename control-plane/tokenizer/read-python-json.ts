@@ -11,6 +11,7 @@ export const maxJsonNesting = 1_000
 
 const numberPattern = /-?(?:0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?/y
 const whitespacePattern = /[ \t\n\r]*/y
+// biome-ignore lint/suspicious/noControlCharactersInRegex: Python's json refuses raw control characters in a string, so the run of plain characters stops at them.
 const plainPattern = /[^"\\\u0000-\u001f]*/y
 const escapes: Record<string, string> = {
   '"': '"',
