@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EmbeddedStack } from '../../../control-plane/embedded/start-embedded.ts'
 import type { KinferenceResource } from '../../../shared/crd/resource.ts'
-import { post, start } from '../../support/embedded-stack.ts'
+import { adminLookup, askChat, podTokenIds } from '../../support/embedded-chat.ts'
+import { start } from '../../support/embedded-stack.ts'
 
 // Images in the block keys, end to end: the pods serve Gemma 3 (the simulator's own model
 // expands each image into its processor's placeholder tokens and hashes the blocks holding
@@ -36,53 +37,13 @@ function withImage(uuid: string): unknown[] {
   ]
 }
 
-interface Answered {
-  pod: string
-  matchedTokens: number
-  promptTokens: number
-  cachedTokens: number
-  content: string
-}
+const ask = (stack: EmbeddedStack, messages: unknown[]) =>
+  askChat(stack, { model, messages, max_tokens: 8, ignore_eos: true })
 
-async function ask(stack: EmbeddedStack, messages: unknown[]): Promise<Answered> {
-  const response = await post(stack, { model, messages, max_tokens: 8, ignore_eos: true })
-  const body = (await response.json()) as {
-    choices: { message: { content: string | null } }[]
-    usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } | null }
-  }
-  expect(response.status, JSON.stringify(body)).toBe(200)
-  const decision = response.headers.get('x-kinference-decision') ?? ''
-  return {
-    pod: /pod=([^;]+)/.exec(decision)?.[1] ?? '',
-    matchedTokens: Number(/matched_tokens=(\d+)/.exec(decision)?.[1] ?? Number.NaN),
-    promptTokens: body.usage.prompt_tokens,
-    cachedTokens: body.usage.prompt_tokens_details?.cached_tokens ?? 0,
-    content: body.choices[0]?.message.content ?? '',
-  }
-}
-
-/** Each pod's matched blocks for a chat, as the scorer computes them (POST /admin/lookup). */
+/** Pod `pod`'s matched blocks for a chat, as the scorer computes them. */
 async function matchedBlocks(stack: EmbeddedStack, messages: unknown[], pod: string) {
-  const response = await fetch(`${stack.scorer.url}/admin/lookup`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model, messages }),
-  })
-  expect(response.status).toBe(200)
-  const report = (await response.json()) as { pods: { pod: string; matchedBlocks: number }[] }
+  const report = await adminLookup(stack, { model, messages })
   return report.pods.find((p) => p.pod === pod)?.matchedBlocks ?? 0
-}
-
-/** The pod's own ids for a chat (vLLM's POST /tokenize), images expanded. */
-async function podIds(stack: EmbeddedStack, pod: string, messages: unknown[]): Promise<number[]> {
-  const target = stack.pods.find((p) => p.config.podName === pod)
-  const response = await fetch(`${target?.url}/tokenize`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model, messages }),
-  })
-  expect(response.status).toBe(200)
-  return ((await response.json()) as { tokens: number[] }).tokens
 }
 
 describe('a chat with an image, end to end (edge, scorer, simulated Gemma 3 pods)', () => {
@@ -95,7 +56,7 @@ describe('a chat with an image, end to end (edge, scorer, simulated Gemma 3 pods
   it('goes back to the pod holding the same image, and matches no other image behind the same tokens', async () => {
     const first = await ask(stack, withImage('photo-a'))
     expect(first.pod).toMatch(/^sim-27b-/)
-    const ids = await podIds(stack, first.pod, withImage('photo-a'))
+    const ids = await podTokenIds(stack, first.pod, { model, messages: withImage('photo-a') })
     expect(first.promptTokens).toBe(ids.length)
     for (let i = 0; i < 100; i++) {
       if ((await matchedBlocks(stack, withImage('photo-a'), first.pod)) > 0) break

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EmbeddedStack } from '../../../control-plane/embedded/start-embedded.ts'
 import { builtinTokenizers } from '../../../shared/crd/builtin-tokenizers.ts'
 import type { KinferenceResource } from '../../../shared/crd/resource.ts'
-import { post, start } from '../../support/embedded-stack.ts'
+import { adminLookup, askChat, podTokenIds } from '../../support/embedded-chat.ts'
+import { start } from '../../support/embedded-stack.ts'
 
 // Issue 23's end-to-end check, one family at a time: the pool's pods serve the family's
 // tokenizer (loaded by the simulator's own path), the scorer renders and tokenizes with the
@@ -87,57 +88,8 @@ function followUp(family: string, answer: string): unknown[] {
   ]
 }
 
-interface Answered {
-  pod: string
-  matchedTokens: number
-  promptTokens: number
-  cachedTokens: number
-  content: string
-}
-
-async function ask(stack: EmbeddedStack, messages: unknown[]): Promise<Answered> {
-  const response = await post(stack, { model, messages, tools, max_tokens: 8, ignore_eos: true })
-  const body = (await response.json()) as {
-    choices: { message: { content: string | null } }[]
-    usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } | null }
-  }
-  expect(response.status, JSON.stringify(body)).toBe(200)
-  const decision = response.headers.get('x-kinference-decision') ?? ''
-  return {
-    pod: /pod=([^;]+)/.exec(decision)?.[1] ?? '',
-    matchedTokens: Number(/matched_tokens=(\d+)/.exec(decision)?.[1] ?? Number.NaN),
-    promptTokens: body.usage.prompt_tokens,
-    cachedTokens: body.usage.prompt_tokens_details?.cached_tokens ?? 0,
-    content: body.choices[0]?.message.content ?? '',
-  }
-}
-
-/** The scorer's ids for a body, and each pod's matched blocks (POST /admin/lookup). */
-async function lookup(stack: EmbeddedStack, body: object) {
-  const response = await fetch(`${stack.scorer.url}/admin/lookup`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${stack.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  })
-  expect(response.status).toBe(200)
-  return (await response.json()) as {
-    tokenIds: number[] | null
-    tokenizer: { loaded: boolean }
-    pods: { pod: string; matchedBlocks: number }[]
-  }
-}
-
-/** The pod's own ids for a chat body (vLLM's POST /tokenize). */
-async function podTokenize(stack: EmbeddedStack, pod: string, body: object): Promise<number[]> {
-  const target = stack.pods.find((p) => p.config.podName === pod) ?? stack.pods[0]
-  const response = await fetch(`${target?.url}/tokenize`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  })
-  expect(response.status).toBe(200)
-  return ((await response.json()) as { tokens: number[] }).tokens
-}
+const ask = (stack: EmbeddedStack, messages: unknown[]) =>
+  askChat(stack, { model, messages, tools, max_tokens: 8, ignore_eos: true })
 
 /** Every pool serving the demo's big model gets the family's tokenizer, pods included. */
 const servingFamily = (family: string) => (resource: KinferenceResource) => {
@@ -160,12 +112,12 @@ describe.each(builtinTokenizers)(
       expect(first.promptTokens).toBeGreaterThan(500)
 
       const second = { model, messages: followUp(family, first.content), tools }
-      const scorer = await lookup(stack, second)
+      const scorer = await adminLookup(stack, second)
       expect(scorer.tokenizer.loaded).toBe(true)
-      expect(scorer.tokenIds).toEqual(await podTokenize(stack, first.pod, second))
+      expect(scorer.tokenIds).toEqual(await podTokenIds(stack, first.pod, second))
       // The first request's blocks reach the index over the pod's KV events.
       for (let i = 0; i < 100; i++) {
-        const held = await lookup(stack, second)
+        const held = await adminLookup(stack, second)
         if ((held.pods.find((p) => p.pod === first.pod)?.matchedBlocks ?? 0) > 0) break
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
