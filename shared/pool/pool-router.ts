@@ -1,48 +1,24 @@
 import type { InferencePoolSpec } from '../crd/inference-pool.ts'
-import { type BlockKeyChain, computeBlockKeys } from '../kv-index/block-keys.ts'
 import type { KvIndex } from '../kv-index/kv-index.ts'
-import { type MmPlacement, mmBlockExtras } from '../kv-index/mm-block-extras.ts'
 import { AdmissionQueue, type HeldRequest } from '../routing/admission-queue.ts'
 import { type RouteResult, RouterCore } from '../routing/router-core.ts'
 import type {
   PodMetricsView,
   RestoredPodView,
   RoutingContext,
-  RoutingRequest,
 } from '../routing/routing-strategy.ts'
 import { cachedTokensOf } from '../routing/ttft-model.ts'
 import { admissionQueueOptions, kinferenceParametersOf, routerCoreOptions } from './pool-options.ts'
+import {
+  type PoolRequest,
+  type PoolRequestInput,
+  poolRequest,
+  type ServedModel,
+  servedModel,
+} from './pool-request.ts'
 import { type PoolSaturation, poolSaturation } from './pool-saturation.ts'
 
-/** A served model of the pool, as a request names it (the model itself or a LoRA adapter). */
-export interface ServedModel {
-  /** The model whose tokenizer and chat template apply. */
-  baseModel: string
-  /** The adapter, when the request named one. */
-  loraName: string | null
-  tokenizer: string
-  maxContextTokens: number
-}
-
-/** What the router needs of a request: its prompt as the pod will run it, and its limits. */
-export interface PoolRequestInput {
-  id: string
-  /** As the client named it: a served model or one of its LoRA adapters. */
-  model: string
-  promptIds: readonly number[]
-  /** The prompt's images the router can identify, sorted by offset (none when absent). */
-  mmFeatures?: readonly MmPlacement[]
-  maxTokens: number
-  cacheSalt: string | null
-  /** What the character-based peers hash; asked for only when the pool's strategy reads it. */
-  promptText: () => string
-}
-
-/** A request ready to route: what the strategy sees, and its block keys. */
-export interface PoolRequest {
-  routing: RoutingRequest
-  keys: BlockKeyChain
-}
+export type { PoolRequest, PoolRequestInput, ServedModel }
 
 /** The index's answer for one request, by pod name: positions never carry meaning. */
 export interface PoolLookup {
@@ -131,17 +107,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
 
   /** The served model a request names, or null when this pool does not serve it. */
   served(model: string): ServedModel | null {
-    for (const served of this.spec.models) {
-      if (served.name === model || served.loraAdapters?.includes(model)) {
-        return {
-          baseModel: served.name,
-          loraName: served.name === model ? null : model,
-          tokenizer: served.tokenizer,
-          maxContextTokens: served.maxContextTokens,
-        }
-      }
-    }
-    return null
+    return servedModel(this.spec, model)
   }
 
   /**
@@ -162,33 +128,10 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     if (Number.isSafeInteger(blockSize) && blockSize > 0) this.learnedBlockSize = blockSize
   }
 
-  /**
-   * Block keys as the pods hash the prompt (model, adapter, cache_salt, and each block's
-   * images, as read-extra-keys.ts reads the pods'), and what to route on. An image the
-   * router cannot identify is not among mmFeatures: its blocks are keyed without it and
-   * never match a pod's, so the request routes as a cache miss from there on.
-   */
+  /** The request keyed with the pool's block size (see poolRequest). */
   prepare(input: PoolRequestInput): PoolRequest {
     const served = this.served(input.model)
-    const blockSize = this.blockSize
-    const blocks = Math.floor(input.promptIds.length / blockSize)
-    const extras = mmBlockExtras(input.mmFeatures ?? [], blockSize, blocks)
-    const seed = {
-      model: served?.baseModel ?? input.model,
-      loraName: served?.loraName ?? null,
-      cacheSalt: input.cacheSalt,
-    }
-    const keys = computeBlockKeys(input.promptIds, blockSize, seed, extras)
-    const routing: RoutingRequest = {
-      id: input.id,
-      model: input.model,
-      promptTokens: input.promptIds.length,
-      blockSize,
-      promptText: this.core.strategy.usesPromptText ? input.promptText() : '',
-      maxTokens: input.maxTokens,
-      blockKeys: keys,
-    }
-    return { routing, keys }
+    return poolRequest(input, served, this.blockSize, this.core.strategy.usesPromptText === true)
   }
 
   /** One index round trip for every pod of the pool, answered by pod name. */
