@@ -5,6 +5,7 @@ import type { ApplyResult, KvIndex, PodId } from '../../shared/kv-index/kv-index
 import { KvIndexLimits, wholeNumber } from '../../shared/kv-index/kv-index-limits.ts'
 import { connectRedis } from '../redis/connect-redis.ts'
 import { RedisClientOption } from '../redis/redis-client-option.ts'
+import { createInOrderPerPod } from './in-order-per-pod.ts'
 import { hexOf, parentsToRead, planBatch } from './redis-kv-index-batch.ts'
 import { RedisKvIndexHints } from './redis-kv-index-hints.ts'
 import { loadRedisKvIndexScripts, toUpstreamError } from './redis-kv-index-scripts.ts'
@@ -63,18 +64,8 @@ export async function createRedisKvIndex(input: RedisKvIndexOptionsInput): Promi
     if (owned) redis.disconnect()
     throw error
   })
-  const tails = new Map<PodId, Promise<unknown>>()
-
-  /** Runs `work` after every earlier apply/dropPod call for the same pod. */
-  function inOrder<T>(pod: PodId, work: () => Promise<T>): Promise<T> {
-    const run = (tails.get(pod) ?? Promise.resolve()).then(work)
-    const tail = run.catch(() => undefined)
-    tails.set(pod, tail)
-    void tail.then(() => {
-      if (tails.get(pod) === tail) tails.delete(pod)
-    })
-    return run
-  }
+  // Apply and dropPod calls of one pod reach Redis in the order they were made.
+  const queue = createInOrderPerPod()
 
   async function readParents(pod: PodId, hashes: bigint[]): Promise<Map<bigint, string | null>> {
     const read = new Map<bigint, string | null>()
@@ -136,7 +127,7 @@ export async function createRedisKvIndex(input: RedisKvIndexOptionsInput): Promi
 
   return {
     apply(pod, model, events, seq) {
-      return inOrder(pod, () => applyNow(pod, model, events, seq))
+      return queue.run(pod, () => applyNow(pod, model, events, seq))
     },
 
     async lookup(chain, pods, nowMs) {
@@ -159,7 +150,7 @@ export async function createRedisKvIndex(input: RedisKvIndexOptionsInput): Promi
     },
 
     dropPod(pod) {
-      return inOrder(pod, async () => {
+      return queue.run(pod, async () => {
         hints.dropPod(pod)
         await scripts.run('dropPod', [prefix, pod])
       })
@@ -192,7 +183,7 @@ export async function createRedisKvIndex(input: RedisKvIndexOptionsInput): Promi
     },
 
     async close() {
-      await Promise.all(tails.values())
+      await queue.settled()
       hints.clear()
       if (owned) await redis.quit().catch(() => redis.disconnect())
     },

@@ -1,6 +1,5 @@
 import { z } from 'zod'
 import { parseOptions } from '../../shared/config/parse-options.ts'
-import type { PodId } from '../../shared/kv-index/kv-index.ts'
 import { wholeNumber } from '../../shared/kv-index/kv-index-limits.ts'
 import {
   type TierEvent,
@@ -9,6 +8,7 @@ import {
 } from '../../shared/kv-index/tier-holdings.ts'
 import { connectRedis } from '../redis/connect-redis.ts'
 import { RedisClientOption } from '../redis/redis-client-option.ts'
+import { createInOrderPerPod } from './in-order-per-pod.ts'
 import { hexOf } from './redis-kv-index-batch.ts'
 import { loadRedisScripts } from './redis-kv-index-scripts.ts'
 import { redisTierHoldingsLua } from './redis-tier-holdings-lua.ts'
@@ -53,24 +53,14 @@ export async function createRedisTierHoldings(
       throw error
     },
   )
-  const tails = new Map<PodId, Promise<unknown>>()
-
-  /** Runs `work` after every earlier apply/dropPod call for the same pod. */
-  function inOrder<T>(pod: PodId, work: () => Promise<T>): Promise<T> {
-    const run = (tails.get(pod) ?? Promise.resolve()).then(work)
-    const tail = run.catch(() => undefined)
-    tails.set(pod, tail)
-    void tail.then(() => {
-      if (tails.get(pod) === tail) tails.delete(pod)
-    })
-    return run
-  }
+  // Apply and dropPod calls of one pod reach Redis in the order they were made.
+  const queue = createInOrderPerPod()
 
   return {
     apply(pod, events, seq) {
       const args = [prefix, pod, seq === undefined ? '' : seq.toString(), maxHashes, maxTiers]
       for (const event of events) appendOperation(args, event)
-      return inOrder(pod, async () => {
+      return queue.run(pod, async () => {
         const duplicate = (await scripts.run('apply', args)) === 1
         return { duplicate }
       })
@@ -98,13 +88,13 @@ export async function createRedisTierHoldings(
     },
 
     dropPod(pod) {
-      return inOrder(pod, async () => {
+      return queue.run(pod, async () => {
         await scripts.run('dropPod', [prefix, pod])
       })
     },
 
     async close() {
-      await Promise.all(tails.values())
+      await queue.settled()
       await release()
     },
   }
