@@ -1,6 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { compileSnapshot } from '../../../shared/config/compile-snapshot.ts'
-import { KinferenceResource } from '../../../shared/crd/resource.ts'
 import { estimateRequestPromptTokens } from '../../../shared/openai/estimate-request-tokens.ts'
 import { parseOpenAiRequest } from '../../../shared/openai/openai-request.ts'
 import { policyBundleOf } from '../../../shared/policy/policy-bundle.ts'
@@ -10,6 +8,7 @@ import {
   routeEnvelope,
   routePaths,
 } from '../../../shared/scorer-api/route-protocol.ts'
+import { burstPlatform } from '../../support/route-platform.ts'
 import { model, poolSpec, type Stack, send } from '../../support/scorer-stack.ts'
 import { snapshotOf, startFromSnapshot, startPods } from './snapshot-stack.ts'
 
@@ -24,53 +23,8 @@ afterEach(async () => {
   stack = undefined
 })
 
-const meta = (name: string) => ({ name, namespace: 'test' })
-const key = { id: 'acme01', sha256: 'a'.repeat(64) }
-
-/** The stack's pool "default", bursting to Bedrock when saturated (its TTFT limit is tiny). */
-async function bundle(): Promise<string> {
-  const documents = [
-    { kind: 'InferencePool', metadata: meta('default'), spec: poolSpec() },
-    {
-      kind: 'GatewayBackend',
-      metadata: meta('local'),
-      spec: { target: { pool: { name: 'default', model } } },
-    },
-    {
-      kind: 'InferenceProvider',
-      metadata: meta('bedrock'),
-      spec: {
-        type: 'Bedrock',
-        bedrock: { region: 'us-east-1' },
-        models: [{ name: 'claude', modelId: 'anthropic.claude' }],
-      },
-    },
-    {
-      kind: 'GatewayBackend',
-      metadata: meta('claude'),
-      spec: { target: { provider: { name: 'bedrock', model: 'claude' } } },
-    },
-    {
-      kind: 'InferencePolicy',
-      metadata: meta('policy'),
-      spec: {
-        tenants: [{ name: 'acme', apiKeys: [key], models: ['*'] }],
-        rules: [
-          {
-            name: 'burst',
-            match: { models: [model] },
-            action: { burst: { local: ['local'], external: ['claude'] } },
-          },
-        ],
-      },
-    },
-  ].map((document) =>
-    KinferenceResource.parse({ apiVersion: 'kinference.dev/v1alpha1', ...document }),
-  )
-  const compiled = await compileSnapshot(documents, 'test')
-  if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues))
-  return JSON.stringify(policyBundleOf(compiled.snapshot, 'acme'))
-}
+/** The platform's policy bundle for acme: the saturated pool bursts to Bedrock. */
+const bundle = async () => JSON.stringify(policyBundleOf(await burstPlatform(), 'acme'))
 
 const description = Array.from(
   { length: 120 },

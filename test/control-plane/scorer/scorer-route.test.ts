@@ -1,8 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { EdgeClaims } from '../../../shared/auth/edge-signature.ts'
-import { compileSnapshot } from '../../../shared/config/compile-snapshot.ts'
-import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
-import { KinferenceResource } from '../../../shared/crd/resource.ts'
 import { policyBundleOf } from '../../../shared/policy/policy-bundle.ts'
 import {
   decidedHeader,
@@ -11,6 +8,7 @@ import {
   routeEnvelope,
   routePaths,
 } from '../../../shared/scorer-api/route-protocol.ts'
+import { burstPlatform } from '../../support/route-platform.ts'
 import {
   decisionOf,
   model,
@@ -26,62 +24,8 @@ afterEach(async () => {
   stack = undefined
 })
 
-const meta = (name: string) => ({ name, namespace: 'test' })
-const key = { id: 'acme01', sha256: 'a'.repeat(64) }
-
-/** A platform around the stack's pool "default": local first, Bedrock when saturated. */
-async function platform(): Promise<ConfigSnapshot> {
-  const documents = [
-    { kind: 'InferencePool', metadata: meta('default'), spec: poolSpec() },
-    {
-      kind: 'GatewayBackend',
-      metadata: meta('local'),
-      spec: { target: { pool: { name: 'default', model } } },
-    },
-    {
-      kind: 'InferenceProvider',
-      metadata: meta('bedrock'),
-      spec: {
-        type: 'Bedrock',
-        bedrock: { region: 'us-east-1' },
-        models: [{ name: 'claude', modelId: 'anthropic.claude' }],
-      },
-    },
-    {
-      kind: 'GatewayBackend',
-      metadata: meta('claude'),
-      spec: { target: { provider: { name: 'bedrock', model: 'claude' } } },
-    },
-    {
-      kind: 'InferencePolicy',
-      metadata: meta('policy'),
-      spec: {
-        tenants: [{ name: 'acme', apiKeys: [key], models: ['*'] }],
-        constraints: [{ name: 'pii-local', labels: ['pii'], locality: 'InCluster' }],
-        rules: [
-          {
-            name: 'refused',
-            match: { models: ['nope'] },
-            action: { reject: { status: 403, message: 'no' } },
-          },
-          {
-            name: 'burst',
-            match: { models: [model] },
-            action: { burst: { local: ['local'], external: ['claude'] } },
-          },
-        ],
-      },
-    },
-  ].map((document) =>
-    KinferenceResource.parse({ apiVersion: 'kinference.dev/v1alpha1', ...document }),
-  )
-  const compiled = await compileSnapshot(documents, 'test')
-  if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues))
-  return compiled.snapshot
-}
-
 async function route(body: object | string, claims: Partial<EdgeClaims> = {}, bundle?: string) {
-  const snapshot = await platform()
+  const snapshot = await burstPlatform()
   const json = bundle ?? JSON.stringify(policyBundleOf(snapshot, 'acme'))
   const text = typeof body === 'string' ? body : JSON.stringify(body)
   return send(stack as Stack, routePaths.chat, routeEnvelope(json, text), {
