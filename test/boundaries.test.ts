@@ -23,8 +23,8 @@ describe('import boundaries', () => {
     const reached = importClosure(sourceFiles('control-plane/scorer'), (file) =>
       readFileSync(file, 'utf8'),
     )
-    expect([...reached].filter((file) => file.startsWith('control-plane/sim/'))).toEqual([])
-    expect(reached.has('shared/pool/pool-router.ts')).toBe(true)
+    expect([...reached].filter((file) => file.startsWith('control-plane/lab/sim/'))).toEqual([])
+    expect(reached.has('shared/routing/pool-router.ts')).toBe(true)
   })
 
   it('catches node:*, I/O libraries and control-plane/ imports', () => {

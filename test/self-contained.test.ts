@@ -137,11 +137,15 @@ describe('the repository is self-contained', () => {
 
   it('flags what it should (the checks can fail)', () => {
     // Read from the working directory: inside the clone beside the file, outside from the root.
-    expect(leavesTheClone('control-plane/pii/measure-pii.ts', '../elsewhere/x.json')).toBe(true)
+    expect(
+      leavesTheClone('control-plane/lab/pii-corpus/measure-pii.ts', '../elsewhere/x.json'),
+    ).toBe(true)
     expect(leavesTheClone('test/x.test.ts', '../../elsewhere')).toBe(true)
     expect(leavesTheClone('control-plane/x.ts', `${besideTheClone}elsewhere/x.md`)).toBe(true)
     expect(leavesTheClone('workers/tsconfig.json', '../shared/**/*.ts')).toBe(false)
-    expect(leavesTheClone('control-plane/pii/measure-pii.ts', '../../data/pii')).toBe(false)
+    expect(leavesTheClone('control-plane/lab/pii-corpus/measure-pii.ts', '../../data/pii')).toBe(
+      false,
+    )
     expect(leavesTheClone('shared/x.ts', '/v1/chat/completions')).toBe(false)
     const cited = citations('see gateway-notes §4, edge.md\n * §5.3 and GIE `P/x`')
     expect(cited.map((c) => [c.cited, c.doc, c.marker?.source])).toEqual([

@@ -4,7 +4,7 @@ import { verifySnapshot } from '../../shared/config/compile-snapshot.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { snapshotKey } from '../../workers/kv-snapshot-loader.ts'
+import { snapshotKey } from '../../workers/worker/kv-snapshot-loader.ts'
 import {
   type CloudflareApiFailure,
   cloudflareApiFailure,

@@ -63,7 +63,7 @@ const commands: Record<string, Command> = {
   sim: {
     summary: 'run simulated vLLM pods',
     load: async () => {
-      const { simCommand: run, simUsage: usage } = await import('./commands/sim.ts')
+      const { simCommand: run, simUsage: usage } = await import('../lab/commands/sim.ts')
       return { run, usage }
     },
   },
@@ -84,7 +84,7 @@ const commands: Record<string, Command> = {
   up: {
     summary: 'run the embedded default (pods, scorer, edge)',
     load: async () => {
-      const { upCommand: run, upUsage: usage } = await import('./commands/up.ts')
+      const { upCommand: run, upUsage: usage } = await import('../lab/commands/up.ts')
       return { run, usage }
     },
   },
@@ -105,7 +105,7 @@ const commands: Record<string, Command> = {
   bench: {
     summary: 'benchmark routing strategies side by side',
     load: async () => {
-      const { benchCommand: run, benchUsage: usage } = await import('./commands/bench.ts')
+      const { benchCommand: run, benchUsage: usage } = await import('../lab/commands/bench.ts')
       return { run, usage }
     },
   },

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { InferencePoolSpec } from '../../shared/crd/inference-pool.ts'
 import { NodeServerLimits } from '../http/node-server-limits.ts'
-import { TokenizationOptions } from './tokenization-options.ts'
+import { TokenizationOptions } from './serving/tokenization-options.ts'
 
 /**
  * A pod the scorer routes to: its OpenAI server, its /metrics and its KV-event sockets. A

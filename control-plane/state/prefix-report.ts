@@ -2,7 +2,7 @@ import type { ConfigSnapshot, SnapshotPool } from '../../shared/config/config-sn
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import { maxTokensOf, type OpenAiRequest } from '../../shared/openai/openai-request.ts'
-import { PoolRouter } from '../../shared/pool/pool-router.ts'
+import { PoolRouter } from '../../shared/routing/pool-router.ts'
 import type { PodState } from '../../shared/state/pod-state.ts'
 import { promptOf } from '../tokenizer/prompt-ids.ts'
 import type { Tokenizer } from '../tokenizer/tokenizer.ts'

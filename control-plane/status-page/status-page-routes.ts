@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { constantTimeEqual } from '../../shared/auth/constant-time-equal.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import type { Handler } from '../scorer/scorer-server.ts'
+import type { Handler } from '../scorer/http/scorer-server.ts'
 import { loginPageHtml, statusPageHtml } from './status-page-html.ts'
 import {
   defaultSessionTtlMs,

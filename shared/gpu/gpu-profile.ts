@@ -121,7 +121,7 @@ export const l40s27bFp8: GpuProfile = {
  *   measurement says otherwise. Fixed overhead 3 ms as for the L40S (vLLM's scheduler and
  *   launches, not the fit's 12 ms of HF Python). With BF16 weights this function predicts
  *   every measured 32B point within 10%
- *   (test/control-plane/sim/calibration/check-profile-shape.test.ts).
+ *   (test/control-plane/lab/sim/calibration/check-profile-shape.test.ts).
  * - Scheduler: vLLM's `vllm serve` defaults for GPUs of 70 GiB or more other than the A100
  *   (EngineArgs.get_batch_defaults, docs/vllm-wire.md §5.1): 8192 batched tokens, 1024
  *   sequences.

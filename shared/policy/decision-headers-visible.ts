@@ -6,8 +6,8 @@ import { findTenant } from './evaluate-policy.ts'
  * rule, backend, pool, pod, matched tokens and predicted TTFT (decision), the router's
  * reason with the runner-up pod's prediction (reason), the backends passed over and why
  * (fallback), a pool found saturated (saturated). Written by the scorer
- * (control-plane/scorer/serve-on-pool.ts, handle-route.ts, scorer-server.ts) and the edge
- * (workers/serve-decision.ts). Together they show the pools' load, that is, what every
+ * (control-plane/scorer/serving/serve-on-pool.ts, handle-route.ts, scorer-server.ts) and the edge
+ * (workers/app/serve-decision.ts). Together they show the pools' load, that is, what every
  * other tenant sharing them is doing.
  */
 export const decisionHeaderNames = [
@@ -19,7 +19,7 @@ export const decisionHeaderNames = [
 
 /**
  * The simulated pods' modelled queue, TTFT and end-to-end times
- * (control-plane/sim/handle-generation.ts), which the scorer passes on with the pod's
+ * (control-plane/lab/sim/handle-generation.ts), which the scorer passes on with the pod's
  * answer: the queue time is the pod's load. vLLM sends no such header.
  */
 export const simHeaderPrefix = 'x-kinference-sim-'

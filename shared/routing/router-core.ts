@@ -98,7 +98,7 @@ export interface RouteResult {
 /**
  * The routing core of one pool, pure: per-pod load as this replica sees it, scraped
  * metrics, the online TTFT model, index trust and health, turned into candidates for the
- * pool's strategy. Driven only through PoolRouter (shared/pool), which every caller uses.
+ * pool's strategy. Driven only through PoolRouter (shared/routing), which every caller uses.
  */
 export class RouterCore {
   private readonly options: RouterCoreOptions

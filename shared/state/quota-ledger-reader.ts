@@ -2,7 +2,7 @@ import type { QuotaBuckets } from '../quota/quota-ledger.ts'
 
 /**
  * Reads the quota ledgers' buckets as stored, without touching them: tenants by name,
- * provider accounts as `provider:<namespace>/<name>` (see workers/provider-budget.ts).
+ * provider accounts as `provider:<namespace>/<name>` (see workers/app/provider-budget.ts).
  */
 export interface QuotaLedgerReader {
   /** Each account's buckets, aligned with `accounts`; null for one never charged (full). */

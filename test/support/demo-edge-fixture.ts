@@ -1,9 +1,9 @@
 import { afterAll, beforeAll } from 'vitest'
-import { demoSnapshot } from '../../control-plane/embedded/demo-snapshot.ts'
 import {
   type FakeBedrock,
   startFakeBedrock,
-} from '../../control-plane/fake-bedrock/start-fake-bedrock.ts'
+} from '../../control-plane/lab/bedrock-stand-in/start-fake-bedrock.ts'
+import { demoSnapshot } from '../../control-plane/lab/embedded/demo-snapshot.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { mintApiKey, sha256HexOf } from '../../shared/tenancy/api-key.ts'
 

@@ -1,5 +1,5 @@
 import { expect } from 'vitest'
-import type { EmbeddedStack } from '../../control-plane/embedded/start-embedded.ts'
+import type { EmbeddedStack } from '../../control-plane/lab/embedded/start-embedded.ts'
 import { post } from './embedded-stack.ts'
 
 /** A chat answered through the edge, with what the scorer decided and the pod reported. */

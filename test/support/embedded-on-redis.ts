@@ -5,7 +5,7 @@ import {
   createRedisQuotaStore,
   type RedisQuotaStore,
 } from '../../control-plane/edge/redis-quota-store.ts'
-import type { EmbeddedStack } from '../../control-plane/embedded/start-embedded.ts'
+import type { EmbeddedStack } from '../../control-plane/lab/embedded/start-embedded.ts'
 import type { QuotaLimits } from '../../shared/quota/quota-store.ts'
 import { start } from './embedded-stack.ts'
 import { redisUrl } from './redis-test-namespaces.ts'

@@ -1,5 +1,8 @@
 import OpenAI from 'openai'
-import { type EmbeddedStack, startEmbedded } from '../../control-plane/embedded/start-embedded.ts'
+import {
+  type EmbeddedStack,
+  startEmbedded,
+} from '../../control-plane/lab/embedded/start-embedded.ts'
 import type { KinferenceResource } from '../../shared/crd/resource.ts'
 import { createMemoryQuotaStore } from '../../shared/quota/memory-quota-store.ts'
 

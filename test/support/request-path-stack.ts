@@ -1,9 +1,9 @@
-import { demoSnapshot } from '../../control-plane/embedded/demo-snapshot.ts'
+import { startFakeBedrock } from '../../control-plane/lab/bedrock-stand-in/start-fake-bedrock.ts'
+import { demoSnapshot } from '../../control-plane/lab/embedded/demo-snapshot.ts'
 import {
   startScorerOver,
   startSimulatedPools,
-} from '../../control-plane/embedded/start-simulated-pools.ts'
-import { startFakeBedrock } from '../../control-plane/fake-bedrock/start-fake-bedrock.ts'
+} from '../../control-plane/lab/embedded/start-simulated-pools.ts'
 import { l40s27bFp8 } from '../../shared/gpu/gpu-profile.ts'
 import { mintApiKey, sha256HexOf } from '../../shared/tenancy/api-key.ts'
 

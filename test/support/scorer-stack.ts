@@ -1,7 +1,7 @@
-import { startSimulatedPools } from '../../control-plane/embedded/start-simulated-pools.ts'
+import { startSimulatedPools } from '../../control-plane/lab/embedded/start-simulated-pools.ts'
+import { loadSimModelAssets } from '../../control-plane/lab/sim/sim-model-assets.ts'
+import type { SimPod } from '../../control-plane/lab/sim/sim-pod.ts'
 import type { RunningScorer } from '../../control-plane/scorer/start-scorer.ts'
-import { loadSimModelAssets } from '../../control-plane/sim/sim-model-assets.ts'
-import type { SimPod } from '../../control-plane/sim/sim-pod.ts'
 import { type EdgeClaims, signEdgeRequest } from '../../shared/auth/edge-signature.ts'
 import {
   InferencePoolSpec,

@@ -1,4 +1,4 @@
-import type { EmbeddedStack } from '../../control-plane/embedded/start-embedded.ts'
+import type { EmbeddedStack } from '../../control-plane/lab/embedded/start-embedded.ts'
 import type { KinferenceResource } from '../../shared/crd/resource.ts'
 import {
   applyObjects,

@@ -1,12 +1,12 @@
 import {
   SimKvEventsOptions,
   type SimKvEventsOptionsInput,
-} from '../../control-plane/sim/engine/kv-events-options.ts'
+} from '../../control-plane/lab/sim/engine/kv-events-options.ts'
 import {
   type EngineRequestInput,
   type StepResult,
   VllmEngine,
-} from '../../control-plane/sim/engine/vllm-engine.ts'
+} from '../../control-plane/lab/sim/engine/vllm-engine.ts'
 import { type GpuProfile, l40s27bFp8 } from '../../shared/gpu/gpu-profile.ts'
 import { createSeededRandom } from '../../shared/random/create-seeded-random.ts'
 

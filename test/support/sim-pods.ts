@@ -1,8 +1,8 @@
 import { createKvEventSubscriber } from '../../control-plane/kv-events/create-kv-event-subscriber.ts'
 import type { EventBatch } from '../../control-plane/kv-events/kv-cache-event.ts'
-import { loadSimModelAssets } from '../../control-plane/sim/sim-model-assets.ts'
-import { createSimPod, type SimPod } from '../../control-plane/sim/sim-pod.ts'
-import type { SimPodConfigInput } from '../../control-plane/sim/sim-pod-config.ts'
+import { loadSimModelAssets } from '../../control-plane/lab/sim/sim-model-assets.ts'
+import { createSimPod, type SimPod } from '../../control-plane/lab/sim/sim-pod.ts'
+import type { SimPodConfigInput } from '../../control-plane/lab/sim/sim-pod-config.ts'
 import { l40s27bFp8 } from '../../shared/gpu/gpu-profile.ts'
 
 export const model = 'qwen3.8-27b-fp8'

@@ -1,4 +1,4 @@
-import type { BenchmarkRun, RequestRecord } from '../../control-plane/bench/request-record.ts'
+import type { BenchmarkRun, RequestRecord } from '../../control-plane/lab/bench/request-record.ts'
 
 export interface TimedRunSpec {
   /** How reports name the load, e.g. poisson@1 or concurrent@8. */

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { createMemoryQuotaStore } from '../../shared/quota/memory-quota-store.ts'
-import { createEdgeApp } from '../../workers/edge-app.ts'
-import { createEdgeMetrics } from '../../workers/edge-metrics.ts'
-import { createExternalProviders } from '../../workers/external-providers.ts'
-import { createScorerClient } from '../../workers/scorer-client.ts'
+import { createEdgeApp } from '../../workers/app/edge-app.ts'
+import { createEdgeMetrics } from '../../workers/app/edge-metrics.ts'
+import { createExternalProviders } from '../../workers/app/external-providers.ts'
+import { createScorerClient } from '../../workers/app/scorer-client.ts'
 import { useDemoEdgeFixture } from '../support/demo-edge-fixture.ts'
 
 const demo = useDemoEdgeFixture()

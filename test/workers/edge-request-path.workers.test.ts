@@ -1,6 +1,6 @@
 import { env } from 'cloudflare:workers'
-import type { QuotaLedgerNamespace } from '../../workers/durable-object-quota-store.ts'
-import { createDurableObjectQuotaStore } from '../../workers/durable-object-quota-store.ts'
+import type { QuotaLedgerNamespace } from '../../workers/worker/durable-object-quota-store.ts'
+import { createDurableObjectQuotaStore } from '../../workers/worker/durable-object-quota-store.ts'
 import { describeEdgeRequestPath } from '../support/edge-request-path-suite.ts'
 import type { RequestPathStack } from '../support/request-path-stack.ts'
 

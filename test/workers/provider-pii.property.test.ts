@@ -1,17 +1,17 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { demoSnapshot } from '../../control-plane/embedded/demo-snapshot.ts'
 import {
   type FakeBedrock,
   startFakeBedrock,
-} from '../../control-plane/fake-bedrock/start-fake-bedrock.ts'
+} from '../../control-plane/lab/bedrock-stand-in/start-fake-bedrock.ts'
+import { demoSnapshot } from '../../control-plane/lab/embedded/demo-snapshot.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { createMemoryQuotaStore } from '../../shared/quota/memory-quota-store.ts'
 import { mintApiKey, sha256HexOf } from '../../shared/tenancy/api-key.ts'
-import { createEdgeApp } from '../../workers/edge-app.ts'
-import { createEdgeMetrics } from '../../workers/edge-metrics.ts'
-import { createExternalProviders } from '../../workers/external-providers.ts'
+import { createEdgeApp } from '../../workers/app/edge-app.ts'
+import { createEdgeMetrics } from '../../workers/app/edge-metrics.ts'
+import { createExternalProviders } from '../../workers/app/external-providers.ts'
 import { fuzzParameters, fuzzTimeoutMs } from '../support/fuzz-runs.ts'
 
 /**

@@ -10,7 +10,7 @@ const scripts = JSON.parse(readFileSync(`${root}package.json`, 'utf8')).scripts 
   string
 >
 
-describe('workers/worker-configuration.d.ts', () => {
+describe('workers/worker/worker-configuration.d.ts', () => {
   it('is what npm run cf-typegen generates from wrangler.toml', async () => {
     // The script's own arguments, so the check uses exactly the flags the file is made with.
     const [command, ...args] = (scripts['cf-typegen'] ?? '').split(/\s+/)

@@ -4,7 +4,7 @@ import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { type OpenAiRequest, parseOpenAiRequest } from '../../../shared/openai/openai-request.ts'
 import { findTenant } from '../../../shared/policy/evaluate-policy.ts'
 import { createCacheSalter } from '../../../shared/tenancy/cache-salt.ts'
-import { tenantCacheSalt } from '../../../workers/upstream-body.ts'
+import { tenantCacheSalt } from '../../../workers/app/upstream-body.ts'
 import { UsageError } from '../cli-io.ts'
 
 /**

@@ -6,10 +6,10 @@ import { RoutingStrategyName } from '../../../shared/crd/routing-strategy.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { openConfigFeed } from '../../config-store/open-config-feed.ts'
 import type { PublishedSnapshot } from '../../config-store/published-snapshot.ts'
-import { dataParallelEndpoints } from '../../scorer/data-parallel-endpoints.ts'
+import { dataParallelEndpoints } from '../../scorer/pools/data-parallel-endpoints.ts'
 import { ScorerConfig, type ScorerConfigInput, type ScorerPod } from '../../scorer/scorer-config.ts'
-import { poolIdOf } from '../../scorer/scorer-state.ts'
 import { type RunningScorer, startScorer } from '../../scorer/start-scorer.ts'
+import { poolIdOf } from '../../scorer/state/scorer-state.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 
 export const scorerUsage = `Usage: kinfctl scorer --port P [options]

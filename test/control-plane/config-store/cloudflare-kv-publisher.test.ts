@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCloudflareKvPublisher } from '../../../control-plane/config-store/cloudflare-kv-publisher.ts'
-import { createKvSnapshotLoader, snapshotKey } from '../../../workers/kv-snapshot-loader.ts'
+import { createKvSnapshotLoader, snapshotKey } from '../../../workers/worker/kv-snapshot-loader.ts'
 import { type FakeCloudflareKv, startFakeCloudflareKv } from '../../support/fake-cloudflare-kv.ts'
 import { snapshotVariant } from './snapshot-variant.ts'
 

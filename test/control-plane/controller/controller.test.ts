@@ -3,7 +3,7 @@ import {
   type CloudflareKvPublisher,
   createCloudflareKvPublisher,
 } from '../../../control-plane/config-store/cloudflare-kv-publisher.ts'
-import { createKvSnapshotLoader } from '../../../workers/kv-snapshot-loader.ts'
+import { createKvSnapshotLoader } from '../../../workers/worker/kv-snapshot-loader.ts'
 import {
   applyObjects,
   conditionOf,

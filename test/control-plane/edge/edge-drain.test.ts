@@ -1,7 +1,7 @@
 import { connect } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { EmbeddedStack } from '../../../control-plane/embedded/start-embedded.ts'
 import { parseEdgeOptions } from '../../../control-plane/kinfctl/commands/edge.ts'
+import type { EmbeddedStack } from '../../../control-plane/lab/embedded/start-embedded.ts'
 import { start } from '../../support/embedded-stack.ts'
 
 const model = 'qwen3.8-27b-fp8'

@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { benchPresets, defaultMaxRequests } from '../../../control-plane/bench/bench-presets.ts'
-import type { BenchmarkReport } from '../../../control-plane/bench/write-benchmark-reports.ts'
-import { benchUsage } from '../../../control-plane/kinfctl/commands/bench.ts'
+import { benchPresets, defaultMaxRequests } from '../../../control-plane/lab/bench/bench-presets.ts'
+import type { BenchmarkReport } from '../../../control-plane/lab/bench/write-benchmark-reports.ts'
+import { benchUsage } from '../../../control-plane/lab/commands/bench.ts'
 import { runCli } from '../../support/run-cli.ts'
 
 const tiny = [

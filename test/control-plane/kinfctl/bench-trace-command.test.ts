@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { BenchmarkReport } from '../../../control-plane/bench/write-benchmark-reports.ts'
+import type { BenchmarkReport } from '../../../control-plane/lab/bench/write-benchmark-reports.ts'
 import { runCli } from '../../support/run-cli.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'kinfctl-bench-trace-'))

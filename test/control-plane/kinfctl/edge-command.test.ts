@@ -8,12 +8,12 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { configStoreKeys } from '../../../control-plane/config-store/config-store-keys.ts'
 import { createRedisSnapshotStore } from '../../../control-plane/config-store/redis-snapshot-store.ts'
-import { demoSnapshot } from '../../../control-plane/embedded/demo-snapshot.ts'
+import { runKinfctl } from '../../../control-plane/kinfctl/run-kinfctl.ts'
+import { demoSnapshot } from '../../../control-plane/lab/embedded/demo-snapshot.ts'
 import {
   type SimulatedPools,
   startSimulatedPools,
-} from '../../../control-plane/embedded/start-simulated-pools.ts'
-import { runKinfctl } from '../../../control-plane/kinfctl/run-kinfctl.ts'
+} from '../../../control-plane/lab/embedded/start-simulated-pools.ts'
 import { canonicalJson } from '../../../shared/config/canonical-json.ts'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import type { KinferenceResource } from '../../../shared/crd/resource.ts'

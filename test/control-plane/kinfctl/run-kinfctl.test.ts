@@ -6,7 +6,7 @@ import { runCli } from '../../support/run-cli.ts'
 // a stand-in that throws what a test sets: the mapping is then checked where the CLI applies
 // it. The other commands stay real.
 const failure = vi.hoisted(() => ({ error: undefined as unknown }))
-vi.mock('../../../control-plane/kinfctl/commands/sim.ts', async (importOriginal) => ({
+vi.mock('../../../control-plane/lab/commands/sim.ts', async (importOriginal) => ({
   ...(await importOriginal<object>()),
   simCommand: async () => {
     throw failure.error

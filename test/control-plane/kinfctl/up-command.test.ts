@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { upCommand } from '../../../control-plane/kinfctl/commands/up.ts'
+import { upCommand } from '../../../control-plane/lab/commands/up.ts'
 import { runCli } from '../../support/run-cli.ts'
 import { until } from '../../support/scorer-stack.ts'
 

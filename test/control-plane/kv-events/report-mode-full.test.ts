@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { toPodEvents } from '../../../control-plane/kv-events/to-pod-events.ts'
-import { wireEventMapper } from '../../../control-plane/sim/to-wire-event.ts'
+import { wireEventMapper } from '../../../control-plane/lab/sim/to-wire-event.ts'
 import { computeBlockKeys } from '../../../shared/kv-index/block-keys.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'

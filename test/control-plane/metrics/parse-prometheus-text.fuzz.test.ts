@@ -1,12 +1,12 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { createVllmMetrics } from '../../../control-plane/lab/sim/metrics/create-vllm-metrics.ts'
 import {
   extractVllmLoadSignals,
   VllmLoadSignals,
 } from '../../../control-plane/metrics/extract-vllm-load-signals.ts'
 import { parsePrometheusText } from '../../../control-plane/metrics/parse-prometheus-text.ts'
 import { PrometheusParseResult } from '../../../control-plane/metrics/prometheus-sample.ts'
-import { createVllmMetrics } from '../../../control-plane/sim/metrics/create-vllm-metrics.ts'
 import { fuzzParameters, fuzzTimeoutMs } from '../../support/fuzz-runs.ts'
 
 const runs = 2_000

@@ -7,7 +7,7 @@ const { uniquePrefix } = useRedisTestNamespaces()
 
 /**
  * What promtool says about vLLM's own names, which the simulated pods keep so that
- * anything reading a real vLLM reads them (control-plane/sim/metrics/vllm-metric-help.ts):
+ * anything reading a real vLLM reads them (control-plane/lab/sim/metrics/vllm-metric-help.ts):
  * the `vllm:` namespace separator, and a histogram named `vllm:iteration_tokens_total`.
  */
 const vllmNaming = [

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { scorerCommand } from '../../../control-plane/kinfctl/commands/scorer.ts'
-import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
+import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
 import { until } from '../../support/scorer-stack.ts'
 import { snapshotOf, startPods } from './snapshot-stack.ts'
 

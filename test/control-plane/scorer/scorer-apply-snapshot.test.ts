@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { prepareRequest } from '../../../control-plane/scorer/prepare-request.ts'
-import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
+import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
+import { prepareRequest } from '../../../control-plane/scorer/serving/prepare-request.ts'
 import type { EdgeClaims } from '../../../shared/auth/edge-signature.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import {

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
+import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
 import {
   adminToken,
   decisionOf,

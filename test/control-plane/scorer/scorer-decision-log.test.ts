@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { scorerPodOf } from '../../../control-plane/lab/sim/sim-fleet.ts'
 import { ScorerConfig } from '../../../control-plane/scorer/scorer-config.ts'
 import { startScorer } from '../../../control-plane/scorer/start-scorer.ts'
-import { scorerPodOf } from '../../../control-plane/sim/sim-fleet.ts'
 import { createRedisStateStore } from '../../../control-plane/state/redis-state-store.ts'
 import { createStateReader } from '../../../control-plane/state/state-reader.ts'
 import type { EdgeClaims } from '../../../shared/auth/edge-signature.ts'
 import { joinDecisions } from '../../../shared/state/decision-entry.ts'
-import { createScorerClient } from '../../../workers/scorer-client.ts'
+import { createScorerClient } from '../../../workers/app/scorer-client.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import {
   decisionOf,

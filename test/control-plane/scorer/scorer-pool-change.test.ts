@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import type { PoolRuntime } from '../../../control-plane/scorer/pool-runtime.ts'
-import { prepareRequest } from '../../../control-plane/scorer/prepare-request.ts'
-import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
+import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
+import type { PoolRuntime } from '../../../control-plane/scorer/pools/pool-runtime.ts'
+import { prepareRequest } from '../../../control-plane/scorer/serving/prepare-request.ts'
 import { signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
 import {
   adminToken,

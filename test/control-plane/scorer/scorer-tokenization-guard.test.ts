@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
+import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
 import type { StatusView } from '../../../control-plane/status-page/status-view.ts'
 import type { PoolState } from '../../../shared/state/pool-state.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
@@ -17,7 +17,7 @@ import { startPod } from '../../support/sim-pods.ts'
 import { snapshotOf, startFromSnapshot } from './snapshot-stack.ts'
 
 // The runtime guard end to end: simulated pods serving Llama 3.1's tokenizer (their own
-// loader, control-plane/sim/model) behind a pool that declares Qwen3's. Every answer's
+// loader, control-plane/lab/sim/model) behind a pool that declares Qwen3's. Every answer's
 // usage.prompt_tokens differs from the scorer's count: the pool's TokenizationAgrees turns
 // False with one request as its example, in the shared state, `kinfctl inspect pods`, the
 // status page and /metrics. Declaring the pods' tokenizer makes the counts agree again.

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
+import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
 import type { StatusView } from '../../../control-plane/status-page/status-view.ts'
 import type { PodState } from '../../../shared/state/pod-state.ts'
 import type { PoolState } from '../../../shared/state/pool-state.ts'

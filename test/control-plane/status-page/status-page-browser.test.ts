@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { EmbeddedStack } from '../../../control-plane/embedded/start-embedded.ts'
+import type { EmbeddedStack } from '../../../control-plane/lab/embedded/start-embedded.ts'
 import type { Decision } from '../../../shared/state/decision-entry.ts'
 import type { PodState } from '../../../shared/state/pod-state.ts'
 import type { QuotaUse } from '../../../shared/state/quota-use.ts'

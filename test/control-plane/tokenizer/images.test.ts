@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { loadSimModel } from '../../../control-plane/sim/model/create-sim-model.ts'
-import { type PyValue, parsePythonJson } from '../../../control-plane/sim/model/python-json.ts'
+import { loadSimModel } from '../../../control-plane/lab/sim/model/create-sim-model.ts'
+import { type PyValue, parsePythonJson } from '../../../control-plane/lab/sim/model/python-json.ts'
 import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
 import { promptIds } from '../../../control-plane/tokenizer/prompt-ids.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
@@ -9,7 +9,7 @@ import { parseOpenAiRequest } from '../../../shared/openai/openai-request.ts'
 /**
  * Images in a chat: Gemma 3 takes them (its processor's placeholder tokens), the other
  * built-ins refuse them as vLLM refuses them for a text-only model. The router's ids and
- * image ranges are compared with the simulated pod's own model (control-plane/sim/model),
+ * image ranges are compared with the simulated pod's own model (control-plane/lab/sim/model),
  * which implements Gemma 3's processor apart from the router.
  */
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { stringify } from 'yaml'
-import { loadTerraformModule } from '../../../control-plane/infra-check/load-terraform-module.ts'
+import { loadTerraformModule } from '../../../control-plane/lab/terraform-check/load-terraform-module.ts'
 import { chartDir, containersOf, findManifest, renderChart } from '../../support/helm-chart.ts'
 import type { Deployment } from '../../support/manifest-types.ts'
 

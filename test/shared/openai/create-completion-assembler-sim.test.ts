@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import type { SimPod } from '../../../control-plane/sim/sim-pod.ts'
+import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
 import { createCompletionAssembler } from '../../../shared/openai/create-completion-assembler.ts'
 import { parseOpenAiRequest, type RequestKind } from '../../../shared/openai/openai-request.ts'
 import { model, text, usePods } from '../../support/sim-pods.ts'

@@ -10,7 +10,7 @@ describe('estimatePromptTokens', () => {
   it('lands within 15% of Qwen3’s count on prose, Markdown and code', () => {
     expect(ratio(readFileSync('README.md', 'utf8'))).toBeGreaterThan(0.85)
     expect(ratio(readFileSync('README.md', 'utf8'))).toBeLessThan(1.15)
-    const code = readFileSync('control-plane/scorer/handle-inference.ts', 'utf8')
+    const code = readFileSync('control-plane/scorer/serving/handle-inference.ts', 'utf8')
     expect(ratio(code)).toBeGreaterThan(0.85)
     expect(ratio(code)).toBeLessThan(1.15)
   })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { demoSnapshot } from '../../../control-plane/embedded/demo-snapshot.ts'
+import { demoSnapshot } from '../../../control-plane/lab/embedded/demo-snapshot.ts'
 import { InferencePolicySpec } from '../../../shared/crd/inference-policy.ts'
 import {
   decisionHeaderNames,

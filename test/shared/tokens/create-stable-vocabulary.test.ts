@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { loadSimModel } from '../../../control-plane/sim/model/create-sim-model.ts'
+import { loadSimModel } from '../../../control-plane/lab/sim/model/create-sim-model.ts'
 import { createSeededRandom as seededRandom } from '../../../shared/random/create-seeded-random.ts'
 import { createStableVocabulary } from '../../../shared/tokens/create-stable-vocabulary.ts'
 

@@ -1,5 +1,5 @@
 # A Worker runs outside AWS and cannot assume a role (no instance profile, no web identity),
-# so the edge signs Bedrock calls with an IAM user's long-lived key (workers/worker-env.ts).
+# so the edge signs Bedrock calls with an IAM user's long-lived key (workers/worker/worker-env.ts).
 # The user may do nothing but invoke the listed models.
 data "aws_partition" "current" {}
 

@@ -61,7 +61,7 @@ variable "signing_secret" {
 
   validation {
     condition     = length(var.signing_secret) >= 16
-    error_message = "signing_secret needs at least 16 characters (workers/worker-env.ts)."
+    error_message = "signing_secret needs at least 16 characters (workers/worker/worker-env.ts)."
   }
 }
 

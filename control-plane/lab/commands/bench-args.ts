@@ -1,0 +1,204 @@
+import { availableParallelism } from 'node:os'
+import { parseArgs } from 'node:util'
+import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { type GpuProfile, gpuProfiles } from '../../../shared/gpu/gpu-profile.ts'
+import { UsageError } from '../../kinfctl/cli-io.ts'
+import { benchPoolSpec, benchRouterNames } from '../bench/bench-pool-spec.ts'
+import { peakTtftSloMs } from '../bench/bench-presets.ts'
+import type { DesTimingOptionsInput } from '../bench/des/des-timing-options.ts'
+import { isTraceData } from '../bench/trace/load-mooncake-trace.ts'
+
+export const benchOptions = {
+  suite: { type: 'string' },
+  preset: { type: 'string' },
+  data: { type: 'string' },
+  name: { type: 'string', default: 'custom' },
+  profile: { type: 'string' },
+  rate: { type: 'string' },
+  'max-requests': { type: 'string' },
+  'trace-speed': { type: 'string' },
+  'trace-offset': { type: 'string' },
+  mode: { type: 'string', default: 'des' },
+  target: { type: 'string' },
+  'time-scale': { type: 'string', default: '20' },
+  routers: { type: 'string' },
+  pods: { type: 'string', default: '3' },
+  'gpu-profile': { type: 'string' },
+  seed: { type: 'string', default: '42' },
+  seeds: { type: 'string' },
+  replicas: { type: 'string' },
+  'event-delay-ms': { type: 'string' },
+  'metrics-interval-ms': { type: 'string' },
+  'metrics-delay-ms': { type: 'string' },
+  'event-loss-rate': { type: 'string' },
+  'request-scale': { type: 'string' },
+  'slo-ms': { type: 'string', default: String(peakTtftSloMs) },
+  out: { type: 'string', default: 'results/bench' },
+  threads: { type: 'string' },
+} as const
+
+export type BenchValues = ReturnType<typeof parseArgs<{ options: typeof benchOptions }>>['values']
+
+/** Everything `kinfctl bench` was asked, checked once. */
+export interface BenchArgs {
+  values: BenchValues
+  suite: 'brief' | 'wave2' | null
+  mode: 'des' | 'live'
+  /** --gpu-profile when given; else each preset's own or l40s-27b-fp8. */
+  gpuProfile: GpuProfile | null
+  pods: number
+  seeds: number[]
+  replicas: number[]
+  routers: string[]
+  rates: number[] | undefined
+  sloMs: number
+  timeScale: number
+  threads: number
+  maxRequests: number | undefined
+  traceOffset: number | undefined
+  desTiming: DesTimingOptionsInput
+  requestScale: number
+}
+
+/** A KinfError from checking an argument is a usage mistake (exit 2), not a failed run. */
+export function asUsage<T>(check: () => T): T {
+  try {
+    return check()
+  } catch (error) {
+    if (error instanceof KinfError) throw new UsageError(error.message)
+    throw error
+  }
+}
+
+export function positive(name: string, text: string, integer: boolean): number {
+  const value = Number(text)
+  if (
+    text.trim() === '' ||
+    !Number.isFinite(value) ||
+    value <= 0 ||
+    (integer && !Number.isInteger(value))
+  )
+    throw new UsageError(
+      `--${name} must be a positive ${integer ? 'integer' : 'number'}, not "${text}"`,
+    )
+  return value
+}
+
+function nonNegative(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  const value = Number(text)
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0)
+    throw new UsageError(`--${name} must be a number of ms >= 0, not "${text}"`)
+  return value
+}
+
+function fractionOf(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  const value = Number(text)
+  if (text.trim() === '' || !(value >= 0 && value <= 1))
+    throw new UsageError(`--${name} must be a fraction from 0 to 1, not "${text}"`)
+  return value
+}
+
+const listOf = (text: string) =>
+  text
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+
+function seedsOf(values: BenchValues, suite: BenchArgs['suite']): number[] {
+  const text = values.seeds ?? (suite === 'wave2' ? '1,2,42' : values.seed)
+  const seeds = listOf(text).map((s) => Number(s))
+  if (seeds.length === 0 || seeds.some((s) => !Number.isInteger(s)))
+    throw new UsageError(
+      values.seeds === undefined
+        ? `--seed must be an integer, not "${text}"`
+        : `--seeds must be a list of integers, not "${text}"`,
+    )
+  return [...new Set(seeds)]
+}
+
+function replicasOf(values: BenchValues, suite: BenchArgs['suite'], mode: string): number[] {
+  const text = values.replicas ?? (suite === 'wave2' ? '1,3' : '1')
+  const list = listOf(text).map((r) => positive('replicas', r, true))
+  if (list.some((r) => r > 16)) throw new UsageError('--replicas must be at most 16')
+  if (mode !== 'des' && list.some((r) => r !== 1))
+    throw new UsageError('--replicas is a DES option (live runs one scorer)')
+  return [...new Set(list)]
+}
+
+function suiteOf(values: BenchValues): BenchArgs['suite'] {
+  const sources = [values.suite, values.preset, values.data].filter((v) => v !== undefined)
+  if (sources.length !== 1) throw new UsageError('give exactly one of --suite, --preset, --data')
+  if (values.suite === undefined) return null
+  if (values.suite !== 'brief' && values.suite !== 'wave2')
+    throw new UsageError(`unknown suite "${values.suite}" (known: brief, wave2)`)
+  return values.suite
+}
+
+/** --trace-offset, which only a trace takes. */
+function traceOffsetOf(text: string | undefined, data: string | undefined): number | undefined {
+  if (text === undefined) return undefined
+  if (data === undefined || !isTraceData(data))
+    throw new UsageError('--trace-offset needs --data trace:FILE')
+  const offset = Number(text)
+  if (text.trim() === '' || !Number.isInteger(offset) || offset < 0)
+    throw new UsageError(`--trace-offset must be a non-negative integer, not "${text}"`)
+  return offset
+}
+
+export function parseBenchArgs(args: string[]): BenchArgs {
+  const { values } = parseArgs({ args, options: benchOptions })
+  const suite = suiteOf(values)
+  const mode = values.mode
+  if (mode !== 'des' && mode !== 'live') throw new UsageError('--mode must be des or live')
+  if (values.target !== undefined && mode !== 'live')
+    throw new UsageError('--target needs --mode live')
+  if (suite === 'wave2' && mode !== 'des') throw new UsageError('--suite wave2 runs in des mode')
+  const name = values['gpu-profile']
+  const gpuProfile = name === undefined ? null : (gpuProfiles[name] ?? null)
+  if (name !== undefined && !gpuProfile) throw new UsageError(`unknown GPU profile "${name}"`)
+  const pods = positive('pods', values.pods, true)
+  if (pods > 1024) throw new UsageError('--pods must be at most 1024')
+  const routers = listOf(values.routers ?? benchRouterNames.join(','))
+  if (routers.length === 0) throw new UsageError('--routers names no router')
+  // Against a --target the server routes; the names only label the runs.
+  if (values.target === undefined)
+    for (const router of routers) asUsage(() => benchPoolSpec(router, 'l40s-27b-fp8'))
+  const timing = {
+    eventDelayMs: nonNegative('event-delay-ms', values['event-delay-ms']),
+    metricsDelayMs: nonNegative('metrics-delay-ms', values['metrics-delay-ms']),
+    eventLossRate: fractionOf('event-loss-rate', values['event-loss-rate']),
+    metricsIntervalMs:
+      values['metrics-interval-ms'] === undefined
+        ? undefined
+        : positive('metrics-interval-ms', values['metrics-interval-ms'], false),
+  }
+  return {
+    values,
+    suite,
+    mode,
+    gpuProfile,
+    pods,
+    seeds: seedsOf(values, suite),
+    replicas: replicasOf(values, suite, mode),
+    routers,
+    rates: values.rate?.split(',').map((r) => positive('rate', r, false)),
+    sloMs: positive('slo-ms', values['slo-ms'], false),
+    timeScale: positive('time-scale', values['time-scale'], false),
+    threads:
+      values.threads === undefined
+        ? availableParallelism()
+        : positive('threads', values.threads, true),
+    maxRequests:
+      values['max-requests'] === undefined
+        ? undefined
+        : positive('max-requests', values['max-requests'], true),
+    traceOffset: traceOffsetOf(values['trace-offset'], values.data),
+    desTiming: Object.fromEntries(Object.entries(timing).filter(([, v]) => v !== undefined)),
+    requestScale:
+      values['request-scale'] === undefined
+        ? 1
+        : positive('request-scale', values['request-scale'], false),
+  }
+}

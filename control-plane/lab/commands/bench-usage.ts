@@ -1,0 +1,70 @@
+import { gpuProfiles } from '../../../shared/gpu/gpu-profile.ts'
+import { benchRouterNames } from '../bench/bench-pool-spec.ts'
+import { benchPresets, defaultMaxRequests, peakTtftSloMs } from '../bench/bench-presets.ts'
+import { DesTimingOptions } from '../bench/des/des-timing-options.ts'
+
+const desTimingDefaults = DesTimingOptions.parse({})
+
+/** kinfctl bench --help. */
+export const benchUsage = `Usage: kinfctl bench [--suite brief|wave2 | --preset NAMES | --data SPEC] [options]
+
+Benchmarks routing strategies on one simulated pool, side by side at fixed loads, with
+GuideLLM's synthetic data, profiles and metrics. Writes benchmarks.json (GuideLLM's
+report shape), benchmarks.md and one SVG chart per workload under --out.
+
+What to run:
+      --suite brief         the brief's table: shared-prefix, multi-turn, no-prefix, every
+                            router, beside the brief's numbers and the bounds, with the
+                            targets checked
+      --suite wave2         the second wave's targets (capacity by bisection, overload,
+                            multi-turn tails, the Mooncake trace, fan-out, no regression,
+                            scorer replicas), each printed met or missed with its figure
+      --preset NAMES        named workloads (${Object.keys(benchPresets).join(', ')}), comma-separated
+      --data SPEC           GuideLLM synthetic data: key=value,... (prompt_tokens,
+                            output_tokens, first_prompt_tokens, first_output_tokens, each
+                            with _stdev/_min/_max; prefix_count, prefix_tokens; turns) or
+                            the same as JSON, which also takes prefix_buckets. Fan-out:
+                            fan_out=N,fan_out_window_ms=W with prefix_tokens gives bursts
+                            of N siblings within W ms sharing a prefix of their own
+                            (--rate still counts requests, not bursts). Or trace:FILE, a
+                            Mooncake trace (JSONL) replayed; trace:NAME is one vendored
+                            in data/traces (e.g. trace:mooncake-synthetic)
+      --name NAME           what reports call a --data workload (default custom)
+      --profile P           synchronous, concurrent, throughput, constant, poisson,
+                            trace (default poisson, trace for trace data; a preset
+                            brings its own)
+      --rate LIST           comma-separated: requests/s (constant, poisson) or streams
+                            (concurrent, throughput); overrides a preset's grid (by
+                            default fractions of the workload's fluid throughput bound)
+      --max-requests N      requests per benchmark, every turn counting (default ${defaultMaxRequests})
+      --trace-speed LIST    trace: comma-separated replay speeds (timestamps ÷ speed), one
+                            benchmark each, like --rate (default 1)
+      --trace-offset N      trace: the first request replayed (default 0); the slice is
+                            --max-requests long, minus the requests longer than the
+                            model's context (skipped and counted)
+How:
+      --mode des|live       discrete-event simulation in virtual time (default), or HTTP
+      --target URL          live: an OpenAI-compatible server (its router is what runs;
+                            --routers then only labels it). Without it, live starts the
+                            scorer in front of simulated pods on loopback per benchmark
+      --time-scale X        live: pods run X times faster than the GPU they model; times
+                            are reported in modelled time (default 20)
+      --routers LIST        strategies (default all: ${benchRouterNames.join(', ')})
+      --pods N              pods in the pool (default 3)
+      --gpu-profile NAME    pod profile (default l40s-27b-fp8, or the preset's; known:
+                            ${Object.keys(gpuProfiles).join(', ')})
+      --seed S              seed of the data, arrivals and simulation (default 42)
+      --seeds LIST          several seeds, each a full run; reports show means and the
+                            spread (default: --seed; wave2: 1,2,42)
+      --replicas LIST       des: scorer replicas sharing the KV index (default 1; wave2:
+                            1,3), each with its own in-flight view and metrics scrapes
+      --event-delay-ms MS   des: KV events reach the index this late (default ${desTimingDefaults.eventDelayMs})
+      --metrics-interval-ms MS  des: pods' metrics are scraped this often (default ${desTimingDefaults.metricsIntervalMs})
+      --metrics-delay-ms MS des: scraped metrics are this old when read (default ${desTimingDefaults.metricsDelayMs})
+      --event-loss-rate F   des: share of KV event batches the index never sees (default 0)
+      --request-scale X     wave2: scale every scenario's request count (default 1)
+      --slo-ms MS           median TTFT limit for peak throughput (default ${peakTtftSloMs})
+      --threads N           des: benchmarks run side by side on N threads (default: the
+                            cores); the results do not depend on it
+      --out DIR             report folder (default results/bench)
+`

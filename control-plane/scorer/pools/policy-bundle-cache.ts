@@ -1,0 +1,39 @@
+import { z } from 'zod'
+import { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
+import { KinfError } from '../../../shared/errors/kinf-error.ts'
+
+/** Distinct bundles kept parsed: a handful of tenants' policies per snapshot. */
+const maxBundles = 256
+
+/**
+ * Policy bundles (policyBundleOf) as the edge sends them, parsed and validated once per
+ * distinct text: an edge sends the same text for a tenant until its snapshot changes.
+ */
+export class PolicyBundleCache {
+  private readonly parsed = new Map<string, ConfigSnapshot>()
+
+  get(json: string): ConfigSnapshot {
+    const known = this.parsed.get(json)
+    if (known) {
+      // Most recently used last, so the oldest goes first.
+      this.parsed.delete(json)
+      this.parsed.set(json, known)
+      return known
+    }
+    let value: unknown
+    try {
+      value = JSON.parse(json)
+    } catch (error) {
+      throw new KinfError('invalid_request', `policy bundle: ${(error as Error).message}`)
+    }
+    const bundle = ConfigSnapshot.safeParse(value)
+    if (!bundle.success)
+      throw new KinfError('invalid_request', `policy bundle: ${z.prettifyError(bundle.error)}`)
+    if (this.parsed.size >= maxBundles) {
+      const oldest = this.parsed.keys().next().value
+      if (oldest !== undefined) this.parsed.delete(oldest)
+    }
+    this.parsed.set(json, bundle.data)
+    return bundle.data
+  }
+}

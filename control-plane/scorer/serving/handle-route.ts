@@ -1,0 +1,273 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
+import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { estimateRequestPromptTokens } from '../../../shared/openai/estimate-request-tokens.ts'
+import { checkJsonDepth } from '../../../shared/openai/json-depth.ts'
+import {
+  type OpenAiRequest,
+  parseOpenAiRequest,
+  type RequestKind,
+} from '../../../shared/openai/openai-request.ts'
+import { asciiHeaderValue, decisionHeaderOf } from '../../../shared/policy/decision-header.ts'
+import { evaluatePolicy } from '../../../shared/policy/evaluate-policy.ts'
+import { heldLocalBy } from '../../../shared/policy/held-local-by.ts'
+import type {
+  PolicyDecision,
+  PolicyRequest,
+  PoolStatus,
+  UpstreamTarget,
+} from '../../../shared/policy/policy-decision.ts'
+import { poolsToAsk } from '../../../shared/policy/pools-to-ask.ts'
+import {
+  decidedHeader,
+  type RouteDecision,
+  splitRouteEnvelope,
+} from '../../../shared/scorer-api/route-protocol.ts'
+import type { Prompt } from '../../tokenizer/prompt-ids.ts'
+import { parseJson } from '../http/read-body.ts'
+import { authenticate, readSignedRequest, type SignedRequest } from '../http/signed-request.ts'
+import { passThrough } from './handle-inference.ts'
+import type { InferenceContext } from './inference-context.ts'
+import { prepareOnPool } from './prepare-request.ts'
+import { type PoolAttempt, serveOnPool } from './serve-on-pool.ts'
+
+/** A request read from a route call, with what policy needs of it. */
+interface RouteCall {
+  signed: SignedRequest
+  snapshot: ConfigSnapshot
+  openAi: OpenAiRequest
+  /** The client's body as sent (what the pod gets unless policy renames the model). */
+  body: Buffer
+  facts: PolicyRequest
+  /** Prompts by tokenizer: pools sharing a tokenizer share one tokenization. */
+  tokenized: Map<string, Prompt>
+}
+
+/**
+ * POST /v1/kinference/route/… (see shared/scorer-api/route-protocol.ts): the request and the
+ * tenant's policy in one signed call. Each pool the decision may depend on is prepared
+ * and looked up once; the policy is evaluated on their statuses with the exact prompt
+ * length; the first local attempt is served here, reusing that preparation. Otherwise the
+ * decision goes back to the edge, which carries on from the attempt it names.
+ */
+export async function handleRoute(
+  context: InferenceContext,
+  kind: RequestKind,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const startedMs = performance.now()
+  const signed = await readSignedRequest(context, req, res)
+  const { call, decision, asked } = await decideRoute(context, kind, signed)
+  const promptTokens = call.facts.promptTokens
+  if (decision.kind !== 'serve')
+    return answerDecision(res, { decision, from: 0, notes: [], promptTokens })
+  const { labels, detectorFailed } = call.facts
+  const hold = heldLocalBy(call.snapshot, decision.policy, labels, detectorFailed)
+  const notes: string[] = []
+  for (const [i, target] of decision.attempts.entries()) {
+    if (target.locality === 'External')
+      return answerDecision(res, { decision, from: i, notes, promptTokens })
+    const attempt = await attemptFor(context, call, asked, target)
+    if (!attempt) {
+      notes.push(`${target.backend}: pool ${target.pool} is not served by this scorer`)
+      continue
+    }
+    const last = i === decision.attempts.length - 1
+    try {
+      await serveOnPool(context, attempt, res, {
+        requestId: signed.requestId,
+        startedMs,
+        body: bodyFor(call, target.model),
+        headers: passThrough(signed),
+        // Saturated means "try the next attempt", or for a request that must stay local,
+        // the edge's clear refusal instead of a wait on a full pool.
+        allowBurst: !last || hold !== null,
+        decisionPrefix: decisionHeaderOf(decision, target),
+        decidedBy: {
+          tenant: call.facts.tenant === '' ? null : call.facts.tenant,
+          policy: decision.policy,
+          rule: decision.rule,
+          backend: target.backend,
+        },
+        extraHeaders:
+          notes.length > 0 ? { 'x-kinference-fallback': asciiHeaderValue(notes.join('; ')) } : {},
+      })
+      return
+    } catch (error) {
+      if (!KinfError.isInstance(error) || error.code !== 'saturated' || res.headersSent) throw error
+      notes.push(`${target.backend}: saturated`)
+    }
+  }
+  answerDecision(res, { decision, from: decision.attempts.length, notes, promptTokens })
+}
+
+/**
+ * Everything a route call needs before a pod: the edge's signature checked, the bundle and
+ * the body parsed, each pool the decision may depend on prepared and looked up once, and
+ * the policy evaluated on their statuses with the exact prompt length.
+ */
+export async function decideRoute(
+  context: InferenceContext,
+  kind: RequestKind,
+  signed: SignedRequest,
+): Promise<{ call: RouteCall; decision: PolicyDecision; asked: Map<string, PoolAttempt> }> {
+  const call = await readRouteCall(context, kind, signed)
+  const asked = new Map<string, PoolAttempt>()
+  const statuses = new Map<string, PoolStatus>()
+  await askPools(context, call, asked, statuses)
+  const decision = evaluatePolicy(call.snapshot, {
+    request: call.facts,
+    poolStatus: (id) => statuses.get(id),
+  })
+  return { call, decision, asked }
+}
+
+async function readRouteCall(
+  context: InferenceContext,
+  kind: RequestKind,
+  signed: SignedRequest,
+): Promise<RouteCall> {
+  const claims = await authenticate(context, signed)
+  const envelope = splitRouteEnvelope(signed.body)
+  if (!envelope)
+    throw new KinfError(
+      'invalid_request',
+      'a route call is the policy bundle, a newline, then the request body',
+    )
+  const snapshot = context.bundles.get(envelope.bundleJson)
+  const body = Buffer.from(envelope.body.buffer, envelope.body.byteOffset, envelope.body.byteLength)
+  const json = parseJson(body)
+  checkJsonDepth(json)
+  const parsed = parseOpenAiRequest(kind, json)
+  if ('issues' in parsed)
+    throw new KinfError('invalid_request', parsed.issues.message, { param: parsed.issues.param })
+  const openAi = parsed.request
+  const model = openAi.body.model
+  if (model === undefined)
+    throw new KinfError('invalid_request', 'you must provide a model parameter', { param: 'model' })
+  // The edge's estimate (or one by the same function) until a pool's tokenizer counts.
+  const promptTokens = claims.promptTokens ?? estimateRequestPromptTokens(openAi)
+  return {
+    signed,
+    snapshot,
+    openAi,
+    body,
+    facts: {
+      tenant: claims.tenant,
+      model,
+      promptTokens,
+      labels: claims.labels,
+      detectorFailed: claims.detectorFailed ?? false,
+    },
+    tokenized: new Map(),
+  }
+}
+
+/**
+ * Prepares and looks up the request on every pool its decision may depend on that this
+ * scorer serves, and takes each pool's status for this prompt. The exact prompt length
+ * (the largest over those pools) replaces the estimate; if that changes which pools matter,
+ * the new ones are asked too, once.
+ */
+async function askPools(
+  context: InferenceContext,
+  call: RouteCall,
+  asked: Map<string, PoolAttempt>,
+  statuses: Map<string, PoolStatus>,
+): Promise<void> {
+  for (let round = 0; round < 2; round++) {
+    const ids = poolsToAsk(call.snapshot, call.facts).filter((id) => !asked.has(id))
+    for (const id of ids) {
+      const runtime = runtimeOf(context, call.snapshot, id)
+      if (!runtime) continue
+      const served =
+        runtime.spec.models.find((m) => m.name === call.facts.model) ?? runtime.spec.models[0]
+      if (!served) continue
+      let prepared: PoolAttempt['prepared']
+      try {
+        prepared = prepareOnPool(
+          call.signed.requestId,
+          call.openAi,
+          runtime,
+          served.name,
+          call.tokenized,
+          textFor(call, served.name),
+        )
+      } catch (error) {
+        // This pool cannot take the prompt (too long for it, say): its status stays unknown,
+        // and only a decision for it answers the error.
+        if (KinfError.isInstance(error) && error.status < 500) continue
+        throw error
+      }
+      const lookup = await runtime.lookup(prepared.request)
+      const route = runtime.router.score(lookup, performance.now())
+      asked.set(id, { prepared, lookup, scored: route })
+      const pod = route.decision.pod
+      statuses.set(id, {
+        ...(runtime.router.podNames().length === 0
+          ? { saturation: 1, saturated: true }
+          : runtime.router.saturation(route)),
+        predictedTtftMs: pod === null ? null : (route.predictedTtftMs.get(pod) ?? null),
+      })
+    }
+    if (ids.length === 0 || asked.size === 0) return
+    // A pool's count is its pods' prompt, tool definitions included (its chat template
+    // renders them, as vLLM's does); a pool without its tokenizer has the edge's estimate,
+    // which counts them too (estimateRequestPromptTokens).
+    const counts = [...asked.values()].map(({ prepared }) => prepared.request.routing.promptTokens)
+    call.facts.promptTokens = Math.max(...counts)
+  }
+}
+
+/** The request prepared for the attempt's pool and model: the asked one, or prepared now. */
+async function attemptFor(
+  context: InferenceContext,
+  call: RouteCall,
+  asked: Map<string, PoolAttempt>,
+  target: UpstreamTarget,
+): Promise<PoolAttempt | null> {
+  if (target.pool === undefined) return null
+  const known = asked.get(target.pool)
+  if (known && known.prepared.model === target.model) return known
+  const runtime = runtimeOf(context, call.snapshot, target.pool)
+  if (!runtime) return null
+  const prepared = prepareOnPool(
+    call.signed.requestId,
+    call.openAi,
+    runtime,
+    target.model,
+    call.tokenized,
+    textFor(call, target.model),
+  )
+  return { prepared, lookup: await runtime.lookup(prepared.request) }
+}
+
+/**
+ * The runtime of the pool the edge's snapshot names by id; a pool given to the scorer
+ * without namespace answers for its name in any namespace.
+ */
+function runtimeOf(context: InferenceContext, snapshot: ConfigSnapshot, poolId: string) {
+  const name = snapshot.pools[poolId]?.name
+  return (
+    context.pools.find((pool) => pool.id === poolId) ??
+    context.pools.find((pool) => pool.namespace === null && pool.name === name) ??
+    null
+  )
+}
+
+/** The text the pod gets when it is the client's own (see bodyFor), else null. */
+function textFor(call: RouteCall, model: string): string | null {
+  return model === call.facts.model ? call.body.toString('utf8') : null
+}
+
+/** The client's bytes, unless policy sends the request under another model name. */
+function bodyFor(call: RouteCall, model: string): Buffer {
+  if (model === call.facts.model) return call.body
+  return Buffer.from(JSON.stringify({ ...call.openAi.body, model }))
+}
+
+function answerDecision(res: ServerResponse, answer: RouteDecision): void {
+  res.writeHead(200, { 'content-type': 'application/json', [decidedHeader]: '1' })
+  res.end(JSON.stringify(answer))
+}

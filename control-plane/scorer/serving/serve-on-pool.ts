@@ -1,0 +1,320 @@
+import type { ServerResponse } from 'node:http'
+import { finished } from 'node:stream'
+import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { asciiHeaderValue } from '../../../shared/policy/decision-header.ts'
+import type { PoolLookup } from '../../../shared/routing/pool-router.ts'
+import type { RouteResult } from '../../../shared/routing/router-core.ts'
+import { promptTokensHeader } from '../../../shared/scorer-api/route-protocol.ts'
+import type { DecidedEntry } from '../../../shared/state/decision-entry.ts'
+import type { Admitted } from '../pools/pool-admission.ts'
+import { logDecision } from '../state/log-decision.ts'
+import type { InferenceContext } from './inference-context.ts'
+import type { PreparedRequest } from './prepare-request.ts'
+import { type ProxyOutcome, proxyToPod } from './proxy-to-pod.ts'
+
+/** A pod that takes this long to accept a connection is down (it answers in ms when up). */
+const connectTimeoutMs = 5_000
+/**
+ * How long a pod may take to start its answer once connected. A non-streamed answer starts
+ * with its last token, so this is a whole generation's time (vLLM sets no limit): the
+ * official OpenAI clients' own default timeout, so the scorer never gives up first.
+ */
+const responseTimeoutMs = 600_000
+
+/** A request prepared for one pool and looked up there, ready to go to a pod. */
+export interface PoolAttempt {
+  prepared: PreparedRequest
+  lookup: PoolLookup
+  /** A score taken just now (for the pool's status), reused by the first admission. */
+  scored?: RouteResult
+}
+
+export interface ServeOptions {
+  requestId: string
+  /** When the request arrived (performance.now()), for the decision, TTFT and e2e histograms. */
+  startedMs: number
+  /** The body the pod gets: the client's bytes, unless the edge's decision changed them. */
+  body: Buffer
+  /** Passed through to the pod (request id, trace context, accept). */
+  headers: Record<string, string>
+  /** "Saturated" at once instead of queueing when every pod is over its limits. */
+  allowBurst: boolean
+  /** Put before this pool's part of x-kinference-decision (the policy's, when it decided here). */
+  decisionPrefix?: string
+  /** Added to the answer (e.g. x-kinference-fallback, x-kinference-prompt-tokens). */
+  extraHeaders?: Record<string, string>
+  /** Who asked and what chose the backend, for the decision log. */
+  decidedBy: DecidedBy
+}
+
+/** The decision log's tenant, policy, rule and backend of a request. */
+export type DecidedBy = Pick<DecidedEntry, 'tenant' | 'policy' | 'rule' | 'backend'>
+
+/**
+ * Sends a prepared request to the best pod of its pool and streams the answer back: the
+ * first attempt through the pool's admission ("saturated" at once when the edge may burst
+ * and every pod is over its limits; held by late binding while its best pod cannot start
+ * it); a request that fails before the first byte is tried once more on another pod, at
+ * once, unless its failure is its own (afterFailure). Resolves once the answer is sent (or
+ * the client left); throws KinfError saturated, upstream_unavailable when no pod could take
+ * it, or a 504 when the pod did not answer within the response timeout.
+ */
+export async function serveOnPool(
+  context: InferenceContext,
+  attempt: PoolAttempt,
+  res: ServerResponse,
+  options: ServeOptions,
+): Promise<void> {
+  const { prepared, lookup } = attempt
+  const { pool } = prepared
+  const { router } = pool
+  if (router.podNames().length === 0)
+    throw new KinfError('upstream_unavailable', `pool ${pool.name} has no pods`)
+  const { requestId } = options
+  const tried = new Set<string>()
+  let heldMs = 0
+  for (let round = 0; round < 2; round++) {
+    let route: RouteResult
+    if (round === 0) {
+      const admitted = await admit(context, attempt, options.allowBurst, res)
+      if (admitted === null) return // the client left while held: nothing was sent
+      route = admitted.route
+      heldMs = admitted.heldMs
+    } else route = router.dispatchNow(lookup, performance.now(), { exclude: tried })
+    const pod = route.decision.pod
+    if (pod === null) break
+    const finalAttempt = round === 1 || router.podNames().length <= 1
+    const outcome = await sendToPod(context, attempt, res, options, {
+      route,
+      pod,
+      heldMs,
+      finalAttempt,
+    })
+    context.metrics.requests.labels({ pool: pool.name, pod, outcome: outcome.kind }).inc()
+    if (outcome.kind === 'completed') {
+      completed(context, attempt, options, { pod, route }, outcome)
+      return
+    }
+    const next = afterFailure(outcome)
+    router.failed(requestId, performance.now(), next.podAtFault)
+    if (outcome.kind !== 'failed-before-bytes') return
+    if (!next.retry) throw requestFailure(pod, outcome.reason)
+    context.log(
+      `${pod} failed before answering (${outcome.reason}); ${round === 0 ? 'retrying on the next best pod' : 'giving up'}`,
+    )
+    context.metrics.retries.labels({ pool: pool.name }).inc()
+    tried.add(pod)
+  }
+  throw new KinfError('upstream_unavailable', `no pod of pool ${pool.name} could take the request`)
+}
+
+/**
+ * What a failed attempt means: whether the pod is left out for the cool-down, and whether
+ * the request is tried on another pod. Only a pod that cannot be reached (or says it
+ * cannot serve) is at fault; a request that timed out or failed on a pod that otherwise
+ * answers leaves the pod as it was, and is not sent to another one as if the first were
+ * broken, except a 5xx before any byte, which one more pod may serve.
+ */
+export function afterFailure(outcome: Exclude<ProxyOutcome, { kind: 'completed' }>): {
+  podAtFault: boolean
+  retry: boolean
+} {
+  switch (outcome.kind) {
+    case 'client-gone':
+      return { podAtFault: false, retry: false }
+    case 'failed-after-bytes':
+      // A stream cut off mid-answer: the connection broke, as a killed pod's does.
+      return { podAtFault: true, retry: false }
+    case 'failed-before-bytes':
+      return {
+        podAtFault: outcome.cause === 'pod-down' || outcome.cause === 'pod-unavailable',
+        retry: outcome.cause !== 'timeout',
+      }
+  }
+}
+
+/** A request that outlived the response timeout on a pod: 504, and the pod stays as it was. */
+function requestFailure(pod: string, reason: string): KinfError {
+  return new KinfError('upstream_error', `pod ${pod} did not answer the request: ${reason}`, {
+    status: 504,
+  })
+}
+
+interface Chosen {
+  route: RouteResult
+  pod: string
+  heldMs: number
+  finalAttempt: boolean
+}
+
+/** One attempt: the decision logged and measured, the request proxied to the pod. */
+async function sendToPod(
+  context: InferenceContext,
+  attempt: PoolAttempt,
+  res: ServerResponse,
+  options: ServeOptions,
+  chosen: Chosen,
+): Promise<ProxyOutcome> {
+  const { prepared } = attempt
+  const { pool } = prepared
+  const { router } = pool
+  const { route, pod, heldMs } = chosen
+  const score = route.decision.scores.find((s) => s.pod === pod)
+  const matched = score?.cachedTokens ?? 0
+  const predicted = route.predictedTtftMs.get(pod) ?? 0
+  context.metrics.decisionSeconds
+    .labels({ pool: pool.name })
+    .observe((performance.now() - options.startedMs - heldMs) / 1000)
+  context.metrics.predictedTtftSeconds.labels({ pool: pool.name }).observe(predicted / 1000)
+  const endpoint = pool.endpoint(pod)
+  if (!endpoint) throw new KinfError('internal', `pod ${pod} has no endpoint`)
+  const log = logDecision(context, prepared, options, { pod, matched, predicted, heldMs })
+  const here = `pool=${pool.name}; pod=${pod}; strategy=${router.strategy}; matched_tokens=${matched}; predicted_ttft_ms=${Math.round(predicted)}; held_ms=${Math.round(heldMs)}`
+  const outcome = await proxyToPod(
+    {
+      podUrl: endpoint.http,
+      dataParallelRank: endpoint.dataParallelRank,
+      path: prepared.openAi.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions',
+      body: options.body,
+      headers: options.headers,
+      agent: context.agent,
+      stream: prepared.stream,
+      connectTimeoutMs,
+      responseTimeoutMs,
+      finalAttempt: chosen.finalAttempt,
+      extraHeaders: {
+        ...options.extraHeaders,
+        [promptTokensHeader]: String(prepared.request.routing.promptTokens),
+        'x-kinference-decision': options.decisionPrefix
+          ? `${options.decisionPrefix}; ${here}`
+          : here,
+        'x-kinference-reason': asciiHeaderValue(route.decision.reason),
+      },
+      onFirstToken: () => {
+        log.firstTokenAtMs = performance.now()
+        router.firstToken(options.requestId, performance.now())
+        const ttftMs = performance.now() - options.startedMs
+        context.metrics.ttftSeconds.labels({ pool: pool.name, pod }).observe(ttftMs / 1000)
+        if (ttftMs > 0)
+          context.metrics.predictionError
+            .labels({ pool: pool.name })
+            .observe(Math.abs(ttftMs - predicted) / ttftMs)
+      },
+      onProgress: (generated) => router.progress(options.requestId, generated),
+    },
+    res,
+  )
+  log.ended(outcome)
+  return outcome
+}
+
+/** The answer reached the client: the router, the guard and the metrics learn how it went. */
+function completed(
+  context: InferenceContext,
+  { prepared, lookup }: PoolAttempt,
+  options: ServeOptions,
+  { pod, route }: { pod: string; route: RouteResult },
+  outcome: Extract<ProxyOutcome, { kind: 'completed' }>,
+): void {
+  const { pool } = prepared
+  const matched = route.decision.scores.find((s) => s.pod === pod)?.cachedTokens ?? 0
+  if (outcome.cachedTokens !== null) context.podsReportingCache.add(pod)
+  const reported =
+    outcome.cachedTokens ?? (outcome.usageSeen && context.podsReportingCache.has(pod) ? 0 : null)
+  // A request routed without block keys predicted nothing: the pod's trust learns nothing.
+  const answered = outcome.status === 200 && !prepared.estimated
+  pool.router.finished(options.requestId, performance.now(), answered ? reported : null)
+  if (answered)
+    guard(
+      context,
+      { prepared, lookup },
+      options.requestId,
+      { pod, route },
+      {
+        promptTokens: outcome.promptTokens,
+        cachedTokens: reported,
+      },
+    )
+  context.metrics.matchedTokens.labels({ pool: pool.name, pod }).inc(matched)
+  context.metrics.promptTokens
+    .labels({ pool: pool.name, pod })
+    .inc(prepared.request.routing.promptTokens)
+  context.metrics.e2eSeconds
+    .labels({ pool: pool.name })
+    .observe((performance.now() - options.startedMs) / 1000)
+}
+
+/**
+ * The runtime guard (TokenizationGuard): the scorer's prompt count against the pod's
+ * usage.prompt_tokens, the index's prediction against its cached_tokens (unless the
+ * scorer did not believe its index for the pod: replaying, or demoted to load-only).
+ */
+function guard(
+  context: InferenceContext,
+  { prepared, lookup }: PoolAttempt,
+  requestId: string,
+  { pod, route }: { pod: string; route: RouteResult },
+  usage: { promptTokens: number | null; cachedTokens: number | null },
+): void {
+  const { pool } = prepared
+  const believed = route.candidates.find((c) => c.name === pod)?.trust !== 'load-only'
+  const compared = pool.guard.observe({
+    requestId,
+    model: prepared.model,
+    pod,
+    scorerPromptTokens: prepared.request.routing.promptTokens,
+    reportedPromptTokens: usage.promptTokens,
+    predictedCachedTokens: believed ? pool.router.matchedTokens(lookup, pod) : null,
+    reportedCachedTokens: usage.cachedTokens,
+    blockSize: prepared.request.routing.blockSize,
+    atMs: Date.now(),
+  })
+  for (const { kind, agrees } of compared) {
+    context.metrics.tokenComparisons.labels({ pool: pool.name, kind }).inc()
+    if (!agrees) context.metrics.tokenDisagreements.labels({ pool: pool.name, kind }).inc()
+  }
+}
+
+/**
+ * The first attempt: "saturated" at once when the edge may burst and every pod is over
+ * its limits (bursting beats waiting); otherwise through the pool's admission, which
+ * dispatches now or holds the request until its best pod can start it. null: the client
+ * left while held.
+ */
+async function admit(
+  context: InferenceContext,
+  attempt: PoolAttempt,
+  allowBurst: boolean,
+  res: ServerResponse,
+): Promise<Admitted | null> {
+  const { lookup } = attempt
+  const { pool } = attempt.prepared
+  const { router } = pool
+  let route = attempt.scored
+  if (allowBurst) {
+    route ??= router.score(lookup, performance.now())
+    if (route.decision.pod !== null && router.saturation(route).saturated) {
+      context.metrics.saturated.labels({ pool: pool.name }).inc()
+      throw new KinfError(
+        'saturated',
+        `pool ${pool.name} is saturated: every pod's predicted TTFT is over its limit`,
+      )
+    }
+  }
+  // Nothing is ever held without late binding: no need to watch the client.
+  if (!pool.admission.enabled)
+    return { route: router.dispatchNow(lookup, performance.now(), { route }), heldMs: 0 }
+  const left = new AbortController()
+  const onClose = () => left.abort()
+  if (res.destroyed) left.abort()
+  else res.once('close', onClose)
+  try {
+    return await pool.admission.admit(lookup, {
+      signal: left.signal,
+      answered: () => new Promise((resolve) => finished(res, () => resolve(undefined))),
+      ...(route ? { route } : {}),
+    })
+  } finally {
+    res.off('close', onClose)
+  }
+}

@@ -1,0 +1,65 @@
+import { validRequestId } from '../../../shared/openai/request-id.ts'
+import type { InferenceContext } from '../serving/inference-context.ts'
+import type { PreparedRequest } from '../serving/prepare-request.ts'
+import type { ProxyOutcome } from '../serving/proxy-to-pod.ts'
+import type { ServeOptions } from '../serving/serve-on-pool.ts'
+
+/**
+ * Logs the decision now and returns what logs its end: queued for the shared state's
+ * decision log (decision-recorder.ts), so the request waits for no write. Keyed by the
+ * request's own id; the client's x-request-id (from the headers the pod gets) is kept
+ * beside it, once, when it is a request id and another one.
+ */
+export function logDecision(
+  context: Pick<InferenceContext, 'decisions' | 'replica' | 'podsReportingCache'>,
+  prepared: PreparedRequest,
+  options: Pick<ServeOptions, 'requestId' | 'startedMs' | 'decidedBy'> &
+    Partial<Pick<ServeOptions, 'headers'>>,
+  chosen: { pod: string; matched: number; predicted: number; heldMs: number },
+) {
+  const { requestId, startedMs } = options
+  const { pod } = chosen
+  const client = validRequestId(options.headers?.['x-request-id'])
+  context.decisions.record({
+    kind: 'decided',
+    atMs: Date.now(),
+    requestId,
+    ...(client === null || client === requestId ? {} : { clientRequestId: client }),
+    replica: context.replica,
+    ...options.decidedBy,
+    pool: prepared.pool.id,
+    pod,
+    strategy: prepared.pool.router.strategy,
+    model: prepared.model,
+    promptTokens: prepared.request.routing.promptTokens,
+    matchedTokens: chosen.matched,
+    predictedTtftMs: chosen.predicted,
+    heldMs: chosen.heldMs,
+  })
+  const log = {
+    firstTokenAtMs: null as number | null,
+    ended(outcome: ProxyOutcome) {
+      const completed = outcome.kind === 'completed' ? outcome : null
+      context.decisions.record({
+        kind: 'ended',
+        atMs: Date.now(),
+        requestId,
+        pod,
+        ttftMs: log.firstTokenAtMs === null ? null : log.firstTokenAtMs - startedMs,
+        latencyMs: performance.now() - startedMs,
+        // As the router takes it: absent from a pod known to report it means none cached.
+        cachedTokens:
+          completed === null
+            ? null
+            : (completed.cachedTokens ??
+              (completed.usageSeen && context.podsReportingCache.has(pod) ? 0 : null)),
+        outputTokens:
+          completed?.generatedTokens ??
+          (outcome.kind === 'failed-after-bytes' ? outcome.generatedTokens : null),
+        outcome: outcome.kind,
+        status: completed?.status ?? null,
+      })
+    },
+  }
+  return log
+}

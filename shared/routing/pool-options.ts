@@ -1,0 +1,117 @@
+import type { InferencePoolSpec } from '../crd/inference-pool.ts'
+import { KinferenceParameters } from '../crd/routing-strategy.ts'
+import { gpuProfiles, numGpuBlocks } from '../gpu/gpu-profile.ts'
+import { createStepCostModel } from '../gpu/step-cost-model.ts'
+import type { AdmissionQueueOptions } from './admission-queue.ts'
+import type { RouterCoreOptions } from './router-core.ts'
+import type { StepCost, TtftModel } from './routing-strategy.ts'
+import { createRoutingStrategy } from './strategies/create-routing-strategy.ts'
+
+/**
+ * The kinference parameters of a pool, defaults applied by their schema: the block is
+ * optional in the CRD (and only allowed with the kinference strategy), but late binding,
+ * speculative entries and the TTFT fit read it whatever the strategy.
+ */
+export function kinferenceParametersOf(spec: InferencePoolSpec): KinferenceParameters {
+  return spec.routing.kinference ?? KinferenceParameters.parse({})
+}
+
+/** A generic GPU for pools whose profile this build does not know. */
+const unknownGpuTtft: TtftModel = { overheadMs: 50, msPerToken: 0.15 }
+const unknownGpuStep: StepCost = { decodeStepMs: 30, msPerContextToken: 2e-4 }
+
+/**
+ * The TTFT model a new pod starts from: the pool's overrides, else its GPU profile's cost
+ * model (a full prefill step per budget of tokens; a decode step of overhead).
+ */
+export function ttftPrior(spec: InferencePoolSpec): TtftModel {
+  const budget = spec.scheduler.maxNumBatchedTokens
+  const profile = gpuProfiles[spec.gpuProfile]
+  let prior = unknownGpuTtft
+  if (profile) {
+    const cost = createStepCostModel(profile)
+    prior = {
+      overheadMs: cost.stepMs({
+        tokens: 1,
+        decodeContext: 2048,
+        prefillContext: 0,
+        prefillAttention: 0,
+      }),
+      msPerToken:
+        cost.stepMs({
+          tokens: budget,
+          decodeContext: 0,
+          prefillContext: budget,
+          prefillAttention: (budget * budget) / 2,
+        }) / budget,
+    }
+  }
+  const overrides = kinferenceParametersOf(spec)
+  if (overrides.prefillTokensPerSecond)
+    prior = { ...prior, msPerToken: 1000 / overrides.prefillTokensPerSecond }
+  if (overrides.overheadMs !== undefined) prior = { ...prior, overheadMs: overrides.overheadMs }
+  return prior
+}
+
+/** What a pod's decode step costs, from the pool's GPU profile (a generic GPU without one). */
+export function stepCostOf(spec: InferencePoolSpec): StepCost {
+  const profile = gpuProfiles[spec.gpuProfile]
+  if (!profile) return unknownGpuStep
+  const cost = createStepCostModel(profile)
+  const empty = { tokens: 1, prefillContext: 0, prefillAttention: 0 }
+  const base = cost.stepMs({ ...empty, decodeContext: 0 })
+  return {
+    decodeStepMs: base,
+    msPerContextToken: (cost.stepMs({ ...empty, decodeContext: 100_000 }) - base) / 100_000,
+  }
+}
+
+/** KV-cache tokens per pod before its metrics say: the pool's numGpuBlocks, or the profile's. */
+export function kvCapacityOf(spec: InferencePoolSpec): number | null {
+  const profile = gpuProfiles[spec.gpuProfile]
+  const blocks = spec.scheduler.numGpuBlocks ?? (profile ? numGpuBlocks(profile) : null)
+  return blocks === null ? null : blocks * spec.blockSize
+}
+
+/** How long a pod that failed a request is left out. */
+const unhealthyCooldownMs = 5_000
+
+/** The routing core of a pool: its strategy, TTFT prior, memory and step cost. */
+export function routerCoreOptions(spec: InferencePoolSpec): RouterCoreOptions {
+  const kinference = kinferenceParametersOf(spec)
+  const prior = ttftPrior(spec)
+  return {
+    strategy: createRoutingStrategy(spec.routing.strategy, spec.routing, {
+      stepBudget: spec.scheduler.maxNumBatchedTokens,
+      peakPrefillTokensPerSecond: 1000 / prior.msPerToken,
+    }),
+    stepBudget: spec.scheduler.maxNumBatchedTokens,
+    prior,
+    onlineCalibration: kinference.onlineCalibration,
+    forgettingFactor: kinference.forgettingFactor,
+    driftTolerance: kinference.driftTolerance,
+    metricsStalenessMs: spec.metrics.stalenessMs,
+    unhealthyCooldownMs,
+    kvCapacityTokens: kvCapacityOf(spec),
+    stepCost: stepCostOf(spec),
+  }
+}
+
+/** Late binding on for this pool: the kinference strategy with routing.kinference.lateBinding. */
+export function lateBindingEnabled(spec: InferencePoolSpec): boolean {
+  return spec.routing.strategy === 'kinference' && kinferenceParametersOf(spec).lateBinding
+}
+
+/** Bounds of the admission queue: past them, requests go straight to their best pod. */
+const maxHeld = 10_000
+const scanLimit = 16
+
+/** The admission queue of a pool. */
+export function admissionQueueOptions(spec: InferencePoolSpec): AdmissionQueueOptions {
+  return {
+    enabled: lateBindingEnabled(spec),
+    maxHoldMs: kinferenceParametersOf(spec).maxHoldMs,
+    maxHeld,
+    scanLimit,
+  }
+}

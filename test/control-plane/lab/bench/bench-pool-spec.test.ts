@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest'
+import {
+  benchPoolSpec,
+  benchRouterNames,
+} from '../../../../control-plane/lab/bench/bench-pool-spec.ts'
+import { RoutingStrategyName } from '../../../../shared/crd/routing-strategy.ts'
+import { KinfError } from '../../../../shared/errors/kinf-error.ts'
+
+describe('benchRouterNames', () => {
+  it('lists every strategy and variant, baselines first and kinference last', () => {
+    expect(benchRouterNames).toEqual([
+      'round-robin',
+      'least-request',
+      'gie-default',
+      'llmd-sticky',
+      'dynamo',
+      'dynamo-lmetric',
+      'sglang-cache-aware',
+      'kinference',
+    ])
+    for (const strategy of RoutingStrategyName.options) expect(benchRouterNames).toContain(strategy)
+  })
+})
+
+describe('benchPoolSpec', () => {
+  it('runs a strategy with its published defaults: no parameter block', () => {
+    for (const router of RoutingStrategyName.options) {
+      const { routing } = benchPoolSpec(router, 'l40s-27b-fp8')
+      expect(routing.strategy).toBe(router)
+      expect(Object.keys(routing)).toEqual(['strategy'])
+    }
+  })
+
+  it('runs dynamo-lmetric as Dynamo with the lmetric selection policy and its other defaults', () => {
+    const { routing } = benchPoolSpec('dynamo-lmetric', 'l40s-27b-fp8')
+    expect(routing.strategy).toBe('dynamo')
+    expect(routing.dynamo).toEqual({
+      overlapScoreCredit: 1,
+      prefillLoadScale: 1,
+      temperature: 0,
+      selectionPolicy: 'lmetric',
+    })
+  })
+
+  it('refuses an unknown router, naming the known ones', () => {
+    let error: unknown
+    try {
+      benchPoolSpec('dynamo-lmetrik', 'l40s-27b-fp8')
+    } catch (thrown) {
+      error = thrown
+    }
+    expect(KinfError.isInstance(error) && error.code).toBe('invalid_request')
+    expect(String(error)).toContain('dynamo-lmetric')
+  })
+})

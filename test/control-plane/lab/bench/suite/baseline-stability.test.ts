@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest'
+import { baselineStability } from '../../../../../control-plane/lab/bench/suite/baseline-stability.ts'
+import { timedBenchRun } from '../../../../support/timed-bench-run.ts'
+
+/** `count` requests `gapMs` apart, each with TTFT `ttft(i)` and done `e2e(i)` after it started. */
+const runOf = (
+  profile: string,
+  count: number,
+  gapMs: number,
+  ttft: (i: number) => number,
+  e2e: (i: number) => number,
+) => timedBenchRun({ profile, count, gapMs, ttftMs: ttft, e2eMs: e2e })
+
+describe('baselineStability', () => {
+  it('a run that keeps up with its arrivals and has no trend is stable', () => {
+    const stability = baselineStability(
+      runOf(
+        'poisson@1',
+        90,
+        1000,
+        () => 300,
+        () => 2000,
+      ),
+    )
+    expect(stability.stable).toBe(true)
+    expect(stability.servedFraction).toBeCloseTo(1, 1)
+    expect(stability.thirdsTtftS).toEqual([0.3, 0.3, 0.3])
+    expect(stability.why).toBe('stable')
+  })
+
+  it('a run whose answers fall behind is unstable even with a flat TTFT', () => {
+    // Each answer takes 0.5 s longer than the one before: finishing at half the arrival rate.
+    const stability = baselineStability(
+      runOf(
+        'poisson@1',
+        90,
+        1000,
+        () => 300,
+        (i) => 1000 + i * 1000,
+      ),
+    )
+    expect(stability.stable).toBe(false)
+    expect(stability.servedFraction).toBeLessThan(0.95)
+    expect(stability.why).toMatch(/^served \d+% of offered$/)
+  })
+
+  it('a TTFT rising across the run is a trend; a falling one (caches warming) is not', () => {
+    const rising = baselineStability(
+      runOf(
+        'concurrent@8',
+        90,
+        1000,
+        (i) => 100 * i,
+        () => 9000,
+      ),
+    )
+    expect(rising.stable).toBe(false)
+    expect(rising.servedFraction).toBeNull()
+    expect(rising.why).toMatch(/^TTFT trending /)
+    const falling = baselineStability(
+      runOf(
+        'concurrent@8',
+        90,
+        1000,
+        (i) => 9000 - 100 * i,
+        () => 9000,
+      ),
+    )
+    expect(falling.stable).toBe(true)
+  })
+
+  it('tolerates noise within the slack', () => {
+    const noisy = baselineStability(
+      runOf(
+        'poisson@1',
+        90,
+        1000,
+        (i) => (i % 2 === 0 ? 200 : 400) + (i > 60 ? 150 : 0),
+        () => 2000,
+      ),
+    )
+    expect(noisy.stable).toBe(true)
+  })
+})

@@ -1,0 +1,109 @@
+import type { Context } from 'hono'
+import { z } from 'zod'
+import type { ConfigSnapshot, SnapshotProvider } from '../../shared/config/config-snapshot.ts'
+import type { ChatCompletionRequest } from '../../shared/openai/chat-completion-request.ts'
+import { maxJsonDepth } from '../../shared/openai/json-depth.ts'
+import type { detectPii } from '../../shared/pii/detect-pii.ts'
+import type { QuotaStore } from '../../shared/quota/quota-store.ts'
+import type { CacheSalter } from '../../shared/tenancy/cache-salt.ts'
+import type { EdgeMetrics } from './edge-metrics.ts'
+import type { ScorerPort } from './scorer-client.ts'
+
+/** An external provider (Bedrock), as the edge uses it. */
+export interface ExternalPort {
+  /** An OpenAI-shaped answer (JSON or SSE); throws a KinfError before any byte on failure. */
+  complete(
+    provider: SnapshotProvider,
+    model: string,
+    request: ChatCompletionRequest,
+    options: { requestedModel: string; requestId: string; signal?: AbortSignal },
+  ): Promise<Response>
+  /**
+   * The tokens the provider counts for `request` followed by `answerSoFar` (what it
+   * generated before the client left), by its own tokenizer; null when it cannot say (the
+   * edge then charges its estimate). Never throws.
+   */
+  countTokens(
+    provider: SnapshotProvider,
+    model: string,
+    request: ChatCompletionRequest,
+    answerSoFar: string,
+  ): Promise<number | null>
+}
+
+/** What the edge app needs from its runtime; Workers and Node each supply their own. */
+export interface EdgeDeps {
+  /** The current config snapshot (verified). */
+  config: () => Promise<ConfigSnapshot>
+  quotas: QuotaStore
+  scorer: ScorerPort
+  external: ExternalPort
+  metrics: EdgeMetrics
+  nowMs: () => number
+  sleep: (ms: number) => Promise<void>
+  newRequestId: () => string
+  log: (line: string) => void
+  /** Largest request body accepted (see EdgeLimits). */
+  maxBodyBytes?: number
+  /** The other limits of EdgeLimits, where they differ from its defaults. */
+  limits?: z.input<typeof EdgeLimits>
+  /** The PII detectors (shared/pii by default); replaceable to test failing detectors. */
+  detectPii?: typeof detectPii
+  /** Output tokens assumed for quota admission when a request sets no max_tokens (see EdgeLimits). */
+  defaultMaxTokens?: number
+  /**
+   * The client's address, as the runtime knows it (Cloudflare's cf-connecting-ip, Node's
+   * socket): failed authentications are limited per address too. Null: unknown.
+   */
+  clientAddress?: (c: Context) => string | null
+  /** Failed authentications allowed per address or key id per minute (see EdgeLimits). */
+  authFailuresPerMinute?: number
+  /**
+   * cache_salt of tenants whose prefix cache is isolated, keyed by the signing secret
+   * (shared/tenancy/cache-salt.ts). Absent: a random key per app, which still isolates
+   * tenants but splits each tenant's cache between edge processes.
+   */
+  cacheSalter?: CacheSalter
+}
+
+/** The edge's limits, defaults included: parsed once when the app is built. */
+export const EdgeLimits = z.strictObject({
+  maxBodyBytes: z
+    .int()
+    .positive()
+    .default(8 * 1024 * 1024),
+  /** Quota admission reserves this much output for a request without max_tokens. */
+  defaultMaxTokens: z.int().positive().default(1_024),
+  /** Past this many failed authentications in a minute, a client address or key id gets 429s. */
+  authFailuresPerMinute: z.int().positive().default(20),
+  /**
+   * Request headers, names and values: 431 beyond. Node's own parser (start-edge) is set
+   * to this plus room for the request line; Cloudflare's edge allows 128 KB.
+   */
+  maxHeaderBytes: z
+    .int()
+    .positive()
+    .default(32 * 1024),
+  /** Chat messages per request: 400 naming messages beyond. */
+  maxMessages: z.int().positive().default(2_048),
+  /** Tools per request (OpenAI's own bound). */
+  maxTools: z.int().positive().default(128),
+  /** Nesting of the JSON body (objects and arrays): 400 beyond (the scorer's limit too). */
+  maxJsonDepth: z.int().positive().default(maxJsonDepth),
+  /** Choices per request (`n`, completions' `best_of`). */
+  maxChoices: z.int().positive().default(128),
+  /** Stop sequences per request (OpenAI takes 4, vLLM any number). */
+  maxStopSequences: z.int().positive().default(16),
+  /** Largest max_tokens or max_completion_tokens. */
+  maxOutputTokens: z.int().positive().default(131_072),
+  /**
+   * Prompt (estimated) plus max_tokens, for a model no pool gives a maxContextTokens
+   * (Bedrock's, aliases): 400 context_length_exceeded beyond.
+   */
+  maxRequestTokens: z.int().positive().default(262_144),
+  /** A stream open longer than this is ended with an error event and its upstream cancelled. */
+  maxStreamSeconds: z.number().positive().default(900),
+  /** A stream whose client has read nothing for this long (backpressure) is cut. */
+  streamStallSeconds: z.number().positive().default(60),
+})
+export type EdgeLimits = z.infer<typeof EdgeLimits>

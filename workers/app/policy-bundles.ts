@@ -1,0 +1,23 @@
+import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import { policyBundleOf } from '../../shared/policy/policy-bundle.ts'
+
+const bundlesBySnapshot = new WeakMap<ConfigSnapshot, Map<string, string | null>>()
+
+/**
+ * The tenant's policy bundle as the JSON a route call carries, serialized once per
+ * snapshot and tenant (the snapshot is immutable); null for an unknown tenant.
+ */
+export function policyBundleJson(snapshot: ConfigSnapshot, tenant: string): string | null {
+  let byTenant = bundlesBySnapshot.get(snapshot)
+  if (!byTenant) {
+    byTenant = new Map()
+    bundlesBySnapshot.set(snapshot, byTenant)
+  }
+  let json = byTenant.get(tenant)
+  if (json === undefined) {
+    const bundle = policyBundleOf(snapshot, tenant)
+    json = bundle === null ? null : JSON.stringify(bundle)
+    byTenant.set(tenant, json)
+  }
+  return json
+}

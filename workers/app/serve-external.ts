@@ -1,0 +1,114 @@
+import type { SnapshotProvider } from '../../shared/config/config-snapshot.ts'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import type { ChatCompletionRequest } from '../../shared/openai/chat-completion-request.ts'
+import { estimatePromptTokens } from '../../shared/openai/estimate-prompt-tokens.ts'
+import { answer } from './answer-upstream.ts'
+import type { EdgeDeps } from './edge-deps.ts'
+import { reserveProvider } from './provider-budget.ts'
+import type { EdgeRequest } from './read-edge-request.ts'
+import { localCharge, type UpstreamOutcome } from './request-charge.ts'
+import type { ServeContext } from './serve-decision.ts'
+import { withUsage } from './upstream-body.ts'
+
+export interface ExternalAttempt {
+  backend: string
+  providerId: string
+  provider: SnapshotProvider
+  model: string
+  /** The decision header for this attempt. */
+  decision: string
+}
+
+/**
+ * One attempt on an external provider: its account's budget reserved, the call made, and
+ * the answer metered. What the provider processed is charged to the tenant and to the
+ * provider's account alike: the answer's usage, or, when the client left before the end,
+ * the provider's own count of the prompt and of what it had generated (ExternalPort's
+ * countTokens), the edge's estimate when it cannot count. Throws the provider's KinfError
+ * (the caller decides whether to try the next attempt), or a budget refusal as a value.
+ */
+export async function serveExternal(
+  deps: EdgeDeps,
+  request: EdgeRequest,
+  attempt: ExternalAttempt,
+  context: ServeContext,
+  notes: readonly string[],
+): Promise<{ response: Response } | { refused: string; error: KinfError }> {
+  const budget = await reserveProvider(
+    deps,
+    attempt.providerId,
+    attempt.provider,
+    context.estimatedTokens,
+  )
+  if (!budget.admitted)
+    return {
+      refused: `provider ${budget.limit} limit reached`,
+      error: new KinfError('rate_limited', `${attempt.providerId}: ${budget.message}`, {
+        retryAfterSeconds: budget.retryAfterSeconds,
+        openAiCode: 'provider_limit',
+      }),
+    }
+  const body = withUsage(request) as ChatCompletionRequest
+  // The provider's account is settled for every attempt; the tenant once, for the attempt
+  // its request ended on (a failed attempt may be followed by another).
+  const meter = (outcome: UpstreamOutcome, ends = true) => {
+    const tokens = providerCharge(deps, request, attempt, body, outcome, context)
+    context.background(
+      Promise.resolve(tokens)
+        .then((used) => budget.settle(used))
+        .catch((error: unknown) =>
+          deps.log(`provider budget settle failed: ${(error as Error).message}`),
+        ),
+    )
+    if (ends) context.charge(tokens)
+  }
+  let response: Response
+  try {
+    response = await deps.external.complete(attempt.provider, attempt.model, body, {
+      requestedModel: request.model,
+      requestId: context.requestId,
+      ...(context.signal ? { signal: context.signal } : {}),
+    })
+  } catch (error) {
+    // Gone before an answer: the provider read the prompt (and bills it), and the request
+    // ends here. Failed: nothing was generated, and the next attempt may serve it.
+    if (context.signal?.aborted) meter({ kind: 'unanswered' })
+    else meter({ kind: 'refused' }, false)
+    throw error
+  }
+  return {
+    response: await answer(
+      response,
+      request,
+      {
+        requestId: context.requestId,
+        meter: (outcome) => meter(outcome),
+        collectText: true,
+        decisionHeaders: context.decisionHeaders,
+      },
+      { decision: attempt.decision, notes },
+    ),
+  }
+}
+
+/**
+ * Tokens a provider used: its usage when it answered, nothing when it refused, and when
+ * the answer was cut or never came, its count of the prompt plus the text it had sent.
+ */
+function providerCharge(
+  deps: EdgeDeps,
+  request: EdgeRequest,
+  attempt: ExternalAttempt,
+  body: ChatCompletionRequest,
+  outcome: UpstreamOutcome,
+  context: ServeContext,
+): number | Promise<number> {
+  // A whole answer or a refusal is charged as a pool's is; only a cut one needs counting.
+  if (outcome.kind === 'refused' || outcome.kind === 'answered')
+    return localCharge(outcome, context.basis)
+  const text = outcome.kind === 'cut' ? (outcome.metered?.text ?? '') : ''
+  const estimate = request.promptTokens + estimatePromptTokens(text)
+  return deps.external
+    .countTokens(attempt.provider, attempt.model, body, text)
+    .then((counted) => counted ?? estimate)
+}

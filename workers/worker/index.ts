@@ -1,0 +1,84 @@
+import { z } from 'zod'
+import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { openAiErrorBody } from '../../shared/openai/openai-error-body.ts'
+import { createCacheSalter } from '../../shared/tenancy/cache-salt.ts'
+import { createEdgeApp } from '../app/edge-app.ts'
+import { createEdgeMetrics } from '../app/edge-metrics.ts'
+import { createExternalProviders } from '../app/external-providers.ts'
+import { cloudflareClientAddress } from '../app/limit-auth-failures.ts'
+import { createScorerClient } from '../app/scorer-client.ts'
+import { createDurableObjectQuotaStore } from './durable-object-quota-store.ts'
+import { createKvSnapshotLoader } from './kv-snapshot-loader.ts'
+import { type WorkerBindings, WorkerEnv } from './worker-env.ts'
+
+export { QuotaLedgerObject } from './quota-ledger-object.ts'
+
+type Fetch = (request: Request, env: unknown, ctx: unknown) => Response | Promise<Response>
+
+/** One app per env object, i.e. per isolate: ports and the snapshot cache live this long. */
+const apps = new WeakMap<object, Fetch>()
+
+function appFor(env: object): Fetch {
+  const parsed = WorkerEnv.safeParse(env)
+  if (!parsed.success) {
+    const error = new KinfError(
+      'invalid_config',
+      `the edge is misconfigured: ${z.prettifyError(parsed.error)}`,
+      { status: 500 },
+    )
+    return (request) =>
+      new URL(request.url).pathname === '/healthz'
+        ? new Response('ok')
+        : Response.json(openAiErrorBody(error), { status: error.status })
+  }
+  const vars = parsed.data
+  // The runtime supplies every binding wrangler.toml declares; only the vars and secrets,
+  // set outside it, need the check above.
+  const bindings = env as WorkerBindings
+  const credentials =
+    vars.AWS_ACCESS_KEY_ID && vars.AWS_SECRET_ACCESS_KEY
+      ? {
+          accessKeyId: vars.AWS_ACCESS_KEY_ID,
+          secretAccessKey: vars.AWS_SECRET_ACCESS_KEY,
+          ...(vars.AWS_SESSION_TOKEN ? { sessionToken: vars.AWS_SESSION_TOKEN } : {}),
+        }
+      : undefined
+  const app = createEdgeApp({
+    config: createKvSnapshotLoader(bindings.CONFIG, {
+      ttlMs: vars.CONFIG_CACHE_SECONDS * 1000,
+      nowMs: () => Date.now(),
+    }),
+    quotas: createDurableObjectQuotaStore(bindings.QUOTA_LEDGER),
+    scorer: createScorerClient({
+      urls: [vars.SCORER_URL],
+      signingSecret: vars.KINFERENCE_SIGNING_SECRET,
+      nowSeconds: () => Date.now() / 1000,
+      fetch: (input, init) => fetch(input, init),
+    }),
+    external: createExternalProviders({ credentials: () => credentials }),
+    cacheSalter: createCacheSalter(vars.KINFERENCE_SIGNING_SECRET),
+    metrics: createEdgeMetrics(),
+    nowMs: () => Date.now(),
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    newRequestId: () => crypto.randomUUID(),
+    log: (line) => console.log(line),
+    clientAddress: cloudflareClientAddress,
+  })
+  return (request, _env, ctx) => app.fetch(request, env, ctx as never)
+}
+
+/**
+ * The edge Worker: the same Hono app as on Node, with the config snapshot from KV, one
+ * quota ledger Durable Object per tenant, the scorer over HTTPS and Bedrock through the
+ * AWS SDK.
+ */
+export default {
+  fetch(request: Request, env: object, ctx: unknown): Response | Promise<Response> {
+    let handler = apps.get(env)
+    if (!handler) {
+      handler = appFor(env)
+      apps.set(env, handler)
+    }
+    return handler(request, env, ctx)
+  },
+}
