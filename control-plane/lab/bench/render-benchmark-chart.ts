@@ -1,4 +1,4 @@
-import type { BenchmarkReportEntry } from './write-benchmark-reports.ts'
+import type { BenchmarkReportEntry } from './benchmark-report-entry.ts'
 
 /** Okabe–Ito colours (distinguishable with colour-blindness), then greys. */
 const palette = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000']

@@ -1,4 +1,4 @@
-import type { BenchmarkReportEntry } from './write-benchmark-reports.ts'
+import type { BenchmarkReportEntry } from './benchmark-report-entry.ts'
 
 const columns = [
   'Router',

@@ -1,41 +1,11 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import {
-  type BenchmarkMetrics,
-  computeBenchmarkMetrics,
-  computePrefixCacheSummary,
-  type PrefixCacheSummary,
-  type StatusBreakdown,
-} from './compute-benchmark-metrics.ts'
+import type { BenchmarkReportEntry } from './benchmark-report-entry.ts'
+import { computeBenchmarkMetrics, computePrefixCacheSummary } from './compute-benchmark-metrics.ts'
 import { type ChartBounds, renderBenchmarkChart } from './render-benchmark-chart.ts'
 import { renderBenchmarkMarkdown } from './render-benchmark-markdown.ts'
 import type { BenchmarkRun } from './request-record.ts'
 import type { WorkloadBounds } from './suite/rate-table.ts'
-
-/** One benchmark of the report: GuideLLM's paths (config, scheduler_metrics, metrics). */
-export interface BenchmarkReportEntry {
-  config: {
-    router: string
-    workload: string
-    profile: string
-    rate: number | null
-    mode: 'des' | 'live'
-    pods: number
-    gpu_profile: string
-    seed: number
-    data: string
-  }
-  scheduler_metrics: {
-    /** Epoch seconds for live runs; the simulation's clock (from 0) for DES runs. */
-    start_time: number
-    end_time: number
-    requests_made: StatusBreakdown<number>
-    /** Wall-clock seconds the run took to compute (DES) or execute (live). */
-    elapsed_seconds: number
-  }
-  metrics: BenchmarkMetrics
-  prefix_cache: PrefixCacheSummary
-}
 
 /** Shaped like GuideLLM's benchmarks.json, so `benchmarks[].metrics.<metric>.successful.median` works. */
 export interface BenchmarkReport {
