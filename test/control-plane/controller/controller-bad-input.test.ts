@@ -1,19 +1,15 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { loadKubeConfig } from '../../../control-plane/controller/load-kube-config.ts'
 import {
   applyObjects,
-  conditionOf,
   eventually,
-  type InProcessController,
   kinference,
-  podObject,
-  sliceObject,
-  startInProcessController,
-  startTestCluster,
+  publishedOf,
   yamlObjects,
 } from '../../support/controller/controller-fixture.ts'
+import { useControllerCluster } from '../../support/controller/use-controller-cluster.ts'
 import type { KubeApiServer } from '../../support/kube-api-server/start-kube-api-server.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import { runCli } from '../../support/run-cli.ts'
@@ -53,17 +49,10 @@ function loosenPoolSchema(server: KubeApiServer) {
 }
 
 describe('hostile and broken resources', () => {
-  let server: KubeApiServer
-  const running: InProcessController[] = []
-  beforeEach(async () => {
-    server = await startTestCluster()
-  })
-  afterEach(async () => {
-    for (const controller of running.splice(0)) await controller.close()
-    await server.close()
-  })
+  const cluster = useControllerCluster()
 
   it('gives each a condition naming the problem and keeps going', async () => {
+    const { server } = cluster
     loosenPoolSchema(server)
     applyObjects(server, platform)
     const hostile = [
@@ -93,20 +82,10 @@ describe('hostile and broken resources', () => {
     // creationTimestamp has whole seconds: the hostile pools are the younger ones.
     await new Promise((resolve) => setTimeout(resolve, 1_100))
     for (const object of hostile) server.objects.create(kinference, 'inferencepools', object)
-    server.objects.create(
-      'v1',
-      'pods',
-      podObject('p0', 'kinference', { app: 'vllm-qwen-27b' }, '10.3.0.1'),
-    )
-    server.objects.create(
-      'discovery.k8s.io/v1',
-      'endpointslices',
-      sliceObject('vllm-x-1', 'kinference', [{ name: 'p0', ip: '10.3.0.1' }]),
-    )
-    const c = await startInProcessController(server, { url: redisUrl, prefix: uniquePrefix() })
-    running.push(c)
-    const condition = (name: string, type: string) =>
-      conditionOf(server.objects.get(kinference, 'inferencepools', 'kinference', name), type)
+    cluster.addPod('p0', '10.3.0.1')
+    cluster.putSlice('vllm-x-1', [{ name: 'p0', ip: '10.3.0.1' }])
+    const c = await cluster.start(uniquePrefix())
+    const condition = cluster.poolCondition
     await eventually(
       () => hostile.every((o) => condition(o.metadata.name, 'Accepted') !== undefined),
       10_000,
@@ -138,15 +117,8 @@ describe('hostile and broken resources', () => {
     )
     expect(condition('qwen-27b', 'Ready')?.status).toBe('True')
     // Status and the publish to Redis go out separately: the conditions can land first.
-    const read = await eventually(
-      async () => {
-        const current = await c.store.current()
-        return current?.ok ? current : undefined
-      },
-      10_000,
-      'a published snapshot',
-    )
-    expect(Object.keys(read.published.snapshot.pools).sort()).toEqual([
+    const published = await eventually(() => publishedOf(c.store), 10_000, 'a published snapshot')
+    expect(Object.keys(published.snapshot.pools).sort()).toEqual([
       'kinference/greedy',
       'kinference/matches-nothing',
       'kinference/qwen-27b',
@@ -155,6 +127,7 @@ describe('hostile and broken resources', () => {
   })
 
   it('fails to start with one line when the API server is missing, the kubeconfig bad, or RBAC denies', async () => {
+    const { server } = cluster
     const dir = join(server.kubeconfigPath, '..')
     const nowhere = join(dir, 'nowhere.yaml')
     writeFileSync(

@@ -1,17 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
-  applyObjects,
   conditionOf,
   eventually,
   type InProcessController,
-  kinference,
-  podObject,
-  sliceObject,
-  startInProcessController,
-  startTestCluster,
+  publishedOf,
   yamlObjects,
 } from '../../support/controller/controller-fixture.ts'
-import type { KubeApiServer } from '../../support/kube-api-server/start-kube-api-server.ts'
+import { useControllerCluster } from '../../support/controller/use-controller-cluster.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import { startTcpProxy } from '../../support/tcp-proxy.ts'
 
@@ -21,56 +16,24 @@ const { uniquePrefix } = useRedisTestNamespaces()
 const redisPort = Number(new URL(redisUrl).port || 6379)
 
 describe('the controller under faults', () => {
-  let server: KubeApiServer
-  const running: InProcessController[] = []
-  beforeEach(async () => {
-    server = await startTestCluster()
-    applyObjects(server, [...platform, ...burst])
-  })
-  afterEach(async () => {
-    for (const controller of running.splice(0)) await controller.close()
-    await server.close()
-  })
-  const start = async (prefix: string, options = {}, url = redisUrl) => {
-    const controller = await startInProcessController(server, { url, prefix }, options)
-    running.push(controller)
-    return controller
-  }
+  const cluster = useControllerCluster([...platform, ...burst])
   const endpointsIn = async (c: InProcessController) => {
-    const read = await c.store.current()
-    return read?.ok
-      ? (read.published.snapshot.endpoints['kinference/qwen-27b'] ?? []).map((e) => e.name)
+    const published = await publishedOf(c.store)
+    return published
+      ? (published.snapshot.endpoints['kinference/qwen-27b'] ?? []).map((e) => e.name)
       : null
   }
-  const addPod = (name: string, ip: string) =>
-    server.objects.create('v1', 'pods', podObject(name, 'kinference', { app: 'vllm-qwen-27b' }, ip))
-  const setSlice = (pods: { name: string; ip: string }[]) => {
-    const existing = server.objects.get(
-      'discovery.k8s.io/v1',
-      'endpointslices',
-      'kinference',
-      'vllm-27b-x1',
-    )
-    const slice = sliceObject('vllm-27b-x1', 'kinference', pods)
-    if (existing)
-      server.objects.update('discovery.k8s.io/v1', 'endpointslices', {
-        ...slice,
-        metadata: {
-          ...(slice.metadata as object),
-          resourceVersion: (existing.metadata as { resourceVersion: string }).resourceVersion,
-        },
-      })
-    else server.objects.create('discovery.k8s.io/v1', 'endpointslices', slice)
-  }
+  const { addPod } = cluster
+  const setSlice = (pods: { name: string; ip: string }[]) => cluster.putSlice('vllm-27b-x1', pods)
 
   it('restarts dropped watches and relists after 410, converging on what changed meanwhile', async () => {
     addPod('p0', '10.2.0.1')
     setSlice([{ name: 'p0', ip: '10.2.0.1' }])
-    const c = await start(uniquePrefix(), { watchTimeoutSeconds: 60 })
+    const c = await cluster.start(uniquePrefix(), { watchTimeoutSeconds: 60 })
     await eventually(async () => (await endpointsIn(c))?.join() === 'p0')
     const versions: string[][] = []
     const watcher = setInterval(async () => versions.push((await endpointsIn(c)) ?? []), 20)
-    server.dropWatches()
+    cluster.server.dropWatches()
     addPod('p1', '10.2.0.2')
     setSlice([
       { name: 'p0', ip: '10.2.0.1' },
@@ -81,8 +44,8 @@ describe('the controller under faults', () => {
       15_000,
       'p1 after dropped watches',
     )
-    server.compactHistory()
-    server.dropWatches()
+    cluster.server.compactHistory()
+    cluster.server.dropWatches()
     setSlice([{ name: 'p1', ip: '10.2.0.2' }])
     await eventually(
       async () => (await endpointsIn(c))?.join() === 'p1',
@@ -100,14 +63,14 @@ describe('the controller under faults', () => {
   it('reports a Redis outage on status and in metrics, and publishes when Redis returns', async () => {
     const proxy = await startTcpProxy(redisPort)
     try {
-      const c = await start(uniquePrefix(), {}, proxy.url)
+      const c = await cluster.start(uniquePrefix(), {}, { redisUrl: proxy.url })
       await eventually(async () => (await endpointsIn(c)) !== null)
       await proxy.stop()
       addPod('p0', '10.2.0.1')
       setSlice([{ name: 'p0', ip: '10.2.0.1' }])
       const pool = await eventually(
         () => {
-          const object = server.objects.get(kinference, 'inferencepools', 'kinference', 'qwen-27b')
+          const object = cluster.pool('qwen-27b')
           return conditionOf(object, 'Published')?.reason === 'PublishFailed' ? object : undefined
         },
         15_000,
@@ -123,13 +86,7 @@ describe('the controller under faults', () => {
         15_000,
         'publish after Redis returns',
       )
-      await eventually(
-        () =>
-          conditionOf(
-            server.objects.get(kinference, 'inferencepools', 'kinference', 'qwen-27b'),
-            'Published',
-          )?.status === 'True',
-      )
+      await eventually(() => cluster.poolCondition('qwen-27b', 'Published')?.status === 'True')
     } finally {
       await proxy.stop()
     }
@@ -137,8 +94,8 @@ describe('the controller under faults', () => {
 
   it('hands over to the other replica when the leader stops', async () => {
     const prefix = uniquePrefix()
-    const a = await start(prefix)
-    const b = await start(prefix)
+    const a = await cluster.start(prefix)
+    const b = await cluster.start(prefix)
     const leader = await eventually(() =>
       a.controller.isLeader() ? a : b.controller.isLeader() ? b : undefined,
     )
@@ -147,21 +104,16 @@ describe('the controller under faults', () => {
     // Probes pass on followers too: a follower must not be restarted for not leading.
     for (const path of ['/readyz', '/healthz'])
       expect((await fetch(`${follower.controller.url}${path}`)).status).toBe(200)
-    await leader.close()
-    running.splice(running.indexOf(leader), 1)
+    await cluster.stop(leader)
     await eventually(() => follower.controller.isLeader(), 5_000, 'the follower to lead')
     addPod('p0', '10.2.0.1')
     setSlice([{ name: 'p0', ip: '10.2.0.1' }])
     await eventually(
-      () =>
-        conditionOf(
-          server.objects.get(kinference, 'inferencepools', 'kinference', 'qwen-27b'),
-          'Ready',
-        )?.status === 'True',
+      () => cluster.poolCondition('qwen-27b', 'Ready')?.status === 'True',
       10_000,
       'status from the new leader',
     )
-    const lease = server.objects.get(
+    const lease = cluster.server.objects.get(
       'coordination.k8s.io/v1',
       'leases',
       'kinference',

@@ -1,5 +1,5 @@
 import { CoordinationV1Api } from '@kubernetes/client-node'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { createRedisSnapshotStore } from '../../../control-plane/config-store/redis-snapshot-store.ts'
 import type { SnapshotSink } from '../../../control-plane/controller/config-reconciler.ts'
 import { createControllerMetrics } from '../../../control-plane/controller/controller-metrics.ts'
@@ -9,14 +9,11 @@ import { createSnapshotSink } from '../../../control-plane/controller/snapshot-s
 import { startController } from '../../../control-plane/controller/start-controller.ts'
 import {
   applyObjects,
-  conditionOf,
   eventually,
-  kinference,
-  startTestCluster,
   yamlObjects,
 } from '../../support/controller/controller-fixture.ts'
+import { useControllerCluster } from '../../support/controller/use-controller-cluster.ts'
 import { type KinfctlProcess, startKinfctl } from '../../support/e2e/kinfctl-process.ts'
-import type { KubeApiServer } from '../../support/kube-api-server/start-kube-api-server.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 
 const platform = yamlObjects('infra/k8s/examples/platform.yaml')
@@ -24,20 +21,19 @@ const burst = yamlObjects('infra/k8s/examples/burst-to-bedrock.yaml')
 const { uniquePrefix } = useRedisTestNamespaces()
 
 describe('the controller stopping gracefully', () => {
-  let server: KubeApiServer
+  const cluster = useControllerCluster([...platform, ...burst])
   const processes: KinfctlProcess[] = []
-  beforeEach(async () => {
-    server = await startTestCluster()
-    applyObjects(server, [...platform, ...burst])
-  })
   afterEach(async () => {
     await Promise.all(processes.splice(0).map((p) => p.stop('SIGKILL')))
-    await server.close()
   })
   const holder = () =>
     (
-      server.objects.get('coordination.k8s.io/v1', 'leases', 'kinference', 'kinference-controller')
-        ?.spec as { holderIdentity?: string } | undefined
+      cluster.server.objects.get(
+        'coordination.k8s.io/v1',
+        'leases',
+        'kinference',
+        'kinference-controller',
+      )?.spec as { holderIdentity?: string } | undefined
     )?.holderIdentity ?? null
 
   it('finishes the publish and status writes under way as the leader, then releases the Lease', async () => {
@@ -59,7 +55,7 @@ describe('the controller stopping gracefully', () => {
       },
     }
     const controller = await startController(
-      loadKubeConfig({ kubeconfig: server.kubeconfigPath, inCluster: false }),
+      loadKubeConfig({ kubeconfig: cluster.server.kubeconfigPath, inCluster: false }),
       sink,
       {
         identity: 'stopping-leader',
@@ -84,8 +80,7 @@ describe('the controller stopping gracefully', () => {
       await closing
       const live = await store.current()
       expect(live?.ok).toBe(true)
-      const pool = server.objects.get(kinference, 'inferencepools', 'kinference', 'qwen-27b')
-      expect(conditionOf(pool, 'Published')).toMatchObject({ status: 'True' })
+      expect(cluster.poolCondition('qwen-27b', 'Published')).toMatchObject({ status: 'True' })
       expect(holder()).toBe('')
     } finally {
       open()
@@ -95,7 +90,10 @@ describe('the controller stopping gracefully', () => {
   })
 
   it('a stop while the first try for the Lease is in flight still leaves the Lease free', async () => {
-    const kubeConfig = loadKubeConfig({ kubeconfig: server.kubeconfigPath, inCluster: false })
+    const kubeConfig = loadKubeConfig({
+      kubeconfig: cluster.server.kubeconfigPath,
+      inCluster: false,
+    })
     const elector = new LeaseElector(
       kubeConfig.makeApiClient(CoordinationV1Api),
       { namespace: 'kinference', identity: 'brief', retryPeriodMs: 100, renewDeadlineMs: 500 },
@@ -122,7 +120,7 @@ describe('the controller stopping gracefully', () => {
       const controller = startKinfctl('controller', [
         'controller',
         '--kubeconfig',
-        server.kubeconfigPath,
+        cluster.server.kubeconfigPath,
         '--namespace',
         'kinference',
         '--redis',
@@ -160,7 +158,7 @@ describe('the controller stopping gracefully', () => {
           spec: { ttftSloMs?: number }
         }
         pool.spec.ttftSloMs = 1_000 + n
-        applyObjects(server, [pool as never])
+        applyObjects(cluster.server, [pool as never])
         await new Promise((resolve) => setTimeout(resolve, 30))
       }
     })()

@@ -1,78 +1,37 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import {
-  type CloudflareKvPublisher,
-  createCloudflareKvPublisher,
-} from '../../../control-plane/config-store/cloudflare-kv-publisher.ts'
+import { describe, expect, it } from 'vitest'
+import { createCloudflareKvPublisher } from '../../../control-plane/config-store/cloudflare-kv-publisher.ts'
 import { createKvSnapshotLoader } from '../../../workers/worker/kv-snapshot-loader.ts'
 import {
   applyObjects,
   conditionOf,
   eventually,
-  type InProcessController,
   kinference,
-  podObject,
-  sliceObject,
-  startInProcessController,
-  startTestCluster,
+  publishedOf,
   yamlObjects,
 } from '../../support/controller/controller-fixture.ts'
+import { useControllerCluster } from '../../support/controller/use-controller-cluster.ts'
 import { startFakeCloudflareKv } from '../../support/fake-cloudflare-kv.ts'
-import type { KubeApiServer } from '../../support/kube-api-server/start-kube-api-server.ts'
-import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
+import { useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 
 const platform = yamlObjects('infra/k8s/examples/platform.yaml')
 const burst = yamlObjects('infra/k8s/examples/burst-to-bedrock.yaml')
 const { uniquePrefix } = useRedisTestNamespaces()
 
 describe('kinfctl controller against a test API server', () => {
-  let server: KubeApiServer
-  const running: InProcessController[] = []
-  beforeEach(async () => {
-    server = await startTestCluster()
-  })
-  afterEach(async () => {
-    for (const controller of running.splice(0)) await controller.close()
-    await server.close()
-  })
-  const start = async (
-    prefix: string,
-    options = {},
-    cloudflare: CloudflareKvPublisher | null = null,
-  ) => {
-    const controller = await startInProcessController(
-      server,
-      { url: redisUrl, prefix },
-      options,
-      cloudflare,
-    )
-    running.push(controller)
-    return controller
-  }
+  const cluster = useControllerCluster([...platform, ...burst])
 
   it('publishes a snapshot with the ready endpoints and writes conditions', async () => {
-    applyObjects(server, [...platform, ...burst])
-    for (const [name, ip] of [
-      ['qwen-27b-0', '10.1.0.1'],
-      ['qwen-27b-1', '10.1.0.2'],
-    ] as const)
-      server.objects.create(
-        'v1',
-        'pods',
-        podObject(name, 'kinference', { app: 'vllm-qwen-27b' }, ip),
-      )
-    server.objects.create(
-      'discovery.k8s.io/v1',
-      'endpointslices',
-      sliceObject('vllm-27b-abcde', 'kinference', [
-        { name: 'qwen-27b-0', ip: '10.1.0.1' },
-        { name: 'qwen-27b-1', ip: '10.1.0.2', ready: false },
-      ]),
-    )
-    const { store } = await start(uniquePrefix())
+    cluster.addPod('qwen-27b-0', '10.1.0.1')
+    cluster.addPod('qwen-27b-1', '10.1.0.2')
+    cluster.putSlice('vllm-27b-abcde', [
+      { name: 'qwen-27b-0', ip: '10.1.0.1' },
+      { name: 'qwen-27b-1', ip: '10.1.0.2', ready: false },
+    ])
+    const { store } = await cluster.start(uniquePrefix())
     const live = await eventually(async () => {
-      const read = await store.current()
-      return read?.ok && read.published.snapshot.endpoints['kinference/qwen-27b']?.length === 1
-        ? read.published
+      const published = await publishedOf(store)
+      return published?.snapshot.endpoints['kinference/qwen-27b']?.length === 1
+        ? published
         : undefined
     })
     expect(live.snapshot.endpoints['kinference/qwen-27b']?.[0]).toMatchObject({
@@ -80,7 +39,7 @@ describe('kinfctl controller against a test API server', () => {
       http: 'http://10.1.0.1:8000',
     })
     const pool = await eventually(() => {
-      const object = server.objects.get(kinference, 'inferencepools', 'kinference', 'qwen-27b')
+      const object = cluster.pool('qwen-27b')
       return conditionOf(object, 'Published')?.status === 'True' ? object : undefined
     })
     expect(conditionOf(pool, 'Accepted')).toMatchObject({ status: 'True', observedGeneration: 1 })
@@ -93,18 +52,14 @@ describe('kinfctl controller against a test API server', () => {
   })
 
   it('rejects a broken change with the field path, keeps the previous version live, and does not loop', async () => {
-    applyObjects(server, [...platform, ...burst])
-    const prefix = uniquePrefix()
-    const { store, controller } = await start(prefix)
-    const first = await eventually(async () => {
-      const read = await store.current()
-      return read?.ok ? read.published : undefined
-    })
+    const { store, controller } = await cluster.start(uniquePrefix())
+    const first = await eventually(() => publishedOf(store))
     const broken = structuredClone(burst[0]) as unknown as {
       spec: { rules: { action: { burst: { local: string[] } } }[] }
     }
     const rule = broken.spec.rules[0]
     if (rule) rule.action.burst.local = ['no-such-backend']
+    const { server } = cluster
     applyObjects(server, [broken as never])
     const policy = await eventually(() => {
       const object = server.objects.get(
@@ -148,23 +103,9 @@ describe('kinfctl controller against a test API server', () => {
       server.requests.filter((r) => r.subresource === 'status' && r.verb === 'update'),
     ).toEqual([])
     // A pod joining one pool rewrites that pool's status alone, not every resource's.
-    server.objects.create(
-      'v1',
-      'pods',
-      podObject('solo', 'kinference', { app: 'vllm-qwen-8b' }, '10.1.1.1'),
-    )
-    server.objects.create(
-      'discovery.k8s.io/v1',
-      'endpointslices',
-      sliceObject('vllm-8b-abcde', 'kinference', [{ name: 'solo', ip: '10.1.1.1' }]),
-    )
-    await eventually(
-      () =>
-        conditionOf(
-          server.objects.get(kinference, 'inferencepools', 'kinference', 'qwen-8b'),
-          'Ready',
-        )?.status === 'True',
-    )
+    cluster.addPod('solo', '10.1.1.1', 'vllm-qwen-8b')
+    cluster.putSlice('vllm-8b-abcde', [{ name: 'solo', ip: '10.1.1.1' }])
+    await eventually(() => cluster.poolCondition('qwen-8b', 'Ready')?.status === 'True')
     await controller.idle()
     const writes = server.requests.filter((r) => r.subresource === 'status' && r.verb === 'update')
     expect(writes.map((r) => `${r.resource}/${r.name}`)).toEqual(['inferencepools/qwen-8b'])
@@ -173,7 +114,6 @@ describe('kinfctl controller against a test API server', () => {
   it('publishes the same snapshot to Workers KV, where the Worker verifies it, retrying failures', async () => {
     const kv = await startFakeCloudflareKv()
     try {
-      applyObjects(server, [...platform, ...burst])
       const cloudflare = createCloudflareKvPublisher({
         accountId: kv.accountId,
         namespaceId: kv.namespaceId,
@@ -181,7 +121,7 @@ describe('kinfctl controller against a test API server', () => {
         baseUrl: kv.baseUrl,
       })
       kv.failNext(2, { status: 503 })
-      const { store, controller } = await start(uniquePrefix(), {}, cloudflare)
+      const { store, controller } = await cluster.start(uniquePrefix(), {}, { cloudflare })
       const loader = createKvSnapshotLoader(
         { get: async (key) => kv.values.get(key)?.value ?? null },
         { ttlMs: 0, nowMs: Date.now },

@@ -1,17 +1,13 @@
 import { readFileSync } from 'node:fs'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parseAllDocuments } from 'yaml'
 import {
   applyObjects,
   eventually,
-  podObject,
-  sliceObject,
-  startInProcessController,
-  startTestCluster,
   yamlObjects,
 } from '../../support/controller/controller-fixture.ts'
-import type { KubeApiServer } from '../../support/kube-api-server/start-kube-api-server.ts'
-import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
+import { useControllerCluster } from '../../support/controller/use-controller-cluster.ts'
+import { useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 
 interface Rule {
   apiGroups: string[]
@@ -34,27 +30,15 @@ const granted = (group: string, resource: string, verb: string) =>
 const { uniquePrefix } = useRedisTestNamespaces()
 
 describe(rbacFile, () => {
-  let server: KubeApiServer | undefined
-  afterEach(async () => {
-    await server?.close()
-  })
+  const platform = yamlObjects('infra/k8s/examples/platform.yaml')
+  const policy = yamlObjects('infra/k8s/examples/burst-to-bedrock.yaml')
+  const cluster = useControllerCluster([...platform, ...policy])
 
   it('grants every call the controller makes, and no wildcard', async () => {
-    server = await startTestCluster()
-    const platform = yamlObjects('infra/k8s/examples/platform.yaml')
-    const policy = yamlObjects('infra/k8s/examples/burst-to-bedrock.yaml')
-    applyObjects(server, [...platform, ...policy])
-    server.objects.create(
-      'v1',
-      'pods',
-      podObject('p0', 'kinference', { app: 'vllm-qwen-27b' }, '10.9.0.1'),
-    )
-    server.objects.create(
-      'discovery.k8s.io/v1',
-      'endpointslices',
-      sliceObject('s-1', 'kinference', [{ name: 'p0', ip: '10.9.0.1' }]),
-    )
-    const c = await startInProcessController(server, { url: redisUrl, prefix: uniquePrefix() })
+    const { server } = cluster
+    cluster.addPod('p0', '10.9.0.1')
+    cluster.putSlice('s-1', [{ name: 'p0', ip: '10.9.0.1' }])
+    const c = await cluster.start(uniquePrefix())
     try {
       await eventually(() => c.controller.isLeader())
       // A rejected change makes the controller write status and record an Event.
@@ -65,17 +49,15 @@ describe(rbacFile, () => {
       if (rule) rule.action.burst.local = ['missing']
       applyObjects(server, [broken as never])
       await eventually(() =>
-        server?.objects.list('v1', 'events', 'kinference').some((e) => e.reason === 'Rejected'),
+        server.objects.list('v1', 'events', 'kinference').some((e) => e.reason === 'Rejected'),
       )
       await c.controller.idle()
     } finally {
-      await c.close()
+      await cluster.stop(c)
     }
     const calls = new Set(
       server.requests
-        .filter(
-          (r) => r.token === server?.token && r.resource !== undefined && r.verb !== undefined,
-        )
+        .filter((r) => r.token === server.token && r.resource !== undefined && r.verb !== undefined)
         .map(
           (r) =>
             `${r.group ?? ''}|${r.resource}${r.subresource ? `/${r.subresource}` : ''}|${r.verb}`,

@@ -1,29 +1,20 @@
 import { CustomObjectsApi } from '@kubernetes/client-node'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { loadKubeConfig } from '../../../control-plane/controller/load-kube-config.ts'
 import { writeStatus } from '../../../control-plane/controller/status-writer.ts'
 import { kinferenceKinds } from '../../../control-plane/controller/watched-kinds.ts'
-import {
-  applyObjects,
-  kinference,
-  startTestCluster,
-  yamlObjects,
-} from '../../support/controller/controller-fixture.ts'
-import type { KubeApiServer } from '../../support/kube-api-server/start-kube-api-server.ts'
+import { kinference, yamlObjects } from '../../support/controller/controller-fixture.ts'
+import { useControllerCluster } from '../../support/controller/use-controller-cluster.ts'
 
 const poolKind = kinferenceKinds.find((kind) => kind.kind === 'InferencePool')
 if (!poolKind) throw new Error('no InferencePool kind')
 
 describe('writeStatus', () => {
-  let server: KubeApiServer | undefined
-  afterEach(async () => {
-    await server?.close()
-  })
+  const cluster = useControllerCluster(yamlObjects('infra/k8s/examples/platform.yaml'))
 
   it('retries a 409 with a fresh read and keeps conditions another controller wrote', async () => {
-    server = await startTestCluster()
-    applyObjects(server, yamlObjects('infra/k8s/examples/platform.yaml'))
-    const stale = server.objects.get(kinference, 'inferencepools', 'kinference', 'qwen-27b')
+    const { server } = cluster
+    const stale = cluster.pool('qwen-27b')
     if (!stale) throw new Error('no pool')
     // Another controller writes its own condition meanwhile: our copy is now stale.
     const theirs = {
@@ -59,14 +50,12 @@ describe('writeStatus', () => {
     expect(server.requests.filter((r) => r.subresource === 'status').map((r) => r.code)).toEqual([
       409, 200, 200,
     ])
-    const now = server.objects.get(kinference, 'inferencepools', 'kinference', 'qwen-27b')
-    expect(now?.status).toMatchObject({ readyPods: 3, conditions: [theirs] })
+    expect(cluster.pool('qwen-27b')?.status).toMatchObject({ readyPods: 3, conditions: [theirs] })
   })
 
   it('writes nothing when the status already says it all, and tells a deleted resource', async () => {
-    server = await startTestCluster()
-    applyObjects(server, yamlObjects('infra/k8s/examples/platform.yaml'))
-    const object = server.objects.get(kinference, 'inferencepools', 'kinference', 'qwen-27b')
+    const { server } = cluster
+    const object = cluster.pool('qwen-27b')
     const api = loadKubeConfig({
       kubeconfig: server.kubeconfigPath,
       inCluster: false,

@@ -52,17 +52,26 @@ export async function startTestCluster(
 export function applyObjects(server: KubeApiServer, objects: readonly KubeObject[]) {
   for (const object of objects) {
     const plural = pluralOf[object.kind as string]
-    if (!plural) continue
-    const { namespace, name } = object.metadata as { namespace: string; name: string }
-    const existing = server.objects.get(kinference, plural, namespace, name)
-    if (existing) {
-      const metadata = {
-        ...(object.metadata as object),
-        resourceVersion: (existing.metadata as { resourceVersion: string }).resourceVersion,
-      }
-      server.objects.update(kinference, plural, { ...object, metadata })
-    } else server.objects.create(kinference, plural, object)
+    if (plural) putObject(server, kinference, plural, object)
   }
+}
+
+/** Creates `object`, or replaces the one of its name at its current resourceVersion. */
+export function putObject(
+  server: KubeApiServer,
+  apiVersion: string,
+  plural: string,
+  object: KubeObject,
+) {
+  const { namespace, name } = object.metadata as { namespace: string; name: string }
+  const existing = server.objects.get(apiVersion, plural, namespace, name)
+  if (existing) {
+    const metadata = {
+      ...(object.metadata as object),
+      resourceVersion: (existing.metadata as { resourceVersion: string }).resourceVersion,
+    }
+    server.objects.update(apiVersion, plural, { ...object, metadata })
+  } else server.objects.create(apiVersion, plural, object)
 }
 
 /** A pod with an IP and the EndpointSlice entry for it. */
@@ -152,6 +161,12 @@ export async function startInProcessController(
       await store.close()
     },
   }
+}
+
+/** What the store holds live, when it holds a snapshot it can read. */
+export async function publishedOf(store: RedisSnapshotStore) {
+  const read = await store.current()
+  return read?.ok ? read.published : undefined
 }
 
 /** Polls until `check` returns a value (not undefined/false), or fails after `timeoutMs`. */
