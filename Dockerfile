@@ -1,5 +1,8 @@
 # syntax=docker/dockerfile:1
-# The control-plane image: kinfctl (controller, scorer, edge on Node, validate, ...).
+# The control-plane image: kinfctl (controller, scorer, edge on Node, validate, ...), the
+# services only: the lab (control-plane/lab/: simulator, benchmarks, chaos suite, embedded
+# stack, kinfctl's bench, sim and up) is left out by .dockerignore, and those commands say
+# to run them from a clone.
 # Node 24 comes from the official node image: the project's `node` package is a
 # devDependency and `npm ci --omit=dev` leaves it out. Pin the base by digest in your
 # registry mirror; this file pins the version the repository's lockfile runs (24.21.0).
@@ -19,11 +22,10 @@ COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./
 # kinfctl is TypeScript run by Node's type stripping: the sources are the program.
 COPY shared ./shared
+# Without control-plane/lab (.dockerignore).
 COPY control-plane ./control-plane
 # kinfctl edge serves the Worker's app on Node.
 COPY workers ./workers
-# kinfctl up reads its demo config from here.
-COPY infra/k8s/demo ./infra/k8s/demo
 # The built-in tokenizers' chat templates, each with its model's licence.
 COPY data/chat-templates ./data/chat-templates
 # The image's unprivileged user (uid 1000); nothing under /app is writable, so the root

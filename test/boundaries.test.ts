@@ -1,7 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { importClosure, importRules, importViolations } from './support/import-violations.ts'
+import {
+  importClosure,
+  importRules,
+  importViolations,
+  labGateway,
+  layerViolations,
+} from './support/import-violations.ts'
 
 function sourceFiles(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
@@ -10,6 +16,10 @@ function sourceFiles(folder: string): string[] {
     return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : []
   })
 }
+
+const read = (file: string) => readFileSync(file, 'utf8')
+/** The services (what the image ships) and the lab, every TypeScript file of each. */
+const sourceTree = ['shared', 'workers', 'control-plane'].flatMap(sourceFiles)
 
 describe('import boundaries', () => {
   it.each(Object.keys(importRules))('%s/ imports only what it may', (area) => {
@@ -56,5 +66,42 @@ describe('import boundaries', () => {
         'workers',
       ),
     ).toHaveLength(1)
+  })
+
+  it('imports point down the layers: shared/, workers/, the services, the lab', () => {
+    const problems = sourceTree.flatMap((file) => layerViolations(file, read(file)))
+    expect(problems).toEqual([])
+  })
+
+  it('catches a service importing the lab, and shared/ importing upward', () => {
+    const lab = "import { simCommand } from '../lab/commands/sim.ts'"
+    const later = "const { upCommand } = await import('../lab/commands/up.ts')"
+    expect(layerViolations('control-plane/kinfctl/run-kinfctl.ts', `${lab}\n${later}`)).toEqual([
+      'control-plane/kinfctl/run-kinfctl.ts imports ../lab/commands/sim.ts (control-plane/ may not import control-plane/lab/)',
+      'control-plane/kinfctl/run-kinfctl.ts imports ../lab/commands/up.ts (control-plane/ may not import control-plane/lab/)',
+    ])
+    // The gateway may load the lab on use, never import it statically.
+    expect(layerViolations(labGateway, `${lab}\n${later}`)).toEqual([
+      `${labGateway} imports ../lab/commands/sim.ts (control-plane/ may not import control-plane/lab/)`,
+    ])
+    expect(
+      layerViolations(
+        'shared/routing/x.ts',
+        [
+          "import type { App } from '../../workers/app/app.ts'",
+          "import { y } from '../../control-plane/lab/sim/y.ts'",
+          "import { z } from './z.ts'",
+        ].join('\n'),
+      ),
+    ).toEqual([
+      'shared/routing/x.ts imports ../../workers/app/app.ts (shared/ may not import workers/)',
+      'shared/routing/x.ts imports ../../control-plane/lab/sim/y.ts (shared/ may not import control-plane/lab/)',
+    ])
+    expect(
+      layerViolations('control-plane/edge/x.ts', "import { a } from '../../workers/app/a.ts'"),
+    ).toEqual([])
+    expect(
+      layerViolations('control-plane/lab/sim/x.ts', "import { a } from '../../scorer/a.ts'"),
+    ).toEqual([])
   })
 })

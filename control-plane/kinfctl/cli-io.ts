@@ -50,7 +50,7 @@ export function exitCodeOf(code: KinfErrorCode): ExitCode {
 const exitMeaning: Record<ExitCode, string> = {
   0: 'success',
   1: 'invalid input or config (validate: an invalid resource), or an unexpected error',
-  2: 'usage: an unknown command or option, a missing or malformed argument',
+  2: 'usage: an unknown command or option, a missing or malformed argument, a lab command where the lab is left out',
   3: 'something named does not exist',
   4: 'not authorized, or forbidden',
   5: 'unavailable for now (unreachable, saturated, rate-limited): retry later',

@@ -1,21 +1,10 @@
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { type CliIo, exitCode, exitCodeOf, exitStatusHelp, UsageError } from './cli-io.ts'
+import type { KinfctlCommand, Loaded } from './kinfctl-command.ts'
+import { labCommands } from './lab-commands.ts'
 
-export interface Loaded {
-  run: (args: string[], io: CliIo) => Promise<number>
-  usage: string
-}
-
-interface Command {
-  summary: string
-  /**
-   * Imported on use: each command pulls in its own stack (the scorer's tokenizers, the
-   * simulator, client-node), and loading all of them cost every process ~100 MiB.
-   */
-  load: () => Promise<Loaded>
-}
-
-const commands: Record<string, Command> = {
+/** The user-facing commands, all in the image; each imported on use (KinfctlCommand.load). */
+const commands: Record<string, KinfctlCommand> = {
   validate: {
     summary: 'check resources offline',
     load: async () => {
@@ -60,13 +49,6 @@ const commands: Record<string, Command> = {
       return { run, usage }
     },
   },
-  sim: {
-    summary: 'run simulated vLLM pods',
-    load: async () => {
-      const { simCommand: run, simUsage: usage } = await import('../lab/commands/sim.ts')
-      return { run, usage }
-    },
-  },
   scorer: {
     summary: 'run the KV-cache-aware scorer',
     load: async () => {
@@ -78,13 +60,6 @@ const commands: Record<string, Command> = {
     summary: 'run the edge (OpenAI API) on Node',
     load: async () => {
       const { edgeCommand: run, edgeUsage: usage } = await import('./commands/edge.ts')
-      return { run, usage }
-    },
-  },
-  up: {
-    summary: 'run the embedded default (pods, scorer, edge)',
-    load: async () => {
-      const { upCommand: run, upUsage: usage } = await import('../lab/commands/up.ts')
       return { run, usage }
     },
   },
@@ -102,21 +77,20 @@ const commands: Record<string, Command> = {
       return { run, usage }
     },
   },
-  bench: {
-    summary: 'benchmark routing strategies side by side',
-    load: async () => {
-      const { benchCommand: run, benchUsage: usage } = await import('../lab/commands/bench.ts')
-      return { run, usage }
-    },
-  },
 }
+
+const list = (table: Record<string, KinfctlCommand>) =>
+  Object.entries(table)
+    .map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`)
+    .join('\n')
 
 const usage = `Usage: kinfctl <command> [options]
 
 Commands:
-${Object.entries(commands)
-  .map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`)
-  .join('\n')}
+${list(commands)}
+
+Lab commands (in a clone of the repository, not in the image):
+${list(labCommands)}
 
 Run kinfctl <command> --help for a command's options.
 
@@ -135,12 +109,21 @@ export async function runKinfctl(argv: string[], io: CliIo): Promise<number> {
     ;(name === undefined ? io.stderr : io.stdout)(usage)
     return name === undefined ? exitCode.usage : exitCode.ok
   }
-  const entry = Object.hasOwn(commands, name) ? commands[name] : undefined
+  const entry = Object.hasOwn(commands, name)
+    ? commands[name]
+    : Object.hasOwn(labCommands, name)
+      ? labCommands[name]
+      : undefined
   if (entry === undefined) {
     io.stderr(`kinfctl: unknown command "${name}"\n\n${usage}`)
     return exitCode.usage
   }
-  return runCommand(`kinfctl ${name}`, await entry.load(), args, io)
+  const loaded = await entry.load()
+  if ('unavailable' in loaded) {
+    io.stderr(`${loaded.unavailable}\n`)
+    return exitCode.usage
+  }
+  return runCommand(`kinfctl ${name}`, loaded, args, io)
 }
 
 /**

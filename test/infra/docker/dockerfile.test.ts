@@ -1,16 +1,36 @@
-import { existsSync, readFileSync } from 'node:fs'
-import { join, posix } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { execFile } from 'node:child_process'
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, posix, resolve } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import { chartDir } from '../../support/helm-chart.ts'
-import { importClosure, importSpecifiers } from '../../support/import-violations.ts'
+import {
+  importClosure,
+  importEdges,
+  importSpecifiers,
+  labFolder,
+  labGateway,
+} from '../../support/import-violations.ts'
 import { parseDockerfile } from '../../support/parse-dockerfile.ts'
 
 /**
  * The Dockerfile, checked without a Docker engine: what it copies exists and is not
  * ignored, it installs production dependencies from the lockfile on the Node the project
  * pins, runs unprivileged, its entrypoint is the repository's kinfctl, the chart's default
- * image is what it builds, and everything kinfctl loads at run time is in the image.
+ * image is what it builds, and everything kinfctl loads at run time is in the image, the
+ * lab left out (kinfctl's lab commands say so there).
  */
 const dockerfile = readFileSync('Dockerfile', 'utf8')
 const stages = parseDockerfile(dockerfile)
@@ -37,8 +57,43 @@ const copied = of('COPY')
       dest: sources.length > 1 || written.endsWith('/') ? posix.join(dest, source) : dest,
     }))
   })
+/**
+ * Whether .dockerignore leaves a path out of the build context: its last matching pattern
+ * decides (a `!` pattern keeps), and a pattern naming a folder covers what it holds.
+ */
+function dockerIgnores(path: string): boolean {
+  let verdict = false
+  for (const line of ignored) {
+    const keep = line.startsWith('!')
+    const pattern = new RegExp(
+      `^${(keep ? line.slice(1) : line)
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replaceAll('**', '\u0000')
+        .replaceAll('*', '[^/]*')
+        .replaceAll('?', '[^/]')
+        .replaceAll('\u0000', '.*')}(/|$)`,
+    )
+    if (pattern.test(path)) verdict = !keep
+  }
+  return verdict
+}
 const inImage = (file: string) =>
+  !dockerIgnores(file) &&
   copied.some(({ source }) => file === source || file.startsWith(`${source}/`))
+/** Every file of the build context the final image holds, by repository path. */
+const imageFiles = () =>
+  copied.flatMap(({ source }) =>
+    statSync(source).isDirectory()
+      ? readdirSync(source, { recursive: true, encoding: 'utf8' })
+          .map((entry) => posix.join(source, entry))
+          .filter((file) => statSync(file).isFile() && inImage(file))
+      : [source],
+  )
+/** Where a repository file lands, relative to the image's workdir. */
+const toImagePath = (file: string) => {
+  const copy = copied.find(({ source }) => file === source || file.startsWith(`${source}/`))
+  return posix.relative(workdir, posix.join(copy?.dest ?? '', file.slice(copy?.source.length ?? 0)))
+}
 const toRepoPath = (path: string) => {
   const copy = copied
     .filter(({ dest }) => path === dest || path.startsWith(`${dest}/`))
@@ -138,16 +193,23 @@ describe('Dockerfile', () => {
   })
 
   it('holds every file kinfctl loads at run time, code and data', () => {
-    const files = importClosure(['control-plane/kinfctl/main.ts'], read)
-    expect(commands).toEqual(expect.arrayContaining(['controller', 'scorer', 'edge', 'up']))
+    // All but the lab, which kinfctl's lab commands load on use where it is there.
+    const files = importClosure(
+      ['control-plane/kinfctl/main.ts'],
+      read,
+      (edge) => !edge.to.startsWith(labFolder),
+    )
+    expect(commands).toEqual(expect.arrayContaining(['controller', 'scorer', 'edge', 'inspect']))
     for (const file of files) expect(inImage(file), file).toBe(true)
     for (const file of files) {
       for (const [, asset = ''] of read(file).matchAll(
         /new URL\('([^']+)', import\.meta\.url\)/g,
       )) {
         const target = posix.normalize(posix.join(posix.dirname(file), asset))
-        // Left out on purpose: the bench's vendored traces (data/traces), a developer tool.
-        if (!file.includes('/bench/')) expect(inImage(target), `${file} reads ${target}`).toBe(true)
+        // Left out on purpose: the bench's vendored traces (data/traces), a developer tool,
+        // and the lab, whose presence the lab commands check before saying it is not here.
+        if (file.includes('/bench/') || file === labGateway) continue
+        expect(inImage(target), `${file} reads ${target}`).toBe(true)
       }
     }
   })
@@ -163,4 +225,86 @@ describe('Dockerfile', () => {
       expect(devOnly.sort()).toEqual([])
     },
   )
+
+  it('holds the services and no file of the lab', () => {
+    const files = imageFiles()
+    expect(files).toContain('control-plane/kinfctl/main.ts')
+    expect(files).toContain('shared/routing/pool-router.ts')
+    expect(files).toContain('workers/app/edge-app.ts')
+    expect(files).toContain('data/chat-templates/qwen3/LICENSE')
+    expect(files.filter((file) => file.startsWith('control-plane/lab'))).toEqual([])
+    expect(existsSync(join(labFolder, 'commands/bench.ts'))).toBe(true)
+  })
+
+  it('kinfctl reaches the lab only through its lab commands, loaded on use', () => {
+    const entry = 'control-plane/kinfctl/main.ts'
+    const loadedFirst = importClosure([entry], read, (edge) => !edge.dynamic)
+    expect(loadedFirst).toContain(labGateway)
+    expect([...loadedFirst].filter((file) => file.startsWith(labFolder))).toEqual([])
+    const intoLab = [...importClosure([entry], read)].flatMap((file) =>
+      file.startsWith(labFolder)
+        ? []
+        : importEdges(file, read(file)).filter((edge) => edge.to.startsWith(labFolder)),
+    )
+    expect(intoLab.map((edge) => [edge.from, edge.dynamic])).toEqual([
+      [labGateway, true],
+      [labGateway, true],
+      [labGateway, true],
+    ])
+  })
+})
+
+/**
+ * kinfctl run from the image's files (what the COPY instructions put under the workdir,
+ * with this clone's node_modules), without a Docker engine: the user-facing commands work
+ * and the lab's commands say where to run them.
+ */
+describe('kinfctl from the image’s files', () => {
+  let root = ''
+  const run = async (...args: string[]) => {
+    const launcher = join(root, toImagePath(pkg.bin.kinfctl))
+    return promisify(execFile)(process.execPath, [launcher, ...args], { cwd: root }).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    )
+  }
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'kinfctl-image-'))
+    for (const file of imageFiles()) {
+      const target = join(root, toImagePath(file))
+      mkdirSync(dirname(target), { recursive: true })
+      cpSync(file, target)
+    }
+    symlinkSync(resolve('node_modules'), join(root, 'node_modules'), 'dir')
+  })
+  afterAll(() => rmSync(root, { recursive: true, force: true }))
+
+  it.each(['bench', 'sim', 'up'])(
+    'kinfctl %s says it is part of the lab and exits 2',
+    async (name) => {
+      for (const args of [[name], [name, '--help']]) {
+        const { code, stdout, stderr } = await run(...args)
+        expect(code).toBe(2)
+        expect(stdout).toBe('')
+        expect(stderr).toBe(
+          `kinfctl ${name} is part of the lab (control-plane/lab/), which this installation leaves out: run it from a clone of the repository\n`,
+        )
+      }
+    },
+  )
+
+  it('runs the user-facing commands', async () => {
+    const help = await run('--help')
+    expect(help.code).toBe(0)
+    expect(help.stdout).toMatch(
+      /Lab commands \(in a clone of the repository, not in the image\):\n {2}sim /,
+    )
+    const key = await run('key', 'mint', '--tenant', 'acme')
+    expect(key.code).toBe(0)
+    expect(key.stdout).toMatch(/kinf_[a-z0-9]+_/)
+    const valid = await run('validate', '--summary', resolve('infra/k8s/examples'))
+    expect(valid.stderr).toBe('')
+    expect(valid.code).toBe(0)
+  })
 })
