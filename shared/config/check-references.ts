@@ -1,6 +1,9 @@
 import { backendLocality } from '../crd/gateway-backend.ts'
 import { actionBackends, isTerminalAction } from '../crd/policy-action.ts'
 import type { InferencePolicy, KinferenceResource } from '../crd/resource.ts'
+import { builtinConditions } from '../policy/conditions/builtin-conditions.ts'
+import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
+import type { ConditionValues } from '../policy/match-rule.ts'
 import type { ConfigIssue } from './config-issue.ts'
 import {
   type Indexed,
@@ -19,6 +22,7 @@ import { matchRequiresAnyLabel, ruleCovers } from './rule-covers.ts'
 export function checkReferences(
   resources: readonly KinferenceResource[],
   defaultNamespace: string,
+  conditions: ConditionRegistry = builtinConditions,
 ): { index: ResourceIndex; issues: ConfigIssue[] } {
   const { index, issues } = indexResources(resources, defaultNamespace)
   for (const entry of index.InferenceWorkerSet.values()) {
@@ -35,7 +39,7 @@ export function checkReferences(
   const keyOwners = new Map<string, string>()
   for (const entry of index.InferencePolicy.values()) {
     checkTenants(entry, tenantOwners, keyOwners, issues)
-    checkRules(index, entry, issues)
+    checkRules(index, entry, conditions, issues)
   }
   return { index, issues }
 }
@@ -168,30 +172,20 @@ function checkTenants(
 function checkRules(
   index: ResourceIndex,
   entry: Indexed<InferencePolicy>,
+  conditions: ConditionRegistry,
   issues: ConfigIssue[],
 ): void {
   const { spec } = entry.resource
-  const tenantNames = new Set(spec.tenants.map((tenant) => tenant.name))
   spec.rules.forEach((rule, position) => {
     const at = ['spec', 'rules', position]
-    rule.match.tenants?.forEach((tenant, t) => {
-      if (!tenantNames.has(tenant)) {
-        issues.push({
-          resource: entry.index,
-          path: [...at, 'match', 'tenants', t],
-          reason: 'NotFound',
-          message: `tenant "${tenant}" is not a tenant of this policy`,
-        })
-      }
-    })
-    const poolName = rule.match.pool?.name
-    if (poolName !== undefined && !lookup(index, 'InferencePool', entry.namespace, poolName)) {
-      issues.push(notFound(entry, [...at, 'match', 'pool', 'name'], 'InferencePool', poolName))
-    }
+    checkConditionReferences(index, entry, position, conditions, issues)
     checkActionBackends(index, entry, position, issues)
     const shadowing = spec.rules
       .slice(0, position)
-      .find((earlier) => isTerminalAction(earlier.action) && ruleCovers(earlier.match, rule.match))
+      .find(
+        (earlier) =>
+          isTerminalAction(earlier.action) && ruleCovers(earlier.match, rule.match, conditions),
+      )
     if (shadowing) {
       issues.push({
         resource: entry.index,
@@ -202,6 +196,36 @@ function checkRules(
     }
   })
   checkLocality(index, entry, issues)
+}
+
+/** The tenants and resources a rule's conditions name exist (tenants in its own policy). */
+function checkConditionReferences(
+  index: ResourceIndex,
+  entry: Indexed<InferencePolicy>,
+  position: number,
+  conditions: ConditionRegistry,
+  issues: ConfigIssue[],
+): void {
+  const { spec } = entry.resource
+  const match: ConditionValues = spec.rules[position]?.match ?? {}
+  for (const condition of conditions) {
+    const value = match[condition.key]
+    if (value === undefined || condition.references === undefined) continue
+    for (const { path, kind, name } of condition.references(value)) {
+      const at = ['spec', 'rules', position, 'match', condition.key, ...path]
+      if (kind === 'Tenant') {
+        if (spec.tenants.some((tenant) => tenant.name === name)) continue
+        issues.push({
+          resource: entry.index,
+          path: at,
+          reason: 'NotFound',
+          message: `tenant "${name}" is not a tenant of this policy`,
+        })
+      } else if (!lookup(index, kind, entry.namespace, name)) {
+        issues.push(notFound(entry, at, kind, name))
+      }
+    }
+  }
 }
 
 function checkActionBackends(

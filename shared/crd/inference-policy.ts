@@ -1,11 +1,13 @@
 import { z } from 'zod'
 import { customPatternProblem, maxCustomPatterns } from '../pii/custom-pii-patterns.ts'
+import { builtinConditions } from '../policy/conditions/builtin-conditions.ts'
+import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
 import { CommonStatus } from './condition.ts'
 import { ModelPattern } from './inference-pool.ts'
 import { namedList } from './named-list.ts'
 import { ResourceName } from './object-meta.ts'
 import { RuleAction } from './policy-action.ts'
-import { RequestLabel, RuleMatch } from './policy-match.ts'
+import { RequestLabel, ruleMatchSchema } from './policy-match.ts'
 
 /** One API key of a tenant: the <id> of `kinf_<id>_<secret>` and SHA-256 of the secret. */
 export const ApiKeyRef = z.strictObject({
@@ -83,11 +85,19 @@ export const Tenant = z.strictObject({
 })
 export type Tenant = z.infer<typeof Tenant>
 
-export const PolicyRule = z.strictObject({
-  name: ResourceName.describe('Rule name, shown in decision headers and traces.'),
-  match: RuleMatch.prefault({}),
-  action: RuleAction,
-})
+/** A rule whose match holds the conditions of the registry. */
+export function policyRuleSchema<const Conditions extends ConditionRegistry>(
+  conditions: Conditions,
+) {
+  return z.strictObject({
+    name: ResourceName.describe('Rule name, shown in decision headers and traces.'),
+    // An omitted match has every condition omitted, which every registry's schema accepts.
+    match: ruleMatchSchema(conditions).prefault({} as never),
+    action: RuleAction,
+  })
+}
+
+export const PolicyRule = policyRuleSchema(builtinConditions)
 export type PolicyRule = z.infer<typeof PolicyRule>
 
 export const LocalityConstraint = z.strictObject({
@@ -128,30 +138,37 @@ export const CustomPiiPattern = z.strictObject({
 })
 export type CustomPiiPattern = z.infer<typeof CustomPiiPattern>
 
-export const InferencePolicySpec = z.strictObject({
-  tenants: namedList(Tenant, { max: 256 }).describe('Tenants governed by this policy.'),
-  decisionHeaders: DecisionHeaders.default('Hidden').describe(
-    `Whether answers carry the routing headers, for every tenant of this policy that does not set its own decisionHeaders. Hidden is the default. ${decisionHeadersDoc}`,
-  ),
-  rules: namedList(PolicyRule, { min: 1, max: 64 }).describe(
-    'Evaluated in order; the first matching rule decides (rewriteModel rewrites and goes on). A request no rule matches is rejected with 404.',
-  ),
-  constraints: namedList(LocalityConstraint, { max: 16 })
-    .optional()
-    .describe(
-      'Checked after whichever rule fired, and fail closed: a labelled request is never sent outside its locality, not on saturation, not on error. Detector failures count as the label.',
+/** A policy's spec whose rules match on the conditions of the registry. */
+export function inferencePolicySpecSchema<const Conditions extends ConditionRegistry>(
+  conditions: Conditions,
+) {
+  return z.strictObject({
+    tenants: namedList(Tenant, { max: 256 }).describe('Tenants governed by this policy.'),
+    decisionHeaders: DecisionHeaders.default('Hidden').describe(
+      `Whether answers carry the routing headers, for every tenant of this policy that does not set its own decisionHeaders. Hidden is the default. ${decisionHeadersDoc}`,
     ),
-  pii: z
-    .strictObject({
-      patterns: namedList(CustomPiiPattern, { max: maxCustomPatterns }).describe(
-        'Patterns for PII the built-in detectors do not know (employee ids, record numbers).',
+    rules: namedList(policyRuleSchema(conditions), { min: 1, max: 64 }).describe(
+      'Evaluated in order; the first matching rule decides (rewriteModel rewrites and goes on). A request no rule matches is rejected with 404.',
+    ),
+    constraints: namedList(LocalityConstraint, { max: 16 })
+      .optional()
+      .describe(
+        'Checked after whichever rule fired, and fail closed: a labelled request is never sent outside its locality, not on saturation, not on error. Detector failures count as the label.',
       ),
-    })
-    .optional()
-    .describe(
-      'PII detection beyond the built-in detectors (e-mail, phone, card, IBAN, SSN, IP, secrets).',
-    ),
-})
+    pii: z
+      .strictObject({
+        patterns: namedList(CustomPiiPattern, { max: maxCustomPatterns }).describe(
+          'Patterns for PII the built-in detectors do not know (employee ids, record numbers).',
+        ),
+      })
+      .optional()
+      .describe(
+        'PII detection beyond the built-in detectors (e-mail, phone, card, IBAN, SSN, IP, secrets).',
+      ),
+  })
+}
+
+export const InferencePolicySpec = inferencePolicySpecSchema(builtinConditions)
 export type InferencePolicySpec = z.infer<typeof InferencePolicySpec>
 
 export const InferencePolicyStatus = CommonStatus.extend({

@@ -1,6 +1,7 @@
 import { z } from 'zod'
-import { ModelName } from './inference-pool.ts'
-import { ResourceName } from './object-meta.ts'
+import { KinfError } from '../errors/kinf-error.ts'
+import type { builtinConditions } from '../policy/conditions/builtin-conditions.ts'
+import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
 
 /** A request label: `pii`, `pii:card`, `batch`, `complexity:simple`. */
 export const RequestLabel = z
@@ -41,49 +42,31 @@ export function range(what: string, number: z.ZodNumber) {
 }
 export type Range = { min?: number | undefined; max?: number | undefined }
 
-const labelList = z.array(RequestLabel).min(1).max(32)
+type MatchShape<Conditions extends ConditionRegistry> = {
+  [Condition in Conditions[number] as Condition['key']]: Condition['schema']
+}
 
-export const LabelMatch = z
-  .strictObject({
-    all: labelList.optional().describe('The request carries every one of these labels.'),
-    any: labelList.optional().describe('The request carries at least one of these labels.'),
-    none: labelList.optional().describe('The request carries none of these labels.'),
-  })
-  .describe(
-    'Labels come from the PII detectors (pii, pii:card, ...) and the client’s labels header.',
-  )
-export type LabelMatch = z.infer<typeof LabelMatch>
+/**
+ * A rule's `match`: one optional field per condition of the registry, in its order. A
+ * registry that names a field twice is a programming error, caught when it is built.
+ */
+export function ruleMatchSchema<const Conditions extends ConditionRegistry>(
+  conditions: Conditions,
+) {
+  const shape = Object.fromEntries(conditions.map((condition) => [condition.key, condition.schema]))
+  if (Object.keys(shape).length !== conditions.length) {
+    const keys = conditions.map((condition) => condition.key)
+    const twice = keys.filter((key, position) => keys.indexOf(key) !== position)
+    throw new KinfError('internal', `policy conditions registered twice: ${twice.join(', ')}`)
+  }
+  return z
+    .strictObject(shape as MatchShape<Conditions>)
+    .describe('What a request must satisfy for the rule to fire; every given condition must hold.')
+}
 
-export const PoolStatusMatch = z
-  .strictObject({
-    name: ResourceName.describe('The InferencePool whose live status is tested.'),
-    saturated: z
-      .boolean()
-      .optional()
-      .describe('true: matches only while the pool is saturated; false: only while it is not.'),
-    saturation: range('saturation (0 idle, 1 saturated)', z.number().min(0)).optional(),
-    predictedTtftMs: range('predicted TTFT of the best pod, in ms', z.number().min(0)).optional(),
-  })
-  .describe('Matches on the pool’s live status as the scorer reports it.')
-export type PoolStatusMatch = z.infer<typeof PoolStatusMatch>
-
-export const RuleMatch = z
-  .strictObject({
-    tenants: z
-      .array(ResourceName)
-      .min(1)
-      .max(64)
-      .optional()
-      .describe('Tenants of this policy the rule applies to; all when omitted.'),
-    models: z
-      .array(ModelName)
-      .min(1)
-      .max(64)
-      .optional()
-      .describe('Requested model names; all when omitted.'),
-    promptTokens: range('prompt length, in tokens', z.int().min(0)).optional(),
-    labels: LabelMatch.optional(),
-    pool: PoolStatusMatch.optional(),
-  })
-  .describe('What a request must satisfy for the rule to fire; every given condition must hold.')
-export type RuleMatch = z.infer<typeof RuleMatch>
+/** A parsed `match` of a rule under the given registry. */
+export type RuleMatchOf<Conditions extends ConditionRegistry> = z.output<
+  ReturnType<typeof ruleMatchSchema<Conditions>>
+>
+/** A parsed `match` under the built-in conditions. */
+export type RuleMatch = RuleMatchOf<typeof builtinConditions>

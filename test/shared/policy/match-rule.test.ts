@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { RuleMatch } from '../../../shared/crd/policy-match.ts'
-import { type MatchSubject, matchRule } from '../../../shared/policy/match-rule.ts'
+import type { MatchSubject } from '../../../shared/policy/conditions/policy-condition.ts'
+import { matchRule } from '../../../shared/policy/match-rule.ts'
 import { statuses } from './example-snapshot.ts'
 
 const subject = (more: Partial<MatchSubject> = {}): MatchSubject => ({
