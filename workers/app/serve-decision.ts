@@ -1,44 +1,34 @@
+import {
+  type AttemptResult,
+  type AttemptStep,
+  attemptPlanner,
+  type Exhausted,
+  type ServeDecision,
+} from '../../shared/attempts/attempt-planner.ts'
 import type { EdgeClaims } from '../../shared/auth/edge-signature.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { decisionHeaderOf } from '../../shared/policy/decision-header.ts'
 import { heldLocalBy } from '../../shared/policy/held-local-by.ts'
-import type { PolicyDecision } from '../../shared/policy/policy-decision.ts'
 import { type AnswerContext, answer } from './answer-upstream.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 import { localityError } from './locality-error.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
-import { type ChargeBasis, localCharge } from './request-charge.ts'
-import { serveExternal } from './serve-external.ts'
+import { localCharge } from './request-charge.ts'
+import { type AttemptContext, serveExternal } from './serve-external.ts'
 import { scorerBody } from './upstream-body.ts'
 
-type Serve = Extract<PolicyDecision, { kind: 'serve' }>
-
-export interface ServeContext {
-  /** The request id passed upstream and echoed to the client. */
-  requestId: string
+export interface ServeContext extends AttemptContext {
   /** The edge's own id for the request, signed to the scorer (which keys its log on it). */
   edgeId: string
-  /** Headers passed upstream as sent (x-request-id, traceparent, tracestate). */
+  /** Headers passed upstream (shared/attempts/pass-through-headers.ts). */
   passHeaders: Record<string, string>
-  signal?: AbortSignal
-  /**
-   * Settles the tenant's quota on what the request used: tokens, or a promise of them (a
-   * provider's count). The first call counts; later ones are ignored.
-   */
-  charge: (tokens: number | Promise<number>) => void
-  /** What the request was admitted on (see request-charge.ts). */
-  basis: ChargeBasis
-  /** Tokens the request was admitted on (prompt + sequences × max_tokens), for provider budgets. */
-  estimatedTokens: number
-  /** The tenant may see the routing headers (shared/policy/decision-headers-visible.ts). */
-  decisionHeaders: boolean
-  /** Keeps bookkeeping alive after the response (Workers' waitUntil). */
-  background: (work: Promise<unknown>) => void
 }
 
+/** What making one attempt came to: its answer, or what the planner goes on from. */
+type Tried = { kind: 'served'; response: Response } | AttemptResult<Response>
+
 /** The meter of an answer served by a pool: the tenant charged what vLLM used. */
-export function localMeter(context: ServeContext): AnswerContext['meter'] {
+export function localMeter(context: AttemptContext): AnswerContext['meter'] {
   return (outcome, promptTokens) =>
     context.charge(
       localCharge(outcome, {
@@ -49,123 +39,160 @@ export function localMeter(context: ServeContext): AnswerContext['meter'] {
 }
 
 /**
- * Tries the decision's attempts in order. A local attempt moves on when the scorer answers
- * "saturated" (it may, because a later attempt exists) or cannot be reached; an external
- * one on a retryable failure. A request held local by a constraint (PII) never reaches an
- * external attempt, and gets the constraint's error instead of waiting on a saturated pool.
+ * Makes the decision's attempts as the attempt planner (shared/attempts/attempt-planner.ts)
+ * says, from `start` (where the scorer handed the decision over). A local attempt moves on
+ * when the scorer answers "saturated" or cannot be reached; an external one on a retryable
+ * failure or a spent provider budget. A request held local by a constraint (PII) never
+ * reaches an external attempt, and gets the constraint's error instead of waiting on a
+ * saturated pool.
  */
 export async function serveDecision(
   deps: EdgeDeps,
   snapshot: ConfigSnapshot,
   request: EdgeRequest,
-  decision: Serve,
+  decision: ServeDecision,
   context: ServeContext,
   start: { from: number; notes: readonly string[] } = { from: 0, notes: [] },
 ): Promise<Response> {
-  const hold = heldLocalBy(snapshot, decision.policy, request.labels, request.detectorFailed)
-  const attempts = decision.attempts
-  const notes = [...start.notes]
-  for (const [i, attempt] of attempts.entries()) {
-    if (i < start.from) continue
-    const last = i === attempts.length - 1
-    if (attempt.locality === 'External') {
-      // Counted once, where the request is refused (keptLocal), not per skipped attempt.
-      if (hold) {
-        notes.push(`${attempt.backend}: kept local by ${hold.name}`)
-        continue
-      }
-      const refusal = externalRefusal(request)
-      if (refusal !== null) {
-        notes.push(`${attempt.backend}: ${refusal}`)
-        continue
-      }
-      const provider = attempt.provider ? snapshot.providers[attempt.provider] : undefined
-      if (!provider || !attempt.provider)
-        throw new KinfError('internal', `provider of ${attempt.backend} not in config`)
-      let served: Awaited<ReturnType<typeof serveExternal>>
-      try {
-        served = await serveExternal(
-          deps,
-          request,
-          {
-            backend: attempt.backend,
-            providerId: attempt.provider,
-            provider,
-            model: attempt.model,
-            decision: decisionHeaderOf(decision, attempt),
-          },
-          context,
-          notes,
-        )
-      } catch (error) {
-        if (!last && KinfError.isInstance(error) && error.isRetryable) {
-          notes.push(`${attempt.backend}: ${error.message}`)
-          continue
-        }
-        throw error
-      }
-      if ('refused' in served) {
-        notes.push(`${attempt.backend}: ${served.refused}`)
-        if (!last) continue
-        throw served.error
-      }
-      // A burst whether the local attempt answered saturated first (i > 0) or the policy,
-      // seeing the pool saturated, put the external one first (shared/policy/choose-targets.ts).
-      if (attempts.some((a) => a.locality !== 'External'))
-        deps.metrics.inc('burst', { backend: attempt.backend })
-      return served.response
-    }
-    const claims: EdgeClaims = {
-      tenant: request.tenant,
-      labels: request.labels,
-      backends: [snapshot.backends[attempt.backend]?.name ?? attempt.backend],
-      // "saturated" at once when something else can be tried, or when waiting on a full
-      // pool would be the only way to serve a request that must stay local.
-      allowBurst: !last || hold !== null,
-      detectorFailed: request.detectorFailed,
-      decidedBy: { policy: decision.policy, rule: decision.rule },
-      requestId: context.edgeId,
-    }
-    const path = request.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions'
-    let response: Response
-    try {
-      response = await deps.scorer.forward(
-        path,
-        await scorerBody(deps, snapshot, request, attempt.model),
-        claims,
-        context.passHeaders,
-        context.signal,
-      )
-    } catch (error) {
-      if (!KinfError.isInstance(error) || error.code !== 'upstream_unavailable') throw error
-      deps.metrics.inc('scorer_unreachable')
-      notes.push(`${attempt.backend}: scorer unreachable`)
-      if (!last) continue
-      throw keptLocal(deps, hold, request, { decision, notes }, error) ?? error
-    }
-    if (response.status === 503 && response.headers.get('x-kinference-saturated') === '1') {
-      notes.push(`${attempt.backend}: saturated`)
-      if (!last) {
-        await response.body?.cancel()
-        continue
-      }
-      const refused = keptLocal(deps, hold, request, { decision, notes }, null)
-      if (refused) {
-        await response.body?.cancel()
-        throw refused
-      }
-    }
-    return answer(response, request, answerContext(context), {
-      decision: decisionHeaderOf(decision, attempt),
-      notes,
-    })
+  const heldBy = heldLocalBy(snapshot, decision.policy, request.labels, request.detectorFailed)
+  const planner = attemptPlanner<Response>(decision, { heldBy, resume: start })
+  let step = planner.first()
+  while (step.kind === 'try') {
+    const tried =
+      step.target.locality === 'External'
+        ? await tryExternal(deps, snapshot, request, step, context)
+        : await tryLocal(deps, snapshot, request, { decision, step }, context)
+    if (tried.kind === 'served') return tried.response
+    step = planner.after(step, tried)
+    // A saturated pool's answer reaches the client only when nothing followed it.
+    if (tried.kind === 'saturated' && (step.kind === 'try' || step.failed?.result !== tried))
+      await tried.answer?.body?.cancel()
   }
-  // Every attempt was skipped: external only, and the request must stay local or is one
-  // those backends cannot serve; or local ones saturated before an external one skipped.
+  return exhausted(deps, request, decision, step, context)
+}
+
+/** One external attempt: skipped when the provider cannot serve the request as asked. */
+async function tryExternal(
+  deps: EdgeDeps,
+  snapshot: ConfigSnapshot,
+  request: EdgeRequest,
+  step: AttemptStep,
+  context: ServeContext,
+): Promise<Tried> {
+  const { target } = step
+  const refusal = externalRefusal(request)
+  if (refusal !== null) return { kind: 'skipped', why: refusal }
+  const provider = target.provider ? snapshot.providers[target.provider] : undefined
+  if (!provider || !target.provider)
+    throw new KinfError('internal', `provider of ${target.backend} not in config`)
+  let served: Awaited<ReturnType<typeof serveExternal>>
+  try {
+    served = await serveExternal(
+      deps,
+      request,
+      {
+        backend: target.backend,
+        providerId: target.provider,
+        provider,
+        model: target.model,
+        decision: step.decisionHeader,
+      },
+      context,
+      step.notes,
+    )
+  } catch (error) {
+    if (KinfError.isInstance(error) && error.isRetryable)
+      return { kind: 'unavailable', why: error.message, error }
+    throw error
+  }
+  if ('refused' in served) return { kind: 'refused', why: served.refused, error: served.error }
+  if (step.burst) deps.metrics.inc('burst', { backend: target.backend })
+  return { kind: 'served', response: served.response }
+}
+
+/** One local attempt, through the scorer: "saturated" at once only when step.allowBurst. */
+async function tryLocal(
+  deps: EdgeDeps,
+  snapshot: ConfigSnapshot,
+  request: EdgeRequest,
+  { decision, step }: { decision: ServeDecision; step: AttemptStep },
+  context: ServeContext,
+): Promise<Tried> {
+  const { target } = step
+  const claims: EdgeClaims = {
+    tenant: request.tenant,
+    labels: request.labels,
+    backends: [snapshot.backends[target.backend]?.name ?? target.backend],
+    allowBurst: step.allowBurst,
+    detectorFailed: request.detectorFailed,
+    decidedBy: { policy: decision.policy, rule: decision.rule },
+    requestId: context.edgeId,
+  }
+  const path = request.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions'
+  let response: Response
+  try {
+    response = await deps.scorer.forward(
+      path,
+      await scorerBody(deps, snapshot, request, target.model),
+      claims,
+      context.passHeaders,
+      context.signal,
+    )
+  } catch (error) {
+    if (!KinfError.isInstance(error) || error.code !== 'upstream_unavailable') throw error
+    deps.metrics.inc('scorer_unreachable')
+    return { kind: 'unavailable', why: 'scorer unreachable', error }
+  }
+  if (response.status === 503 && response.headers.get('x-kinference-saturated') === '1')
+    return { kind: 'saturated', answer: response }
+  return {
+    kind: 'served',
+    response: await answer(response, request, answerContext(context), {
+      decision: step.decisionHeader,
+      notes: step.notes,
+    }),
+  }
+}
+
+/**
+ * Nothing left to try. A request that must stay local gets its constraint's refusal
+ * (counted): 503 with Retry-After when an in-cluster backend could serve it but is busy,
+ * 400 when every attempt was external (locality-refusal.ts). Otherwise the last attempt's
+ * own answer or error; or, every attempt skipped, why none could serve it.
+ */
+async function exhausted(
+  deps: EdgeDeps,
+  request: EdgeRequest,
+  decision: ServeDecision,
+  end: Exhausted<Response>,
+  context: ServeContext,
+): Promise<Response> {
+  const failed = end.failed?.result ?? null
+  if (end.keptLocal) {
+    if (failed?.kind === 'saturated') await failed.answer?.body?.cancel()
+    const { constraint, busy } = end.keptLocal
+    deps.metrics.inc('pii_kept_local', { constraint: constraint.name })
+    throw localityError(
+      constraint,
+      request,
+      busy,
+      failed && 'error' in failed ? failed.error : null,
+    )
+  }
+  if (failed?.kind === 'saturated' && failed.answer && end.failed)
+    return answer(failed.answer, request, answerContext(context), {
+      decision: end.failed.step.decisionHeader,
+      notes: end.notes,
+    })
+  if (failed && 'error' in failed) throw failed.error
+  // Every attempt skipped: external only, and a request those backends cannot serve; or
+  // local ones saturated before an external one skipped.
   throw (
-    keptLocal(deps, hold, request, { decision, notes }, null) ??
-    notServable(decision, request, notes) ??
-    new KinfError('upstream_unavailable', `no backend could take the request (${notes.join('; ')})`)
+    notServable(decision, request, end.notes) ??
+    new KinfError(
+      'upstream_unavailable',
+      `no backend could take the request (${end.notes.join('; ')})`,
+    )
   )
 }
 
@@ -174,7 +201,7 @@ export async function serveDecision(
  * externalRefusal): the client's to change, so a 400 naming why, never a retryable 5xx.
  */
 function notServable(
-  decision: Serve,
+  decision: ServeDecision,
   request: EdgeRequest,
   notes: readonly string[],
 ): KinfError | null {
@@ -200,26 +227,8 @@ function externalRefusal(request: EdgeRequest): string | null {
   return null
 }
 
-/**
- * The constraint's refusal of a request that may not leave, counted; null when not held.
- * Retrying can help only when an in-cluster backend could serve it but is busy (503 with
- * Retry-After); when every attempt was external it cannot (400). See locality-refusal.ts.
- */
-function keptLocal(
-  deps: EdgeDeps,
-  hold: ReturnType<typeof heldLocalBy>,
-  request: EdgeRequest,
-  tried: { decision: Serve; notes: readonly string[] },
-  cause: unknown,
-): KinfError | null {
-  if (!hold) return null
-  deps.metrics.inc('pii_kept_local', { constraint: hold.name })
-  const local = tried.decision.attempts.some((attempt) => attempt.locality !== 'External')
-  return localityError(hold, request, local ? tried.notes.join('; ') : null, cause)
-}
-
 /** How a pool's answer reaches the client and is metered. */
-export function answerContext(context: ServeContext): AnswerContext {
+export function answerContext(context: AttemptContext): AnswerContext {
   return {
     requestId: context.requestId,
     meter: localMeter(context),

@@ -6,9 +6,28 @@ import { answer } from './answer-upstream.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 import { reserveProvider } from './provider-budget.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
-import { localCharge, type UpstreamOutcome } from './request-charge.ts'
-import type { ServeContext } from './serve-decision.ts'
+import { type ChargeBasis, localCharge, type UpstreamOutcome } from './request-charge.ts'
 import { withUsage } from './upstream-body.ts'
+
+/** What an attempt works with, whichever backend makes it (serve-decision.ts adds the rest). */
+export interface AttemptContext {
+  /** The request id passed upstream and echoed to the client. */
+  requestId: string
+  signal?: AbortSignal
+  /**
+   * Settles the tenant's quota on what the request used: tokens, or a promise of them (a
+   * provider's count). The first call counts; later ones are ignored.
+   */
+  charge: (tokens: number | Promise<number>) => void
+  /** What the request was admitted on (see request-charge.ts). */
+  basis: ChargeBasis
+  /** Tokens the request was admitted on (prompt + sequences × max_tokens), for provider budgets. */
+  estimatedTokens: number
+  /** The tenant may see the routing headers (shared/policy/decision-headers-visible.ts). */
+  decisionHeaders: boolean
+  /** Keeps bookkeeping alive after the response (Workers' waitUntil). */
+  background: (work: Promise<unknown>) => void
+}
 
 export interface ExternalAttempt {
   backend: string
@@ -31,7 +50,7 @@ export async function serveExternal(
   deps: EdgeDeps,
   request: EdgeRequest,
   attempt: ExternalAttempt,
-  context: ServeContext,
+  context: AttemptContext,
   notes: readonly string[],
 ): Promise<{ response: Response } | { refused: string; error: KinfError }> {
   const budget = await reserveProvider(
@@ -101,7 +120,7 @@ function providerCharge(
   attempt: ExternalAttempt,
   body: ChatCompletionRequest,
   outcome: UpstreamOutcome,
-  context: ServeContext,
+  context: AttemptContext,
 ): number | Promise<number> {
   // A whole answer or a refusal is charged as a pool's is; only a cut one needs counting.
   if (outcome.kind === 'refused' || outcome.kind === 'answered')

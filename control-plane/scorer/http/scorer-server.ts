@@ -13,13 +13,8 @@ import type { InferenceContext, ScorerContext } from '../serving/inference-conte
 import { lookupReport, podsReport } from './admin-api.ts'
 import { parseJson, readBody } from './read-body.ts'
 
-function json(
-  res: ServerResponse,
-  status: number,
-  value: unknown,
-  headers: Record<string, string> = {},
-): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+function json(res: ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' })
   res.end(JSON.stringify(value))
 }
 
@@ -109,9 +104,7 @@ export function createScorerServer(
         res.end()
         return
       }
-      const headers: Record<string, string> =
-        failure.code === 'saturated' ? { 'x-kinference-saturated': '1', 'retry-after': '1' } : {}
-      json(res, failure.status, openAiErrorBody(failure), headers)
+      json(res, failure.status, openAiErrorBody(failure))
     }
   })
   guardNodeServer(server, context.config.server)

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { passThroughHeaders } from '../../../shared/attempts/pass-through-headers.ts'
 import type { EdgeClaims } from '../../../shared/auth/edge-signature.ts'
 import type { RequestKind } from '../../../shared/openai/openai-request.ts'
-import { validRequestId } from '../../../shared/openai/request-id.ts'
 import { parseJson } from '../http/read-body.ts'
 import {
   allowedPools,
@@ -9,28 +9,10 @@ import {
   readSignedRequest,
   type SignedRequest,
 } from '../http/signed-request.ts'
+import type { DecidedBy } from '../state/log-decision.ts'
 import type { InferenceContext } from './inference-context.ts'
 import { prepareRequest } from './prepare-request.ts'
-import { type DecidedBy, type PoolAttempt, serveOnPool } from './serve-on-pool.ts'
-
-const passThroughHeaders = ['traceparent', 'tracestate', 'accept']
-/** Trace context and accept as they are meant to be: short printable text. */
-const plainHeaderValue = /^[\x20-\x7e]{0,512}$/
-
-/**
- * The request headers a pod gets as the client sent them, when they are short printable
- * text (a pod answers a bare 431 to headers past about 16 KiB), and an x-request-id always:
- * the client's when it is a request id (validRequestId), else the request's own.
- */
-export function passThrough(request: SignedRequest): Record<string, string> {
-  const headers: Record<string, string> = {}
-  for (const name of passThroughHeaders) {
-    const value = request.headers(name)
-    if (value !== undefined && plainHeaderValue.test(value)) headers[name] = value
-  }
-  headers['x-request-id'] = validRequestId(request.headers('x-request-id')) ?? request.requestId
-  return headers
-}
+import { answerSaturated, type PoolAttempt, serveOnPool } from './serve-on-pool.ts'
 
 /** What the edge's claims say of a request it decided: tenant, policy and rule, its one backend. */
 export function decidedByClaims(claims: EdgeClaims): DecidedBy {
@@ -78,12 +60,13 @@ export async function handleInference(
   const startedMs = performance.now()
   const request = await readSignedRequest(context, req, res)
   const { claims, attempt } = await prepareInference(context, kind, request)
-  await serveOnPool(context, attempt, res, {
+  const served = await serveOnPool(context, attempt, res, {
     requestId: request.requestId,
     startedMs,
     body: request.body,
-    headers: passThrough(request),
+    headers: passThroughHeaders(request.headers, request.requestId),
     allowBurst: claims.allowBurst,
     decidedBy: decidedByClaims(claims),
   })
+  if (served.kind === 'saturated') answerSaturated(res, served.message)
 }

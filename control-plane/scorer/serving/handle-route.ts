@@ -1,4 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { attemptPlanner, fallbackHeaders } from '../../../shared/attempts/attempt-planner.ts'
+import { passThroughHeaders } from '../../../shared/attempts/pass-through-headers.ts'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { estimateRequestPromptTokens } from '../../../shared/openai/estimate-request-tokens.ts'
@@ -8,7 +10,6 @@ import {
   parseOpenAiRequest,
   type RequestKind,
 } from '../../../shared/openai/openai-request.ts'
-import { asciiHeaderValue, decisionHeaderOf } from '../../../shared/policy/decision-header.ts'
 import { evaluatePolicy } from '../../../shared/policy/evaluate-policy.ts'
 import { heldLocalBy } from '../../../shared/policy/held-local-by.ts'
 import type {
@@ -26,7 +27,6 @@ import {
 import type { Prompt } from '../../tokenizer/prompt-ids.ts'
 import { parseJson } from '../http/read-body.ts'
 import { authenticate, readSignedRequest, type SignedRequest } from '../http/signed-request.ts'
-import { passThrough } from './handle-inference.ts'
 import type { InferenceContext } from './inference-context.ts'
 import { prepareOnPool } from './prepare-request.ts'
 import { type PoolAttempt, serveOnPool } from './serve-on-pool.ts'
@@ -63,43 +63,48 @@ export async function handleRoute(
   if (decision.kind !== 'serve')
     return answerDecision(res, { decision, from: 0, notes: [], promptTokens })
   const { labels, detectorFailed } = call.facts
-  const hold = heldLocalBy(call.snapshot, decision.policy, labels, detectorFailed)
-  const notes: string[] = []
-  for (const [i, target] of decision.attempts.entries()) {
+  const planner = attemptPlanner(decision, {
+    heldBy: heldLocalBy(call.snapshot, decision.policy, labels, detectorFailed),
+  })
+  let step = planner.first()
+  while (step.kind === 'try') {
+    const { target } = step
+    // An external attempt is the edge's to make: it goes on from here.
     if (target.locality === 'External')
-      return answerDecision(res, { decision, from: i, notes, promptTokens })
+      return answerDecision(res, {
+        decision,
+        from: step.index,
+        notes: [...step.notes],
+        promptTokens,
+      })
     const attempt = await attemptFor(context, call, asked, target)
     if (!attempt) {
-      notes.push(`${target.backend}: pool ${target.pool} is not served by this scorer`)
+      step = planner.after(step, {
+        kind: 'skipped',
+        why: `pool ${target.pool} is not served by this scorer`,
+      })
       continue
     }
-    const last = i === decision.attempts.length - 1
-    try {
-      await serveOnPool(context, attempt, res, {
-        requestId: signed.requestId,
-        startedMs,
-        body: bodyFor(call, target.model),
-        headers: passThrough(signed),
-        // Saturated means "try the next attempt", or for a request that must stay local,
-        // the edge's clear refusal instead of a wait on a full pool.
-        allowBurst: !last || hold !== null,
-        decisionPrefix: decisionHeaderOf(decision, target),
-        decidedBy: {
-          tenant: call.facts.tenant === '' ? null : call.facts.tenant,
-          policy: decision.policy,
-          rule: decision.rule,
-          backend: target.backend,
-        },
-        extraHeaders:
-          notes.length > 0 ? { 'x-kinference-fallback': asciiHeaderValue(notes.join('; ')) } : {},
-      })
-      return
-    } catch (error) {
-      if (!KinfError.isInstance(error) || error.code !== 'saturated' || res.headersSent) throw error
-      notes.push(`${target.backend}: saturated`)
-    }
+    const served = await serveOnPool(context, attempt, res, {
+      requestId: signed.requestId,
+      startedMs,
+      body: bodyFor(call, target.model),
+      headers: passThroughHeaders(signed.headers, signed.requestId),
+      allowBurst: step.allowBurst,
+      decisionPrefix: step.decisionHeader,
+      decidedBy: {
+        tenant: call.facts.tenant === '' ? null : call.facts.tenant,
+        policy: decision.policy,
+        rule: decision.rule,
+        backend: target.backend,
+      },
+      extraHeaders: fallbackHeaders(step.notes),
+    })
+    if (served.kind === 'served') return
+    step = planner.after(step, { kind: 'saturated' })
   }
-  answerDecision(res, { decision, from: decision.attempts.length, notes, promptTokens })
+  // Nothing left to try: the edge answers (a request that must stay local, its refusal).
+  answerDecision(res, { decision, from: step.from, notes: [...step.notes], promptTokens })
 }
 
 /**

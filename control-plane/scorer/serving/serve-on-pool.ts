@@ -1,13 +1,13 @@
 import type { ServerResponse } from 'node:http'
 import { finished } from 'node:stream'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { openAiErrorBody } from '../../../shared/openai/openai-error-body.ts'
 import { asciiHeaderValue } from '../../../shared/policy/decision-header.ts'
 import type { PoolLookup } from '../../../shared/routing/pool-router.ts'
 import type { RouteResult } from '../../../shared/routing/router-core.ts'
 import { promptTokensHeader } from '../../../shared/scorer-api/route-protocol.ts'
-import type { DecidedEntry } from '../../../shared/state/decision-entry.ts'
 import type { Admitted } from '../pools/pool-admission.ts'
-import { logDecision } from '../state/log-decision.ts'
+import { type DecidedBy, logDecision } from '../state/log-decision.ts'
 import type { InferenceContext } from './inference-context.ts'
 import type { PreparedRequest } from './prepare-request.ts'
 import { type ProxyOutcome, proxyToPod } from './proxy-to-pod.ts'
@@ -47,8 +47,12 @@ export interface ServeOptions {
   decidedBy: DecidedBy
 }
 
-/** The decision log's tenant, policy, rule and backend of a request. */
-export type DecidedBy = Pick<DecidedEntry, 'tenant' | 'policy' | 'rule' | 'backend'>
+/**
+ * How serving on a pool ended, when it did not fail: the answer sent (or the client gone),
+ * or the pool saturated (only when options.allowBurst), nothing sent, for the caller to try
+ * elsewhere or to answer (answerSaturated).
+ */
+export type PoolServed = { kind: 'served' } | { kind: 'saturated'; message: string }
 
 /**
  * Sends a prepared request to the best pod of its pool and streams the answer back: the
@@ -56,15 +60,15 @@ export type DecidedBy = Pick<DecidedEntry, 'tenant' | 'policy' | 'rule' | 'backe
  * and every pod is over its limits; held by late binding while its best pod cannot start
  * it); a request that fails before the first byte is tried once more on another pod, at
  * once, unless its failure is its own (afterFailure). Resolves once the answer is sent (or
- * the client left); throws KinfError saturated, upstream_unavailable when no pod could take
- * it, or a 504 when the pod did not answer within the response timeout.
+ * the client left), or with the pool saturated; throws KinfError upstream_unavailable when
+ * no pod could take it, or a 504 when the pod did not answer within the response timeout.
  */
 export async function serveOnPool(
   context: InferenceContext,
   attempt: PoolAttempt,
   res: ServerResponse,
   options: ServeOptions,
-): Promise<void> {
+): Promise<PoolServed> {
   const { prepared, lookup } = attempt
   const { pool } = prepared
   const { router } = pool
@@ -77,7 +81,8 @@ export async function serveOnPool(
     let route: RouteResult
     if (round === 0) {
       const admitted = await admit(context, attempt, options.allowBurst, res)
-      if (admitted === null) return // the client left while held: nothing was sent
+      if (admitted === null) return { kind: 'served' } // the client left while held: nothing was sent
+      if ('saturated' in admitted) return { kind: 'saturated', message: admitted.saturated }
       route = admitted.route
       heldMs = admitted.heldMs
     } else route = router.dispatchNow(lookup, performance.now(), { exclude: tried })
@@ -93,11 +98,11 @@ export async function serveOnPool(
     context.metrics.requests.labels({ pool: pool.name, pod, outcome: outcome.kind }).inc()
     if (outcome.kind === 'completed') {
       completed(context, attempt, options, { pod, route }, outcome)
-      return
+      return { kind: 'served' }
     }
     const next = afterFailure(outcome)
     router.failed(requestId, performance.now(), next.podAtFault)
-    if (outcome.kind !== 'failed-before-bytes') return
+    if (outcome.kind !== 'failed-before-bytes') return { kind: 'served' }
     if (!next.retry) throw requestFailure(pod, outcome.reason)
     context.log(
       `${pod} failed before answering (${outcome.reason}); ${round === 0 ? 'retrying on the next best pod' : 'giving up'}`,
@@ -106,6 +111,20 @@ export async function serveOnPool(
     tried.add(pod)
   }
   throw new KinfError('upstream_unavailable', `no pod of pool ${pool.name} could take the request`)
+}
+
+/**
+ * The answer to a request the edge let burst past a saturated pool when nothing else is
+ * tried: 503 with x-kinference-saturated, which the edge reads to move on.
+ */
+export function answerSaturated(res: ServerResponse, message: string): void {
+  const failure = new KinfError('saturated', message)
+  res.writeHead(failure.status, {
+    'content-type': 'application/json',
+    'x-kinference-saturated': '1',
+    'retry-after': '1',
+  })
+  res.end(JSON.stringify(openAiErrorBody(failure)))
 }
 
 /**
@@ -286,7 +305,7 @@ async function admit(
   attempt: PoolAttempt,
   allowBurst: boolean,
   res: ServerResponse,
-): Promise<Admitted | null> {
+): Promise<Admitted | { saturated: string } | null> {
   const { lookup } = attempt
   const { pool } = attempt.prepared
   const { router } = pool
@@ -295,10 +314,9 @@ async function admit(
     route ??= router.score(lookup, performance.now())
     if (route.decision.pod !== null && router.saturation(route).saturated) {
       context.metrics.saturated.labels({ pool: pool.name }).inc()
-      throw new KinfError(
-        'saturated',
-        `pool ${pool.name} is saturated: every pod's predicted TTFT is over its limit`,
-      )
+      return {
+        saturated: `pool ${pool.name} is saturated: every pod's predicted TTFT is over its limit`,
+      }
     }
   }
   // Nothing is ever held without late binding: no need to watch the client.

@@ -1,8 +1,21 @@
 import { validRequestId } from '../../../shared/openai/request-id.ts'
+import type { DecidedEntry } from '../../../shared/state/decision-entry.ts'
 import type { InferenceContext } from '../serving/inference-context.ts'
 import type { PreparedRequest } from '../serving/prepare-request.ts'
 import type { ProxyOutcome } from '../serving/proxy-to-pod.ts'
-import type { ServeOptions } from '../serving/serve-on-pool.ts'
+
+/** The decision log's tenant, policy, rule and backend of a request. */
+export type DecidedBy = Pick<DecidedEntry, 'tenant' | 'policy' | 'rule' | 'backend'>
+
+/** What the log keeps of a request being served (serve-on-pool.ts's ServeOptions has it). */
+export interface LoggedRequest {
+  requestId: string
+  /** When the request arrived (performance.now()). */
+  startedMs: number
+  decidedBy: DecidedBy
+  /** The headers the pod gets: the client's x-request-id among them. */
+  headers?: Record<string, string>
+}
 
 /**
  * Logs the decision now and returns what logs its end: queued for the shared state's
@@ -13,8 +26,7 @@ import type { ServeOptions } from '../serving/serve-on-pool.ts'
 export function logDecision(
   context: Pick<InferenceContext, 'decisions' | 'replica' | 'podsReportingCache'>,
   prepared: PreparedRequest,
-  options: Pick<ServeOptions, 'requestId' | 'startedMs' | 'decidedBy'> &
-    Partial<Pick<ServeOptions, 'headers'>>,
+  options: LoggedRequest,
   chosen: { pod: string; matched: number; predicted: number; heldMs: number },
 ) {
   const { requestId, startedMs } = options

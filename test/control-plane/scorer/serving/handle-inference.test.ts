@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { passThrough } from '../../../../control-plane/scorer/serving/handle-inference.ts'
 import { model, type Stack, send, startStack } from '../../../support/scorer-stack.ts'
 
 const path = '/v1/chat/completions'
@@ -46,29 +45,5 @@ describe('the x-request-id a pod gets', () => {
     const { status, podGot, edgeId } = await forward('id\u009b31m\u0085')
     expect(status).toBe(200)
     expect(podGot).toBe(edgeId)
-  })
-})
-
-describe('passThrough', () => {
-  const request = (headers: Record<string, string>) => ({
-    method: 'POST',
-    path,
-    headers: (name: string) => headers[name],
-    body: Buffer.alloc(0),
-    requestId: 'own-id',
-  })
-
-  it('passes trace context and accept when short printable text, and always an x-request-id', () => {
-    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
-    expect(passThrough(request({ traceparent, accept: 'text/event-stream' }))).toEqual({
-      traceparent,
-      accept: 'text/event-stream',
-      'x-request-id': 'own-id',
-    })
-    expect(
-      passThrough(
-        request({ traceparent: 't'.repeat(513), tracestate: 'a=\u0085', 'x-request-id': 'a b' }),
-      ),
-    ).toEqual({ 'x-request-id': 'own-id' })
   })
 })

@@ -1,0 +1,28 @@
+import { validRequestId } from '../openai/request-id.ts'
+
+/**
+ * The client's request headers that travel upstream as sent, at every hop: edge → scorer
+ * (workers/app/edge-app.ts) and scorer → pod (control-plane/scorer/serving/handle-inference.ts).
+ */
+export const passThroughHeaderNames = ['traceparent', 'tracestate', 'accept'] as const
+
+/** Trace context and accept as they are meant to be: short printable text. */
+const plainHeaderValue = /^[\x20-\x7e]{0,512}$/
+
+/**
+ * The headers an upstream gets: those above as the client sent them, when they are short
+ * printable text (a pod answers a bare 431 to headers past about 16 KiB), and an
+ * x-request-id always: the client's when it is a request id (validRequestId), else `ownId`.
+ */
+export function passThroughHeaders(
+  header: (name: string) => string | null | undefined,
+  ownId: string,
+): Record<string, string> {
+  const headers: Record<string, string> = {}
+  for (const name of passThroughHeaderNames) {
+    const value = header(name)
+    if (typeof value === 'string' && plainHeaderValue.test(value)) headers[name] = value
+  }
+  headers['x-request-id'] = validRequestId(header('x-request-id')) ?? ownId
+  return headers
+}
