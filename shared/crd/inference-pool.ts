@@ -1,9 +1,11 @@
 import { z } from 'zod'
+import type { StrategyRegistry } from '../routing/strategies/define-strategy.ts'
+import { builtinStrategies } from '../routing/strategies/strategy-registry.ts'
 import { builtinTokenizers, TokenizerSource } from './builtin-tokenizers.ts'
 import { CommonStatus } from './condition.ts'
 import { namedList } from './named-list.ts'
 import { LabelSelector } from './object-meta.ts'
-import { RoutingSpec } from './routing-strategy.ts'
+import { routingSpecSchema } from './routing-spec.ts'
 
 export const Port = z.int().min(1).max(65_535)
 
@@ -107,44 +109,54 @@ export const SaturationSpec = z.strictObject({
     ),
 })
 
-export const InferencePoolSpec = z.strictObject({
-  selector: LabelSelector,
-  targetPort: Port.describe('Port of the vLLM OpenAI-compatible server on each pod.'),
-  kvEvents: KvEventsEndpoint.optional().describe(
-    'Where pods publish KV-cache events. Without it, cache-aware strategies use an approximate index learnt from routing decisions.',
-  ),
-  metrics: MetricsEndpoint.prefault({}).describe('Where and how often /metrics is scraped.'),
-  models: namedList(ServedModel, { min: 1, max: 16 }).describe(
-    'Models every pod of the pool serves.',
-  ),
-  blockSize: z
-    .int()
-    .min(1)
-    .max(256)
-    .default(16)
-    .describe('vLLM --block-size: tokens per KV-cache block, and the unit of prefix hashing.'),
-  scheduler: SchedulerLimits.prefault({}).describe(
-    'vLLM scheduler limits the TTFT predictor models.',
-  ),
-  gpuProfile: z
-    .string()
-    .min(1)
-    .max(128)
-    .describe('Hardware and model profile for initial TTFT estimates, e.g. l40s-27b-fp8.'),
-  routing: RoutingSpec.prefault({}),
-  ttftSloMs: z
-    .number()
-    .positive()
-    .optional()
-    .describe('Target TTFT. Pods predicted above it are avoided while another pod meets it.'),
-  saturation: SaturationSpec.prefault({}).describe('When a pod, and the pool, count as saturated.'),
-  failureMode: z
-    .enum(['FailOpen', 'FailClose'])
-    .default('FailOpen')
-    .describe(
-      'FailOpen: when the index or metrics are unavailable, route by load only. FailClose: answer 503 instead.',
+/**
+ * A pool's spec with the strategies of a registry in its `routing` field: the built-ins for
+ * InferencePoolSpec, more where a caller registers its own.
+ */
+export function inferencePoolSpecSchema(strategies: StrategyRegistry) {
+  return z.strictObject({
+    selector: LabelSelector,
+    targetPort: Port.describe('Port of the vLLM OpenAI-compatible server on each pod.'),
+    kvEvents: KvEventsEndpoint.optional().describe(
+      'Where pods publish KV-cache events. Without it, cache-aware strategies use an approximate index learnt from routing decisions.',
     ),
-})
+    metrics: MetricsEndpoint.prefault({}).describe('Where and how often /metrics is scraped.'),
+    models: namedList(ServedModel, { min: 1, max: 16 }).describe(
+      'Models every pod of the pool serves.',
+    ),
+    blockSize: z
+      .int()
+      .min(1)
+      .max(256)
+      .default(16)
+      .describe('vLLM --block-size: tokens per KV-cache block, and the unit of prefix hashing.'),
+    scheduler: SchedulerLimits.prefault({}).describe(
+      'vLLM scheduler limits the TTFT predictor models.',
+    ),
+    gpuProfile: z
+      .string()
+      .min(1)
+      .max(128)
+      .describe('Hardware and model profile for initial TTFT estimates, e.g. l40s-27b-fp8.'),
+    routing: routingSpecSchema(strategies).prefault({}),
+    ttftSloMs: z
+      .number()
+      .positive()
+      .optional()
+      .describe('Target TTFT. Pods predicted above it are avoided while another pod meets it.'),
+    saturation: SaturationSpec.prefault({}).describe(
+      'When a pod, and the pool, count as saturated.',
+    ),
+    failureMode: z
+      .enum(['FailOpen', 'FailClose'])
+      .default('FailOpen')
+      .describe(
+        'FailOpen: when the index or metrics are unavailable, route by load only. FailClose: answer 503 instead.',
+      ),
+  })
+}
+
+export const InferencePoolSpec = inferencePoolSpecSchema(builtinStrategies)
 export type InferencePoolSpec = z.infer<typeof InferencePoolSpec>
 
 export const InferencePoolStatus = CommonStatus.extend({

@@ -1,11 +1,12 @@
 import type { InferencePoolSpec } from '../crd/inference-pool.ts'
-import { KinferenceParameters } from '../crd/routing-strategy.ts'
 import { gpuProfiles, numGpuBlocks } from '../gpu/gpu-profile.ts'
 import { createStepCostModel } from '../gpu/step-cost-model.ts'
 import type { AdmissionQueueOptions } from './admission-queue.ts'
 import type { RouterCoreOptions } from './router-core.ts'
 import type { StepCost, TtftModel } from './routing-strategy.ts'
+import { KinferenceParameters } from './strategies/create-kinference-strategy.ts'
 import { createRoutingStrategy } from './strategies/create-routing-strategy.ts'
+import type { StrategyRegistry } from './strategies/define-strategy.ts'
 
 /**
  * The kinference parameters of a pool, defaults applied by their schema: the block is
@@ -76,15 +77,26 @@ export function kvCapacityOf(spec: InferencePoolSpec): number | null {
 /** How long a pod that failed a request is left out. */
 const unhealthyCooldownMs = 5_000
 
-/** The routing core of a pool: its strategy, TTFT prior, memory and step cost. */
-export function routerCoreOptions(spec: InferencePoolSpec): RouterCoreOptions {
+/**
+ * The routing core of a pool: its strategy (from `strategies`, the built-ins unless a
+ * caller registers more), TTFT prior, memory and step cost.
+ */
+export function routerCoreOptions(
+  spec: InferencePoolSpec,
+  strategies?: StrategyRegistry,
+): RouterCoreOptions {
   const kinference = kinferenceParametersOf(spec)
   const prior = ttftPrior(spec)
   return {
-    strategy: createRoutingStrategy(spec.routing.strategy, spec.routing, {
-      stepBudget: spec.scheduler.maxNumBatchedTokens,
-      peakPrefillTokensPerSecond: 1000 / prior.msPerToken,
-    }),
+    strategy: createRoutingStrategy(
+      spec.routing.strategy,
+      spec.routing,
+      {
+        stepBudget: spec.scheduler.maxNumBatchedTokens,
+        peakPrefillTokensPerSecond: 1000 / prior.msPerToken,
+      },
+      strategies,
+    ),
     stepBudget: spec.scheduler.maxNumBatchedTokens,
     prior,
     onlineCalibration: kinference.onlineCalibration,

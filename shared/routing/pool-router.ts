@@ -12,6 +12,7 @@ import {
 import { type PoolSaturation, poolSaturation } from './pool-saturation.ts'
 import { type RouteResult, RouterCore } from './router-core.ts'
 import type { PodMetricsView, RestoredPodView, RoutingContext } from './routing-strategy.ts'
+import type { StrategyRegistry } from './strategies/define-strategy.ts'
 import { cachedTokensOf } from './ttft-model.ts'
 
 export type { PoolRequest, PoolRequestInput, ServedModel }
@@ -50,6 +51,8 @@ export interface PoolRouterOptions {
   indexNowMs: () => number
   /** A speculative entry could not be written (the request goes on without it). */
   onError: (message: string) => void
+  /** Where the spec's routing strategy is found: the built-ins unless given. */
+  strategies?: StrategyRegistry
 }
 
 /**
@@ -75,7 +78,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     this.options = options
     this.name = options.name
     this.spec = options.spec
-    this.core = new RouterCore(routerCoreOptions(options.spec))
+    this.core = new RouterCore(routerCoreOptions(options.spec, options.strategies))
     this.queue = new AdmissionQueue<Held<T>>(this.core, admissionQueueOptions(options.spec))
     const kinference = kinferenceParametersOf(options.spec)
     this.speculativeTtlMs = kinference.speculativeTtlMs

@@ -1,4 +1,3 @@
-import type { RoutingStrategyName } from '../crd/routing-strategy.ts'
 import type { BlockKeyChain } from '../kv-index/block-keys.ts'
 import type { PodMemory } from './pod-memory.ts'
 
@@ -119,7 +118,8 @@ export interface RoutingContext {
  * (approximate prefix indexes, round-robin position), which the hooks update.
  */
 export interface RoutingStrategy {
-  readonly name: RoutingStrategyName
+  /** Its name in the strategy registry, as a pool's routing.strategy names it. */
+  readonly name: string
   /** It hashes the request's characters (RoutingRequest.promptText), which then must be filled in. */
   readonly usesPromptText?: boolean
   choose(

@@ -2,8 +2,8 @@ import { parseArgs } from 'node:util'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { parseDuration } from '../../../shared/config/parse-duration.ts'
 import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
-import { RoutingStrategyName } from '../../../shared/crd/routing-strategy.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { builtinStrategies } from '../../../shared/routing/strategies/strategy-registry.ts'
 import { openConfigFeed } from '../../config-store/open-config-feed.ts'
 import type { PublishedSnapshot } from '../../config-store/published-snapshot.ts'
 import { dataParallelEndpoints } from '../../scorer/pools/data-parallel-endpoints.ts'
@@ -142,8 +142,8 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
   const drainMs = parseDuration(values['drain-timeout'])
   if (drainMs === null)
     throw new UsageError(`--drain-timeout "${values['drain-timeout']}" is not a duration (30s, 2m)`)
-  const strategy = RoutingStrategyName.safeParse(values.strategy)
-  if (!strategy.success) throw new UsageError(`unknown --strategy "${values.strategy}"`)
+  const strategy = builtinStrategies.find(({ name }) => name === values.strategy)?.name
+  if (strategy === undefined) throw new UsageError(`unknown --strategy "${values.strategy}"`)
   let snapshot: ConfigSnapshot | null = null
   let pools: ScorerConfigInput['pools'] = []
   let latest: PublishedSnapshot | null = null
@@ -178,7 +178,7 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
         },
       ],
       gpuProfile: values.profile,
-      routing: { strategy: strategy.data },
+      routing: { strategy },
     })
     if (!parsedSpec.success) throw new UsageError(specProblems(parsedSpec.error.issues))
     pools = [{ name: 'default', spec: parsedSpec.data }]

@@ -5,8 +5,11 @@ import { type OpenApiSchema, toStructuralSchema } from './to-structural-schema.t
 /** A CustomResourceDefinition (apiextensions.k8s.io/v1) as a plain object. */
 export type CustomResourceDefinition = ReturnType<typeof buildCrd>
 
-export function buildCrd(kind: ResourceKind) {
-  const definition: KindDefinition = kindDefinitions[kind]
+/**
+ * The CRD of a kind, from its built-in definition unless given one built with a registry of
+ * one's own (inferencePoolKind, inferencePolicyKind).
+ */
+export function buildCrd(kind: ResourceKind, definition: KindDefinition = kindDefinitions[kind]) {
   const schema = toStructuralSchema(definition.schema)
   const properties = schema.properties as Record<string, OpenApiSchema>
   return {

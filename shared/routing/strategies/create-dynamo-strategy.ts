@@ -1,10 +1,40 @@
-import type { z } from 'zod'
-import { DynamoParameters } from '../../crd/routing-strategy.ts'
+import { z } from 'zod'
 import type { PodCandidate, RoutingRequest, RoutingStrategy } from '../routing-strategy.ts'
 import { blockIdsOf, createActiveSequences } from './create-active-sequences.ts'
+import { defineStrategy } from './define-strategy.ts'
 import { formatRange } from './format-range.ts'
 import { noCandidateDecision } from './no-candidate-decision.ts'
 import { pickMaxScore } from './pick-max-score.ts'
+
+export const DynamoParameters = z.strictObject({
+  overlapScoreCredit: z
+    .number()
+    .min(0)
+    .default(1)
+    .describe(
+      'Credit per cached device block against the prefill load (Dynamo overlap_score_credit, lib/kv-router/src/scheduling/config.rs).',
+    ),
+  prefillLoadScale: z
+    .number()
+    .min(0)
+    .default(1)
+    .describe(
+      'Weight of the adjusted prefill blocks in the default cost (Dynamo prefill_load_scale, config.rs).',
+    ),
+  temperature: z
+    .number()
+    .min(0)
+    .default(0)
+    .describe(
+      '0 picks the lowest cost; above 0 samples with softmax over normalised costs (Dynamo router_temperature, config.rs).',
+    ),
+  selectionPolicy: z
+    .enum(['default', 'lmetric'])
+    .default('default')
+    .describe(
+      'default: cost = prefill_load_scale × adjusted prefill blocks + decode blocks. lmetric: cost = adjusted prefill blocks × (decode blocks + 1) (Dynamo router_selection_policy, docs/components/router/router-concepts.md).',
+    ),
+})
 
 export type DynamoStrategyParameters = z.output<typeof DynamoParameters>
 
@@ -171,3 +201,12 @@ export function createDynamoStrategy(
     },
   }
 }
+
+/** dynamo as a routing-strategy plugin (registered in strategy-registry.ts). */
+export const dynamoStrategy = defineStrategy({
+  name: 'dynamo',
+  description: 'NVIDIA Dynamo block cost.',
+  parameters: { block: 'dynamo', schema: DynamoParameters },
+  variants: { 'dynamo-lmetric': { selectionPolicy: 'lmetric' } },
+  create: (parameters) => createDynamoStrategy(parameters),
+})

@@ -1,5 +1,4 @@
-import type { z } from 'zod'
-import { GieDefaultParameters } from '../../crd/routing-strategy.ts'
+import { z } from 'zod'
 import type {
   PodCandidate,
   PodMetricsView,
@@ -7,10 +6,47 @@ import type {
   RoutingStrategy,
 } from '../routing-strategy.ts'
 import { createApproximatePrefixIndex } from './create-approximate-prefix-index.ts'
+import { defineStrategy } from './define-strategy.ts'
 import { formatRange } from './format-range.ts'
 import { hashPromptBlocks } from './hash-prompt-blocks.ts'
 import { noCandidateDecision } from './no-candidate-decision.ts'
 import { pickMaxScore } from './pick-max-score.ts'
+
+export const GieDefaultParameters = z.strictObject({
+  queueWeight: z
+    .number()
+    .min(0)
+    .default(2)
+    .describe('Weight of the queue scorer (GIE pkg/epp/config/loader/defaults.go).'),
+  kvCacheUtilWeight: z
+    .number()
+    .min(0)
+    .default(2)
+    .describe('Weight of the KV-utilisation scorer (GIE pkg/epp/config/loader/defaults.go).'),
+  prefixWeight: z
+    .number()
+    .min(0)
+    .default(3)
+    .describe('Weight of the approximate prefix scorer (GIE pkg/epp/config/loader/defaults.go).'),
+  autoTune: z
+    .boolean()
+    .default(true)
+    .describe(
+      'Size each pod’s prefix LRU from its num_gpu_blocks, as GIE’s approximate prefix producer does by default (autoTune, approximateprefix/types.go); lruCapacityPerServer applies to a pod whose capacity is unknown.',
+    ),
+  lruCapacityPerServer: z
+    .int()
+    .positive()
+    .default(31_250)
+    .describe(
+      'Blocks remembered per pod by the approximate prefix index when autoTune is off or the pod’s capacity is unknown (GIE default, approximateprefix/types.go).',
+    ),
+  maxPrefixBlocksToMatch: z
+    .int()
+    .positive()
+    .default(256)
+    .describe('Longest prefix matched, in blocks (GIE default, approximateprefix/types.go).'),
+})
 
 export type GieDefaultStrategyParameters = z.output<typeof GieDefaultParameters>
 
@@ -149,3 +185,12 @@ export function createGieDefaultStrategy(
     },
   }
 }
+
+/** gie-default as a routing-strategy plugin (registered in strategy-registry.ts). */
+export const gieDefaultStrategy = defineStrategy({
+  name: 'gie-default',
+  description:
+    'Gateway API Inference Extension default (queue 2, kv-util 2, approximate prefix 3).',
+  parameters: { block: 'gieDefault', schema: GieDefaultParameters },
+  create: (parameters) => createGieDefaultStrategy(parameters),
+})

@@ -1,3 +1,4 @@
+import { z } from 'zod'
 import type {
   PodCandidate,
   PodScore,
@@ -5,6 +6,73 @@ import type {
   RoutingStrategy,
 } from '../routing-strategy.ts'
 import { cachedTokensOf, effectiveWork, predictTtftMs, ttftFeatures } from '../ttft-model.ts'
+import { defineStrategy } from './define-strategy.ts'
+import { fraction } from './fraction.ts'
+
+export const KinferenceParameters = z.strictObject({
+  speculativeTtlMs: z
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(2_000)
+    .describe(
+      'How long blocks of a routed request count as cached on its pod before the pod’s own KV events confirm them.',
+    ),
+  prefillTokensPerSecond: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Initial prefill rate per pod; default from the GPU profile, then fitted online.'),
+  overheadMs: z
+    .number()
+    .min(0)
+    .optional()
+    .describe(
+      'Initial fixed TTFT overhead per pod; default from the GPU profile, then fitted online.',
+    ),
+  onlineCalibration: z
+    .boolean()
+    .default(true)
+    .describe('Re-fit prefill rate and overhead per pod from observed TTFTs.'),
+  forgettingFactor: z
+    .number()
+    .min(0.5)
+    .max(1)
+    .default(0.98)
+    .describe('Recursive-least-squares forgetting factor: closer to 1 remembers longer.'),
+  lateBinding: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Hold a request in the scorer while its best pod cannot start it (KV memory full, prefill queued), and route it again when pods report progress, instead of queueing it inside one pod.',
+    ),
+  copyHeadroom: fraction
+    .default(0.85)
+    .describe(
+      'A pod may take a copy of a prefix another pod already holds only while its KV-cache usage stays under this fraction with the copy: in a pool short of memory a copy evicts what other requests need next.',
+    ),
+  maxHoldMs: z
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(30_000)
+    .describe('Longest a request is held by late binding before it goes to its best pod anyway.'),
+  expectedOutputTokens: z
+    .int()
+    .positive()
+    .max(1_000_000)
+    .default(256)
+    .describe(
+      'Output tokens the memory outlook assumes for a request that sets no max_tokens (vLLM would allow up to the context length); a request that sets one is planned with its own.',
+    ),
+  driftTolerance: fraction
+    .default(0.25)
+    .describe(
+      'Largest tolerated mean relative error between predicted and reported cached tokens before a pod is demoted from precise to approximate scoring.',
+    ),
+})
+
+export type KinferenceParameters = z.infer<typeof KinferenceParameters>
 
 export interface KinferenceStrategyOptions {
   /** Per-step token budget of the pool's pods (max_num_batched_tokens). */
@@ -190,3 +258,12 @@ function createArrivalRate(windowMs: number) {
     },
   }
 }
+
+/** kinference as a routing-strategy plugin (registered in strategy-registry.ts). */
+export const kinferenceStrategy = defineStrategy({
+  name: 'kinference',
+  description: 'lowest predicted TTFT from KV overlap and queued prefill.',
+  parameters: { block: 'kinference', schema: KinferenceParameters },
+  create: ({ copyHeadroom }, pool) =>
+    createKinferenceStrategy({ stepBudget: pool.stepBudget, copyHeadroom }),
+})

@@ -1,4 +1,5 @@
 import type { RoutingStrategy } from '../routing-strategy.ts'
+import { defineStrategy } from './define-strategy.ts'
 import { formatRange } from './format-range.ts'
 import { noCandidateDecision } from './no-candidate-decision.ts'
 import { pickMaxScore } from './pick-max-score.ts'
@@ -37,3 +38,10 @@ export function createLeastRequestStrategy(): RoutingStrategy {
     },
   }
 }
+
+/** least-request as a routing-strategy plugin (registered in strategy-registry.ts). */
+export const leastRequestStrategy = defineStrategy({
+  name: 'least-request',
+  description: 'fewest requests in flight.',
+  create: () => createLeastRequestStrategy(),
+})

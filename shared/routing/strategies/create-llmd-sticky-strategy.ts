@@ -1,8 +1,49 @@
-import type { z } from 'zod'
-import { LlmdStickyParameters } from '../../crd/routing-strategy.ts'
+import { z } from 'zod'
 import type { PodCandidate, RoutingRequest, RoutingStrategy } from '../routing-strategy.ts'
+import { defineStrategy } from './define-strategy.ts'
+import { fraction } from './fraction.ts'
 import { noCandidateDecision } from './no-candidate-decision.ts'
 import { pickMaxScore } from './pick-max-score.ts'
+
+export const LlmdStickyParameters = z.strictObject({
+  affinityThreshold: fraction
+    .default(0.8)
+    .describe(
+      'Prefix match ratio at or above which a pod is sticky (llm-d prefix-cache-affinity-filter default).',
+    ),
+  explorationProbability: fraction
+    .default(0)
+    .describe(
+      'Probability of ignoring stickiness for one request: 0 in the filter’s current defaults and in every run of the sticky-until-saturated blog (an older filter README said 0.01).',
+    ),
+  maxTtftPenaltyMs: z
+    .number()
+    .min(0)
+    .default(18_000)
+    .describe(
+      'T_max: stickiness breaks when the best sticky pod’s queued uncached prefill, in time at the peak prefill throughput, exceeds the best cold pod’s by more than this; 0 never breaks it. 18,000 is the filter’s shipped default (llm-d prefix-cache-affinity-filter), τ = peak throughput × T_max in tokens.',
+    ),
+  peakPrefillTokensPerSecond: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      'R_peak of the release gate, tokens/s. Default: calibrated from the pool’s GPU profile as llm-d’s calibrate.sh measures it, one full chunk of max_num_batched_tokens over its prefill time (the filter’s own 15,928 is Qwen3-32B on 2× H100 and is to be re-measured per model and accelerator).',
+    ),
+  addEstimatedOutputTokens: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Also count an output estimate in a pod’s tokens in flight until the request ends (llm-d in-flight-load-producer addEstimatedOutputTokens, off by default).',
+    ),
+  outputRatio: z
+    .number()
+    .min(0)
+    .default(1.5)
+    .describe(
+      'Estimated output per prompt token when addEstimatedOutputTokens is on, capped by the request’s max_tokens (llm-d in-flight-load-producer outputRatio).',
+    ),
+})
 
 export type LlmdStickyStrategyParameters = z.output<typeof LlmdStickyParameters>
 
@@ -192,3 +233,15 @@ export function createLlmdStickyStrategy(
     },
   }
 }
+
+/** llmd-sticky as a routing-strategy plugin (registered in strategy-registry.ts). */
+export const llmdStickyStrategy = defineStrategy({
+  name: 'llmd-sticky',
+  description: 'llm-d sticky-until-saturated.',
+  parameters: { block: 'llmdSticky', schema: LlmdStickyParameters },
+  create: (parameters, pool) =>
+    createLlmdStickyStrategy(parameters, {
+      peakPrefillTokensPerSecond:
+        parameters.peakPrefillTokensPerSecond ?? pool.peakPrefillTokensPerSecond,
+    }),
+})

@@ -1,4 +1,5 @@
 import type { RoutingStrategy } from '../routing-strategy.ts'
+import { defineStrategy } from './define-strategy.ts'
 import { noCandidateDecision } from './no-candidate-decision.ts'
 
 /**
@@ -28,3 +29,10 @@ export function createRoundRobinStrategy(): RoutingStrategy {
     },
   }
 }
+
+/** round-robin as a routing-strategy plugin (registered in strategy-registry.ts). */
+export const roundRobinStrategy = defineStrategy({
+  name: 'round-robin',
+  description: 'a plain Kubernetes Service.',
+  create: () => createRoundRobinStrategy(),
+})

@@ -1,12 +1,49 @@
-import type { z } from 'zod'
-import { SglangCacheAwareParameters } from '../../crd/routing-strategy.ts'
+import { z } from 'zod'
 import type { PodCandidate, RoutingStrategy } from '../routing-strategy.ts'
 import {
   type ApproximateRadixTree,
   createApproximateRadixTree,
   type PrefixMatch,
 } from './create-approximate-radix-tree.ts'
+import { defineStrategy } from './define-strategy.ts'
+import { fraction } from './fraction.ts'
 import { noCandidateDecision } from './no-candidate-decision.ts'
+
+export const SglangCacheAwareParameters = z.strictObject({
+  cacheThreshold: fraction
+    .default(0.3)
+    .describe(
+      'Match rate above which the best-matching worker is chosen: the router launcher’s default (SGLang sgl-router router_args.py; SMG model_gateway/src/main.rs), not the 0.5 of the Rust struct.',
+    ),
+  balanceAbsThreshold: z
+    .int()
+    .min(0)
+    .default(64)
+    .describe(
+      'In-flight gap (max − min) above which, together with the relative test, the least-loaded worker is chosen: launcher default (router_args.py; SMG main.rs), not the struct’s 32.',
+    ),
+  balanceRelThreshold: z
+    .number()
+    .min(1)
+    .default(1.5)
+    .describe(
+      'Ratio max / min above which, together with the absolute test, the least-loaded worker is chosen: launcher default (router_args.py; SMG main.rs), not the struct’s 1.1.',
+    ),
+  evictionIntervalSeconds: z
+    .int()
+    .positive()
+    .default(120)
+    .describe(
+      'Tree eviction period: launcher default (router_args.py eviction_interval_secs; SMG main.rs eviction_interval), not the struct’s 30.',
+    ),
+  maxTreeSize: z
+    .int()
+    .positive()
+    .default(2 ** 26)
+    .describe(
+      'Largest approximate tree per worker, in characters as SGLang counts it (tenant_char_count): launcher default 2^26 (router_args.py; SMG main.rs), not the struct’s 10,000.',
+    ),
+})
 
 export type SglangCacheAwareStrategyParameters = z.output<typeof SglangCacheAwareParameters>
 
@@ -138,3 +175,11 @@ export function createSglangCacheAwareStrategy(
     },
   }
 }
+
+/** sglang-cache-aware as a routing-strategy plugin (registered in strategy-registry.ts). */
+export const sglangCacheAwareStrategy = defineStrategy({
+  name: 'sglang-cache-aware',
+  description: 'SGLang cache-aware policy.',
+  parameters: { block: 'sglangCacheAware', schema: SglangCacheAwareParameters },
+  create: (parameters) => createSglangCacheAwareStrategy(parameters),
+})

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
 import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
-import { KinferenceParameters } from '../../../shared/crd/routing-strategy.ts'
 import { l40s27bFp8, numGpuBlocks } from '../../../shared/gpu/gpu-profile.ts'
 import {
   admissionQueueOptions,
@@ -10,6 +9,7 @@ import {
   stepCostOf,
   ttftPrior,
 } from '../../../shared/routing/pool-options.ts'
+import { KinferenceParameters } from '../../../shared/routing/strategies/create-kinference-strategy.ts'
 
 const spec = (extra: object = {}) =>
   InferencePoolSpec.parse({

@@ -1,4 +1,5 @@
 import { gpuProfiles } from '../../../../shared/gpu/gpu-profile.ts'
+import type { StrategyRegistry } from '../../../../shared/routing/strategies/define-strategy.ts'
 import type { SimKvEventsOptionsInput } from '../../sim/engine/kv-events-options.ts'
 import type { SimModelAssets } from '../../sim/sim-model-assets.ts'
 import { benchPoolSpec } from '../bench-pool-spec.ts'
@@ -30,11 +31,16 @@ export interface DesJob {
   kvEvents?: SimKvEventsOptionsInput
 }
 
-/** Runs one job; the same job gives the same run wherever it runs. */
+/**
+ * Runs one job; the same job gives the same run wherever it runs. Its router is one of the
+ * built-in strategies unless `strategies` registers more (in this thread: a registry does
+ * not cross to worker threads).
+ */
 export async function runDesJob(
   job: DesJob,
   assets: SimModelAssets,
   onProgress?: (done: number) => void,
+  strategies?: StrategyRegistry,
 ): Promise<BenchmarkRun> {
   const profile = gpuProfiles[job.gpuProfile]
   if (!profile) throw new Error(`unknown GPU profile ${job.gpuProfile}`)
@@ -42,7 +48,7 @@ export async function runDesJob(
   const run = await runDesBenchmark({
     pods: job.pods,
     gpuProfile: profile,
-    pool: benchPoolSpec(job.router, job.gpuProfile),
+    pool: benchPoolSpec(job.router, job.gpuProfile, strategies),
     workload: await createBenchWorkload(job.data, {
       seed: job.seed,
       vocabulary: assets.vocabulary,
@@ -62,6 +68,7 @@ export async function runDesJob(
     ...(job.replicas !== undefined ? { replicas: job.replicas } : {}),
     ...(job.kvEvents !== undefined ? { kvEvents: job.kvEvents } : {}),
     ...(onProgress ? { onProgress } : {}),
+    ...(strategies ? { strategies } : {}),
   })
   // A benchmark router may be a variant of a strategy (dynamo-lmetric): reports name the router.
   return { ...run, config: { ...run.config, router: job.router } }

@@ -4,6 +4,7 @@ import { createMemoryKvIndex } from '../../../../shared/kv-index/memory-kv-index
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
 import { type PoolLookup, PoolRouter } from '../../../../shared/routing/pool-router.ts'
 import type { RouteResult } from '../../../../shared/routing/router-core.ts'
+import type { StrategyRegistry } from '../../../../shared/routing/strategies/define-strategy.ts'
 import type { StableVocabulary } from '../../../../shared/tokens/create-stable-vocabulary.ts'
 import { AttentionGroup } from '../../../kv-events/attention-group.ts'
 import { toPodEvents } from '../../../kv-events/to-pod-events.ts'
@@ -42,6 +43,8 @@ export interface DesOptions extends DesTimingOptionsInput {
   /** The KV-event variants of vLLM the pods run (CPU offload, a hybrid model, …); vLLM's defaults when absent. */
   kvEvents?: SimKvEventsOptionsInput
   onProgress?: (done: number) => void
+  /** Where the pool's routing strategy is found: the built-ins unless given. */
+  strategies?: StrategyRegistry
 }
 
 type SimEvent =
@@ -129,6 +132,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
           onError: (message) => {
             throw new Error(message)
           },
+          ...(options.strategies ? { strategies: options.strategies } : {}),
         }),
     ),
     createSeededRandom(options.seed ^ 0x68e31da4),

@@ -1,4 +1,4 @@
-import { KinferenceParameters } from '../../../../shared/crd/routing-strategy.ts'
+import { KinferenceParameters } from '../../../../shared/routing/strategies/create-kinference-strategy.ts'
 import type { ChaosContext, ChaosScenario } from '../chaos-scenario.ts'
 import { timeUntil } from '../chaos-scenario.ts'
 import { type ChaosStack, withChaosStack } from '../chaos-stack.ts'

@@ -3,8 +3,10 @@ import {
   benchPoolSpec,
   benchRouterNames,
 } from '../../../../control-plane/lab/bench/bench-pool-spec.ts'
-import { RoutingStrategyName } from '../../../../shared/crd/routing-strategy.ts'
 import { KinfError } from '../../../../shared/errors/kinf-error.ts'
+import { builtinStrategies } from '../../../../shared/routing/strategies/strategy-registry.ts'
+
+const strategyNames = builtinStrategies.map((strategy) => strategy.name)
 
 describe('benchRouterNames', () => {
   it('lists every strategy and variant, baselines first and kinference last', () => {
@@ -18,13 +20,13 @@ describe('benchRouterNames', () => {
       'sglang-cache-aware',
       'kinference',
     ])
-    for (const strategy of RoutingStrategyName.options) expect(benchRouterNames).toContain(strategy)
+    for (const strategy of strategyNames) expect(benchRouterNames).toContain(strategy)
   })
 })
 
 describe('benchPoolSpec', () => {
   it('runs a strategy with its published defaults: no parameter block', () => {
-    for (const router of RoutingStrategyName.options) {
+    for (const router of strategyNames) {
       const { routing } = benchPoolSpec(router, 'l40s-27b-fp8')
       expect(routing.strategy).toBe(router)
       expect(Object.keys(routing)).toEqual(['strategy'])

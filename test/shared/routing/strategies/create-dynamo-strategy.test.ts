@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { DynamoParameters } from '../../../../shared/crd/routing-strategy.ts'
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
 import type { PodCandidate, RoutingRequest } from '../../../../shared/routing/routing-strategy.ts'
 import {
   createDynamoStrategy,
+  DynamoParameters,
   dynamoCost,
   softmaxProbabilities,
 } from '../../../../shared/routing/strategies/create-dynamo-strategy.ts'

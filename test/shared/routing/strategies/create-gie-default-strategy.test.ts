@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { GieDefaultParameters } from '../../../../shared/crd/routing-strategy.ts'
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
-import { createGieDefaultStrategy } from '../../../../shared/routing/strategies/create-gie-default-strategy.ts'
+import {
+  createGieDefaultStrategy,
+  GieDefaultParameters,
+} from '../../../../shared/routing/strategies/create-gie-default-strategy.ts'
 import { context, expectSeededProperties, pod, request, route } from './routing-fixtures.ts'
 
 const metrics = (waiting: number, kvCacheUsage: number) => ({

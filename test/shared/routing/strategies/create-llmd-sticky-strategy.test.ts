@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { LlmdStickyParameters } from '../../../../shared/crd/routing-strategy.ts'
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
 import {
   createLlmdStickyStrategy,
+  LlmdStickyParameters,
   QUEUE_THRESHOLD_TOKENS,
 } from '../../../../shared/routing/strategies/create-llmd-sticky-strategy.ts'
 import { context, expectSeededProperties, pod, request } from './routing-fixtures.ts'

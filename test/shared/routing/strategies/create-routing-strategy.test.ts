@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { RoutingSpec } from '../../../../shared/crd/routing-strategy.ts'
+import { RoutingSpec } from '../../../../shared/crd/routing-spec.ts'
 import { KinfError } from '../../../../shared/errors/kinf-error.ts'
 import { createRoutingStrategy } from '../../../../shared/routing/strategies/create-routing-strategy.ts'
 import { blockKeys, context, pod, request } from './routing-fixtures.ts'
@@ -101,6 +101,9 @@ describe('createRoutingStrategy', () => {
     const misplaced = thrown(() => createRoutingStrategy('gie-default', { dynamo: {} }))
     expect(KinfError.isInstance(misplaced) && misplaced.code).toBe('invalid_config')
     expect(thrown(() => createRoutingStrategy('round-robin', { gieDefault: {} }))).toBeDefined()
+    const unknown = thrown(() => createRoutingStrategy('dynamo-lmetric'))
+    expect(KinfError.isInstance(unknown) && unknown.code).toBe('invalid_config')
+    expect(String(unknown)).toContain('sglang-cache-aware')
   })
 
   it('builds kinference like any other strategy, with the pool’s step budget', () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { SglangCacheAwareParameters } from '../../../../shared/crd/routing-strategy.ts'
-import { createSglangCacheAwareStrategy } from '../../../../shared/routing/strategies/create-sglang-cache-aware-strategy.ts'
+import {
+  createSglangCacheAwareStrategy,
+  SglangCacheAwareParameters,
+} from '../../../../shared/routing/strategies/create-sglang-cache-aware-strategy.ts'
 import { context, expectSeededProperties, pod, request, route } from './routing-fixtures.ts'
 
 const document = 'The quick brown fox jumps over the lazy dog. '.repeat(20) // 900 chars
