@@ -141,7 +141,7 @@ function notSigned(reason: string): KinfError {
 
 /** The pools the edge's allowed backends point at; all pools when it names none. */
 export function allowedPools(
-  context: InferenceContext,
+  context: Pick<InferenceContext, 'pools' | 'backends'>,
   claims: EdgeClaims,
 ): readonly PoolRuntime[] {
   if (claims.backends.length === 0) return context.pools

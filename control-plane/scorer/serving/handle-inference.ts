@@ -10,7 +10,7 @@ import {
   type SignedRequest,
 } from '../http/signed-request.ts'
 import type { DecidedBy } from '../state/log-decision.ts'
-import type { InferenceContext } from './inference-context.ts'
+import type { InferenceHandlerContext } from './inference-context.ts'
 import { prepareRequest } from './prepare-request.ts'
 import { answerSaturated, type PoolAttempt, serveOnPool } from './serve-on-pool.ts'
 
@@ -30,7 +30,7 @@ export function decidedByClaims(claims: EdgeClaims): DecidedBy {
  * looked up in the index once.
  */
 export async function prepareInference(
-  context: InferenceContext,
+  context: InferenceHandlerContext,
   kind: RequestKind,
   request: SignedRequest,
 ): Promise<{ claims: EdgeClaims; attempt: PoolAttempt }> {
@@ -52,7 +52,7 @@ export async function prepareInference(
  * chose the backend: prepare once, then the best pod of its pool (see serveOnPool).
  */
 export async function handleInference(
-  context: InferenceContext,
+  context: InferenceHandlerContext,
   kind: RequestKind,
   req: IncomingMessage,
   res: ServerResponse,

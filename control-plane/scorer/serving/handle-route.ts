@@ -27,7 +27,7 @@ import {
 import type { Prompt } from '../../tokenizer/prompt-ids.ts'
 import { parseJson } from '../http/read-body.ts'
 import { authenticate, readSignedRequest, type SignedRequest } from '../http/signed-request.ts'
-import type { InferenceContext } from './inference-context.ts'
+import type { RouteHandlerContext } from './inference-context.ts'
 import { prepareOnPool } from './prepare-request.ts'
 import { type PoolAttempt, serveOnPool } from './serve-on-pool.ts'
 
@@ -51,7 +51,7 @@ interface RouteCall {
  * decision goes back to the edge, which carries on from the attempt it names.
  */
 export async function handleRoute(
-  context: InferenceContext,
+  context: RouteHandlerContext,
   kind: RequestKind,
   req: IncomingMessage,
   res: ServerResponse,
@@ -113,7 +113,7 @@ export async function handleRoute(
  * the policy evaluated on their statuses with the exact prompt length.
  */
 export async function decideRoute(
-  context: InferenceContext,
+  context: RouteHandlerContext,
   kind: RequestKind,
   signed: SignedRequest,
 ): Promise<{ call: RouteCall; decision: PolicyDecision; asked: Map<string, PoolAttempt> }> {
@@ -129,7 +129,7 @@ export async function decideRoute(
 }
 
 async function readRouteCall(
-  context: InferenceContext,
+  context: RouteHandlerContext,
   kind: RequestKind,
   signed: SignedRequest,
 ): Promise<RouteCall> {
@@ -176,7 +176,7 @@ async function readRouteCall(
  * the new ones are asked too, once.
  */
 async function askPools(
-  context: InferenceContext,
+  context: RouteHandlerContext,
   call: RouteCall,
   asked: Map<string, PoolAttempt>,
   statuses: Map<string, PoolStatus>,
@@ -227,7 +227,7 @@ async function askPools(
 
 /** The request prepared for the attempt's pool and model: the asked one, or prepared now. */
 async function attemptFor(
-  context: InferenceContext,
+  context: RouteHandlerContext,
   call: RouteCall,
   asked: Map<string, PoolAttempt>,
   target: UpstreamTarget,
@@ -252,7 +252,7 @@ async function attemptFor(
  * The runtime of the pool the edge's snapshot names by id; a pool given to the scorer
  * without namespace answers for its name in any namespace.
  */
-function runtimeOf(context: InferenceContext, snapshot: ConfigSnapshot, poolId: string) {
+function runtimeOf(context: RouteHandlerContext, snapshot: ConfigSnapshot, poolId: string) {
   const name = snapshot.pools[poolId]?.name
   return (
     context.pools.find((pool) => pool.id === poolId) ??

@@ -38,3 +38,22 @@ export interface InferenceContext {
 
 /** What every request shares: InferenceContext without the pools and backends of one. */
 export type ScorerContext = Omit<InferenceContext, 'pools' | 'backends'>
+
+/** What serving a prepared request on a pod takes: the pods' agent, metrics, the logs. */
+export type PodContext = Pick<
+  InferenceContext,
+  'agent' | 'metrics' | 'log' | 'podsReportingCache' | 'decisions' | 'replica'
+>
+
+/** What reading and checking the edge's signed request takes (http/signed-request.ts). */
+export type SignedContext = Pick<InferenceContext, 'config' | 'replays'>
+
+/** POST /v1/chat/completions and /v1/completions: the pools of the backends the edge allows. */
+export type InferenceHandlerContext = SignedContext &
+  PodContext &
+  Pick<InferenceContext, 'pools' | 'backends'>
+
+/** A route call: the tenant's policy (parsed once per bundle), the pools it may ask. */
+export type RouteHandlerContext = SignedContext &
+  PodContext &
+  Pick<InferenceContext, 'pools' | 'bundles'>

@@ -3,12 +3,11 @@ import { finished } from 'node:stream'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../../../shared/openai/openai-error-body.ts'
 import { asciiHeaderValue } from '../../../shared/policy/decision-header.ts'
-import type { PoolLookup } from '../../../shared/routing/pool-router.ts'
-import type { RouteResult } from '../../../shared/routing/router-core.ts'
+import type { PoolLookup, RouteResult } from '../../../shared/routing/pool-router.ts'
 import { promptTokensHeader } from '../../../shared/scorer-api/route-protocol.ts'
 import type { Admitted } from '../pools/pool-admission.ts'
 import { type DecidedBy, logDecision } from '../state/log-decision.ts'
-import type { InferenceContext } from './inference-context.ts'
+import type { PodContext } from './inference-context.ts'
 import type { PreparedRequest } from './prepare-request.ts'
 import { type ProxyOutcome, proxyToPod } from './proxy-to-pod.ts'
 
@@ -64,7 +63,7 @@ export type PoolServed = { kind: 'served' } | { kind: 'saturated'; message: stri
  * no pod could take it, or a 504 when the pod did not answer within the response timeout.
  */
 export async function serveOnPool(
-  context: InferenceContext,
+  context: PodContext,
   attempt: PoolAttempt,
   res: ServerResponse,
   options: ServeOptions,
@@ -168,7 +167,7 @@ interface Chosen {
 
 /** One attempt: the decision logged and measured, the request proxied to the pod. */
 async function sendToPod(
-  context: InferenceContext,
+  context: PodContext,
   attempt: PoolAttempt,
   res: ServerResponse,
   options: ServeOptions,
@@ -229,7 +228,7 @@ async function sendToPod(
 
 /** The answer reached the client: the router, the guard and the metrics learn how it went. */
 function completed(
-  context: InferenceContext,
+  context: PodContext,
   { prepared, lookup }: PoolAttempt,
   options: ServeOptions,
   { pod, route }: { pod: string; route: RouteResult },
@@ -269,7 +268,7 @@ function completed(
  * scorer did not believe its index for the pod: replaying, or demoted to load-only).
  */
 function guard(
-  context: InferenceContext,
+  context: PodContext,
   { prepared, lookup }: PoolAttempt,
   requestId: string,
   { pod, route }: { pod: string; route: RouteResult },
@@ -301,7 +300,7 @@ function guard(
  * left while held.
  */
 async function admit(
-  context: InferenceContext,
+  context: PodContext,
   attempt: PoolAttempt,
   allowBurst: boolean,
   res: ServerResponse,
