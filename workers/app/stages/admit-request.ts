@@ -1,0 +1,59 @@
+import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { admitQuota, type QuotaDeps, settleQuota } from '../admit-quota.ts'
+import { type EdgeStage, edgeStage } from './edge-stage.ts'
+import { keepAlive } from './keep-alive.ts'
+
+/**
+ * Stage 5: quota admission on an estimate (prompt + sequences × max_tokens, or the default
+ * output when the request sets no max_tokens), a 429 when the tenant is over a limit. The
+ * stages after it settle the quota on what the answer used (Admitted.charge); a request
+ * they refuse or fail used nothing, unless its client left before the answer, when its
+ * prompt was read (or being read) upstream.
+ */
+export function admitRequest(
+  deps: QuotaDeps,
+  defaultMaxTokens: number,
+): EdgeStage<'request' | 'terms', 'admitted'> {
+  return edgeStage(
+    'admitRequest',
+    { reads: ['request', 'terms'], sets: ['admitted'] },
+    async (c, next) => {
+      const request = c.get('request')
+      const { quotas } = c.get('terms')
+      const reservedOutput = request.sequences * (request.maxTokens ?? defaultMaxTokens)
+      const estimatedTokens = request.promptTokens + reservedOutput
+      const admission = await admitQuota(deps, request.tenant, quotas, estimatedTokens)
+      if (!admission.admitted) {
+        deps.metrics.inc('quota_exceeded', { limit: admission.limit })
+        throw new KinfError('rate_limited', admission.message, {
+          retryAfterSeconds: admission.retryAfterSeconds,
+          openAiCode: admission.limit === 'tokens' ? 'tokens_per_minute' : 'requests_per_minute',
+        })
+      }
+      let settled = false
+      const charge = (tokens: number | Promise<number>) => {
+        if (settled) return
+        settled = true
+        const work = Promise.resolve(tokens).then((actual) =>
+          settleQuota(deps, request.tenant, quotas, admission.reservation, estimatedTokens, actual),
+        )
+        keepAlive(c, work)
+      }
+      c.set('admitted', {
+        basis: { promptTokens: request.promptTokens, reservedOutput },
+        estimatedTokens,
+        charge,
+      })
+      const unused = () => charge(c.req.raw.signal.aborted ? request.promptTokens : 0)
+      try {
+        await next()
+      } catch (error) {
+        // Hono hands what is not an Error on as thrown.
+        unused()
+        throw error
+      }
+      // Hono answers a later stage's error (onError) before this one resumes, and says so here.
+      if (c.error) unused()
+    },
+  )
+}

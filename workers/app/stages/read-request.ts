@@ -1,0 +1,35 @@
+import type { RequestKind } from '../../../shared/openai/openai-request.ts'
+import type { EdgeDeps, EdgeLimits } from '../edge-deps.ts'
+import { labelsHeader, readBodyText, readEdgeRequest } from '../read-edge-request.ts'
+import { type EdgeStage, edgeStage } from './edge-stage.ts'
+
+/**
+ * Stage 4: the body read (413 past maxBodyBytes), parsed, held to the limits, and labelled:
+ * the client's labels plus what the PII detectors find (read-edge-request.ts).
+ */
+export function readRequest(
+  kind: RequestKind,
+  deps: Pick<EdgeDeps, 'metrics' | 'detectPii'>,
+  limits: EdgeLimits,
+): EdgeStage<'snapshot' | 'identity', 'request'> {
+  return edgeStage(
+    'readRequest',
+    { reads: ['snapshot', 'identity'], sets: ['request'] },
+    async (c, next) => {
+      const raw = c.req.raw
+      const text = await readBodyText(raw, limits.maxBodyBytes)
+      const request = readEdgeRequest(
+        c.get('snapshot'),
+        kind,
+        c.get('identity'),
+        text,
+        raw.headers.get(labelsHeader) ?? undefined,
+        deps.metrics,
+        deps.detectPii,
+        limits,
+      )
+      c.set('request', request)
+      await next()
+    },
+  )
+}

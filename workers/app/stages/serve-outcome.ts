@@ -1,0 +1,116 @@
+import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
+import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { errorCodeOfStatus } from '../../../shared/openai/openai-error-body.ts'
+import { heldLocalBy } from '../../../shared/policy/held-local-by.ts'
+import { answer } from '../answer-upstream.ts'
+import type { EdgeOutcome } from '../decide-request.ts'
+import type { EdgeDeps, EdgeLimits } from '../edge-deps.ts'
+import { limitEventStream } from '../limit-event-stream.ts'
+import { localityError } from '../locality-error.ts'
+import type { EdgeRequest } from '../read-edge-request.ts'
+import { answerContext, type ServeContext, serveDecision } from '../serve-decision.ts'
+import { type EdgeStage, edgeStage } from './edge-stage.ts'
+import { keepAlive } from './keep-alive.ts'
+
+type Reads =
+  | 'requestId'
+  | 'edgeId'
+  | 'passHeaders'
+  | 'snapshot'
+  | 'terms'
+  | 'request'
+  | 'admitted'
+  | 'outcome'
+
+/**
+ * Stage 7: the answer. The scorer's, when it served the request; else the decision carried
+ * out (refused, deferred, or its attempts tried in order, serve-decision.ts). Streams are
+ * held to the stream limits (limit-event-stream.ts).
+ */
+export function serveOutcome(deps: EdgeDeps, limits: EdgeLimits): EdgeStage<Reads, never> {
+  return edgeStage(
+    'serveOutcome',
+    {
+      reads: [
+        'requestId',
+        'edgeId',
+        'passHeaders',
+        'snapshot',
+        'terms',
+        'request',
+        'admitted',
+        'outcome',
+      ],
+    },
+    async (c) => {
+      const requestId = c.get('requestId')
+      const request = c.get('request')
+      const outcome = c.get('outcome')
+      const admitted = c.get('admitted')
+      const serving: ServeContext = {
+        requestId,
+        edgeId: c.get('edgeId'),
+        passHeaders: c.get('passHeaders'),
+        signal: c.req.raw.signal,
+        charge: admitted.charge,
+        basis: admitted.basis,
+        estimatedTokens: admitted.estimatedTokens,
+        decisionHeaders: c.get('terms').decisionHeaders,
+        background: (work: Promise<unknown>) => keepAlive(c, work),
+      }
+      const response = limitEventStream(
+        outcome.kind === 'served'
+          ? await answer(outcome.response, request, answerContext(serving), {
+              decision: null,
+              notes: [],
+            })
+          : await carryOut(deps, c.get('snapshot'), request, outcome, serving),
+        limits,
+        {
+          nowMs: deps.nowMs,
+          onCut: (why) => deps.log(`request ${requestId}: stream cut by the edge (${why})`),
+        },
+      )
+      deps.metrics.inc('requests', { status: String(response.status) })
+      return response
+    },
+  )
+}
+
+/** A decision made (by the edge or the scorer) and not yet served: refused, deferred, or tried. */
+function carryOut(
+  deps: EdgeDeps,
+  snapshot: ConfigSnapshot,
+  request: EdgeRequest,
+  outcome: Extract<EdgeOutcome, { kind: 'decided' }>,
+  serving: ServeContext,
+): Promise<Response> {
+  const { decision } = outcome
+  if (decision.kind === 'reject') {
+    deps.metrics.inc('rejected', { code: decision.code })
+    // The policy decided without knowing what the scan could not read: the edge says it.
+    const hold =
+      decision.code === 'locality_violation'
+        ? heldLocalBy(snapshot, decision.policy, request.labels, request.detectorFailed)
+        : null
+    if (hold) throw localityError(hold, request, null)
+    const code =
+      decision.code === 'locality_violation'
+        ? 'locality_violation'
+        : errorCodeOfStatus(decision.status)
+    throw new KinfError(code, decision.message, {
+      status: decision.status,
+      openAiCode: decision.code,
+      ...(decision.status === 503 ? { retryAfterSeconds: 5 } : {}),
+    })
+  }
+  if (decision.kind === 'defer') {
+    deps.metrics.inc('rejected', { code: 'deferred' })
+    throw new KinfError(
+      'rate_limited',
+      `rule ${decision.rule}: deferred work runs only while the pool is idle enough (saturation ≤ ${decision.maxSaturation}); retry later`,
+      { retryAfterSeconds: decision.retryAfterSeconds, openAiCode: 'deferred' },
+    )
+  }
+  return serveDecision(deps, snapshot, request, decision, serving, outcome)
+}
