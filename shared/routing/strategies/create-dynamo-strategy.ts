@@ -6,6 +6,7 @@ import { formatRange } from './format-range.ts'
 import { noCandidateDecision } from './no-candidate-decision.ts'
 import { pickMaxScore } from './pick-max-score.ts'
 
+/** A pool’s `routing.dynamo` block, with Dynamo’s published defaults. */
 export const DynamoParameters = z.strictObject({
   overlapScoreCredit: z
     .number()

@@ -12,6 +12,7 @@ import { hashPromptBlocks } from './hash-prompt-blocks.ts'
 import { noCandidateDecision } from './no-candidate-decision.ts'
 import { pickMaxScore } from './pick-max-score.ts'
 
+/** A pool’s `routing.gieDefault` block, with GIE’s published defaults. */
 export const GieDefaultParameters = z.strictObject({
   queueWeight: z
     .number()

@@ -9,6 +9,10 @@ import { cachedTokensOf, effectiveWork, predictTtftMs, ttftFeatures } from '../t
 import { defineStrategy } from './define-strategy.ts'
 import { fraction } from './fraction.ts'
 
+/**
+ * A pool’s `routing.kinference` block: its TTFT fit and late binding read it whatever the
+ * strategy (pool-options.ts).
+ */
 export const KinferenceParameters = z.strictObject({
   speculativeTtlMs: z
     .int()

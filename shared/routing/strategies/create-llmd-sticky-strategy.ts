@@ -5,6 +5,7 @@ import { fraction } from './fraction.ts'
 import { noCandidateDecision } from './no-candidate-decision.ts'
 import { pickMaxScore } from './pick-max-score.ts'
 
+/** A pool’s `routing.llmdSticky` block, with llm-d’s published defaults. */
 export const LlmdStickyParameters = z.strictObject({
   affinityThreshold: fraction
     .default(0.8)

@@ -9,6 +9,7 @@ import { defineStrategy } from './define-strategy.ts'
 import { fraction } from './fraction.ts'
 import { noCandidateDecision } from './no-candidate-decision.ts'
 
+/** A pool’s `routing.sglangCacheAware` block, with the SGLang router launcher’s defaults. */
 export const SglangCacheAwareParameters = z.strictObject({
   cacheThreshold: fraction
     .default(0.3)
