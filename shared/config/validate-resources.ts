@@ -1,13 +1,24 @@
 import type { z } from 'zod'
 import { apiGroup, apiVersion } from '../crd/api-group.ts'
+import { inferencePolicyKind } from '../crd/inference-policy-kind.ts'
+import { inferencePoolKind } from '../crd/inference-pool-kind.ts'
 import {
   isResourceKind,
   type KinferenceResource,
   kindDefinitions,
+  type ResourceKind,
   resourceKinds,
 } from '../crd/resource.ts'
+import { builtinConditions } from '../policy/conditions/builtin-conditions.ts'
+import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
+import type { StrategyRegistry } from '../routing/strategies/define-strategy.ts'
+import { builtinStrategies } from '../routing/strategies/strategy-registry.ts'
 import { checkReferences } from './check-references.ts'
 import type { ConfigIssue, ConfigIssueReason } from './config-issue.ts'
+
+const kindSchemas = Object.fromEntries(
+  resourceKinds.map((kind) => [kind, kindDefinitions[kind].schema]),
+) as Record<ResourceKind, z.ZodType>
 
 /** A problem with one field of one document. */
 export interface FieldIssue {
@@ -42,14 +53,22 @@ export type DocumentCheck =
 export function validateResources(
   values: readonly unknown[],
   defaultNamespace: string,
+  conditions: ConditionRegistry = builtinConditions,
+  strategies: StrategyRegistry = builtinStrategies,
 ): DocumentCheck[] {
-  const checks = values.map(checkDocument)
+  const schemas = {
+    ...kindSchemas,
+    InferencePolicy: inferencePolicyKind(conditions).schema,
+    InferencePool: inferencePoolKind(strategies).schema,
+  }
+  const checks = values.map((value) => checkDocument(value, schemas))
   const valid = checks.flatMap((check, position) =>
     check.status === 'valid' ? [{ position, resource: check.resource }] : [],
   )
   const { issues } = checkReferences(
     valid.map((entry) => entry.resource),
     defaultNamespace,
+    conditions,
   )
   const invalidNames = new Set(
     checks.flatMap((check) =>
@@ -101,7 +120,7 @@ function identify(value: unknown): DocumentIdentity {
   }
 }
 
-function checkDocument(value: unknown): DocumentCheck {
+function checkDocument(value: unknown, schemas: Record<ResourceKind, z.ZodType>): DocumentCheck {
   const identity = identify(value)
   const invalid = (
     path: FieldIssue['path'],
@@ -147,7 +166,7 @@ function checkDocument(value: unknown): DocumentCheck {
       `unknown kind "${identity.kind}"; known kinds: ${resourceKinds.join(', ')}`,
     )
   }
-  const parsed = kindDefinitions[identity.kind].schema.safeParse(value, { reportInput: true })
+  const parsed = schemas[identity.kind].safeParse(value, { reportInput: true })
   if (!parsed.success)
     return { status: 'invalid', identity, issues: parsed.error.issues.flatMap(toFieldIssues) }
   return { status: 'valid', identity, resource: parsed.data as KinferenceResource, issues: [] }

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+import { validateResources } from '../../../../shared/config/validate-resources.ts'
+import { inferencePolicyKind } from '../../../../shared/crd/inference-policy-kind.ts'
+import { buildCrd } from '../../../../shared/crd/openapi/build-crd.ts'
+import { builtinConditions } from '../../../../shared/policy/conditions/builtin-conditions.ts'
+import { requestCondition } from '../../../../shared/policy/conditions/policy-condition.ts'
+import { matchRule } from '../../../../shared/policy/match-rule.ts'
+import { toyConditions } from '../../../support/toy-condition.ts'
+
+/** A policy whose rules match on the toy condition; both reject, so both are terminal. */
+function policy(...prefixes: string[]) {
+  return {
+    apiVersion: 'kinference.dev/v1alpha1',
+    kind: 'InferencePolicy',
+    metadata: { name: 'teams', namespace: 'kinference' },
+    spec: {
+      tenants: [],
+      rules: prefixes.map((prefix, position) => ({
+        name: `rule-${position}`,
+        match: { tenantPrefix: prefix },
+        action: { reject: { status: 403, message: `no ${prefix}` } },
+      })),
+    },
+  }
+}
+
+function matchSchemaOf(crd: ReturnType<typeof buildCrd>) {
+  const spec = crd.spec.versions[0]?.schema.openAPIV3Schema.properties.spec as {
+    properties: { rules: { items: { properties: { match: { properties: object } } } } }
+  }
+  return spec.properties.rules.items.properties.match.properties
+}
+
+describe('a condition registered in one file and one registry line', () => {
+  it('appears in the InferencePolicy CRD built with the registry, and only there', () => {
+    const toyCrd = buildCrd('InferencePolicy', inferencePolicyKind(toyConditions))
+    expect(matchSchemaOf(toyCrd)).toMatchObject({
+      tenantPrefix: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 63,
+        description: 'The rule applies to tenants whose name starts with this.',
+      },
+    })
+    expect(Object.keys(matchSchemaOf(toyCrd))).toEqual([
+      ...builtinConditions.map((condition) => condition.key),
+      'tenantPrefix',
+    ])
+    expect(matchSchemaOf(buildCrd('InferencePolicy'))).not.toHaveProperty('tenantPrefix')
+  })
+
+  it('validates a policy using it with the registry; the built-in one refuses the field', () => {
+    const [toy] = validateResources([policy('team-')], 'default', toyConditions)
+    expect(toy?.status).toBe('valid')
+    const [builtin] = validateResources([policy('team-')], 'default')
+    expect(builtin).toMatchObject({
+      status: 'invalid',
+      issues: [
+        {
+          path: ['spec', 'rules', 0, 'match', 'tenantPrefix'],
+          message: 'unknown field "tenantPrefix"',
+        },
+      ],
+    })
+    const [tooLong] = validateResources([policy('t'.repeat(64))], 'default', toyConditions)
+    expect(tooLong).toMatchObject({
+      status: 'invalid',
+      issues: [{ path: ['spec', 'rules', 0, 'match', 'tenantPrefix'] }],
+    })
+  })
+
+  it('matches requests by its own match, beside the built-in conditions', () => {
+    const subject = (tenant: string) => ({
+      tenant,
+      model: 'm',
+      promptTokens: 10,
+      labels: new Set<string>(),
+    })
+    const match = { tenantPrefix: 'team-', models: ['m'] }
+    const noPools = () => undefined
+    expect(matchRule(match, 'kinference', subject('team-a'), noPools, toyConditions)).toEqual({
+      holds: true,
+      why: ['model m', 'tenant team-a starts with team-'],
+    })
+    expect(matchRule(match, 'kinference', subject('ops'), noPools, toyConditions)).toEqual({
+      holds: false,
+      why: 'tenant ops does not start with team-',
+    })
+  })
+
+  it('gives validate its coverage: a rule after a broader one is unreachable, after a narrower one not', () => {
+    const [shadowed] = validateResources([policy('team-', 'team-a')], 'default', toyConditions)
+    expect(shadowed).toMatchObject({
+      status: 'invalid',
+      issues: [
+        {
+          path: ['spec', 'rules', 1, 'name'],
+          reason: 'Unreachable',
+          message:
+            'rule "rule-1" is unreachable: the earlier rule "rule-0" matches every request it matches',
+        },
+      ],
+    })
+    const [reachable] = validateResources([policy('team-a', 'team-')], 'default', toyConditions)
+    expect(reachable?.status).toBe('valid')
+  })
+})
+
+// npm run typecheck fails if a condition without coverage compiles.
+// @ts-expect-error covers is a required member: validate's unreachable-rule check needs it
+requestCondition({
+  key: 'uncovered',
+  schema: z.string().optional(),
+  match: () => ({ holds: true, why: [] }),
+})
