@@ -10,8 +10,11 @@ export const BenchMaxRequests = z
 /** What a workload runs without --max-requests: every preset, and a --data workload. */
 export const defaultMaxRequests: number = BenchMaxRequests.parse(undefined)
 
-/** The brief's published numbers (docs/architecture.md), for the side-by-side table. */
-export interface BriefNumbers {
+/**
+ * The figures the original article publishes for a workload (docs/architecture.md §7), the
+ * targets the headline table sets beside ours.
+ */
+export interface PublishedNumbers {
   roundRobin: { ttftS: number; e2eS: number | null }
   kinference: { ttftS: number; e2eS: number | null }
   /** Peak throughput of Kinference as a multiple of round robin's, when published. */
@@ -41,7 +44,7 @@ export interface BenchPreset {
   rates: readonly number[] | null
   /** Requests per benchmark (every turn counts), as GuideLLM's --max-requests. */
   maxRequests: number
-  brief: BriefNumbers | null
+  published: PublishedNumbers | null
   /** Pods' GPU profile when not the default l40s-27b-fp8. */
   gpuProfile?: string
 }
@@ -55,7 +58,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     profile: 'poisson',
     rates: null,
     maxRequests: defaultMaxRequests,
-    brief: {
+    published: {
       roundRobin: { ttftS: 6.88, e2eS: 20.5 },
       kinference: { ttftS: 0.31, e2eS: 11.3 },
       peakRatio: 7.4,
@@ -69,7 +72,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     profile: 'concurrent',
     rates: null,
     maxRequests: defaultMaxRequests,
-    brief: {
+    published: {
       roundRobin: { ttftS: 1.7, e2eS: 13.4 },
       kinference: { ttftS: 0.59, e2eS: 9.1 },
       peakRatio: 3.5,
@@ -83,7 +86,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     profile: 'poisson',
     rates: null,
     maxRequests: defaultMaxRequests,
-    brief: {
+    published: {
       roundRobin: { ttftS: 6.92, e2eS: null },
       kinference: { ttftS: 6.83, e2eS: null },
       peakRatio: null,
@@ -112,7 +115,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     profile: 'poisson',
     rates: null,
     maxRequests: defaultMaxRequests,
-    brief: null,
+    published: null,
   },
   b2b: {
     name: 'b2b',
@@ -122,7 +125,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     profile: 'poisson',
     rates: null,
     maxRequests: defaultMaxRequests,
-    brief: null,
+    published: null,
   },
   'fan-out': {
     name: 'fan-out',
@@ -132,7 +135,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     profile: 'poisson',
     rates: null,
     maxRequests: defaultMaxRequests,
-    brief: null,
+    published: null,
   },
   reasoning: {
     name: 'reasoning',
@@ -142,7 +145,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     profile: 'poisson',
     rates: null,
     maxRequests: 200,
-    brief: null,
+    published: null,
   },
   'overload-closed': {
     name: 'overload-closed',
@@ -152,7 +155,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     profile: 'concurrent',
     rates: [300],
     maxRequests: 3000,
-    brief: null,
+    published: null,
   },
   mooncake: {
     name: 'mooncake',
@@ -162,13 +165,13 @@ export const benchPresets: Record<string, BenchPreset> = {
     profile: 'trace',
     rates: null,
     maxRequests: 1000,
-    brief: null,
+    published: null,
     gpuProfile: 'h200-32b-fp8',
   },
 }
 
-/** The brief's table: these three, in this order. */
-export const briefSuite = ['shared-prefix', 'multi-turn', 'no-prefix'] as const
+/** The headline table (--suite headline): these three, in this order. */
+export const headlineSuite = ['shared-prefix', 'multi-turn', 'no-prefix'] as const
 
 /** Median TTFT a rate must stay under to count toward peak throughput. */
 export const peakTtftSloMs = 1_000

@@ -42,7 +42,7 @@ export type BenchValues = ReturnType<typeof parseArgs<{ options: typeof benchOpt
 /** Everything `kinfctl bench` was asked, checked once. */
 export interface BenchArgs {
   values: BenchValues
-  suite: 'brief' | 'wave2' | null
+  suite: 'headline' | 'targets' | null
   mode: 'des' | 'live'
   /** --gpu-profile when given; else each preset's own or l40s-27b-fp8. */
   gpuProfile: GpuProfile | null
@@ -107,7 +107,7 @@ const listOf = (text: string) =>
     .filter(Boolean)
 
 function seedsOf(values: BenchValues, suite: BenchArgs['suite']): number[] {
-  const text = values.seeds ?? (suite === 'wave2' ? '1,2,42' : values.seed)
+  const text = values.seeds ?? (suite === 'targets' ? '1,2,42' : values.seed)
   const seeds = listOf(text).map((s) => Number(s))
   if (seeds.length === 0 || seeds.some((s) => !Number.isInteger(s)))
     throw new UsageError(
@@ -119,7 +119,7 @@ function seedsOf(values: BenchValues, suite: BenchArgs['suite']): number[] {
 }
 
 function replicasOf(values: BenchValues, suite: BenchArgs['suite'], mode: string): number[] {
-  const text = values.replicas ?? (suite === 'wave2' ? '1,3' : '1')
+  const text = values.replicas ?? (suite === 'targets' ? '1,3' : '1')
   const list = listOf(text).map((r) => positive('replicas', r, true))
   if (list.some((r) => r > 16)) throw new UsageError('--replicas must be at most 16')
   if (mode !== 'des' && list.some((r) => r !== 1))
@@ -131,8 +131,8 @@ function suiteOf(values: BenchValues): BenchArgs['suite'] {
   const sources = [values.suite, values.preset, values.data].filter((v) => v !== undefined)
   if (sources.length !== 1) throw new UsageError('give exactly one of --suite, --preset, --data')
   if (values.suite === undefined) return null
-  if (values.suite !== 'brief' && values.suite !== 'wave2')
-    throw new UsageError(`unknown suite "${values.suite}" (known: brief, wave2)`)
+  if (values.suite !== 'headline' && values.suite !== 'targets')
+    throw new UsageError(`unknown suite "${values.suite}" (known: headline, targets)`)
   return values.suite
 }
 
@@ -154,7 +154,8 @@ export function parseBenchArgs(args: string[]): BenchArgs {
   if (mode !== 'des' && mode !== 'live') throw new UsageError('--mode must be des or live')
   if (values.target !== undefined && mode !== 'live')
     throw new UsageError('--target needs --mode live')
-  if (suite === 'wave2' && mode !== 'des') throw new UsageError('--suite wave2 runs in des mode')
+  if (suite === 'targets' && mode !== 'des')
+    throw new UsageError('--suite targets runs in des mode')
   const name = values['gpu-profile']
   const gpuProfile = name === undefined ? null : (gpuProfiles[name] ?? null)
   if (name !== undefined && !gpuProfile) throw new UsageError(`unknown GPU profile "${name}"`)

@@ -3,8 +3,8 @@ import { UsageError } from '../../kinfctl/cli-io.ts'
 import {
   type BenchPreset,
   benchPresets,
-  briefSuite,
   defaultMaxRequests,
+  headlineSuite,
 } from '../bench/bench-presets.ts'
 import type { ChatFrame } from '../bench/chat-prompt-ids.ts'
 import { computeBenchmarkMetrics } from '../bench/compute-benchmark-metrics.ts'
@@ -54,11 +54,11 @@ function dataRates(
 }
 
 /**
- * The rate where round robin's median TTFT matches the brief's (whose rate the brief does
- * not publish), by bisection over the grid's span on round robin alone, so the brief's
- * table compares like with like.
+ * The rate where round robin's median TTFT matches the published one (whose rate the
+ * article does not give), by bisection over the grid's span on round robin alone, so the
+ * table against the targets compares like with like.
  */
-async function briefRate(
+async function targetRate(
   args: BenchArgs,
   preset: BenchPreset,
   profile: GpuProfile,
@@ -83,15 +83,15 @@ async function briefRate(
     )
     return computeBenchmarkMetrics(run).time_to_first_token_ms.successful.median / 1000
   }
-  const target = preset.brief?.roundRobin.ttftS ?? 1
+  const target = preset.published?.roundRobin.ttftS ?? 1
   const loadOf = (rate: number) => loadAt(preset.profile, rate)
   return (await matchRate(medianAt, target, grid[0] ?? 1, grid.at(-1) ?? 2, 8, loadOf)).rate
 }
 
 function presetsOf(args: BenchArgs): BenchPreset[] {
   const names =
-    args.suite === 'brief'
-      ? [...briefSuite]
+    args.suite === 'headline'
+      ? [...headlineSuite]
       : (args.values.preset ?? '').split(',').map((n) => n.trim())
   return names.map((name) => {
     const preset = benchPresets[name]
@@ -132,8 +132,8 @@ export async function planBench(
     const bounds = computeWorkloadBounds(plan, frame, profile, args.pods, workload.maxRequests)
     const rates: (number | null)[] =
       workload.rates.length > 0 ? [...workload.rates] : rateGrid(kind, bounds)
-    if (preset?.brief && workload.rates.length === 0 && args.mode === 'des') {
-      const matched = await briefRate(args, preset, profile, assets, rates as number[])
+    if (preset?.published && workload.rates.length === 0 && args.mode === 'des') {
+      const matched = await targetRate(args, preset, profile, assets, rates as number[])
       if (!rates.includes(matched)) rates.push(matched)
       rates.sort((a, b) => (a ?? 0) - (b ?? 0))
     }

@@ -6,19 +6,19 @@ import { DesTimingOptions } from '../bench/des/des-timing-options.ts'
 const desTimingDefaults = DesTimingOptions.parse({})
 
 /** kinfctl bench --help. */
-export const benchUsage = `Usage: kinfctl bench [--suite brief|wave2 | --preset NAMES | --data SPEC] [options]
+export const benchUsage = `Usage: kinfctl bench [--suite headline|targets | --preset NAMES | --data SPEC] [options]
 
 Benchmarks routing strategies on one simulated pool, side by side at fixed loads, with
 GuideLLM's synthetic data, profiles and metrics. Writes benchmarks.json (GuideLLM's
 report shape), benchmarks.md and one SVG chart per workload under --out.
 
 What to run:
-      --suite brief         the brief's table: shared-prefix, multi-turn, no-prefix, every
-                            router, beside the brief's numbers and the bounds, with the
-                            targets checked
-      --suite wave2         the second wave's targets (capacity by bisection, overload,
-                            multi-turn tails, the Mooncake trace, fan-out, no regression,
-                            scorer replicas), each printed met or missed with its figure
+      --suite headline      the headline table: shared-prefix, multi-turn, no-prefix, every
+                            router, beside the published target numbers and the bounds,
+                            with the targets checked
+      --suite targets       every target (capacity by bisection, overload, multi-turn
+                            tails, the Mooncake trace, fan-out, no regression, scorer
+                            replicas), each printed met or not met with its figure
       --preset NAMES        named workloads (${Object.keys(benchPresets).join(', ')}), comma-separated
       --data SPEC           GuideLLM synthetic data: key=value,... (prompt_tokens,
                             output_tokens, first_prompt_tokens, first_output_tokens, each
@@ -55,14 +55,14 @@ How:
                             ${Object.keys(gpuProfiles).join(', ')})
       --seed S              seed of the data, arrivals and simulation (default 42)
       --seeds LIST          several seeds, each a full run; reports show means and the
-                            spread (default: --seed; wave2: 1,2,42)
-      --replicas LIST       des: scorer replicas sharing the KV index (default 1; wave2:
+                            spread (default: --seed; targets: 1,2,42)
+      --replicas LIST       des: scorer replicas sharing the KV index (default 1; targets:
                             1,3), each with its own in-flight view and metrics scrapes
       --event-delay-ms MS   des: KV events reach the index this late (default ${desTimingDefaults.eventDelayMs})
       --metrics-interval-ms MS  des: pods' metrics are scraped this often (default ${desTimingDefaults.metricsIntervalMs})
       --metrics-delay-ms MS des: scraped metrics are this old when read (default ${desTimingDefaults.metricsDelayMs})
       --event-loss-rate F   des: share of KV event batches the index never sees (default 0)
-      --request-scale X     wave2: scale every scenario's request count (default 1)
+      --request-scale X     targets: scale every scenario's request count (default 1)
       --slo-ms MS           median TTFT limit for peak throughput (default ${peakTtftSloMs})
       --threads N           des: benchmarks run side by side on N threads (default: the
                             cores); the results do not depend on it

@@ -5,7 +5,7 @@ import { createChatFrame } from '../bench/chat-prompt-ids.ts'
 import { renderBenchmarkMarkdown } from '../bench/render-benchmark-markdown.ts'
 import type { BenchmarkRun } from '../bench/request-record.ts'
 import { type MatrixWorkload, runBenchmarkMatrix } from '../bench/run-benchmark-matrix.ts'
-import { runWave2Suite } from '../bench/suite/wave2/run-wave2-suite.ts'
+import { runTargetsSuite } from '../bench/suite/targets/run-targets-suite.ts'
 import { summarizeSuite } from '../bench/summarize-suite.ts'
 import { isTraceData } from '../bench/trace/load-mooncake-trace.ts'
 import {
@@ -22,7 +22,7 @@ export { benchUsage } from './bench-usage.ts'
 export async function benchCommand(args: string[], io: CliIo): Promise<number> {
   const parsed = parseBenchArgs(args)
   const assets = loadSimModelAssets()
-  if (parsed.suite === 'wave2') return wave2(parsed, assets, io)
+  if (parsed.suite === 'targets') return targetsSuite(parsed, assets, io)
   const groups = await planBench(parsed, assets, createChatFrame(assets.tokenizer))
   const started = performance.now()
   const runs: BenchmarkRun[] = []
@@ -94,9 +94,9 @@ async function runGroup(
   return runs
 }
 
-async function wave2(parsed: BenchArgs, assets: SimModelAssets, io: CliIo): Promise<number> {
+async function targetsSuite(parsed: BenchArgs, assets: SimModelAssets, io: CliIo): Promise<number> {
   const started = performance.now()
-  const report = await runWave2Suite({
+  const report = await runTargetsSuite({
     seeds: parsed.seeds,
     routers: parsed.routers,
     replicas: parsed.replicas,
@@ -108,10 +108,10 @@ async function wave2(parsed: BenchArgs, assets: SimModelAssets, io: CliIo): Prom
     log: (line) => io.stderr(`${line}\n`),
   })
   const seconds = (performance.now() - started) / 1000
-  const missed = report.targets.filter((t) => !t.met).length
-  const footer = `${report.targets.length} targets, ${report.targets.length - missed} met, ${missed} missed; ${seconds.toFixed(0)} s (des)\n`
+  const notMet = report.targets.filter((t) => !t.met).length
+  const footer = `${report.targets.length} targets, ${report.targets.length - notMet} met, ${notMet} not met; ${seconds.toFixed(0)} s (des)\n`
   await mkdir(parsed.values.out, { recursive: true })
-  const file = join(parsed.values.out, 'wave2.md')
+  const file = join(parsed.values.out, 'targets.md')
   await writeFile(file, `${report.markdown}\n${footer}`)
   io.stdout(`${report.markdown}\n${footer}wrote ${file}\n`)
   return exitCode.ok

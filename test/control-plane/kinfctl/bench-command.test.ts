@@ -111,7 +111,7 @@ describe('kinfctl bench: discrete-event runs', () => {
       'round-robin',
     ])
     expect(code).toBe(0)
-    expect(stdout).toContain('# Kinference vs the brief')
+    expect(stdout).toContain('# Kinference against its targets')
     expect(stdout).toContain('## shared-prefix')
     // The per-rate table: round robin's row names its stability where others show a ratio.
     expect(stdout).toMatch(
@@ -135,7 +135,9 @@ describe('kinfctl bench: discrete-event runs', () => {
     })
     expect(benchmark?.metrics.request_totals.successful).toBe(30)
     expect(benchmark?.metrics.prompt_token_count.successful.min).toBeGreaterThan(4096 + 256)
-    expect(readFileSync(join(out, 'benchmarks.md'), 'utf8')).toContain('# Kinference vs the brief')
+    expect(readFileSync(join(out, 'benchmarks.md'), 'utf8')).toContain(
+      '# Kinference against its targets',
+    )
   })
 
   it('gives the same results for the same arguments', async () => {

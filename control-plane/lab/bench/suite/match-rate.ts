@@ -22,8 +22,8 @@ export interface MatchedRate {
 }
 
 /**
- * The offered rate at which one router's median TTFT matches `targetS` (the brief's
- * round-robin figure, whose rate it does not publish): bisection in log-rate between
+ * The offered rate at which one router's median TTFT matches `targetS` (the published
+ * round-robin figure, whose rate the article does not give): bisection in log-rate between
  * `low` (expected under the target) and `high` (expected over it) for `steps` probes,
  * returning the probe closest to the target. Median TTFT grows with the rate, though not
  * strictly run to run; the closest probe is what is reported, with every probe.

@@ -222,7 +222,7 @@ function sharedPrefixRuns(kinferenceMs: [number, number, number], collapse = tru
 }
 
 describe('summarizeSuite', () => {
-  it('prints the brief’s table where round robin is closest to the brief and at the top rate', () => {
+  it('prints the target table where round robin is closest to the target and at the top rate', () => {
     const { markdown } = summarizeSuite(
       sharedPrefixRuns([200, 250, 300]),
       [preset('shared-prefix')],
@@ -231,10 +231,10 @@ describe('summarizeSuite', () => {
     )
     const lines = markdown.split('\n')
     expect(lines).toContain(
-      '| shared-prefix | poisson 4 (closest to the brief) | median TTFT (s) | 6.88 | 0.310 | 7.00 | 0.250 | 28x | stable |',
+      '| shared-prefix | poisson 4 (closest to the target) | median TTFT (s) | 6.88 | 0.310 | 7.00 | 0.250 | 28x | stable |',
     )
     expect(lines).toContain(
-      '| shared-prefix | poisson 4 (closest to the brief) | median e2e (s) | 20.5 | 11.3 | 12.0 | 6.00 | 2.0x | |',
+      '| shared-prefix | poisson 4 (closest to the target) | median e2e (s) | 20.5 | 11.3 | 12.0 | 6.00 | 2.0x | |',
     )
     // At the top rate round robin never catches up: no ratio against it.
     const top = lines.find((l) =>
@@ -273,21 +273,21 @@ describe('summarizeSuite', () => {
     expect(rows.find((r) => r.startsWith('| 8 | kinference'))).toContain('| baseline unstable |')
   })
 
-  it('checks the brief’s ratios at the matched rate, with round robin’s stability', () => {
+  it('checks the target ratios at the matched rate, with round robin’s stability', () => {
     let byName = targetMap(
       summarizeSuite(sharedPrefixRuns([200, 250, 300]), [preset('shared-prefix')], new Map(), 1000)
         .targets,
     )
     const ttft =
-      "shared-prefix: median TTFT ≥ 22x lower than round robin where its median TTFT is closest to the brief's 6.88 s"
+      "shared-prefix: median TTFT ≥ 22x lower than round robin where its median TTFT is closest to the target's 6.88 s"
     const e2e =
-      "shared-prefix: median e2e ≥ 1.8x lower than round robin where its median TTFT is closest to the brief's 6.88 s"
+      "shared-prefix: median e2e ≥ 1.8x lower than round robin where its median TTFT is closest to the target's 6.88 s"
     expect(byName[ttft]).toEqual({
       met: true,
       detail: '28x at req/s 4, round robin 7.00 s, stable',
     })
     expect(byName[e2e]?.met).toBe(true)
-    // 7 s / 0.5 s = 14x: missed.
+    // 7 s / 0.5 s = 14x: not met.
     byName = targetMap(
       summarizeSuite(sharedPrefixRuns([200, 500, 300]), [preset('shared-prefix')], new Map(), 1000)
         .targets,
@@ -298,7 +298,7 @@ describe('summarizeSuite', () => {
     })
   })
 
-  it('judges a ratio against an unstable baseline as the brief states it, and says it is unstable', () => {
+  it('judges a ratio against an unstable baseline as the article states it, and says it is unstable', () => {
     const runs = [
       collapsing('shared-prefix', 'round-robin', 4),
       run('shared-prefix', 'kinference', 4, spread(100), 2000),
@@ -339,7 +339,7 @@ describe('summarizeSuite', () => {
     })
   })
 
-  it('skips presets without runs, and the brief rows without both routers', () => {
+  it('skips presets without runs, and the target rows without both routers', () => {
     const { markdown, targets } = summarizeSuite(
       [run('shared-prefix', 'round-robin', 1, spread(700), 13_000)],
       [preset('shared-prefix'), preset('multi-turn')],

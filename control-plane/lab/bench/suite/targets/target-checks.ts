@@ -1,7 +1,7 @@
 import type { TargetCheck } from '../../summarize-suite.ts'
 import { formatSpread, type Spread, spreadOf } from '../rate-points.ts'
 import type { RunSummary } from './run-summary.ts'
-import type { CapacityOutcome, ScenarioRuns } from './wave2-scenarios.ts'
+import type { CapacityOutcome, ScenarioRuns } from './scenario-runs.ts'
 
 const ours = 'kinference'
 

@@ -3,7 +3,7 @@ import { type CapacityResult, findCapacity } from '../../bounds/find-capacity.ts
 import { rateGrid } from '../rate-grid.ts'
 import type { RunSummary } from './run-summary.ts'
 import { sloTtftMs } from './run-summary.ts'
-import type { Probe, Wave2Context } from './wave2-context.ts'
+import type { Probe, TargetsContext } from './targets-context.ts'
 
 /** Every router × seed at one load of one workload. */
 export interface ScenarioRuns {
@@ -34,7 +34,7 @@ const bracket = { low: 0.125, high: 1 }
  * run-summary.ts), by bisection from the fluid bound down.
  */
 export async function measureCapacity(
-  ctx: Wave2Context,
+  ctx: TargetsContext,
   preset: BenchPreset,
   router: string,
   seed: number,
@@ -72,7 +72,7 @@ export async function measureCapacity(
 
 /** Every router and seed of the context at one load. */
 export async function runAtLoad(
-  ctx: Wave2Context,
+  ctx: TargetsContext,
   scenario: string,
   probe: Omit<Probe, 'router' | 'seed'>,
   routers: readonly string[] = ctx.routers,
@@ -84,7 +84,7 @@ export async function runAtLoad(
 }
 
 /** The preset's grid (one rule, bench-presets.ts), from its bounds on the first seed. */
-export async function gridOf(ctx: Wave2Context, preset: BenchPreset): Promise<number[]> {
+export async function gridOf(ctx: TargetsContext, preset: BenchPreset): Promise<number[]> {
   return rateGrid(preset.profile, await ctx.bounds(preset, ctx.seeds[0] ?? 42))
 }
 
@@ -93,7 +93,7 @@ export async function gridOf(ctx: Wave2Context, preset: BenchPreset): Promise<nu
  * (the issue's Mooncake condition), or the top of the grid when none does (reported).
  */
 export async function traceSpeed(
-  ctx: Wave2Context,
+  ctx: TargetsContext,
   preset: BenchPreset,
 ): Promise<{ speed: number; roundRobinMedianS: number }> {
   const speeds = await gridOf(ctx, preset)

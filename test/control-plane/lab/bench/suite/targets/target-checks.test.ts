@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest'
 import { benchPresets } from '../../../../../../control-plane/lab/bench/bench-presets.ts'
-import type { CapacityOutcome } from '../../../../../../control-plane/lab/bench/suite/wave2/wave2-scenarios.ts'
+import type { CapacityOutcome } from '../../../../../../control-plane/lab/bench/suite/targets/scenario-runs.ts'
 import {
   bestPeer,
   byRouter,
   capacityTargets,
   compareWith,
   compareWithBest,
-} from '../../../../../../control-plane/lab/bench/suite/wave2/wave2-targets.ts'
+} from '../../../../../../control-plane/lab/bench/suite/targets/target-checks.ts'
 
 const samples = (values: Record<string, number[]>) =>
   Object.entries(values).flatMap(([router, list]) => list.map((value) => ({ router, value })))
 
-describe('the second wave’s comparisons', () => {
+describe('the targets suite’s comparisons', () => {
   it('average each router over its seeds, and pick the best peer, never kinference', () => {
     const spreads = byRouter(samples({ kinference: [1, 3], gie: [2, 2], rr: [5, 7] }))
     expect(spreads.get('kinference')).toEqual({ mean: 2, min: 1, max: 3 })

@@ -2,10 +2,10 @@ import { type BenchPreset, benchPresets } from '../../bench-presets.ts'
 import type { TargetCheck } from '../../summarize-suite.ts'
 import { spreadOf } from '../rate-points.ts'
 import { describeBounds } from '../rate-table.ts'
-import { briefTargets } from './brief-targets.ts'
-import type { Wave2Context } from './wave2-context.ts'
-import { runAtLoad, traceSpeed } from './wave2-scenarios.ts'
-import { compareWith, compareWithBest, samplesOf, scenarioTable } from './wave2-targets.ts'
+import { headlineTargets } from './headline-targets.ts'
+import { runAtLoad, traceSpeed } from './scenario-runs.ts'
+import { compareWith, compareWithBest, samplesOf, scenarioTable } from './target-checks.ts'
+import type { TargetsContext } from './targets-context.ts'
 
 const preset = (name: string): BenchPreset => benchPresets[name] as BenchPreset
 /** Fractions of the fluid bound the no-regression workloads are judged at. */
@@ -19,7 +19,7 @@ const noRegressionFractions = [0.5, 0.75, 0.9]
  */
 export const staleTiming = { eventDelayMs: 1_000, eventLossRate: 0.2 }
 
-async function staleIndex(ctx: Wave2Context): Promise<string[]> {
+async function staleIndex(ctx: TargetsContext): Promise<string[]> {
   const shared = preset('shared-prefix')
   const fluid = (await ctx.bounds(shared, ctx.seeds[0] ?? 42)).fluid.requestsPerSecond
   const rate = Number((0.75 * fluid).toPrecision(2))
@@ -41,9 +41,9 @@ async function staleIndex(ctx: Wave2Context): Promise<string[]> {
 
 /**
  * The scenarios judged with one scorer: the Mooncake trace, fan-out, a stale index, the
- * brief's table and no regression on no-prefix and reasoning.
+ * target table and no regression on no-prefix and reasoning.
  */
-export async function singleReplicaScenarios(ctx: Wave2Context) {
+export async function singleReplicaScenarios(ctx: TargetsContext) {
   const sections: string[] = []
   const targets: TargetCheck[] = []
   const mooncake = preset('mooncake')
@@ -113,9 +113,9 @@ export async function singleReplicaScenarios(ctx: Wave2Context) {
     ),
   )
   sections.push(...(await staleIndex(ctx)))
-  const brief = await briefTargets(ctx)
-  sections.push(...brief.sections)
-  targets.push(...brief.targets)
+  const headline = await headlineTargets(ctx)
+  sections.push(...headline.sections)
+  targets.push(...headline.targets)
   for (const name of ['no-prefix', 'reasoning']) {
     const p = preset(name)
     const fluid = (await ctx.bounds(p, ctx.seeds[0] ?? 42)).fluid.requestsPerSecond

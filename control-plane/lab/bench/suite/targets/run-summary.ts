@@ -8,10 +8,10 @@ import { fanOutPrefills } from '../../fan-out-prefills.ts'
 import type { BenchmarkRun } from '../../request-record.ts'
 import { baselineStability, type Stability } from '../baseline-stability.ts'
 
-/** The SLO the second wave judges goodput and capacity by: TTFT within 2 s. */
+/** The SLO the targets suite judges goodput and capacity by: TTFT within 2 s. */
 export const sloTtftMs = 2_000
 
-/** What the second wave's targets read from one benchmark run (its records are dropped). */
+/** What the targets suite reads from one benchmark run (its records are dropped). */
 export interface RunSummary {
   router: string
   seed: number

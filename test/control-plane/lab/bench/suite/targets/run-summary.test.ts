@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { completedWithinRun } from '../../../../../../control-plane/lab/bench/suite/wave2/run-summary.ts'
+import { completedWithinRun } from '../../../../../../control-plane/lab/bench/suite/targets/run-summary.ts'
 import { timedBenchRun } from '../../../../../support/timed-bench-run.ts'
 
 /** `count` requests a second apart, the i-th taking `e2e(i)` ms. */

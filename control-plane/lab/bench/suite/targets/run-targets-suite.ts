@@ -1,23 +1,23 @@
 import { type BenchPreset, benchPresets } from '../../bench-presets.ts'
 import type { TargetCheck } from '../../summarize-suite.ts'
 import { spreadOf } from '../rate-points.ts'
-import { singleReplicaScenarios } from './single-replica-scenarios.ts'
-import { createWave2Context, type Wave2Options } from './wave2-context.ts'
 import {
   type CapacityOutcome,
   measureCapacity,
   runAtLoad,
   type ScenarioRuns,
-} from './wave2-scenarios.ts'
+} from './scenario-runs.ts'
+import { singleReplicaScenarios } from './single-replica-scenarios.ts'
 import {
   capacityTargets,
   compareWith,
   compareWithBest,
   samplesOf,
   scenarioTable,
-} from './wave2-targets.ts'
+} from './target-checks.ts'
+import { createTargetsContext, type TargetsOptions } from './targets-context.ts'
 
-export interface Wave2Report {
+export interface TargetsReport {
   markdown: string
   targets: TargetCheck[]
 }
@@ -28,14 +28,14 @@ const capacityWorkloads = ['shared-prefix', 'b2b', 'mixed-tenants']
 const overloadFactor = 1.5
 
 /**
- * The second wave's suite (docs/benchmarks.md): capacity by bisection, overload closed and
- * open, multi-turn tails, the Mooncake trace on h200-32b-fp8, fan-out, the brief's table at
+ * The targets suite (docs/benchmarks.md): capacity by bisection, overload closed and
+ * open, multi-turn tails, the Mooncake trace on h200-32b-fp8, fan-out, the target table at
  * the matched rate, no regression on no-prefix and reasoning, each under every replica
  * count asked for where the issue asks; every router and seed side by side on one pool of
- * DES workers. Returns the report and every target, met or missed, with its figure.
+ * DES workers. Returns the report and every target, met or not, with its figure.
  */
-export async function runWave2Suite(options: Wave2Options): Promise<Wave2Report> {
-  const ctx = createWave2Context(options)
+export async function runTargetsSuite(options: TargetsOptions): Promise<TargetsReport> {
+  const ctx = createTargetsContext(options)
   try {
     const sections: string[] = []
     const targets: TargetCheck[] = []
@@ -74,14 +74,14 @@ export async function runWave2Suite(options: Wave2Options): Promise<Wave2Report>
       targets.push(...single.targets)
     }
     const lines = [
-      '# Kinference, second wave',
+      '# Kinference against its targets',
       '',
       `Discrete-event runs, ${options.pods} pods, seeds ${options.seeds.join(', ')} (means, spread over seeds in brackets), routers ${options.routers.join(', ')}; request scale ${options.requestScale}.`,
       '',
       ...sections,
       '## Targets',
       '',
-      ...targets.map((t) => `- ${t.met ? 'met' : '**missed**'}: ${t.name} (${t.detail})`),
+      ...targets.map((t) => `- ${t.met ? 'met' : '**not met**'}: ${t.name} (${t.detail})`),
       '',
     ]
     return { markdown: lines.join('\n'), targets }
@@ -91,7 +91,7 @@ export async function runWave2Suite(options: Wave2Options): Promise<Wave2Report>
 }
 
 async function capacityRuns(
-  ctx: ReturnType<typeof createWave2Context>,
+  ctx: ReturnType<typeof createTargetsContext>,
   replicas: number,
 ): Promise<CapacityOutcome[]> {
   return Promise.all(
@@ -125,7 +125,7 @@ function capacityTable(name: string, tag: string, outcomes: readonly CapacityOut
 }
 
 async function overloadRuns(
-  ctx: ReturnType<typeof createWave2Context>,
+  ctx: ReturnType<typeof createTargetsContext>,
   replicas: number,
   outcomes: readonly CapacityOutcome[],
 ): Promise<ScenarioRuns[]> {

@@ -4,11 +4,11 @@ import { closestByRatio, matchRate } from '../match-rate.ts'
 import { loadAt } from '../rate-grid.ts'
 import { spreadOf } from '../rate-points.ts'
 import type { RunSummary } from './run-summary.ts'
-import type { Wave2Context } from './wave2-context.ts'
-import { gridOf, runAtLoad, type ScenarioRuns } from './wave2-scenarios.ts'
+import { gridOf, runAtLoad, type ScenarioRuns } from './scenario-runs.ts'
+import type { TargetsContext } from './targets-context.ts'
 
-/** The brief's ratios, its own round robin ÷ Kinference figures (docs/architecture.md). */
-const briefRatios = [
+/** The target ratios: the published round robin ÷ Kinference figures (docs/architecture.md §7). */
+const headlineRatios = [
   { preset: 'shared-prefix', ttft: 22, e2e: 1.8 },
   { preset: 'multi-turn', ttft: 2.9, e2e: null },
 ] as const
@@ -17,21 +17,21 @@ const mean = (runs: readonly RunSummary[], router: string, metric: (r: RunSummar
   spreadOf(runs.filter((r) => r.router === router).map(metric)).mean
 
 /**
- * The brief's table as targets: each workload over its grid (round robin and kinference,
+ * The target table as targets: each workload over its grid (round robin and kinference,
  * every seed), judged at the rate where round robin's mean median TTFT is closest, as a
- * ratio, to the brief's (the grid plus the rate bisection finds for it); the ratio is
- * judged as the brief states it, and round robin's stability there is printed with it
+ * ratio, to the published one (the grid plus the rate bisection finds for it); the ratio
+ * is judged as the article states it, and round robin's stability there is printed with it
  * (an unstable one makes the ratio grow with the run's length).
  */
-export async function briefTargets(
-  ctx: Wave2Context,
+export async function headlineTargets(
+  ctx: TargetsContext,
 ): Promise<{ sections: string[]; targets: TargetCheck[] }> {
   const sections: string[] = []
   const targets: TargetCheck[] = []
-  for (const wanted of briefRatios) {
+  for (const wanted of headlineRatios) {
     const preset = benchPresets[wanted.preset] as BenchPreset
-    const brief = preset.brief
-    if (!brief) continue
+    const published = preset.published
+    if (!published) continue
     const grid = await gridOf(ctx, preset)
     const matched0 = await matchRate(
       async (rate) =>
@@ -44,7 +44,7 @@ export async function briefTargets(
             rate,
           })
         ).ttftMedianS,
-      brief.roundRobin.ttftS,
+      published.roundRobin.ttftS,
       grid[0] ?? 1,
       grid.at(-1) ?? 2,
       8,
@@ -55,7 +55,7 @@ export async function briefTargets(
     grid.sort((a, b) => a - b)
     const loads: ScenarioRuns[] = await Promise.all(
       grid.map((rate) =>
-        runAtLoad(ctx, 'the brief’s table', { preset, replicas: 1, rate }, [
+        runAtLoad(ctx, 'the target table', { preset, replicas: 1, rate }, [
           'round-robin',
           'kinference',
         ]),
@@ -64,7 +64,7 @@ export async function briefTargets(
     const matched = closestByRatio(
       loads,
       (load) => mean(load.runs, 'round-robin', (r) => r.ttftMedianS),
-      brief.roundRobin.ttftS,
+      published.roundRobin.ttftS,
     )
     if (!matched) continue
     const rrRuns = matched.runs.filter((r) => r.router === 'round-robin')
@@ -75,15 +75,15 @@ export async function briefTargets(
         : `baseline unstable on seed ${unstable.map((r) => r.seed).join(', ')}: ${unstable[0]?.stability.why}`
     const rrTtft = mean(matched.runs, 'round-robin', (r) => r.ttftMedianS)
     sections.push(
-      `### the brief's table: ${preset.name}`,
+      `### the target table: ${preset.name}`,
       '',
-      `Grid ${grid.join(', ')}; round robin's median TTFT is closest to the brief's ${brief.roundRobin.ttftS} s at ${matched.rate} (${rrTtft.toFixed(2)} s, ${stability}).`,
+      `Grid ${grid.join(', ')}; round robin's median TTFT is closest to the target's ${published.roundRobin.ttftS} s at ${matched.rate} (${rrTtft.toFixed(2)} s, ${stability}).`,
       '',
     )
     const check = (metric: string, want: number, get: (r: RunSummary) => number) => {
       const ratio = mean(matched.runs, 'round-robin', get) / mean(matched.runs, 'kinference', get)
       targets.push({
-        name: `${preset.name}, the brief's table: median ${metric} ≥ ${want}x lower than round robin`,
+        name: `${preset.name}, the target table: median ${metric} ≥ ${want}x lower than round robin`,
         met: ratio >= want,
         detail: `${ratio.toFixed(2)}x at ${matched.rate}, round robin ${rrTtft.toFixed(2)} s, ${stability}`,
       })

@@ -9,7 +9,7 @@ import type { DesTimingOptionsInput } from '../../des/des-timing-options.ts'
 import { type ComputedBounds, computeWorkloadBounds } from '../workload-bounds.ts'
 import { type RunSummary, summarizeRun } from './run-summary.ts'
 
-export interface Wave2Options {
+export interface TargetsOptions {
   seeds: readonly number[]
   routers: readonly string[]
   /** Scorer replicas to judge under: 1, and 3 for the replica targets. */
@@ -41,7 +41,7 @@ export interface Probe {
   timing?: DesTimingOptionsInput
 }
 
-export interface Wave2Context extends Wave2Options {
+export interface TargetsContext extends TargetsOptions {
   frame: ChatFrame
   /** The preset's request count, scaled (at least 24). */
   requestsOf(preset: BenchPreset): number
@@ -52,7 +52,7 @@ export interface Wave2Context extends Wave2Options {
   close(): Promise<void>
 }
 
-export function createWave2Context(options: Wave2Options): Wave2Context {
+export function createTargetsContext(options: TargetsOptions): TargetsContext {
   const frame = createChatFrame(options.assets.tokenizer)
   const pool: DesPool = createDesPool(options.threads)
   const bounds = new Map<string, Promise<ComputedBounds>>()
