@@ -143,7 +143,7 @@ describe('the repository is self-contained', () => {
     expect(leavesTheClone('test/x.test.ts', '../../elsewhere')).toBe(true)
     expect(leavesTheClone('control-plane/x.ts', `${besideTheClone}elsewhere/x.md`)).toBe(true)
     expect(leavesTheClone('workers/tsconfig.json', '../shared/**/*.ts')).toBe(false)
-    expect(leavesTheClone('control-plane/lab/pii-corpus/measure-pii.ts', '../../data/pii')).toBe(
+    expect(leavesTheClone('control-plane/lab/pii-corpus/measure-pii.ts', '../../../data/pii')).toBe(
       false,
     )
     expect(leavesTheClone('shared/x.ts', '/v1/chat/completions')).toBe(false)
