@@ -1,7 +1,7 @@
 import type { ConfigSnapshot } from '../config/config-snapshot.ts'
 import { resourceId } from '../config/resource-index.ts'
 import { actionBackends } from '../crd/policy-action.ts'
-import { policyPoolId } from './resolve-backend.ts'
+import { statusPools } from './match-rule.ts'
 
 /**
  * The part of a snapshot that one tenant's policy reads, as a snapshot of its own: the
@@ -38,7 +38,7 @@ export function policyBundleOf(snapshot: ConfigSnapshot, tenant: string): Config
     if (pool) bundle.pools[id] = pool
   }
   for (const rule of policy.spec.rules) {
-    if (rule.match.pool) addPool(policyPoolId(policy.namespace, rule.match.pool.name))
+    for (const id of statusPools(rule.match, policy.namespace)) addPool(id)
     for (const name of actionBackends(rule.action)) {
       const id = resourceId(policy.namespace, name)
       const backend = snapshot.backends[id]
