@@ -1,6 +1,9 @@
 import { startSimulatedPools } from '../../control-plane/lab/embedded/start-simulated-pools.ts'
 import { loadSimModelAssets } from '../../control-plane/lab/sim/sim-model-assets.ts'
 import type { SimPod } from '../../control-plane/lab/sim/sim-pod.ts'
+import { parsePrometheusText } from '../../control-plane/metrics/parse-prometheus-text.ts'
+import type { podsReport } from '../../control-plane/scorer/http/admin-api.ts'
+import { prepareRequest } from '../../control-plane/scorer/serving/prepare-request.ts'
 import type { RunningScorer } from '../../control-plane/scorer/start-scorer.ts'
 import { type EdgeClaims, signEdgeRequest } from '../../shared/auth/edge-signature.ts'
 import {
@@ -92,6 +95,18 @@ export async function send(
   claims: Partial<EdgeClaims> = {},
   init: { signal?: AbortSignal; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; headers: Headers; text: string }> {
+  const response = await fetchSigned(stack, path, body, claims, init)
+  return { status: response.status, headers: response.headers, text: await response.text() }
+}
+
+/** The same signed request, answered with the response itself: its body left to read. */
+export async function fetchSigned(
+  stack: Stack,
+  path: string,
+  body: object | string,
+  claims: Partial<EdgeClaims> = {},
+  init: { signal?: AbortSignal; headers?: Record<string, string> } = {},
+): Promise<Response> {
   const text = typeof body === 'string' ? body : JSON.stringify(body)
   const signed = await signEdgeRequest(
     secret,
@@ -99,13 +114,12 @@ export async function send(
     { ...claimsDefault, ...claims },
     Date.now() / 1000,
   )
-  const response = await fetch(`${stack.scorer.url}${path}`, {
+  return fetch(`${stack.scorer.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...init.headers, ...signed },
     body: text,
     ...(init.signal ? { signal: init.signal } : {}),
   })
-  return { status: response.status, headers: response.headers, text: await response.text() }
 }
 
 export function decisionOf(headers: Headers): Record<string, string> {
@@ -127,6 +141,41 @@ export async function lookup(stack: Stack, body: object) {
     chosen: string
     pods: { pod: string; matchedBlocks: number; matchedTokens: number; predictedTtftMs: number }[]
   }
+}
+
+/** The blocks of `body`'s prompt that POST /admin/lookup says `pod` holds (0 when none). */
+export async function matchedBlocks(stack: Stack, body: object, pod: string): Promise<number> {
+  const view = await lookup(stack, body)
+  return view.pods.find((entry) => entry.pod === pod)?.matchedBlocks ?? 0
+}
+
+/** The leading blocks of a chat `body` the scorer's index holds for `pod`, asked directly. */
+export async function indexedBlocks(stack: Stack, pod: string, body: object): Promise<number> {
+  const prepared = prepareRequest('probe', 'chat', body, stack.scorer.pools)
+  const [held] = await stack.scorer.index.lookup(prepared.request.keys, [pod], Date.now())
+  return held ?? 0
+}
+
+/** GET /admin/pods as JSON: each pool's late binding and its pods' health, load and events. */
+export async function adminPods(stack: Stack): Promise<Awaited<ReturnType<typeof podsReport>>> {
+  const response = await fetch(`${stack.scorer.url}/admin/pods`, {
+    headers: { authorization: `Bearer ${adminToken}` },
+  })
+  return (await response.json()) as Awaited<ReturnType<typeof podsReport>>
+}
+
+/** The sum of a metric's samples whose labels include `labels`, from the scorer's /metrics. */
+export async function metricTotal(
+  stack: Stack,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const text = await (await fetch(`${stack.scorer.metricsUrl}/metrics`)).text()
+  return parsePrometheusText(text)
+    .samples.filter(
+      (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+    )
+    .reduce((sum, s) => sum + s.value, 0)
 }
 
 export async function until(ready: () => Promise<boolean> | boolean, ms = 20_000): Promise<void> {

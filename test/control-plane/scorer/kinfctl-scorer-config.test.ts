@@ -1,17 +1,15 @@
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { scorerCommand } from '../../../control-plane/kinfctl/commands/scorer.ts'
 import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
 import { until } from '../../support/scorer-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 import { snapshotOf, startPods } from './snapshot-stack.ts'
 
 const adminToken = 'kinfctl-admin-token-0123456789'
-const cleanups: (() => Promise<unknown>)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
+const cleanups = useScorerStacks()
 
 const flagOf = (pod: SimPod) =>
   `name=${pod.config.podName},http=${pod.url},events=${pod.kvEventsEndpoint},replay=${pod.replayEndpoint}`
@@ -19,7 +17,7 @@ const flagOf = (pod: SimPod) =>
 describe('kinfctl scorer --config FILE', () => {
   it('routes to the snapshot’s endpoints and to the pods given with --pod', async () => {
     const pods = await startPods(2)
-    cleanups.push(() => Promise.all(pods.map((pod) => pod.close())))
+    for (const pod of pods) cleanups.closing(pod)
     const [listed, byHand] = pods as [SimPod, SimPod]
     const file = join(await mkdtemp(join(tmpdir(), 'kinf-scorer-')), 'snapshot.json')
     await writeFile(file, JSON.stringify(await snapshotOf([{ name: 'default', pods: [listed] }])))
@@ -40,7 +38,7 @@ describe('kinfctl scorer --config FILE', () => {
         env: { KINFERENCE_ADMIN_TOKEN: adminToken },
       },
     )
-    cleanups.push(async () => {
+    cleanups.defer(async () => {
       interrupt()
       await exited
     })

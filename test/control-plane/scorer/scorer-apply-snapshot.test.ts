@@ -1,11 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
-import { prepareRequest } from '../../../control-plane/scorer/serving/prepare-request.ts'
 import type { EdgeClaims } from '../../../shared/auth/edge-signature.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import {
-  adminToken,
+  adminPods,
   decisionOf,
+  indexedBlocks,
   model,
   poolSpec,
   type Stack,
@@ -13,18 +13,15 @@ import {
   until,
   words,
 } from '../../support/scorer-stack.ts'
+import { chat as askPod } from '../../support/sim-pods.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 import { snapshotOf, startFromSnapshot, startPods } from './snapshot-stack.ts'
 
 // The scorer follows config snapshots while it runs: the endpoints are its pods, the
 // pools its runtimes, the backends what the edge's allowed-backends claim points at.
 
 const { uniquePrefix } = useRedisTestNamespaces()
-
-let stack: Stack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
+const stacks = useScorerStacks()
 
 const roundRobin = poolSpec({ routing: { strategy: 'round-robin' } } as never)
 
@@ -49,29 +46,16 @@ function pick(pods: readonly SimPod[], count: number): SimPod[] {
 const nameOf = (pod: SimPod) => pod.config.podName
 
 /** The prompt's leading blocks the index holds for `pod` (stored or speculative). */
-async function indexedBlocks(s: Stack, pod: string, seed: number): Promise<number> {
-  const prepared = prepareRequest('probe', 'chat', chat(seed, 2_000), s.scorer.pools)
-  const [held] = await s.scorer.index.lookup(prepared.request.keys, [pod], Date.now())
-  return held ?? 0
-}
+const blocksOf = (s: Stack, pod: string, seed: number) => indexedBlocks(s, pod, chat(seed, 2_000))
 
 /** Sends the prompt straight to `pod`: only its KV events tell the index. */
 async function warmDirectly(s: Stack, pod: SimPod, seed: number): Promise<void> {
-  const response = await fetch(`${pod.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(chat(seed, 2_000)),
-  })
-  expect(response.status).toBe(200)
-  await response.text()
-  await until(async () => (await indexedBlocks(s, nameOf(pod), seed)) > 20)
+  expect((await askPod(pod, chat(seed, 2_000))).status).toBe(200)
+  await until(async () => (await blocksOf(s, nameOf(pod), seed)) > 20)
 }
 
 async function podNames(s: Stack): Promise<string[]> {
-  const response = await fetch(`${s.scorer.url}/admin/pods`, {
-    headers: { authorization: `Bearer ${adminToken}` },
-  })
-  const report = (await response.json()) as { pools: { pods: { name: string }[] }[] }
+  const report = await adminPods(s)
   return report.pools.flatMap((pool) => pool.pods.map((pod) => pod.name))
 }
 
@@ -90,8 +74,7 @@ describe.each(['memory', 'redis'] as const)('applySnapshot, %s index', (kind) =>
     const pods = await startPods(3)
     const [p0, p1, p2] = pick(pods, 3)
     const first = await snapshotOf([{ name: 'default', spec: roundRobin, pods: [p0, p1] }])
-    stack = await startFromSnapshot(pods, first, indexOptions())
-    const s = stack
+    const s = stacks.closing(await startFromSnapshot(pods, first, indexOptions()))
     expect(s.scorer.snapshotHash).toBe(first.hash)
     await warmDirectly(s, p1, 1)
     const next = await snapshotOf([{ name: 'default', spec: roundRobin, pods: [p0, p2] }])
@@ -104,7 +87,7 @@ describe.each(['memory', 'redis'] as const)('applySnapshot, %s index', (kind) =>
       backendsChanged: false,
     })
     // Within the call: out of the router and out of the index.
-    expect(await indexedBlocks(s, nameOf(p1), 1)).toBe(0)
+    expect(await blocksOf(s, nameOf(p1), 1)).toBe(0)
     expect(await podNames(s)).toEqual([nameOf(p0), nameOf(p2)])
     const served = new Set<string | undefined>()
     for (let i = 0; i < 6; i++) {
@@ -122,8 +105,8 @@ describe('applySnapshot', () => {
   it('adds and removes pools; the backends follow for the edge’s allowed-backends claim', async () => {
     const pods = await startPods(2)
     const [p0, p1] = pick(pods, 2)
-    stack = await startFromSnapshot(pods, await snapshotOf([{ name: 'alpha', pods: [p0] }]))
-    const s = stack
+    const alpha = await snapshotOf([{ name: 'alpha', pods: [p0] }])
+    const s = stacks.closing(await startFromSnapshot(pods, alpha))
     expect(await servedBy(s, 2, { backends: ['alpha-local'] })).toMatchObject({
       status: 200,
       pool: 'alpha',
@@ -152,8 +135,8 @@ describe('applySnapshot', () => {
   it('applies one call after the other, and the same snapshot twice is a no-op', async () => {
     const pods = await startPods(3)
     const [p0, p1, p2] = pick(pods, 3)
-    stack = await startFromSnapshot(pods, await snapshotOf([{ name: 'default', pods: [p0] }]))
-    const s = stack
+    const first = await snapshotOf([{ name: 'default', pods: [p0] }])
+    const s = stacks.closing(await startFromSnapshot(pods, first))
     const second = await snapshotOf([{ name: 'default', pods: [p0, p1] }])
     const third = await snapshotOf([{ name: 'default', pods: [p0, p2] }])
     const [a, b, again] = await Promise.all([
@@ -176,8 +159,7 @@ describe('applySnapshot', () => {
     const pods = await startPods(2)
     const [p0, p1] = pick(pods, 2)
     const first = await snapshotOf([{ name: 'default', pods: [p0, p1] }])
-    stack = await startFromSnapshot(pods, first)
-    const s = stack
+    const s = stacks.closing(await startFromSnapshot(pods, first))
     // A pool whose tokenizer cannot be loaded is not a reason to refuse it (see
     // scorer-tokenizer-degraded.test.ts); a pod listed by two pools is.
     const twice = await s.scorer.applySnapshot(

@@ -1,15 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import { model, type Stack, send, startStack, until } from '../../support/scorer-stack.ts'
+import { describe, expect, it } from 'vitest'
+import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
+import { model, send, until } from '../../support/scorer-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
-let stack: Stack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
+const stacks = useScorerStacks()
 
 /** Whether the pod's /metrics count a request running (the stream is under way). */
-async function podRunsOne(): Promise<boolean> {
-  const pod = stack?.pods[0]
+async function podRunsOne(pod: SimPod | undefined): Promise<boolean> {
   if (!pod) return false
   const text = await (await fetch(`${pod.url}/metrics`)).text()
   return /^vllm:num_requests_running\{[^}]*\} 1(\.0)?$/m.test(text)
@@ -25,10 +22,10 @@ const chat = (maxTokens: number) => ({
 
 describe('the scorer drains before it stops', () => {
   it('lets a stream in flight finish and refuses new connections meanwhile', async () => {
-    stack = await startStack({ pods: 1 })
+    const stack = await stacks.start({ pods: 1 })
     const { scorer } = stack
     const streaming = send(stack, '/v1/chat/completions', chat(400))
-    await until(podRunsOne)
+    await until(() => podRunsOne(stack.pods[0]))
     let closed = false
     const closing = scorer.close({ drainMs: 20_000 }).then(() => {
       closed = true
@@ -45,9 +42,9 @@ describe('the scorer drains before it stops', () => {
   })
 
   it('stops at the deadline with what is still in flight cut', async () => {
-    stack = await startStack({ pods: 1 })
+    const stack = await stacks.start({ pods: 1 })
     const streaming = send(stack, '/v1/chat/completions', chat(4000)).catch((error: Error) => error)
-    await until(podRunsOne)
+    await until(() => podRunsOne(stack.pods[0]))
     const started = performance.now()
     await stack.scorer.close({ drainMs: 300 })
     expect(performance.now() - started).toBeLessThan(5_000)

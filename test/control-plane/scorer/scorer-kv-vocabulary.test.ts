@@ -1,26 +1,17 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { encode } from '@msgpack/msgpack'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Publisher } from 'zeromq'
 import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
-import {
-  adminToken,
-  lookup,
-  model,
-  type Stack,
-  startStack,
-  until,
-} from '../../support/scorer-stack.ts'
+import { adminPods, lookup, model, type Stack, until } from '../../support/scorer-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
 // vLLM's event vocabulary beyond one GPU group (docs/vllm-wire.md §1.7, §1.8), sent by a
 // raw publisher written from the doc: a hybrid model's groups with the attention group's
 // own block size, and the OffloadingConnector's CPU placeholders in the same batch.
 
-const cleanups: (() => Promise<unknown> | unknown)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
+const stacks = useScorerStacks()
 
 const prompt = `${'The quick brown fox jumps over the lazy dog. '.repeat(40)}Tail.`
 const tokenIds = createTokenizer('qwen3').encode(prompt)
@@ -28,19 +19,18 @@ const tokenIds = createTokenizer('qwen3').encode(prompt)
 async function fakePod(): Promise<{ stack: Stack; batch: (events: unknown[]) => Promise<void> }> {
   const pub = new Publisher({ linger: 0 })
   await pub.bind('tcp://127.0.0.1:*')
-  cleanups.push(() => pub.close())
+  stacks.closing(pub)
   const server: Server = createServer((req, res) => {
     req.resume()
     res.writeHead(req.url === '/metrics' ? 200 : 404).end()
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)))
+  stacks.defer(() => new Promise((resolve) => server.close(resolve)))
   const http = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const stack = await startStack({
+  const stack = await stacks.start({
     pods: 0,
     extraPods: [{ name: 'fake', http, events: pub.lastEndpoint as string, replay: null }],
   })
-  cleanups.push(() => stack.close())
   let seq = 0n
   return {
     stack,
@@ -109,12 +99,7 @@ describe('the scorer and vLLM’s whole event vocabulary', () => {
       ])
       return ((await fakeOf(stack))?.matchedBlocks ?? 0) === 3
     })
-    const response = await fetch(`${stack.scorer.url}/admin/pods`, {
-      headers: { authorization: `Bearer ${adminToken}` },
-    })
-    const report = (await response.json()) as {
-      pools: { pods: { name: string; tiers: Record<string, number> | null }[] }[]
-    }
+    const report = await adminPods(stack)
     const fake = report.pools[0]?.pods.find((pod) => pod.name === 'fake')
     expect(fake?.tiers).toEqual({ CPU: blocks + 1 })
   })

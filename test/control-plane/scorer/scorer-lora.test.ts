@@ -1,21 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   decisionOf,
   lookup,
+  matchedBlocks,
   model,
   poolSpec,
-  type Stack,
   send,
-  startStack,
   until,
   words,
 } from '../../support/scorer-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
-let stack: Stack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
+const stacks = useScorerStacks()
 
 const adapter = 'sql-lora'
 
@@ -31,7 +27,7 @@ const chat = (servedModel: string, system: string, question: string) => ({
 
 describe('a LoRA adapter through the scorer to simulated pods', () => {
   it('keys the adapter’s blocks apart from the base model’s and routes its prefix back to them', async () => {
-    stack = await startStack({
+    const stack = await stacks.start({
       pods: 3,
       loraAdapters: [adapter],
       spec: poolSpec({
@@ -47,12 +43,7 @@ describe('a LoRA adapter through the scorer to simulated pods', () => {
     const warm = decisionOf(first.headers).pod as string
     const { messages } = chat(adapter, system, 'second')
     // The pod's events carry the adapter's name: the index holds the blocks under it only.
-    await until(
-      async () =>
-        ((await lookup(stack as Stack, { model: adapter, messages })).pods.find(
-          (p) => p.pod === warm,
-        )?.matchedBlocks ?? 0) > 10,
-    )
+    await until(async () => (await matchedBlocks(stack, { model: adapter, messages }, warm)) > 10)
     const base = await lookup(stack, { model, messages })
     expect(base.pods.every((p) => p.matchedBlocks === 0)).toBe(true)
     for (const question of ['second', 'third']) {

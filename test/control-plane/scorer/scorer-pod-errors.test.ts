@@ -1,33 +1,24 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { APIError, BadRequestError } from 'openai'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
 import {
-  adminToken,
+  adminPods,
   decisionOf,
+  fetchSigned,
   model,
   type Stack,
-  secret,
   send,
-  startStack,
   until,
   words,
 } from '../../support/scorer-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
 // Simulated pods answer a client's mistakes as vLLM does, in vLLM's shape; the scorer hands
 // them on in OpenAI's. One request's content, a mistake or a hostile body, leaves every
 // pod routable; a pod whose process dies is still out of routing at once.
 
-const cleanups: (() => Promise<unknown> | unknown)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-async function stackWith(options: Parameters<typeof startStack>[0] = {}): Promise<Stack> {
-  const stack = await startStack(options)
-  cleanups.push(() => stack.close())
-  return stack
-}
+const stacks = useScorerStacks()
 
 const OpenAiError = z.strictObject({
   error: z.strictObject({
@@ -40,15 +31,7 @@ const OpenAiError = z.strictObject({
 
 const user = (content: string) => [{ role: 'user', content }]
 
-async function podsReport(stack: Stack) {
-  const response = await fetch(`${stack.scorer.url}/admin/pods`, {
-    headers: { authorization: `Bearer ${adminToken}` },
-  })
-  const report = (await response.json()) as {
-    pools: { pods: { name: string; healthy: boolean }[] }[]
-  }
-  return report.pools.flatMap((pool) => pool.pods)
-}
+const podsReport = async (stack: Stack) => (await adminPods(stack)).pools.flatMap((p) => p.pods)
 
 /** Requests sent together until each of `pods` has served one (the load spreads them). */
 async function servedBy(stack: Stack, pods: string[]): Promise<Set<string>> {
@@ -74,7 +57,7 @@ async function servedBy(stack: Stack, pods: string[]): Promise<Set<string>> {
 
 describe('a client’s mistake that only the pod sees', () => {
   it('reaches the client in OpenAI’s shape with vLLM’s words, and no pod suffers', async () => {
-    const stack = await stackWith({ pods: 2 })
+    const stack = await stacks.start({ pods: 2 })
     const cases: [string, object, string | null, RegExp][] = [
       ['temperature < 0', { temperature: -1 }, 'temperature', /temperature must be non-negative/],
       ['top_p > 1', { top_p: 1.5 }, 'top_p', /top_p must be in \(0, 1\], got 1\.5/],
@@ -119,7 +102,7 @@ describe('a client’s mistake that only the pod sees', () => {
   })
 
   it('serves n = 2 as vLLM does: two choices, the usage of both', async () => {
-    const stack = await stackWith({ pods: 1 })
+    const stack = await stacks.start({ pods: 1 })
     const answer = await send(stack, '/v1/chat/completions', {
       model,
       messages: user('two answers'),
@@ -142,7 +125,7 @@ describe('a client’s mistake that only the pod sees', () => {
 
 describe('a body nested 5,000 levels deep', () => {
   it('is a 400 at the scorer, and every pod stays routable', async () => {
-    const stack = await stackWith({ pods: 2 })
+    const stack = await stacks.start({ pods: 2 })
     let metadata = '1'
     for (let i = 0; i < 5_000; i++) metadata = `{"a":${metadata}}`
     for (const stream of [false, true]) {
@@ -164,7 +147,7 @@ describe('a body nested 5,000 levels deep', () => {
 describe('a pod whose process is killed', () => {
   it('is out of routing at once; its streams end with an error event', async () => {
     const child = await simProcess('doomed-pod')
-    const stack = await stackWith({
+    const stack = await stacks.start({
       pods: 1,
       extraPods: [{ name: 'doomed-pod', http: child.http, events: child.events, replay: null }],
     })
@@ -215,7 +198,7 @@ async function simProcess(
     '--output',
     'json',
   ])
-  cleanups.push(() => child.kill('SIGKILL'))
+  stacks.defer(() => child.kill('SIGKILL'))
   let out = ''
   child.stdout?.on('data', (chunk: Buffer) => {
     out += chunk.toString()
@@ -227,19 +210,7 @@ async function simProcess(
 
 /** A streamed request, signed as the edge signs: the pod it went to, then its whole text. */
 function fetchStream(stack: Stack, body: object) {
-  const text = JSON.stringify(body)
-  const response = signEdgeRequest(
-    secret,
-    { method: 'POST', path: '/v1/chat/completions', body: text, nonce: crypto.randomUUID() },
-    { tenant: 'test', labels: [], backends: [], allowBurst: false },
-    Date.now() / 1000,
-  ).then((signed) =>
-    fetch(`${stack.scorer.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...signed },
-      body: text,
-    }),
-  )
+  const response = fetchSigned(stack, '/v1/chat/completions', body)
   return {
     head: response.then((r) => decisionOf(r.headers).pod as string),
     text: response.then((r) => r.text()),

@@ -1,17 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import {
-  adminToken,
+  adminPods,
   decisionOf,
-  lookup,
+  matchedBlocks,
   model,
   poolSpec,
   type Stack,
   send,
-  startStack,
   until,
   words,
 } from '../../support/scorer-stack.ts'
+import { chat as askPod } from '../../support/sim-pods.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
 // A pod leaving the pool while a request is between its index lookup and its routing must
 // not shift the index's answer onto another pod: each pod is credited with its own blocks.
@@ -19,12 +20,7 @@ import {
 // the scorer believed it held (x-kinference-decision matched_tokens).
 
 const { uniquePrefix } = useRedisTestNamespaces()
-
-let stack: Stack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
+const stacks = useScorerStacks()
 
 const prompt = (seed: number, tokens: number) => ({
   model,
@@ -37,29 +33,14 @@ const prompt = (seed: number, tokens: number) => ({
 async function warmDirectly(s: Stack, i: number, body: ReturnType<typeof prompt>): Promise<void> {
   const pod = s.pods[i]
   if (!pod) throw new Error(`no pod ${i}`)
-  const response = await fetch(`${pod.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  })
-  expect(response.status).toBe(200)
-  await response.text()
-  const name = pod.config.podName
-  await until(async () => {
-    const view = await lookup(s, { model, messages: body.messages })
-    return (view.pods.find((p) => p.pod === name)?.matchedBlocks ?? 0) > 20
-  })
+  expect((await askPod(pod, body)).status).toBe(200)
+  const probe = { model, messages: body.messages }
+  await until(async () => (await matchedBlocks(s, probe, pod.config.podName)) > 20)
 }
 
 /** The pool's pods in the scorer's order, requests held, and pods with one in flight. */
 async function poolState(s: Stack) {
-  const response = await fetch(`${s.scorer.url}/admin/pods`, {
-    headers: { authorization: `Bearer ${adminToken}` },
-  })
-  const report = (await response.json()) as {
-    pools: { lateBinding: { held: number }; pods: { name: string; load: { inFlight: number } }[] }[]
-  }
-  const pool = report.pools[0]
+  const pool = (await adminPods(s)).pools[0]
   if (!pool) throw new Error('no pool')
   return {
     names: pool.pods.map((pod) => pod.name),
@@ -83,8 +64,7 @@ function credit(answer: { headers: Headers; text: string }) {
 
 describe('a pod removed mid-request', () => {
   it('while the Redis lookup is pending: the other pods keep their own blocks', async () => {
-    stack = await startStack({ pods: 3, redisUrl, redisPrefix: uniquePrefix() })
-    const s = stack
+    const s = await stacks.start({ pods: 3, redisUrl, redisPrefix: uniquePrefix() })
     const body = prompt(300, 2_000)
     await warmDirectly(s, 1, body)
     const [first] = (await poolState(s)).names
@@ -112,14 +92,13 @@ describe('a pod removed mid-request', () => {
   it('while the request is held by late binding: released, it is credited correctly', async () => {
     // A step budget of 256 tokens: one queued prompt of ~600 makes a pod "busy" (two
     // steps of prefill ahead), so a request is held while every pod has one in flight.
-    stack = await startStack({
+    const s = await stacks.start({
       pods: 3,
       spec: poolSpec({
         scheduler: { maxNumBatchedTokens: 256 },
         routing: { strategy: 'kinference', kinference: { lateBinding: true } },
       } as never),
     })
-    const s = stack
     const body = prompt(400, 2_000)
     await warmDirectly(s, 1, body)
     const [first] = (await poolState(s)).names

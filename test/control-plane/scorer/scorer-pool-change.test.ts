@@ -1,30 +1,27 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
 import type { PoolRuntime } from '../../../control-plane/scorer/pools/pool-runtime.ts'
-import { prepareRequest } from '../../../control-plane/scorer/serving/prepare-request.ts'
-import { signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
 import {
-  adminToken,
+  adminPods,
   decisionOf,
+  fetchSigned,
+  indexedBlocks,
   model,
   poolSpec,
   type Stack,
-  secret,
   send,
   until,
   words,
 } from '../../support/scorer-stack.ts'
+import { chat as askPod } from '../../support/sim-pods.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 import { snapshotOf, startFromSnapshot, startPods } from './snapshot-stack.ts'
 
 // A pool whose spec changes gets a new runtime for new requests; the requests that started
 // on the old one finish there, and the old one closes once they are done, without taking
 // the pods' KV-event feeds or index entries with it.
 
-let stack: Stack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
+const stacks = useScorerStacks()
 
 const chat = (seed: number, tokens: number, extra: object = {}) => ({
   model,
@@ -40,43 +37,8 @@ const podOf = (pods: readonly SimPod[], name: string | undefined) => {
   return pod
 }
 
-/** A signed streaming request, its body left to read. */
-async function openStream(s: Stack, body: object): Promise<Response> {
-  const text = JSON.stringify(body)
-  const path = '/v1/chat/completions'
-  const claims = { tenant: 'test', labels: [], backends: [], allowBurst: false }
-  const signed = await signEdgeRequest(
-    secret,
-    { method: 'POST', path, body: text, nonce: crypto.randomUUID() },
-    claims,
-    Date.now() / 1000,
-  )
-  return fetch(`${s.scorer.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...signed },
-    body: text,
-  })
-}
-
-async function adminPools(s: Stack) {
-  const response = await fetch(`${s.scorer.url}/admin/pods`, {
-    headers: { authorization: `Bearer ${adminToken}` },
-  })
-  return (
-    (await response.json()) as {
-      pools: { id: string; strategy: string; pods: { name: string }[] }[]
-    }
-  ).pools
-}
-
 const inFlight = (runtime: PoolRuntime, pod: string) =>
   runtime.router.podReports(performance.now()).find((r) => r.name === pod)?.load.inFlight ?? 0
-
-async function indexedBlocks(s: Stack, pod: string, body: object): Promise<number> {
-  const prepared = prepareRequest('probe', 'chat', body, s.scorer.pools)
-  const [held] = await s.scorer.index.lookup(prepared.request.keys, [pod], Date.now())
-  return held ?? 0
-}
 
 function soleRuntime(s: Stack): PoolRuntime {
   const [runtime] = s.scorer.pools
@@ -87,11 +49,12 @@ function soleRuntime(s: Stack): PoolRuntime {
 describe('a pool’s spec changed by a snapshot', () => {
   it('new requests take the new strategy; a stream on the old runtime finishes there', async () => {
     const pods = await startPods(2)
-    stack = await startFromSnapshot(pods, await snapshotOf([{ name: 'default', pods }]))
-    const s = stack
+    const initial = await snapshotOf([{ name: 'default', pods }])
+    const s = stacks.closing(await startFromSnapshot(pods, initial))
     const old = soleRuntime(s)
     const long = chat(5, 600, { max_tokens: 200, stream: true })
-    const response = await openStream(s, long)
+    // A signed streaming request, its body left to read.
+    const response = await fetchSigned(s, '/v1/chat/completions', long)
     expect(response.status).toBe(200)
     const decision = decisionOf(response.headers)
     expect(decision.strategy).toBe('kinference')
@@ -123,7 +86,7 @@ describe('a pool’s spec changed by a snapshot', () => {
     expect(old.closed).toBe(false)
     expect(inFlight(old, pod.config.podName)).toBe(1)
     expect(inFlight(current, pod.config.podName)).toBe(0)
-    expect((await adminPools(s)).map((pool) => pool.strategy)).toEqual(['round-robin'])
+    expect((await adminPods(s)).pools.map((pool) => pool.strategy)).toEqual(['round-robin'])
 
     pod.setFaults({ paused: false })
     let text = new TextDecoder().decode(first.value)
@@ -147,13 +110,7 @@ describe('a pool’s spec changed by a snapshot', () => {
     expect(current.ingestorCounters(pod.config.podName)).not.toBeNull()
     expect(await indexedBlocks(s, pod.config.podName, long)).toBeGreaterThan(20)
     const fresh = chat(6, 2_000)
-    const direct = await fetch(`${pod.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(fresh),
-    })
-    expect(direct.status).toBe(200)
-    await direct.text()
+    expect((await askPod(pod, fresh)).status).toBe(200)
     await until(async () => (await indexedBlocks(s, pod.config.podName, fresh)) > 20)
   })
 
@@ -167,11 +124,8 @@ describe('a pool’s spec changed by a snapshot', () => {
         routing: { strategy: 'kinference', kinference: { lateBinding: true } },
       } as never)
     const pods = await startPods(2)
-    stack = await startFromSnapshot(
-      pods,
-      await snapshotOf([{ name: 'default', spec: holding(60_000), pods }]),
-    )
-    const s = stack
+    const initial = await snapshotOf([{ name: 'default', spec: holding(60_000), pods }])
+    const s = stacks.closing(await startFromSnapshot(pods, initial))
     const old = soleRuntime(s)
     for (const pod of pods) pod.setFaults({ paused: true })
     const fills: Promise<unknown>[] = []

@@ -1,16 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { signEdgeRequest } from '../../../shared/auth/edge-signature.ts'
-import { model, type Stack, secret, startStack } from '../../support/scorer-stack.ts'
+import { model, secret } from '../../support/scorer-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
-let stack: Stack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
+const stacks = useScorerStacks()
 
 describe('the scorer refuses a replayed edge request', () => {
   it('serves a signed request once; the same bytes and headers again are refused', async () => {
-    stack = await startStack({ pods: 1 })
+    const stack = await stacks.start({ pods: 1 })
     const path = '/v1/chat/completions'
     const body = JSON.stringify({
       model,
@@ -24,7 +21,7 @@ describe('the scorer refuses a replayed edge request', () => {
       Date.now() / 1000,
     )
     const send = () =>
-      fetch(`${stack?.scorer.url}${path}`, {
+      fetch(`${stack.scorer.url}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
         body,

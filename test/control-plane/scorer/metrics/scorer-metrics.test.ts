@@ -1,24 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import { parsePrometheusText } from '../../../../control-plane/metrics/parse-prometheus-text.ts'
+import { describe, expect, it } from 'vitest'
 import {
   decisionOf,
   model,
-  type Stack,
   send,
-  startStack,
+  metricTotal as total,
   until,
   words,
 } from '../../../support/scorer-stack.ts'
-
-/** The sum of a metric's samples whose labels include `labels`, from the scorer's /metrics. */
-async function total(stack: Stack, name: string, labels: Record<string, string> = {}) {
-  const text = await (await fetch(`${stack.scorer.metricsUrl}/metrics`)).text()
-  return parsePrometheusText(text)
-    .samples.filter(
-      (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
-    )
-    .reduce((sum, s) => sum + s.value, 0)
-}
+import { useScorerStacks } from '../../../support/use-scorer-stacks.ts'
 
 const chat = (system: string, question: string, stream = false) => ({
   model,
@@ -31,20 +20,15 @@ const chat = (system: string, question: string, stream = false) => ({
 })
 
 describe("the scorer's /metrics", () => {
-  let stack: Stack | undefined
-  afterEach(async () => {
-    await stack?.close()
-    stack = undefined
-  })
+  const stacks = useScorerStacks()
 
   it('gives TTFT, e2e, prediction error and hit rate by pool, for the requests sent', async () => {
-    stack = await startStack({ pods: 2 })
+    const stack = await stacks.start({ pods: 2 })
     const system = words(11, 400)
     const first = await send(stack, '/v1/chat/completions', chat(system, 'one', true))
     const pod = decisionOf(first.headers).pod as string
     await until(
-      async () =>
-        (await total(stack as Stack, 'kinference_scorer_event_batches_total', { pod })) > 0,
+      async () => (await total(stack, 'kinference_scorer_event_batches_total', { pod })) > 0,
     )
     await send(stack, '/v1/chat/completions', chat(system, 'two', true))
     await send(stack, '/v1/chat/completions', chat(system, 'three'))
@@ -59,20 +43,19 @@ describe("the scorer's /metrics", () => {
   })
 
   it("follows the pods' KV-event counts: batches, the start's replay, a restart", async () => {
-    stack = await startStack({ pods: 1 })
+    const stack = await stacks.start({ pods: 1 })
     const pod = stack.pods[0]?.config.podName as string
     const of = (kind: string) =>
-      total(stack as Stack, 'kinference_scorer_event_problems_total', { pod, kind })
+      total(stack, 'kinference_scorer_event_problems_total', { pod, kind })
     expect(await of('replay')).toBeGreaterThanOrEqual(1)
     expect(await of('restart')).toBe(0)
     await send(stack, '/v1/chat/completions', chat(words(12, 300), 'q'))
     await until(
-      async () =>
-        (await total(stack as Stack, 'kinference_scorer_event_batches_total', { pod })) > 0,
+      async () => (await total(stack, 'kinference_scorer_event_batches_total', { pod })) > 0,
     )
     await until(
       () =>
-        stack?.scorer.pools[0]?.router
+        stack.scorer.pools[0]?.router
           .podReports(performance.now())
           .every((r) => r.metrics !== null) ?? false,
     )
