@@ -1,5 +1,6 @@
 import type { KinferenceResource } from '../crd/resource.ts'
 import type { Workloads } from '../kube/watched-pod.ts'
+import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
 import { checkReferences } from './check-references.ts'
 import { type CompileResult, compileSnapshot } from './compile-snapshot.ts'
 import { formatFieldPath } from './config-issue.ts'
@@ -40,11 +41,14 @@ export async function compileLiveConfig(options: {
   lastGood: ReadonlyMap<string, KinferenceResource>
   workloads: Workloads
   defaultNamespace: string
+  /** The rule conditions policies may use; the built-in ones when omitted. */
+  conditions?: ConditionRegistry
 }): Promise<LiveCompile> {
-  const { documents, lastGood, defaultNamespace } = options
+  const { documents, lastGood, defaultNamespace, conditions } = options
   const checks = validateResources(
     documents.map((document) => document.value),
     defaultNamespace,
+    conditions,
   )
   const verdicts = new Map<string, Verdict>()
   const chosen = new Map<string, { resource: KinferenceResource; current: boolean }>()
@@ -64,9 +68,14 @@ export async function compileLiveConfig(options: {
       ...(!schemaValid && { resolvedRefs: 'Unknown' }),
     })
   })
-  settle(chosen, verdicts, lastGood, defaultNamespace)
+  settle(chosen, verdicts, lastGood, defaultNamespace, conditions)
   const carried = new Map([...chosen].map(([key, entry]) => [key, entry.resource]))
-  const result = await compileSnapshot([...carried.values()], defaultNamespace, options.workloads)
+  const result = await compileSnapshot(
+    [...carried.values()],
+    defaultNamespace,
+    options.workloads,
+    conditions,
+  )
   return { verdicts, carried, result }
 }
 
@@ -102,12 +111,14 @@ function settle(
   verdicts: Map<string, Verdict>,
   lastGood: ReadonlyMap<string, KinferenceResource>,
   defaultNamespace: string,
+  conditions: ConditionRegistry | undefined,
 ) {
   for (let round = 0; round <= chosen.size; round++) {
     const keys = [...chosen.keys()]
     const { issues } = checkReferences(
       keys.map((key) => (chosen.get(key) as { resource: KinferenceResource }).resource),
       defaultNamespace,
+      conditions,
     )
     if (issues.length === 0) return
     for (const key of new Set(issues.map((issue) => keys[issue.resource] as string))) {

@@ -3,12 +3,15 @@ import { backendLocality } from '../crd/gateway-backend.ts'
 import type { KinferenceResource } from '../crd/resource.ts'
 import { KinfError } from '../errors/kinf-error.ts'
 import { noWorkloads, type Workloads } from '../kube/watched-pod.ts'
+import { builtinConditions } from '../policy/conditions/builtin-conditions.ts'
+import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
 import { canonicalJson } from './canonical-json.ts'
 import { checkReferences } from './check-references.ts'
 import type { ConfigIssue } from './config-issue.ts'
 import {
-  ConfigSnapshot,
+  type ConfigSnapshot,
   type ConfigSnapshotContent,
+  snapshotSchemaOf,
   snapshotSchemaVersion,
 } from './config-snapshot.ts'
 import { type ResolvedEndpoints, resolveEndpoints } from './resolve-endpoints.ts'
@@ -26,8 +29,9 @@ export async function compileSnapshot(
   resources: readonly KinferenceResource[],
   defaultNamespace: string,
   workloads: Workloads = noWorkloads,
+  conditions: ConditionRegistry = builtinConditions,
 ): Promise<CompileResult> {
-  const { index, issues } = checkReferences(resources, defaultNamespace)
+  const { index, issues } = checkReferences(resources, defaultNamespace, conditions)
   if (issues.length > 0) return { ok: false, issues }
   const table = <R extends KinferenceResource>(map: Map<string, Indexed<R>>) =>
     Object.fromEntries(
@@ -59,7 +63,7 @@ export async function compileSnapshot(
     ),
   }
   const hash = await sha256Hex(canonicalJson(content))
-  const snapshot = ConfigSnapshot.parse({ ...content, hash: `sha256:${hash}` })
+  const snapshot = snapshotSchemaOf(conditions).parse({ ...content, hash: `sha256:${hash}` })
   return { ok: true, snapshot, resolved }
 }
 
@@ -69,8 +73,11 @@ async function sha256Hex(text: string): Promise<string> {
 }
 
 /** Verifies a snapshot read from disk, Redis or KV: its schema, and that the hash matches. */
-export async function verifySnapshot(value: unknown): Promise<ConfigSnapshot> {
-  const parsed = ConfigSnapshot.safeParse(value)
+export async function verifySnapshot(
+  value: unknown,
+  conditions: ConditionRegistry = builtinConditions,
+): Promise<ConfigSnapshot> {
+  const parsed = snapshotSchemaOf(conditions).safeParse(value)
   if (!parsed.success) {
     throw new KinfError('invalid_config', `not a config snapshot: ${z.prettifyError(parsed.error)}`)
   }

@@ -1,10 +1,12 @@
 import { z } from 'zod'
 import { GatewayBackendSpec, type Locality } from '../crd/gateway-backend.ts'
-import { InferencePolicySpec } from '../crd/inference-policy.ts'
+import { InferencePolicySpec, inferencePolicySpecSchema } from '../crd/inference-policy.ts'
 import { InferencePoolSpec } from '../crd/inference-pool.ts'
 import { InferenceProviderSpec } from '../crd/inference-provider.ts'
 import { InferenceWorkerSetSpec } from '../crd/inference-worker-set.ts'
 import { ResourceName } from '../crd/object-meta.ts'
+import { builtinConditions } from '../policy/conditions/builtin-conditions.ts'
+import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
 import { PoolEndpoint } from './pool-endpoint.ts'
 
 const ResourceId = z.string().regex(/^[a-z0-9-]+\/[a-z0-9-]+$/, 'must be namespace/name')
@@ -33,21 +35,39 @@ export const snapshotSchemaVersion = 2
  * The runtime configuration the edge and the scorer load: every resource keyed by
  * `namespace/name`, all references checked, defaults applied. References inside specs
  * stay names, resolved in the namespace of the resource that holds them. Immutable and
- * identified by the SHA-256 of its content.
+ * identified by the SHA-256 of its content. Its policies' rules hold the conditions of
+ * the registry.
  */
-export const ConfigSnapshot = z.strictObject({
-  kind: z.literal('KinferenceConfigSnapshot'),
-  schemaVersion: z.literal(snapshotSchemaVersion),
-  hash: z.string().regex(/^sha256:[a-f0-9]{64}$/),
-  pools: z.record(ResourceId, SnapshotPool),
-  workerSets: z.record(ResourceId, SnapshotWorkerSet),
-  providers: z.record(ResourceId, SnapshotProvider),
-  backends: z.record(ResourceId, SnapshotBackend),
-  policies: z.record(ResourceId, SnapshotPolicy),
-  /** Ready endpoints of each pool (by pool id), resolved from Pods and EndpointSlices. */
-  endpoints: z.record(ResourceId, z.array(PoolEndpoint)),
-  /** Tenant name to the id of the policy that governs it. */
-  tenants: z.record(ResourceName, ResourceId),
-})
+export function configSnapshotSchema<const Conditions extends ConditionRegistry>(
+  conditions: Conditions,
+) {
+  return z.strictObject({
+    kind: z.literal('KinferenceConfigSnapshot'),
+    schemaVersion: z.literal(snapshotSchemaVersion),
+    hash: z.string().regex(/^sha256:[a-f0-9]{64}$/),
+    pools: z.record(ResourceId, SnapshotPool),
+    workerSets: z.record(ResourceId, SnapshotWorkerSet),
+    providers: z.record(ResourceId, SnapshotProvider),
+    backends: z.record(ResourceId, SnapshotBackend),
+    policies: z.record(ResourceId, entry(inferencePolicySpecSchema(conditions))),
+    /** Ready endpoints of each pool (by pool id), resolved from Pods and EndpointSlices. */
+    endpoints: z.record(ResourceId, z.array(PoolEndpoint)),
+    /** Tenant name to the id of the policy that governs it. */
+    tenants: z.record(ResourceName, ResourceId),
+  })
+}
+
+export const ConfigSnapshot = configSnapshotSchema(builtinConditions)
 export type ConfigSnapshot = z.infer<typeof ConfigSnapshot>
 export type ConfigSnapshotContent = Omit<ConfigSnapshot, 'hash'>
+
+/**
+ * The snapshot schema of a registry; the built-in one's is built once, when the module
+ * loads. Typed as the built-in snapshot: rules may hold more match fields, which only the
+ * registry's own conditions read.
+ */
+export function snapshotSchemaOf(conditions: ConditionRegistry): z.ZodType<ConfigSnapshot> {
+  return conditions === builtinConditions
+    ? ConfigSnapshot
+    : (configSnapshotSchema(conditions) as z.ZodType<ConfigSnapshot>)
+}

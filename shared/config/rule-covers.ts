@@ -15,6 +15,10 @@ export function ruleCovers(
   later: ConditionValues,
   conditions: ConditionRegistry = builtinConditions,
 ): boolean {
+  const known = new Set(conditions.map((condition) => condition.key))
+  // A condition the registry does not know (a match parsed with another registry) is doubt.
+  if (Object.keys(earlier).some((key) => !known.has(key) && earlier[key] !== undefined))
+    return false
   return conditions.every((condition) => {
     const value = earlier[condition.key]
     return value === undefined || condition.covers(value, later[condition.key])

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { matchRequiresAnyLabel, ruleCovers } from '../../../shared/config/rule-covers.ts'
 import type { RuleMatch } from '../../../shared/crd/policy-match.ts'
+import { toyConditions } from '../../support/toy-condition.ts'
 
 describe('ruleCovers', () => {
   const cases: [string, RuleMatch, RuleMatch, boolean][] = [
@@ -89,6 +90,14 @@ describe('ruleCovers', () => {
   ]
   it.each(cases)('%s', (_name, earlier, later, expected) => {
     expect(ruleCovers(earlier, later)).toBe(expected)
+  })
+
+  it('doubts a condition its registry does not know rather than take it as absent', () => {
+    expect(ruleCovers({ tenantPrefix: 'team-' }, {})).toBe(false)
+    expect(ruleCovers({ tenantPrefix: 'team-' }, { tenantPrefix: 'team-a' }, toyConditions)).toBe(
+      true,
+    )
+    expect(ruleCovers({}, { tenantPrefix: 'team-' })).toBe(true)
   })
 })
 

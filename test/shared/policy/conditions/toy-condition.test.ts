@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
+import { compileSnapshot } from '../../../../shared/config/compile-snapshot.ts'
 import { validateResources } from '../../../../shared/config/validate-resources.ts'
 import { inferencePolicyKind } from '../../../../shared/crd/inference-policy-kind.ts'
 import { buildCrd } from '../../../../shared/crd/openapi/build-crd.ts'
+import type { KinferenceResource } from '../../../../shared/crd/resource.ts'
+import { noWorkloads } from '../../../../shared/kube/watched-pod.ts'
 import { builtinConditions } from '../../../../shared/policy/conditions/builtin-conditions.ts'
 import { requestCondition } from '../../../../shared/policy/conditions/policy-condition.ts'
 import { matchRule } from '../../../../shared/policy/match-rule.ts'
@@ -104,6 +107,24 @@ describe('a condition registered in one file and one registry line', () => {
     })
     const [reachable] = validateResources([policy('team-a', 'team-')], 'default', toyConditions)
     expect(reachable?.status).toBe('valid')
+  })
+
+  it('gives compile the same coverage when it is handed the registry', async () => {
+    const parse = (...prefixes: string[]) => [
+      inferencePolicyKind(toyConditions).schema.parse(policy(...prefixes)) as KinferenceResource,
+    ]
+    const compile = (resources: KinferenceResource[]) =>
+      compileSnapshot(resources, 'default', noWorkloads, toyConditions)
+    expect(await compile(parse('team-', 'team-a'))).toMatchObject({
+      ok: false,
+      issues: [{ path: ['spec', 'rules', 1, 'name'], reason: 'Unreachable' }],
+    })
+    const compiled = await compile(parse('team-a', 'team-'))
+    expect(
+      compiled.ok && compiled.snapshot.policies['kinference/teams']?.spec.rules[1]?.match,
+    ).toEqual({
+      tenantPrefix: 'team-',
+    })
   })
 })
 
