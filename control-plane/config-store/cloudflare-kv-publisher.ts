@@ -4,7 +4,7 @@ import { verifySnapshot } from '../../shared/config/compile-snapshot.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { snapshotKey } from '../../workers/worker/kv-snapshot-loader.ts'
+import { kvSnapshotKey as snapshotKey } from '../../shared/protocol/kv-snapshot-key.ts'
 import {
   type CloudflareApiFailure,
   cloudflareApiFailure,

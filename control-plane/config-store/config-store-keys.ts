@@ -1,6 +1,7 @@
 /**
  * Where the config store keeps published snapshots, every key under one prefix
- * (default `kinf:`), so operators can inspect them with redis-cli:
+ * (default `kinf:`, shared/protocol/key-prefix.ts), so operators can inspect them with
+ * redis-cli (the Worker reads its copy from KV, shared/protocol/kv-snapshot-key.ts):
  *
  *   {prefix}config:version        string   the last version number handed out (INCR)
  *   {prefix}config:current        string   {"version":N,"hash":"sha256:…","publishedAt":ms}

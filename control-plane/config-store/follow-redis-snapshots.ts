@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis'
 import { z } from 'zod'
 import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
+import { defaultKeyPrefix } from '../../shared/protocol/key-prefix.ts'
 import { RedisClientOption } from '../redis/redis-client-option.ts'
 import { configStoreKeys } from './config-store-keys.ts'
 import { createFollowState, messageOf } from './create-follow-state.ts'
@@ -10,7 +11,10 @@ import type { SnapshotFeed } from './snapshot-feed.ts'
 
 export const FollowRedisSnapshotsOptions = z.strictObject({
   redis: RedisClientOption,
-  prefix: z.string().default('kinf:').describe('Namespace of every key (config-store-keys.ts)'),
+  prefix: z
+    .string()
+    .default(defaultKeyPrefix)
+    .describe('Namespace of every key (config-store-keys.ts)'),
   pollMs: z
     .int()
     .positive()

@@ -4,6 +4,7 @@ import { verifySnapshot } from '../../shared/config/compile-snapshot.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { defaultKeyPrefix } from '../../shared/protocol/key-prefix.ts'
 import { clientOf, RedisClientOption } from '../redis/redis-client-option.ts'
 import { configStoreKeys } from './config-store-keys.ts'
 import { publishLua } from './config-store-lua.ts'
@@ -17,7 +18,10 @@ import {
 
 export const RedisSnapshotStoreOptions = z.strictObject({
   redis: RedisClientOption,
-  prefix: z.string().default('kinf:').describe('Namespace of every key (config-store-keys.ts)'),
+  prefix: z
+    .string()
+    .default(defaultKeyPrefix)
+    .describe('Namespace of every key (config-store-keys.ts)'),
   keep: z
     .int()
     .min(1)

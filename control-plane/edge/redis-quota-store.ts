@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { z } from 'zod'
 import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { defaultKeyPrefix } from '../../shared/protocol/key-prefix.ts'
+import { quotaBucketFields, quotaKeys } from '../../shared/protocol/quota-keys.ts'
 import { checkQuotaClock, checkQuotaCount, quotaRefusal } from '../../shared/quota/quota-ledger.ts'
 import {
   parseQuotaLimits,
@@ -12,18 +14,25 @@ import { QuotaStoreOptions } from '../../shared/quota/quota-store-options.ts'
 import { connectRedis } from '../redis/connect-redis.ts'
 import { RedisClientOption } from '../redis/redis-client-option.ts'
 
+const {
+  requestsLevel: rl,
+  requestsUpdated: ru,
+  tokensLevel: tl,
+  tokensUpdated: tu,
+} = quotaBucketFields
+
 /**
  * The ledger of shared/quota/quota-ledger.ts in Lua, so that each admit and each settle is
- * one atomic EVALSHA. KEYS[1] is the tenant's buckets (hash: rl/ru requests level/updated,
- * tl/tu tokens), KEYS[2] one reservation (its estimate, expiring on its own). Limits come
- * as ARGV[1..2], '' meaning none. The buckets key expires a minute after the buckets would
- * be full again, when it equals a fresh state.
+ * one atomic EVALSHA. KEYS[1] is the tenant's buckets (a hash, shared/protocol/quota-keys.ts),
+ * KEYS[2] one reservation (its estimate, expiring on its own). Limits come as ARGV[1..2],
+ * '' meaning none. The buckets key expires a minute after the buckets would be full again,
+ * when it equals a fresh state.
  */
 const prelude = `
 local rpm = tonumber(ARGV[1])
 local tpm = tonumber(ARGV[2])
 local now = tonumber(ARGV[4])
-local state = redis.call('HMGET', KEYS[1], 'rl', 'ru', 'tl', 'tu')
+local state = redis.call('HMGET', KEYS[1], '${rl}', '${ru}', '${tl}', '${tu}')
 local function refill(level, updated, capacity)
   level = tonumber(level)
   if level == nil then return capacity, now end
@@ -39,16 +48,16 @@ local function num(x) return string.format('%.17g', x) end
 local function save(rl, ru, tl, tu)
   local untilFull = 0
   if rpm then
-    redis.call('HSET', KEYS[1], 'rl', num(rl), 'ru', num(ru))
+    redis.call('HSET', KEYS[1], '${rl}', num(rl), '${ru}', num(ru))
     untilFull = math.max(untilFull, wait(rl, rpm, rpm))
   else
-    redis.call('HDEL', KEYS[1], 'rl', 'ru')
+    redis.call('HDEL', KEYS[1], '${rl}', '${ru}')
   end
   if tpm then
-    redis.call('HSET', KEYS[1], 'tl', num(tl), 'tu', num(tu))
+    redis.call('HSET', KEYS[1], '${tl}', num(tl), '${tu}', num(tu))
     untilFull = math.max(untilFull, wait(tl, tpm, tpm))
   else
-    redis.call('HDEL', KEYS[1], 'tl', 'tu')
+    redis.call('HDEL', KEYS[1], '${tl}', '${tu}')
   end
   if rpm or tpm then redis.call('PEXPIRE', KEYS[1], math.ceil(untilFull) + 60000) end
 end
@@ -94,7 +103,7 @@ type ScriptName = keyof typeof scripts
 
 export const RedisQuotaStoreOptions = QuotaStoreOptions.extend({
   redis: RedisClientOption,
-  prefix: z.string().default('kinf:').describe('Namespace of every key'),
+  prefix: z.string().default(defaultKeyPrefix).describe('Namespace of every key'),
 })
 export type RedisQuotaStoreOptions = z.infer<typeof RedisQuotaStoreOptions>
 export type RedisQuotaStoreOptionsInput = z.input<typeof RedisQuotaStoreOptions>
@@ -145,10 +154,11 @@ export async function createRedisQuotaStore(
     }
   }
 
-  const keysOf = (tenant: string, reservation: string) => {
-    const base = quotaBucketsKey(prefix, tenant)
-    return [base, `${base}:r:${reservation}`]
-  }
+  const keys = quotaKeys(prefix)
+  const keysOf = (tenant: string, reservation: string) => [
+    keys.buckets(tenant),
+    keys.reservation(tenant, reservation),
+  ]
   const limitArgs = (limits: QuotaLimits) => [
     String(limits.requestsPerMinute ?? ''),
     String(limits.tokensPerMinute ?? ''),
@@ -192,11 +202,6 @@ export async function createRedisQuotaStore(
       if (owned) await redis.quit().catch(() => redis.disconnect())
     },
   }
-}
-
-/** A ledger account's buckets: a hash of rl/ru (requests level, updated) and tl/tu (tokens). */
-export function quotaBucketsKey(prefix: string, account: string): string {
-  return `${prefix}quota:{${account}}`
 }
 
 function unavailable(operation: string, error: unknown): KinfError {

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { quotaBucketFields, quotaKeys } from '../../shared/protocol/quota-keys.ts'
 import type { QuotaBuckets, TokenBucket } from '../../shared/quota/quota-ledger.ts'
 import type { QuotaLedgerReader } from '../../shared/state/quota-ledger-reader.ts'
-import { quotaBucketsKey } from '../edge/redis-quota-store.ts'
 
 /** The Redis quota store's buckets (redis-quota-store.ts), read in one pipeline. */
 export function createRedisQuotaLedgerReader(redis: Redis, prefix: string): QuotaLedgerReader {
@@ -10,8 +10,16 @@ export function createRedisQuotaLedgerReader(redis: Redis, prefix: string): Quot
     async buckets(accounts) {
       if (accounts.length === 0) return []
       const pipeline = redis.pipeline()
+      const keys = quotaKeys(prefix)
+      const { requestsLevel, requestsUpdated, tokensLevel, tokensUpdated } = quotaBucketFields
       for (const account of accounts)
-        pipeline.hmget(quotaBucketsKey(prefix, account), 'rl', 'ru', 'tl', 'tu')
+        pipeline.hmget(
+          keys.buckets(account),
+          requestsLevel,
+          requestsUpdated,
+          tokensLevel,
+          tokensUpdated,
+        )
       let results: [Error | null, unknown][] | null
       try {
         results = await pipeline.exec()

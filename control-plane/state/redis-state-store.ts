@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { defaultKeyPrefix } from '../../shared/protocol/key-prefix.ts'
 import { DecisionEntry, type StoredDecisionEntry } from '../../shared/state/decision-entry.ts'
 import { ReplicaPodViews } from '../../shared/state/pod-state.ts'
 import type { StateStore } from '../../shared/state/state-store.ts'
@@ -9,7 +10,7 @@ import { stateKeys } from './state-keys.ts'
 
 export const RedisStateStoreOptions = z.strictObject({
   redis: RedisClientOption,
-  prefix: z.string().default('kinf:').describe('Namespace of every key (state-keys.ts)'),
+  prefix: z.string().default(defaultKeyPrefix).describe('Namespace of every key (state-keys.ts)'),
   maxDecisions: z
     .int()
     .min(1)

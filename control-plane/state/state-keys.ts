@@ -1,7 +1,7 @@
 /**
  * Where the scorer replicas keep what `kinfctl inspect` and the status page read, beside
- * the KV index (redis-kv-index-lua.ts), the quotas (quota:{tenant}) and the config store
- * (config-store-keys.ts), under the same prefix (default `kinf:`):
+ * the KV index (redis-kv-index-lua.ts), the quotas (shared/protocol/quota-keys.ts) and the
+ * config store (config-store-keys.ts), under the same prefix (shared/protocol/key-prefix.ts):
  *
  *   {prefix}state:replicas          zset    replica id → when its pod view expires (ms)
  *   {prefix}state:pods:{replica}    string  that replica's ReplicaPodViews (JSON), PX ttl

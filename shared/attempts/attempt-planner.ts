@@ -1,6 +1,7 @@
 import type { LocalityConstraint } from '../crd/inference-policy.ts'
 import { asciiHeaderValue, decisionHeaderOf } from '../policy/decision-header.ts'
 import type { PolicyDecision, UpstreamTarget } from '../policy/policy-decision.ts'
+import { kinferenceHeaders } from '../protocol/kinference-headers.ts'
 
 export type ServeDecision = Extract<PolicyDecision, { kind: 'serve' }>
 
@@ -134,5 +135,7 @@ export function attemptPlanner<A = unknown>(
 
 /** x-kinference-fallback for an answer after passed-over attempts; none before the first. */
 export function fallbackHeaders(notes: readonly string[]): Record<string, string> {
-  return notes.length > 0 ? { 'x-kinference-fallback': asciiHeaderValue(notes.join('; ')) } : {}
+  return notes.length > 0
+    ? { [kinferenceHeaders.fallback]: asciiHeaderValue(notes.join('; ')) }
+    : {}
 }

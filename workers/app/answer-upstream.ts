@@ -4,6 +4,7 @@ import { upstreamErrorBody } from '../../shared/openai/upstream-error-body.ts'
 import { usageOfJson } from '../../shared/openai/usage.ts'
 import { asciiHeaderValue } from '../../shared/policy/decision-header.ts'
 import { removeDecisionHeaders } from '../../shared/policy/decision-headers-visible.ts'
+import { kinferenceHeaders } from '../../shared/protocol/kinference-headers.ts'
 import { promptTokensHeader } from '../../shared/scorer-api/route-protocol.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
 import type { UpstreamOutcome } from './request-charge.ts'
@@ -76,13 +77,14 @@ function routedHeaders(
   routed: { decision: string | null; notes: readonly string[] },
 ): Headers {
   const headers = new Headers(upstream.headers)
-  const below = headers.get('x-kinference-decision')
+  const { decision, fallback: fallbackHeader } = kinferenceHeaders
+  const below = headers.get(decision)
   if (routed.decision !== null)
-    headers.set('x-kinference-decision', below ? `${routed.decision}; ${below}` : routed.decision)
-  const fallback = [...routed.notes, ...(headers.get('x-kinference-fallback') ?? '').split('; ')]
+    headers.set(decision, below ? `${routed.decision}; ${below}` : routed.decision)
+  const fallback = [...routed.notes, ...(headers.get(fallbackHeader) ?? '').split('; ')]
     .filter(Boolean)
     .join('; ')
-  if (fallback !== '') headers.set('x-kinference-fallback', asciiHeaderValue(fallback))
+  if (fallback !== '') headers.set(fallbackHeader, asciiHeaderValue(fallback))
   if (!context.decisionHeaders) removeDecisionHeaders(headers)
   headers.set('x-request-id', context.requestId)
   for (const name of reframed) headers.delete(name)

@@ -23,6 +23,7 @@ import {
 } from '../../shared/pii/custom-pii-patterns.ts'
 import { detectPii } from '../../shared/pii/detect-pii.ts'
 import { scanRequestPii } from '../../shared/pii/scan-request-pii.ts'
+import { kinferenceHeaders } from '../../shared/protocol/kinference-headers.ts'
 import { resolveTenant } from '../../shared/tenancy/resolve-tenant.ts'
 import { EdgeLimits } from './edge-deps.ts'
 import type { EdgeMetrics } from './edge-metrics.ts'
@@ -66,9 +67,6 @@ export interface EdgeRequest {
   /** What the PII scan could not read (an image, binary data), for the refusal; or null. */
   unreadable: string | null
 }
-
-/** The header clients use to add their own labels (e.g. `confidential`, `batch`). */
-export const labelsHeader = 'x-kinference-labels'
 
 /** An OpenAI `invalid_request_error` naming the parameter. */
 export function invalidRequest(message: string, param: string | null = null): KinfError {
@@ -229,6 +227,7 @@ export function readEdgeRequest(
 
 /** The client's own labels (x-kinference-labels), each checked. */
 function clientLabelsOf(header: string | undefined): Set<string> {
+  const labelsHeader = kinferenceHeaders.labels
   const labels = new Set<string>()
   for (const label of (header ?? '')
     .split(',')

@@ -9,6 +9,7 @@ import type { EdgeClaims } from '../../shared/auth/edge-signature.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { heldLocalBy } from '../../shared/policy/held-local-by.ts'
+import { kinferenceHeaders } from '../../shared/protocol/kinference-headers.ts'
 import { type AnswerContext, answer } from './answer-upstream.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 import { localityError } from './locality-error.ts'
@@ -143,7 +144,7 @@ async function tryLocal(
     deps.metrics.inc('scorer_unreachable')
     return { kind: 'unavailable', why: 'scorer unreachable', error }
   }
-  if (response.status === 503 && response.headers.get('x-kinference-saturated') === '1')
+  if (response.status === 503 && response.headers.get(kinferenceHeaders.saturated) === '1')
     return { kind: 'saturated', answer: response }
   return {
     kind: 'served',

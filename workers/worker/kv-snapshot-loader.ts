@@ -1,14 +1,12 @@
 import { verifySnapshot } from '../../shared/config/compile-snapshot.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { kvSnapshotKey } from '../../shared/protocol/kv-snapshot-key.ts'
 
 /** What the loader needs of the CONFIG KV binding. */
 export interface SnapshotKv {
   get(key: string, options?: { cacheTtl?: number }): Promise<string | null>
 }
-
-/** The key `kinfctl compile` output is stored under. */
-export const snapshotKey = 'snapshot'
 
 /**
  * The config snapshot from KV, verified once per distinct content and reused for
@@ -23,11 +21,11 @@ export function createKvSnapshotLoader(
   return async () => {
     const now = options.nowMs()
     if (cached && now - cached.atMs < options.ttlMs) return cached.snapshot
-    const text = await kv.get(snapshotKey, { cacheTtl: 60 })
+    const text = await kv.get(kvSnapshotKey, { cacheTtl: 60 })
     if (text === null)
       throw new KinfError(
         'invalid_config',
-        `no config snapshot in KV under "${snapshotKey}": kinfctl compile, then wrangler kv key put`,
+        `no config snapshot in KV under "${kvSnapshotKey}": kinfctl compile, then wrangler kv key put`,
         { status: 500 },
       )
     if (cached && text === cached.text) {

@@ -6,9 +6,10 @@ import {
   type QuotaAdmission,
   type QuotaLimits,
 } from '../../shared/quota/quota-store.ts'
+import { QuotaStoreOptions } from '../../shared/quota/quota-store-options.ts'
 
-/** How long an unsettled reservation can still be settled. */
-const reservationTtlMs = 600_000
+/** How long an unsettled reservation can still be settled: as long as in every quota store. */
+const { reservationTtlMs } = QuotaStoreOptions.parse({})
 /** Open reservations kept; beyond it the oldest is forgotten (its estimate stays charged). */
 const maxOpenReservations = 10_000
 

@@ -3,6 +3,7 @@ import { finished } from 'node:stream'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../../../shared/openai/openai-error-body.ts'
 import { asciiHeaderValue } from '../../../shared/policy/decision-header.ts'
+import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
 import type { PoolLookup, RouteResult } from '../../../shared/routing/pool-router.ts'
 import { promptTokensHeader } from '../../../shared/scorer-api/route-protocol.ts'
 import type { Admitted } from '../pools/pool-admission.ts'
@@ -120,7 +121,7 @@ export function answerSaturated(res: ServerResponse, message: string): void {
   const failure = new KinfError('saturated', message)
   res.writeHead(failure.status, {
     'content-type': 'application/json',
-    'x-kinference-saturated': '1',
+    [kinferenceHeaders.saturated]: '1',
     'retry-after': '1',
   })
   res.end(JSON.stringify(openAiErrorBody(failure)))
@@ -203,10 +204,10 @@ async function sendToPod(
       extraHeaders: {
         ...options.extraHeaders,
         [promptTokensHeader]: String(prepared.request.routing.promptTokens),
-        'x-kinference-decision': options.decisionPrefix
+        [kinferenceHeaders.decision]: options.decisionPrefix
           ? `${options.decisionPrefix}; ${here}`
           : here,
-        'x-kinference-reason': asciiHeaderValue(route.decision.reason),
+        [kinferenceHeaders.reason]: asciiHeaderValue(route.decision.reason),
       },
       onFirstToken: () => {
         log.firstTokenAtMs = performance.now()

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCloudflareKvPublisher } from '../../../control-plane/config-store/cloudflare-kv-publisher.ts'
-import { createKvSnapshotLoader, snapshotKey } from '../../../workers/worker/kv-snapshot-loader.ts'
+import { kvSnapshotKey as snapshotKey } from '../../../shared/protocol/kv-snapshot-key.ts'
+import { createKvSnapshotLoader } from '../../../workers/worker/kv-snapshot-loader.ts'
 import { type FakeCloudflareKv, startFakeCloudflareKv } from '../../support/fake-cloudflare-kv.ts'
 import { snapshotVariant } from './snapshot-variant.ts'
 

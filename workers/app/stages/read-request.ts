@@ -1,6 +1,7 @@
 import type { RequestKind } from '../../../shared/openai/openai-request.ts'
+import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
 import type { EdgeDeps, EdgeLimits } from '../edge-deps.ts'
-import { labelsHeader, readBodyText, readEdgeRequest } from '../read-edge-request.ts'
+import { readBodyText, readEdgeRequest } from '../read-edge-request.ts'
 import { type EdgeStage, edgeStage } from './edge-stage.ts'
 
 /**
@@ -23,7 +24,7 @@ export function readRequest(
         kind,
         c.get('identity'),
         text,
-        raw.headers.get(labelsHeader) ?? undefined,
+        raw.headers.get(kinferenceHeaders.labels) ?? undefined,
         deps.metrics,
         deps.detectPii,
         limits,
