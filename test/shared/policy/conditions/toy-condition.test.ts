@@ -4,12 +4,13 @@ import { compileSnapshot } from '../../../../shared/config/compile-snapshot.ts'
 import { validateResources } from '../../../../shared/config/validate-resources.ts'
 import { inferencePolicyKind } from '../../../../shared/crd/inference-policy-kind.ts'
 import { buildCrd } from '../../../../shared/crd/openapi/build-crd.ts'
+import { ruleMatchSchema } from '../../../../shared/crd/policy-match.ts'
 import type { KinferenceResource } from '../../../../shared/crd/resource.ts'
 import { noWorkloads } from '../../../../shared/kube/watched-pod.ts'
 import { builtinConditions } from '../../../../shared/policy/conditions/builtin-conditions.ts'
 import { requestCondition } from '../../../../shared/policy/conditions/policy-condition.ts'
 import { matchRule } from '../../../../shared/policy/match-rule.ts'
-import { toyConditions } from '../../../support/toy-condition.ts'
+import { tenantPrefixCondition, toyConditions } from '../../../support/toy-condition.ts'
 
 /** A policy whose rules match on the toy condition; both reject, so both are terminal. */
 function policy(...prefixes: string[]) {
@@ -51,6 +52,13 @@ describe('a condition registered in one file and one registry line', () => {
       'tenantPrefix',
     ])
     expect(matchSchemaOf(buildCrd('InferencePolicy'))).not.toHaveProperty('tenantPrefix')
+  })
+
+  it('may not take a field another condition has', () => {
+    const clash = { ...tenantPrefixCondition, key: 'models' as const }
+    expect(() => ruleMatchSchema([...builtinConditions, clash])).toThrow(
+      'policy conditions registered twice: models',
+    )
   })
 
   it('validates a policy using it with the registry; the built-in one refuses the field', () => {
