@@ -1,5 +1,5 @@
 import type { ConfigSnapshot } from '../config/config-snapshot.ts'
-import { findTenant } from './evaluate-policy.ts'
+import { findTenant } from './find-tenant.ts'
 
 /**
  * The x-kinference-* headers of an answer that show how the gateway routed it: policy,

@@ -1,20 +1,32 @@
 import type { ConfigSnapshot, SnapshotPolicy } from '../config/config-snapshot.ts'
-import type { PolicyRule, Tenant } from '../crd/inference-policy.ts'
+import type { PolicyRule } from '../crd/inference-policy.ts'
 import { applyConstraints } from './apply-constraints.ts'
 import { type ActionOutcome, chooseTargets } from './choose-targets.ts'
-import { effectiveLabels } from './effective-labels.ts'
+import { modelAllowed } from './find-tenant.ts'
+import { type InterpretedRequest, interpretRequest } from './interpret-request.ts'
 import { localityRefusal } from './locality-refusal.ts'
-import { matchRule } from './match-rule.ts'
+import { matchStatusConditions } from './match-rule.ts'
 import type { PolicyDecision, PolicyInput, TraceStep } from './policy-decision.ts'
 
 /**
  * Decides what happens to one request: the tenant's policy rules in order (rewriteModel
  * renames and goes on, the first other match decides), then the locality constraints
- * on whatever the rule chose. Pure: pool status comes in through `input.poolStatus`.
+ * on whatever the rule chose. Pure: pool status comes in through `input.poolStatus`. For a
+ * request read once already (its pools asked), decidePolicy takes the reading.
  */
 export function evaluatePolicy(snapshot: ConfigSnapshot, input: PolicyInput): PolicyDecision {
-  const { request } = input
-  const governing = findTenant(snapshot, request.tenant)
+  return decidePolicy(interpretRequest(snapshot, input.request), input.poolStatus)
+}
+
+/**
+ * evaluatePolicy on a request's reading (interpret-request.ts): its request conditions as
+ * tested there, only the rules' status conditions against `poolStatus`.
+ */
+export function decidePolicy(
+  interpreted: InterpretedRequest,
+  poolStatus: PolicyInput['poolStatus'],
+): PolicyDecision {
+  const { snapshot, request, governing, labels } = interpreted
   if (governing === null) {
     return reject(null, null, 401, 'unauthorized', `Unknown tenant "${request.tenant}".`, [])
   }
@@ -29,12 +41,11 @@ export function evaluatePolicy(snapshot: ConfigSnapshot, input: PolicyInput): Po
       [],
     )
   }
-  const labels = effectiveLabels(policy.spec, request)
   const trace: TraceStep[] = []
   let model = request.model
-  for (const rule of policy.spec.rules) {
-    const subject = { tenant: request.tenant, model, promptTokens: request.promptTokens, labels }
-    const result = matchRule(rule.match, policy.namespace, subject, input.poolStatus)
+  for (const [index, rule] of policy.spec.rules.entries()) {
+    const tested = interpreted.requestConditions(index, model)
+    const result = matchStatusConditions(tested, rule.match, policy.namespace, poolStatus)
     if (!result.holds) {
       trace.push({ rule: rule.name, outcome: 'skipped', why: result.why })
       continue
@@ -51,7 +62,7 @@ export function evaluatePolicy(snapshot: ConfigSnapshot, input: PolicyInput): Po
       model = to
       continue
     }
-    const outcome = chooseTargets(rule.action, snapshot, policy.namespace, input.poolStatus)
+    const outcome = chooseTargets(rule.action, snapshot, policy.namespace, poolStatus)
     trace.push({ rule: rule.name, outcome: 'matched', why: `${conditions}; ${outcome.reason}` })
     return decide(policyId, policy, rule, model, outcome, labels, request.detectorFailed, trace)
   }
@@ -121,23 +132,6 @@ function decide(
     reason: `rule ${rule.name}: ${outcome.reason}${constraintNote}`,
     trace,
   }
-}
-
-/** The tenant's record and its policy, or null when the snapshot does not know it. */
-export function findTenant(
-  snapshot: ConfigSnapshot,
-  name: string,
-): { policyId: string; policy: SnapshotPolicy; tenant: Tenant } | null {
-  const policyId = Object.hasOwn(snapshot.tenants, name) ? snapshot.tenants[name] : undefined
-  const policy = policyId === undefined ? undefined : snapshot.policies[policyId]
-  const tenant = policy?.spec.tenants.find((t) => t.name === name)
-  if (policyId === undefined || policy === undefined || tenant === undefined) return null
-  return { policyId, policy, tenant }
-}
-
-/** Checked on the name as requested, before any alias: "*" allows any model. */
-export function modelAllowed(tenant: Tenant, model: string): boolean {
-  return tenant.models.includes('*') || tenant.models.includes(model)
 }
 
 function reject(

@@ -38,6 +38,21 @@ export function matchRule(
   conditions: ConditionRegistry = builtinConditions,
 ): ConditionResult {
   const request = matchRequestConditions(match, subject, conditions)
+  return matchStatusConditions(request, match, namespace, poolStatus, conditions)
+}
+
+/**
+ * The rule's conditions on live pool status, once its request conditions came to `request`
+ * (shared/policy/interpret-request.ts tests those once per request): `request` when they
+ * did not hold.
+ */
+export function matchStatusConditions(
+  request: ConditionResult,
+  match: ConditionValues,
+  namespace: string,
+  poolStatus: (poolId: string) => PoolStatus | undefined,
+  conditions: ConditionRegistry = builtinConditions,
+): ConditionResult {
   if (!request.holds) return request
   const why = [...request.why]
   for (const [condition, value] of present(match, conditions)) {

@@ -1,6 +1,6 @@
 import type { ConfigSnapshot } from '../config/config-snapshot.ts'
 import { actionBackends } from '../crd/policy-action.ts'
-import { findTenant } from './evaluate-policy.ts'
+import { findTenant } from './find-tenant.ts'
 import { resolveBackend } from './resolve-backend.ts'
 
 /**

@@ -1,8 +1,8 @@
 import type { EdgeClaims } from '../../shared/auth/edge-signature.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
-import { evaluatePolicy } from '../../shared/policy/evaluate-policy.ts'
+import { decidePolicy } from '../../shared/policy/evaluate-policy.ts'
+import { interpretRequest } from '../../shared/policy/interpret-request.ts'
 import type { PolicyDecision, PolicyRequest } from '../../shared/policy/policy-decision.ts'
-import { poolsToAsk } from '../../shared/policy/pools-to-ask.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 import { policyBundleJson } from './policy-bundles.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
@@ -53,13 +53,15 @@ export async function decideRequest(
     detectorFailed: request.detectorFailed,
   }
   const bundle = policyBundleJson(snapshot, request.tenant)
+  // Read once: the pools to ask, and the decision here when the scorer is not asked.
+  const interpreted = interpretRequest(snapshot, facts)
   const decidedHere = (notes: string[]): EdgeOutcome => ({
     kind: 'decided',
-    decision: evaluatePolicy(snapshot, { request: facts, poolStatus: () => undefined }),
+    decision: decidePolicy(interpreted, () => undefined),
     from: 0,
     notes,
   })
-  if (bundle === null || poolsToAsk(snapshot, facts).length === 0) return decidedHere([])
+  if (bundle === null || interpreted.pools.length === 0) return decidedHere([])
   const started = deps.nowMs()
   const body = await scorerBody(deps, snapshot, request)
   for (;;) {

@@ -1,5 +1,5 @@
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
-import { findTenant } from '../../shared/policy/evaluate-policy.ts'
+import { findTenant } from '../../shared/policy/find-tenant.ts'
 import { type CacheSalter, createCacheSalter } from '../../shared/tenancy/cache-salt.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 import type { EdgeRequest } from './read-edge-request.ts'

@@ -15,9 +15,10 @@ import {
 } from '../../../shared/openai/openai-request.ts'
 import { promptText } from '../../../shared/openai/prompt-text.ts'
 import { compileCustomPatterns, detectPii } from '../../../shared/pii/detect-pii.ts'
-import { evaluatePolicy, findTenant } from '../../../shared/policy/evaluate-policy.ts'
+import { decidePolicy } from '../../../shared/policy/evaluate-policy.ts'
+import { findTenant } from '../../../shared/policy/find-tenant.ts'
+import { interpretRequest } from '../../../shared/policy/interpret-request.ts'
 import type { PolicyRequest, PoolStatus } from '../../../shared/policy/policy-decision.ts'
-import { poolsToAsk } from '../../../shared/policy/pools-to-ask.ts'
 import { loadTokenizer } from '../../tokenizer/load-tokenizer.ts'
 import { promptIds } from '../../tokenizer/prompt-ids.ts'
 import type { Tokenizer } from '../../tokenizer/tokenizer.ts'
@@ -118,17 +119,15 @@ export async function explainCommand(args: string[], io: CliIo): Promise<number>
     labels: [...new Set([...detected, ...clientLabels])].sort(),
     detectorFailed,
   }
-  const decision = evaluatePolicy(snapshot, {
-    request,
-    poolStatus: (pool) => poolStatus.get(pool),
-  })
+  const interpreted = interpretRequest(snapshot, request)
+  const decision = decidePolicy(interpreted, (pool) => poolStatus.get(pool))
   const explanation: Explanation = {
     snapshot: snapshot.hash,
     request,
     detectedLabels: detected,
     clientLabels,
     detector: detectorNote,
-    poolsToAsk: poolsToAsk(snapshot, request),
+    poolsToAsk: interpreted.pools,
     poolStatus: Object.fromEntries(poolStatus),
     decision,
   }

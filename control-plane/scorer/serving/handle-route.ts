@@ -10,15 +10,18 @@ import {
   parseOpenAiRequest,
   type RequestKind,
 } from '../../../shared/openai/openai-request.ts'
-import { evaluatePolicy } from '../../../shared/policy/evaluate-policy.ts'
+import { decidePolicy } from '../../../shared/policy/evaluate-policy.ts'
 import { heldLocalBy } from '../../../shared/policy/held-local-by.ts'
+import {
+  type InterpretedRequest,
+  interpretRequest,
+} from '../../../shared/policy/interpret-request.ts'
 import type {
   PolicyDecision,
   PolicyRequest,
   PoolStatus,
   UpstreamTarget,
 } from '../../../shared/policy/policy-decision.ts'
-import { poolsToAsk } from '../../../shared/policy/pools-to-ask.ts'
 import {
   decidedHeader,
   type RouteDecision,
@@ -120,11 +123,8 @@ export async function decideRoute(
   const call = await readRouteCall(context, kind, signed)
   const asked = new Map<string, PoolAttempt>()
   const statuses = new Map<string, PoolStatus>()
-  await askPools(context, call, asked, statuses)
-  const decision = evaluatePolicy(call.snapshot, {
-    request: call.facts,
-    poolStatus: (id) => statuses.get(id),
-  })
+  const interpreted = await askPools(context, call, asked, statuses)
+  const decision = decidePolicy(interpreted, (id) => statuses.get(id))
   return { call, decision, asked }
 }
 
@@ -173,16 +173,18 @@ async function readRouteCall(
  * Prepares and looks up the request on every pool its decision may depend on that this
  * scorer serves, and takes each pool's status for this prompt. The exact prompt length
  * (the largest over those pools) replaces the estimate; if that changes which pools matter,
- * the new ones are asked too, once.
+ * the new ones are asked too, once. Returns the rules' reading of the request as it then
+ * stands (read again only when the count changed), for the decision.
  */
 async function askPools(
   context: RouteHandlerContext,
   call: RouteCall,
   asked: Map<string, PoolAttempt>,
   statuses: Map<string, PoolStatus>,
-): Promise<void> {
+): Promise<InterpretedRequest> {
+  let interpreted = interpretRequest(call.snapshot, call.facts)
   for (let round = 0; round < 2; round++) {
-    const ids = poolsToAsk(call.snapshot, call.facts).filter((id) => !asked.has(id))
+    const ids = interpreted.pools.filter((id) => !asked.has(id))
     for (const id of ids) {
       const runtime = runtimeOf(context, call.snapshot, id)
       if (!runtime) continue
@@ -216,13 +218,18 @@ async function askPools(
         predictedTtftMs: pod === null ? null : (route.predictedTtftMs.get(pod) ?? null),
       })
     }
-    if (ids.length === 0 || asked.size === 0) return
+    if (ids.length === 0 || asked.size === 0) return interpreted
     // A pool's count is its pods' prompt, tool definitions included (its chat template
     // renders them, as vLLM's does); a pool without its tokenizer has the edge's estimate,
     // which counts them too (estimateRequestPromptTokens).
     const counts = [...asked.values()].map(({ prepared }) => prepared.request.routing.promptTokens)
-    call.facts.promptTokens = Math.max(...counts)
+    const promptTokens = Math.max(...counts)
+    if (promptTokens !== call.facts.promptTokens) {
+      call.facts = { ...call.facts, promptTokens }
+      interpreted = interpretRequest(call.snapshot, call.facts)
+    }
   }
+  return interpreted
 }
 
 /** The request prepared for the attempt's pool and model: the asked one, or prepared now. */

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { evaluatePolicy } from '../../../shared/policy/evaluate-policy.ts'
 import { heldLocalBy } from '../../../shared/policy/held-local-by.ts'
+import { interpretRequest } from '../../../shared/policy/interpret-request.ts'
 import { policyBundleOf } from '../../../shared/policy/policy-bundle.ts'
 import type { PoolStatus } from '../../../shared/policy/policy-decision.ts'
-import { poolsToAsk } from '../../../shared/policy/pools-to-ask.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
 import { exampleSnapshot } from './example-snapshot.ts'
 
@@ -54,7 +54,9 @@ describe('policyBundleOf', () => {
       const input = { request, poolStatus: (id: string) => status.get(id) }
       const decision = evaluatePolicy(snapshot, input)
       expect(evaluatePolicy(bundle, input)).toEqual(decision)
-      expect(poolsToAsk(bundle, request)).toEqual(poolsToAsk(snapshot, request))
+      expect(interpretRequest(bundle, request).pools).toEqual(
+        interpretRequest(snapshot, request).pools,
+      )
       const policy = decision.policy
       expect(heldLocalBy(bundle, policy, request.labels, request.detectorFailed)).toEqual(
         heldLocalBy(snapshot, policy, request.labels, request.detectorFailed),

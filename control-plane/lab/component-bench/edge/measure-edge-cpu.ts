@@ -3,7 +3,7 @@ import type { ConfigSnapshot } from '../../../../shared/config/config-snapshot.t
 import { estimatePromptTokens } from '../../../../shared/openai/estimate-prompt-tokens.ts'
 import { detectPii } from '../../../../shared/pii/detect-pii.ts'
 import { evaluatePolicy } from '../../../../shared/policy/evaluate-policy.ts'
-import { poolsToAsk } from '../../../../shared/policy/pools-to-ask.ts'
+import { interpretRequest } from '../../../../shared/policy/interpret-request.ts'
 import { createMemoryQuotaStore } from '../../../../shared/quota/memory-quota-store.ts'
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
 import { mintApiKey, sha256HexOf } from '../../../../shared/tenancy/api-key.ts'
@@ -201,7 +201,7 @@ export async function measureEdgeCpu(options: {
     requests: options.requests,
     request: summarize(request),
     cpuPerRequestMs: (cpu.user + cpu.system) / 1000 / options.requests,
-    statusPools: poolsToAsk(snapshot, policyRequest).length,
+    statusPools: interpretRequest(snapshot, policyRequest).pools.length,
     scorerCallsPerRequest,
     auth: await time(() => resolveTenant(snapshot, key.key)),
     quota: await time(() =>

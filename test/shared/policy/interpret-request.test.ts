@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
-import { poolsToAsk } from '../../../shared/policy/pools-to-ask.ts'
+import { decidePolicy, evaluatePolicy } from '../../../shared/policy/evaluate-policy.ts'
+import { interpretRequest } from '../../../shared/policy/interpret-request.ts'
+import type { PoolStatus } from '../../../shared/policy/policy-decision.ts'
 import { exampleSnapshot, request } from './example-snapshot.ts'
 
 let snapshot: ConfigSnapshot
@@ -8,7 +10,7 @@ beforeAll(async () => {
   snapshot = await exampleSnapshot()
 })
 
-describe('poolsToAsk', () => {
+describe('the pools a reading of the request asks', () => {
   const cases: [string, Parameters<typeof request>, string[]][] = [
     [
       'preferCheaper compares both pools',
@@ -48,7 +50,7 @@ describe('poolsToAsk', () => {
     ['an unknown tenant needs nothing', ['nobody', 'qwen3-8b'], []],
   ]
   it.each(cases)('%s', (_name, args, expected) => {
-    expect(poolsToAsk(snapshot, request(...args))).toEqual(expected)
+    expect(interpretRequest(snapshot, request(...args)).pools).toEqual(expected)
   })
 
   it('follows both paths from a rule with a pool condition', async () => {
@@ -64,6 +66,54 @@ describe('poolsToAsk', () => {
         action: { rewriteModel: { model: 'qwen3-8b' } },
       })
     })
-    expect(poolsToAsk(conditional, request('hooli', 'gpt-4o'))).toEqual(['kinference/qwen-27b'])
+    expect(interpretRequest(conditional, request('hooli', 'gpt-4o')).pools).toEqual([
+      'kinference/qwen-27b',
+    ])
+  })
+})
+
+describe('deciding on a reading', () => {
+  const busy: PoolStatus = { saturation: 1.2, saturated: true, predictedTtftMs: 900 }
+
+  it('decides as evaluatePolicy does, whatever the pools report', () => {
+    for (const args of [
+      ['acme-support', 'chat'],
+      ['globex', 'qwen3.8-27b-fp8'],
+      ['initech-health', 'qwen3.8-27b-fp8', { labels: ['pii'] }],
+      ['umbrella-analytics', 'qwen3.8-27b-fp8', { labels: ['batch'] }],
+      ['hooli', 'gpt-4o'],
+      ['nobody', 'qwen3-8b'],
+    ] as Parameters<typeof request>[]) {
+      for (const status of [() => undefined, () => busy]) {
+        const asked = request(...args)
+        expect(decidePolicy(interpretRequest(snapshot, asked), status)).toEqual(
+          evaluatePolicy(snapshot, { request: asked, poolStatus: status }),
+        )
+      }
+    }
+  })
+
+  it('takes the request conditions from the reading instead of testing them again', () => {
+    const interpreted = interpretRequest(snapshot, request('globex', 'qwen3.8-27b-fp8'))
+    const tested: [number, string][] = []
+    const decision = decidePolicy(
+      {
+        ...interpreted,
+        requestConditions: (index, model) => {
+          tested.push([index, model])
+          return { holds: false, why: 'held back by the test' }
+        },
+      },
+      () => busy,
+    )
+    expect(decision).toMatchObject({ kind: 'reject', code: 'no_matching_rule' })
+    expect(tested.length).toBeGreaterThan(0)
+    expect(decision.trace.every((step) => step.why === 'held back by the test')).toBe(true)
+  })
+
+  it('tests each rule once per model however often it is asked', () => {
+    const interpreted = interpretRequest(snapshot, request('globex', 'qwen3.8-27b-fp8'))
+    const first = interpreted.requestConditions(0, 'qwen3.8-27b-fp8')
+    expect(interpreted.requestConditions(0, 'qwen3.8-27b-fp8')).toBe(first)
   })
 })
