@@ -1,14 +1,30 @@
-import type { RouteResult, RouterCore } from './router-core.ts'
-import type { RoutingContext, RoutingRequest } from './routing-strategy.ts'
+import { admissionWaitMs } from './pod-memory.ts'
+import type { PoolLookup } from './pool-request.ts'
+import type { RouteResult } from './route-result.ts'
+import type { RoutingRequest } from './routing-strategy.ts'
+import { ttftFeatures } from './ttft-model.ts'
+
+/** What a held request carries: how its owner learns that it was routed at last. */
+export interface HeldPayload {
+  released(route: RouteResult, nowMs: number, heldMs: number): void
+}
 
 /** A request the router keeps until its best pod can start it. */
 export interface HeldRequest<T> {
-  request: RoutingRequest
-  /** The index's answer when it arrived, by pod name. */
-  indexedBlocks: ReadonlyMap<string, number>
-  exclude: ReadonlySet<string>
+  /** The request and the index's answer when it arrived, by pod name. */
+  lookup: PoolLookup
   sinceMs: number
   payload: T
+}
+
+/** A request offered: dispatched at once, or held (the ticket withdraws it). */
+export type Offer<T> =
+  | { kind: 'routed'; route: RouteResult }
+  | { kind: 'held'; ticket: HeldRequest<T> }
+
+/** What the queue asks of the router (PoolRouter): the strategy's choice now, nothing dispatched. */
+export interface HoldingRouter {
+  score(lookup: PoolLookup, nowMs: number): RouteResult
 }
 
 export interface AdmissionQueueOptions {
@@ -20,6 +36,20 @@ export interface AdmissionQueueOptions {
   maxHeld: number
   /** A release stops routing held requests after this many in a row stay held. */
   scanLimit: number
+  /** The pods' per-step token budget (max_num_batched_tokens). */
+  stepBudget: number
+}
+
+/** The held requests as their owners see them (PoolRouter.held). */
+export interface HeldQueue<T> {
+  /** Late binding is on: requests may be held. */
+  readonly enabled: boolean
+  /** Requests held now. */
+  readonly size: number
+  /** Requests held at least once so far. */
+  readonly total: number
+  remove(entry: HeldRequest<T>): boolean
+  drain(): HeldRequest<T>[]
 }
 
 /**
@@ -30,15 +60,14 @@ export interface AdmissionQueueOptions {
  * again, in arrival order, whenever something changes: a first token, an answer, fresh
  * metrics. It then goes wherever is best at that moment, usually the pod it waited for.
  */
-export class AdmissionQueue<T> {
-  private readonly core: RouterCore
+export class AdmissionQueue<T> implements HeldQueue<T> {
+  private readonly router: HoldingRouter
   private readonly options: AdmissionQueueOptions
   private held: HeldRequest<T>[] = []
-  /** Requests held at least once so far. */
-  heldTotal = 0
+  total = 0
 
-  constructor(core: RouterCore, options: AdmissionQueueOptions) {
-    this.core = core
+  constructor(router: HoldingRouter, options: AdmissionQueueOptions) {
+    this.router = router
     this.options = options
   }
 
@@ -47,28 +76,26 @@ export class AdmissionQueue<T> {
     return this.options.enabled
   }
 
+  /** Requests held now. */
   get size(): number {
     return this.held.length
   }
 
   /** Routes `entry` now (the result, with a pod or none), or holds it (null). */
-  offer(entry: HeldRequest<T>, context: RoutingContext): RouteResult | null {
-    const route = this.core.route(entry.request, entry.indexedBlocks, context, entry.exclude)
-    if (!this.shouldHold(entry, route, context)) return route
+  offer(entry: HeldRequest<T>, nowMs: number): RouteResult | null {
+    const route = this.router.score(entry.lookup, nowMs)
+    if (!this.shouldHold(entry, route, nowMs)) return route
     this.held.push(entry)
-    this.heldTotal++
+    this.total++
     return null
   }
 
   /**
    * Routes every held request again, oldest first, and hands those that can go now to
-   * `dispatch`, which must record the dispatch on the core before returning (so the next
-   * one sees the load it adds).
+   * `dispatch`, which must record the dispatch on the router before returning (so the
+   * next one sees the load it adds).
    */
-  release(
-    context: RoutingContext,
-    dispatch: (entry: HeldRequest<T>, route: RouteResult) => void,
-  ): void {
+  release(nowMs: number, dispatch: (entry: HeldRequest<T>, route: RouteResult) => void): void {
     if (this.held.length === 0) return
     const waiting = this.held
     this.held = []
@@ -76,12 +103,12 @@ export class AdmissionQueue<T> {
     // either: they wait for the next change rather than cost a routing each.
     let stillHeld = 0
     for (const entry of waiting) {
-      if (stillHeld >= this.options.scanLimit && !this.expired(entry, context)) {
+      if (stillHeld >= this.options.scanLimit && !this.expired(entry, nowMs)) {
         this.held.push(entry)
         continue
       }
-      const route = this.core.route(entry.request, entry.indexedBlocks, context, entry.exclude)
-      if (this.shouldHold(entry, route, context)) {
+      const route = this.router.score(entry.lookup, nowMs)
+      if (this.shouldHold(entry, route, nowMs)) {
         this.held.push(entry)
         stillHeld++
       } else {
@@ -91,7 +118,19 @@ export class AdmissionQueue<T> {
     }
   }
 
-  /** Takes `entry` out (its client left); false when it is no longer held. */
+  /**
+   * Whether `pod` would start `request` about now: KV room for its uncached tokens after
+   * the requests ahead of it, and under two steps of prefill queued there.
+   */
+  canStart(request: RoutingRequest, route: RouteResult, pod: string): boolean {
+    const candidate = route.candidates.find((c) => c.name === pod)
+    if (!candidate) return true
+    const { stepBudget } = this.options
+    const features = ttftFeatures(request, candidate, stepBudget)
+    if (candidate.load.pendingPrefillTokens >= 2 * stepBudget) return false
+    return !candidate.memory || admissionWaitMs(candidate.memory, features.uncachedTokens) === 0
+  }
+
   remove(entry: HeldRequest<T>): boolean {
     const at = this.held.indexOf(entry)
     if (at < 0) return false
@@ -99,22 +138,21 @@ export class AdmissionQueue<T> {
     return true
   }
 
-  /** Everything held, removed (shutdown): the caller answers them. */
   drain(): HeldRequest<T>[] {
     const all = this.held
     this.held = []
     return all
   }
 
-  private expired(entry: HeldRequest<T>, context: RoutingContext): boolean {
-    return context.nowMs - entry.sinceMs >= this.options.maxHoldMs
+  private expired(entry: HeldRequest<T>, nowMs: number): boolean {
+    return nowMs - entry.sinceMs >= this.options.maxHoldMs
   }
 
-  private shouldHold(entry: HeldRequest<T>, route: RouteResult, context: RoutingContext): boolean {
+  private shouldHold(entry: HeldRequest<T>, route: RouteResult, nowMs: number): boolean {
     const pod = route.decision.pod
     if (!this.options.enabled || pod === null) return false
-    if (this.expired(entry, context)) return false
+    if (this.expired(entry, nowMs)) return false
     if (this.held.length >= this.options.maxHeld) return false
-    return !this.core.canStart(entry.request, route, pod)
+    return !this.canStart(entry.lookup.request.routing, route, pod)
   }
 }

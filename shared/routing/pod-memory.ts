@@ -1,27 +1,4 @@
-import type { PodLoad, StepCost } from './routing-strategy.ts'
-
-/**
- * A pod's KV memory as the router sees it. vLLM admits a waiting request only when the
- * blocks for its uncached tokens are free (cached blocks nobody references count as
- * free); when they are not, the request waits for running ones to finish, however little
- * prefill it needs. That wait, not prefill, is what a loaded pod's queue is made of.
- */
-export interface PodMemory {
-  /** KV-cache tokens of the pod (num_gpu_blocks × block_size). */
-  capacityTokens: number
-  /** Tokens referenced by running requests, plus those sent since the pod last said. */
-  usedTokens: number
-  /** Uncached tokens of requests sent and not yet answered, which come first (FCFS). */
-  pendingTokens: number
-  /** Time of one decode step on the pod now (its batch's KV reads included). */
-  stepMs: number
-  /**
-   * Requests decoding on the pod, as [steps left, tokens they free], soonest first; steps
-   * left assume they run to max_tokens (an upper bound: a stop ends them sooner). A
-   * function: only a pod short of memory needs it.
-   */
-  releases(): readonly (readonly [steps: number, tokens: number])[]
-}
+import type { PodLoad, PodMemory, StepCost } from './routing-strategy.ts'
 
 /** What the memory outlook reads of a request in flight on the pod. */
 export interface RequestInFlight {

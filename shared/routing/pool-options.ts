@@ -1,12 +1,48 @@
 import type { InferencePoolSpec } from '../crd/inference-pool.ts'
 import { gpuProfiles, numGpuBlocks } from '../gpu/gpu-profile.ts'
 import { createStepCostModel } from '../gpu/step-cost-model.ts'
+import type { KvIndex } from '../kv-index/kv-index.ts'
 import type { AdmissionQueueOptions } from './admission-queue.ts'
-import type { RouterCoreOptions } from './router-core.ts'
-import type { StepCost, TtftModel } from './routing-strategy.ts'
+import type { RoutedPodSettings } from './routed-pod.ts'
+import type { RoutingStrategy, StepCost, TtftModel } from './routing-strategy.ts'
 import { KinferenceParameters } from './strategies/create-kinference-strategy.ts'
 import { createRoutingStrategy } from './strategies/create-routing-strategy.ts'
 import type { StrategyRegistry } from './strategies/define-strategy.ts'
+
+export interface PoolRouterOptions {
+  name: string
+  spec: InferencePoolSpec
+  /** The KV index (shared with other pools and scorer replicas). */
+  index: KvIndex
+  /** Tie-breaks and exploration: Math.random in the scorer, seeded in simulations. */
+  random: () => number
+  /**
+   * The index's clock, for speculative entries' expiry and lookups: wall time in the scorer
+   * (replicas share the index), virtual time in simulations.
+   */
+  indexNowMs: () => number
+  /** A speculative entry could not be written (the request goes on without it). */
+  onError: (message: string) => void
+  /** Where the spec's routing strategy is found: the built-ins unless given. */
+  strategies?: StrategyRegistry
+  /** What the router runs with: what the spec says (routerSettings) unless given. */
+  settings?: RouterSettings
+}
+
+/**
+ * What a pool's router runs with: its strategy, its TTFT model's start and fit, how its
+ * pods are judged, its late binding.
+ */
+export interface RouterSettings extends RoutedPodSettings {
+  strategy: RoutingStrategy
+  /** The pods' per-step token budget (max_num_batched_tokens). */
+  stepBudget: number
+  /** The pool's TTFT model before any answer (from the GPU profile or the pool's overrides). */
+  prior: TtftModel
+  onlineCalibration: boolean
+  forgettingFactor: number
+  admission: AdmissionQueueOptions
+}
 
 /**
  * The kinference parameters of a pool, defaults applied by their schema: the block is
@@ -78,13 +114,13 @@ export function kvCapacityOf(spec: InferencePoolSpec): number | null {
 const unhealthyCooldownMs = 5_000
 
 /**
- * The routing core of a pool: its strategy (from `strategies`, the built-ins unless a
- * caller registers more), TTFT prior, memory and step cost.
+ * What the pool's spec says its router runs with: its strategy (from `strategies`, the
+ * built-ins unless a caller registers more), TTFT prior, memory and step cost.
  */
-export function routerCoreOptions(
+export function routerSettings(
   spec: InferencePoolSpec,
   strategies?: StrategyRegistry,
-): RouterCoreOptions {
+): RouterSettings {
   const kinference = kinferenceParametersOf(spec)
   const prior = ttftPrior(spec)
   return {
@@ -106,6 +142,7 @@ export function routerCoreOptions(
     unhealthyCooldownMs,
     kvCapacityTokens: kvCapacityOf(spec),
     stepCost: stepCostOf(spec),
+    admission: admissionQueueOptions(spec),
   }
 }
 
@@ -125,5 +162,6 @@ export function admissionQueueOptions(spec: InferencePoolSpec): AdmissionQueueOp
     maxHoldMs: kinferenceParametersOf(spec).maxHoldMs,
     maxHeld,
     scanLimit,
+    stepBudget: spec.scheduler.maxNumBatchedTokens,
   }
 }

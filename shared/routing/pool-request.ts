@@ -3,8 +3,11 @@ import { type BlockKeyChain, computeBlockKeys } from '../kv-index/block-keys.ts'
 import { type MmPlacement, mmBlockExtras } from '../kv-index/mm-block-extras.ts'
 import type { RoutingRequest } from './routing-strategy.ts'
 
-/** A served model of the pool, as a request names it (the model itself or a LoRA adapter). */
-export interface ServedModel {
+/**
+ * A served model of the pool (the spec's ServedModel) as a request names it: the model
+ * itself or one of its LoRA adapters.
+ */
+export interface ResolvedModel {
   /** The model whose tokenizer and chat template apply. */
   baseModel: string
   /** The adapter, when the request named one. */
@@ -33,8 +36,14 @@ export interface PoolRequest {
   keys: BlockKeyChain
 }
 
+/** The index's answer for one request, by pod name: positions never carry meaning. */
+export interface PoolLookup {
+  request: PoolRequest
+  blocks: ReadonlyMap<string, number>
+}
+
 /** The served model `model` names in `spec`, or null when the pool does not serve it. */
-export function servedModel(spec: InferencePoolSpec, model: string): ServedModel | null {
+export function resolveModel(spec: InferencePoolSpec, model: string): ResolvedModel | null {
   for (const served of spec.models) {
     if (served.name === model || served.loraAdapters?.includes(model)) {
       return {
@@ -57,7 +66,7 @@ export function servedModel(spec: InferencePoolSpec, model: string): ServedModel
  */
 export function poolRequest(
   input: PoolRequestInput,
-  served: ServedModel | null,
+  served: ResolvedModel | null,
   blockSize: number,
   usesPromptText: boolean,
 ): PoolRequest {

@@ -1,112 +1,94 @@
 import type { InferencePoolSpec } from '../crd/inference-pool.ts'
-import type { KvIndex } from '../kv-index/kv-index.ts'
-import { AdmissionQueue, type HeldRequest } from './admission-queue.ts'
-import { admissionQueueOptions, kinferenceParametersOf, routerCoreOptions } from './pool-options.ts'
 import {
+  AdmissionQueue,
+  type HeldPayload,
+  type HeldQueue,
+  type HeldRequest,
+  type Offer,
+} from './admission-queue.ts'
+import {
+  kinferenceParametersOf,
+  type PoolRouterOptions,
+  type RouterSettings,
+  routerSettings,
+} from './pool-options.ts'
+import {
+  type PoolLookup,
   type PoolRequest,
   type PoolRequestInput,
   poolRequest,
-  type ServedModel,
-  servedModel,
+  type ResolvedModel,
+  resolveModel,
 } from './pool-request.ts'
 import { type PoolSaturation, poolSaturation } from './pool-saturation.ts'
-import { type RouteResult, RouterCore } from './router-core.ts'
+import { chooseRoute, type RouteResult } from './route-result.ts'
+import { type PodReport, RoutedPod } from './routed-pod.ts'
+import { type RoutedRequest, routedRequest } from './routed-request.ts'
 import type { PodMetricsView, RestoredPodView, RoutingContext } from './routing-strategy.ts'
-import type { StrategyRegistry } from './strategies/define-strategy.ts'
-import { cachedTokensOf } from './ttft-model.ts'
+import { cachedTokensOf, OnlineTtftModel } from './ttft-model.ts'
 
-export type { PoolRequest, PoolRequestInput, ServedModel }
-
-/** The index's answer for one request, by pod name: positions never carry meaning. */
-export interface PoolLookup {
-  request: PoolRequest
-  blocks: ReadonlyMap<string, number>
-}
-
-/** What a held request carries: how its owner learns that it was routed at last. */
-export interface HeldPayload {
-  released(route: RouteResult, nowMs: number, heldMs: number): void
-}
-
-export type Offer<T> =
-  | { kind: 'routed'; route: RouteResult }
-  | { kind: 'held'; ticket: HeldRequest<Held<T>> }
-
-interface Held<T> {
-  lookup: PoolLookup
-  payload: T
-}
-
-export interface PoolRouterOptions {
-  name: string
-  spec: InferencePoolSpec
-  /** The KV index (shared with other pools and scorer replicas). */
-  index: KvIndex
-  /** Tie-breaks and exploration: Math.random in the scorer, seeded in simulations. */
-  random: () => number
-  /**
-   * The index's clock, for speculative entries' expiry and lookups: wall time in the scorer
-   * (replicas share the index), virtual time in simulations.
-   */
-  indexNowMs: () => number
-  /** A speculative entry could not be written (the request goes on without it). */
-  onError: (message: string) => void
-  /** Where the spec's routing strategy is found: the built-ins unless given. */
-  strategies?: StrategyRegistry
-}
+// The public face of shared/routing: callers outside it import from this file only.
+export type { HeldPayload, HeldQueue, HeldRequest, Offer } from './admission-queue.ts'
+export type { PoolRouterOptions, RouterSettings } from './pool-options.ts'
+export type { PoolLookup, PoolRequest, PoolRequestInput, ResolvedModel } from './pool-request.ts'
+export type { PoolSaturation } from './pool-saturation.ts'
+export type { RouteResult } from './route-result.ts'
+export type { PodReport } from './routed-pod.ts'
+// The strategy interface: what a strategy is given and answers (all of routing-strategy.ts).
+export type * from './routing-strategy.ts'
 
 /**
  * One pool's routing, whoever drives it (the scorer, the discrete-event benchmark, the
- * estimate and admin APIs, the decision benchmark): prepare a request (block keys), look
- * it up once, score it, offer it (dispatched now or held by late binding), and follow it
- * (first token, progress, end). Dispatching counts the request's load on its pod and adds
- * its blocks there as speculative entries; a first token, an end, fresh metrics or a new
- * pod route held requests again. Pure: times are passed in, I/O goes through the index port.
+ * estimate and admin APIs, the decision benchmark): prepare a request (block keys), look it
+ * up once, score it (the pool's strategy among the pods, as this replica sees them: its own
+ * load there, their scraped metrics, the pool's online TTFT model, index trust and health),
+ * offer it (dispatched now or held by late binding), and follow it (first token, progress,
+ * end). Dispatching counts the request's load on its pod and adds its blocks there as
+ * speculative entries; a first token, an end, fresh metrics or a new pod route held
+ * requests again. Pure: times are passed in, I/O goes through the index port.
  */
 export class PoolRouter<T extends HeldPayload = HeldPayload> {
   readonly name: string
   readonly spec: InferencePoolSpec
-  private readonly options: PoolRouterOptions
-  private readonly core: RouterCore
-  private readonly queue: AdmissionQueue<Held<T>>
-  private readonly speculativeTtlMs: number
   /** Output tokens planned for a request that sets no limit (see KinferenceParameters). */
   readonly expectedOutputTokens: number
+  private readonly options: PoolRouterOptions
+  private readonly settings: RouterSettings
+  private readonly speculativeTtlMs: number
+  private readonly pods = new Map<string, RoutedPod>()
+  private readonly requests = new Map<string, RoutedRequest>()
+  /**
+   * One TTFT model for the pool, fitted from every pod's answers: the pods share a GPU
+   * profile, and a per-pod fit drifts where traffic is thin; a pod that looked slow once
+   * would get no traffic to show otherwise.
+   */
+  private readonly ttft: OnlineTtftModel
+  private readonly queue: AdmissionQueue<T>
+  /** Requests held by late binding: withdrawn when their clients leave, drained at shutdown. */
+  readonly held: HeldQueue<T>
   private learnedBlockSize: number | null = null
 
   constructor(options: PoolRouterOptions) {
     this.options = options
     this.name = options.name
     this.spec = options.spec
-    this.core = new RouterCore(routerCoreOptions(options.spec, options.strategies))
-    this.queue = new AdmissionQueue<Held<T>>(this.core, admissionQueueOptions(options.spec))
+    this.settings = options.settings ?? routerSettings(options.spec, options.strategies)
+    const { prior, forgettingFactor } = this.settings
+    this.ttft = new OnlineTtftModel({ prior, forgettingFactor })
+    this.queue = new AdmissionQueue<T>(this, this.settings.admission)
+    this.held = this.queue
     const kinference = kinferenceParametersOf(options.spec)
     this.speculativeTtlMs = kinference.speculativeTtlMs
     this.expectedOutputTokens = kinference.expectedOutputTokens
   }
 
   get strategy(): string {
-    return this.core.strategy.name
-  }
-
-  /** Late binding is on: requests may be held. */
-  get holds(): boolean {
-    return this.queue.enabled
-  }
-
-  /** Requests held now. */
-  get held(): number {
-    return this.queue.size
-  }
-
-  /** Requests held at least once since the start. */
-  get heldTotal(): number {
-    return this.queue.heldTotal
+    return this.settings.strategy.name
   }
 
   /** The served model a request names, or null when this pool does not serve it. */
-  served(model: string): ServedModel | null {
-    return servedModel(this.spec, model)
+  served(model: string): ResolvedModel | null {
+    return resolveModel(this.spec, model)
   }
 
   /**
@@ -129,20 +111,22 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
 
   /** The request keyed with the pool's block size (see poolRequest). */
   prepare(input: PoolRequestInput): PoolRequest {
-    const served = this.served(input.model)
-    return poolRequest(input, served, this.blockSize, this.core.strategy.usesPromptText === true)
+    const usesPromptText = this.settings.strategy.usesPromptText === true
+    return poolRequest(input, this.served(input.model), this.blockSize, usesPromptText)
   }
 
   /** One index round trip for every pod of the pool, answered by pod name. */
   async lookup(request: PoolRequest): Promise<PoolLookup> {
-    const pods = this.core.podNames()
+    const pods = this.podNames()
     const held = await this.options.index.lookup(request.keys, pods, this.options.indexNowMs())
     return { request, blocks: new Map(pods.map((pod, i) => [pod, held[i] ?? 0])) }
   }
 
   /** The strategy's choice now, nothing dispatched: estimates, admin lookups, benchmarks. */
   score(lookup: PoolLookup, nowMs: number, exclude?: ReadonlySet<string>): RouteResult {
-    return this.core.route(lookup.request.routing, lookup.blocks, this.context(nowMs), exclude)
+    const { strategy, stepBudget } = this.settings
+    const choice = { strategy, stepBudget, ttft: this.ttft }
+    return chooseRoute([...this.pods.values()], lookup, choice, this.context(nowMs), exclude)
   }
 
   /** How close the pool is to its limits for this request (see poolSaturation). */
@@ -160,16 +144,13 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
    * while that pod cannot start it; `route` reuses a score computed just now.
    */
   offer(lookup: PoolLookup, payload: T, nowMs: number, route?: RouteResult): Offer<T> {
-    if (!this.queue.enabled || (route && !this.mayHold(lookup, route)))
+    const pod = route?.decision.pod
+    const mayHold =
+      !route || (pod != null && !this.queue.canStart(lookup.request.routing, route, pod))
+    if (!this.queue.enabled || !mayHold)
       return { kind: 'routed', route: this.dispatchNow(lookup, nowMs, { route }) }
-    const ticket: HeldRequest<Held<T>> = {
-      request: lookup.request.routing,
-      indexedBlocks: lookup.blocks,
-      exclude: new Set(),
-      sinceMs: nowMs,
-      payload: { lookup, payload },
-    }
-    const routed = this.queue.offer(ticket, this.context(nowMs))
+    const ticket: HeldRequest<T> = { lookup, sinceMs: nowMs, payload }
+    const routed = this.queue.offer(ticket, nowMs)
     if (routed === null) return { kind: 'held', ticket }
     this.dispatch(lookup, routed, nowMs)
     return { kind: 'routed', route: routed }
@@ -186,110 +167,151 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     return route
   }
 
-  /** A held request whose client left: out of the queue; false when no longer held. */
-  withdraw(ticket: HeldRequest<Held<T>>): boolean {
-    return this.queue.remove(ticket)
-  }
-
-  /** Shutdown: every held request, out of the queue, for its owner to answer. */
-  drain(): { payload: T; sinceMs: number }[] {
-    return this.queue
-      .drain()
-      .map((entry) => ({ payload: entry.payload.payload, sinceMs: entry.sinceMs }))
-  }
-
   /** Routes the held requests again; those that can start now are dispatched, oldest first. */
   release(nowMs: number): void {
-    if (this.queue.size === 0) return
-    this.queue.release(this.context(nowMs), (entry, route) => {
-      this.dispatch(entry.payload.lookup, route, nowMs)
-      entry.payload.payload.released(route, nowMs, nowMs - entry.sinceMs)
+    this.queue.release(nowMs, (entry, route) => {
+      this.dispatch(entry.lookup, route, nowMs)
+      entry.payload.released(route, nowMs, nowMs - entry.sinceMs)
     })
   }
 
+  /** The first token went by: the TTFT is observed and the prefill leaves the queue. */
   firstToken(id: string, nowMs: number): void {
-    this.core.firstToken(id, nowMs)
+    const request = this.requests.get(id)
+    const pod = request && this.pods.get(request.pod)
+    if (request && pod && request.firstTokenAtMs === null) {
+      request.firstTokenAtMs = nowMs
+      pod.answered(request)
+      const ttftMs = nowMs - request.dispatchedAtMs - request.admissionWaitMs
+      if (this.settings.onlineCalibration && request.sawWholeQueue)
+        this.ttft.observe(request.work, ttftMs)
+      this.settings.strategy.onFirstToken?.(id)
+    }
     this.release(nowMs)
   }
 
+  /** Tokens generated so far (the KV footprint grows with them). */
   progress(id: string, generated: number): void {
-    this.core.progress(id, generated)
+    const request = this.requests.get(id)
+    const pod = request && this.pods.get(request.pod)
+    if (!request || !pod || generated <= request.generated) return
+    pod.progressed(generated - request.generated)
+    request.generated = generated
   }
 
-  /** The request ended; `reportedCachedTokens` as RouterCore.finished takes it. */
+  /**
+   * The request ended. `reportedCachedTokens` is the pod's usage.prompt_tokens_details
+   * .cached_tokens (0 when absent from a pod that reports it), or null when unknown.
+   */
   finished(id: string, nowMs: number, reportedCachedTokens: number | null): void {
-    this.core.finished(id, nowMs, reportedCachedTokens)
+    const request = this.requests.get(id)
+    if (request && reportedCachedTokens !== null)
+      this.pods.get(request.pod)?.observeCachedTokens(request, reportedCachedTokens)
+    if (request) this.ended(id, request)
     this.release(nowMs)
   }
 
+  /**
+   * The request failed; `podAtFault` leaves the pod out for the cool-down. Only a pod that
+   * cannot be reached (or says it cannot serve) is at fault: a failure of one request on a
+   * pod that answers (its error, its timeout) must not take the pod from everyone else.
+   */
   failed(id: string, nowMs: number, podAtFault: boolean): void {
-    this.core.failed(id, nowMs, podAtFault)
+    const request = this.requests.get(id)
+    if (request && podAtFault) this.pods.get(request.pod)?.markUnhealthy(nowMs)
+    if (request) this.ended(id, request)
     this.release(nowMs)
   }
 
   podNames(): string[] {
-    return this.core.podNames()
+    return [...this.pods.keys()]
   }
 
   /** A new pod: it may start what is held. */
-  addPod(name: string, nowMs: number, weight?: number): void {
-    this.core.addPod(name, weight)
+  addPod(name: string, nowMs: number, weight = 100): void {
+    if (!this.pods.has(name)) this.pods.set(name, new RoutedPod(name, weight, this.settings))
     this.release(nowMs)
   }
 
   /** A pod gone: its requests are forgotten; held requests go elsewhere when they can. */
   removePod(name: string, nowMs: number): void {
-    this.core.removePod(name)
+    if (this.pods.delete(name)) {
+      for (const [id, request] of this.requests) if (request.pod === name) this.requests.delete(id)
+      this.settings.strategy.onPodRemoved?.(name)
+    }
     this.release(nowMs)
   }
 
   setIndexReady(name: string, ready: boolean): void {
-    this.core.setIndexReady(name, ready)
+    this.pods.get(name)?.setIndexReady(ready)
   }
 
-  /** The pod answers (again) or does not (see RouterCore.setReachable). */
+  /** The pod answers (again) or does not (see RoutedPod.setReachable). */
   setReachable(name: string, reachable: boolean, nowMs: number): void {
-    this.core.setReachable(name, reachable)
+    this.pods.get(name)?.setReachable(reachable)
     // Held requests waiting for this pod may now go elsewhere, or to it.
     this.release(nowMs)
   }
 
-  /** A replica's reported view of the pod, read back (see RouterCore.restore). */
+  /** A replica's reported view, read back: the pod's trust and health, the pool's TTFT model. */
   restore(name: string, view: RestoredPodView, nowMs: number): void {
-    this.core.restore(name, view, nowMs)
+    const pod = this.pods.get(name)
+    if (!pod) return
+    pod.restore(view, nowMs)
+    if (view.ttft.observations > this.ttft.observations)
+      this.ttft.restore(view.ttft, view.ttft.observations)
   }
 
-  /** Fresh metrics of a pod; they may show room for what is held. */
+  /** Fresh metrics of a pod (capacity from vllm:cache_config_info when known): room for what is held. */
   updateMetrics(
     name: string,
     view: Omit<PodMetricsView, 'ageMs'>,
     nowMs: number,
     kvCapacityTokens: number | null = null,
   ): void {
-    this.core.updateMetrics(name, view, nowMs, kvCapacityTokens)
+    this.pods.get(name)?.updateMetrics(view, nowMs, kvCapacityTokens)
     this.release(nowMs)
   }
 
-  podReports(nowMs: number) {
-    return this.core.podReports(nowMs)
+  /** Everything the admin API shows about the pods. */
+  podReports(nowMs: number): PodReport[] {
+    return [...this.pods.values()].map((pod) =>
+      pod.report(nowMs, { ...this.ttft.model, observations: this.ttft.observations }),
+    )
   }
 
-  private mayHold(lookup: PoolLookup, route: RouteResult): boolean {
-    const pod = route.decision.pod
-    return pod !== null && !this.core.canStart(lookup.request.routing, route, pod)
-  }
-
+  /**
+   * Counts the request's load on its pod until its first token and its end, lets strategies
+   * that learn from their own decisions (GIE's and SGLang's prefixes) or keep their own
+   * accounts (Dynamo's active blocks) follow it, and adds its blocks there as speculative
+   * entries.
+   */
   private dispatch(lookup: PoolLookup, route: RouteResult, nowMs: number): void {
-    const pod = route.decision.pod
-    if (pod === null) return
+    const name = route.decision.pod
+    if (name === null) return
     const { routing, keys } = lookup.request
-    this.core.dispatched(routing, pod, route, this.context(nowMs))
+    const pod = this.pods.get(name)
+    const candidate = route.candidates.find((c) => c.name === name)
+    if (pod && candidate) {
+      this.settings.strategy.onRouted?.(routing, name, this.context(nowMs), candidate)
+      const indexed = route.indexedBlocks.get(name) ?? 0
+      const request = routedRequest(routing, candidate, indexed, this.settings.stepBudget, nowMs)
+      this.requests.set(routing.id, request)
+      pod.started(request)
+    }
     const expiresAtMs = this.options.indexNowMs() + this.speculativeTtlMs
     this.options.index
-      .addSpeculative(pod, keys, keys.length / 2, expiresAtMs)
+      .addSpeculative(name, keys, keys.length / 2, expiresAtMs)
       .catch((error: unknown) =>
-        this.options.onError(`speculative entry for ${pod} failed: ${(error as Error).message}`),
+        this.options.onError(`speculative entry for ${name} failed: ${(error as Error).message}`),
       )
+  }
+
+  /** The request finished or failed: nothing of it is active on its pod any more. */
+  private ended(id: string, request: RoutedRequest): void {
+    this.requests.delete(id)
+    this.settings.strategy.onReleased?.(id)
+    this.pods.get(request.pod)?.ended(request)
   }
 
   private context(nowMs: number): RoutingContext {

@@ -1,5 +1,5 @@
 import type { InferencePoolSpec } from '../crd/inference-pool.ts'
-import type { RouteResult } from './router-core.ts'
+import type { RouteResult } from './route-result.ts'
 
 export interface PoolSaturation {
   /**

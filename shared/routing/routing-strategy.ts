@@ -1,5 +1,4 @@
 import type { BlockKeyChain } from '../kv-index/block-keys.ts'
-import type { PodMemory } from './pod-memory.ts'
 
 /** How far a pod's index entries can be believed (verified against reported cached tokens). */
 export type IndexTrust = 'precise' | 'approximate' | 'load-only'
@@ -48,13 +47,37 @@ export interface TtftModel {
   msPerToken: number
 }
 
-/** What RouterCore.restore takes: a pod's state as a replica's report gave it. */
+/** What PoolRouter.restore takes: a pod's state as a replica's report gave it. */
 export interface RestoredPodView {
   healthy: boolean
   trust: IndexTrust
   drift: number
   observations: number
   ttft: TtftModel & { observations: number }
+}
+
+/**
+ * A pod's KV memory as the router sees it. vLLM admits a waiting request only when the
+ * blocks for its uncached tokens are free (cached blocks nobody references count as
+ * free); when they are not, the request waits for running ones to finish, however little
+ * prefill it needs. That wait, not prefill, is what a loaded pod's queue is made of. Built
+ * by memoryOutlook (pod-memory.ts).
+ */
+export interface PodMemory {
+  /** KV-cache tokens of the pod (num_gpu_blocks × block_size). */
+  capacityTokens: number
+  /** Tokens referenced by running requests, plus those sent since the pod last said. */
+  usedTokens: number
+  /** Uncached tokens of requests sent and not yet answered, which come first (FCFS). */
+  pendingTokens: number
+  /** Time of one decode step on the pod now (its batch's KV reads included). */
+  stepMs: number
+  /**
+   * Requests decoding on the pod, as [steps left, tokens they free], soonest first; steps
+   * left assume they run to max_tokens (an upper bound: a stop ends them sooner). A
+   * function: only a pod short of memory needs it.
+   */
+  releases(): readonly (readonly [steps: number, tokens: number])[]
 }
 
 export interface PodCandidate {

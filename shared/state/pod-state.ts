@@ -41,7 +41,7 @@ export const PodView = z.strictObject({
   /** This replica's own requests there, and those of them before their first token. */
   inFlight: Count,
   pending: Count,
-  /** The pool's fitted TTFT model as this replica has it (one per pool, see RouterCore). */
+  /** The pool's fitted TTFT model as this replica has it (one per pool, see PoolRouter). */
   ttft: z.strictObject({ overheadMs: z.number(), msPerToken: z.number(), observations: Count }),
   events: PodEventsView.nullable(),
 })

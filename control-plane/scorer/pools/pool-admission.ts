@@ -1,6 +1,10 @@
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import type { HeldPayload, PoolLookup, PoolRouter } from '../../../shared/routing/pool-router.ts'
-import type { RouteResult } from '../../../shared/routing/router-core.ts'
+import type {
+  HeldPayload,
+  PoolLookup,
+  PoolRouter,
+  RouteResult,
+} from '../../../shared/routing/pool-router.ts'
 
 /** A request routed by late binding: its route (pod null: none) and how long it was held. */
 export interface Admitted {
@@ -52,14 +56,14 @@ export class PoolAdmission {
 
   constructor(options: PoolAdmissionOptions) {
     this.options = options
-    this.timer = options.router.holds
+    this.timer = options.router.held.enabled
       ? setInterval(() => this.release(), options.releaseEveryMs ?? defaultReleaseEveryMs).unref()
       : null
   }
 
   /** Late binding is on for the pool. */
   get enabled(): boolean {
-    return this.options.router.holds
+    return this.options.router.held.enabled
   }
 
   /** Requests held now whose clients are still there. */
@@ -69,7 +73,7 @@ export class PoolAdmission {
 
   /** Requests held at least once since the start. */
   get heldTotal(): number {
-    return this.options.router.heldTotal
+    return this.options.router.held.total
   }
 
   /**
@@ -103,7 +107,7 @@ export class PoolAdmission {
     options.signal.addEventListener(
       'abort',
       () => {
-        if (waiter.settled || !this.options.router.withdraw(offer.ticket)) return
+        if (waiter.settled || !this.options.router.held.remove(offer.ticket)) return
         waiter.settled = true
         this.live--
         this.options.onHoldEnd?.(performance.now() - offer.ticket.sinceMs, 'client-gone')
@@ -128,7 +132,7 @@ export class PoolAdmission {
     if (this.timer) clearInterval(this.timer)
     const answered: Promise<unknown>[] = []
     const now = performance.now()
-    for (const { payload: waiter, sinceMs } of this.options.router.drain()) {
+    for (const { payload: waiter, sinceMs } of this.options.router.held.drain()) {
       if (waiter.settled) continue
       waiter.settled = true
       this.live--

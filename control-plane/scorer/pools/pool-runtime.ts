@@ -6,7 +6,7 @@ import {
   type PoolLookup,
   type PoolRequest,
   PoolRouter,
-  type ServedModel,
+  type ResolvedModel,
 } from '../../../shared/routing/pool-router.ts'
 import type { PoolCondition } from '../../../shared/state/pool-state.ts'
 import type { PodFeedSource } from '../../kv-feeds/pod-feed.ts'
@@ -126,7 +126,7 @@ export class PoolRuntime {
    * The served model (or LoRA adapter) `model`, and the tokenizer of its base model: null
    * when it cannot be loaded, and the pool routes that model on load alone.
    */
-  serves(model: string): { model: ServedModel; tokenizer: Tokenizer | null } | null {
+  serves(model: string): { model: ResolvedModel; tokenizer: Tokenizer | null } | null {
     const served = this.router.served(model)
     return (
       served && { model: served, tokenizer: this.options.tokenizers.tokenizer(served.tokenizer) }

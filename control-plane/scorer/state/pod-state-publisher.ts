@@ -1,4 +1,5 @@
 import type { KvIndex } from '../../../shared/kv-index/kv-index.ts'
+import type { PodReport } from '../../../shared/routing/pool-router.ts'
 import type { PodView, ReplicaPodViews } from '../../../shared/state/pod-state.ts'
 import type { StateStore } from '../../../shared/state/state-store.ts'
 import type { PoolRuntime } from '../pools/pool-runtime.ts'
@@ -76,8 +77,6 @@ export async function replicaPodViews(
   const poolViews = pools.map((pool) => ({ pool: pool.id, conditions: pool.conditions(wallMs) }))
   return { replica, writtenAtMs: wallMs, pods, pools: poolViews }
 }
-
-type PodReport = ReturnType<PoolRuntime['router']['podReports']>[number]
 
 function podViewOf(
   pool: PoolRuntime,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { admissionWaitMs, type PodMemory } from '../../../shared/routing/pod-memory.ts'
+import { admissionWaitMs } from '../../../shared/routing/pod-memory.ts'
+import type { PodMemory } from '../../../shared/routing/routing-strategy.ts'
 
 const memory = (overrides: Partial<PodMemory> = {}): PodMemory => ({
   capacityTokens: 10_000,

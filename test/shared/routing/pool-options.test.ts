@@ -5,7 +5,7 @@ import {
   admissionQueueOptions,
   kinferenceParametersOf,
   kvCapacityOf,
-  routerCoreOptions,
+  routerSettings,
   stepCostOf,
   ttftPrior,
 } from '../../../shared/routing/pool-options.ts'
@@ -25,9 +25,10 @@ describe('pool options', () => {
     const roundRobin = spec({ routing: { strategy: 'round-robin' } })
     expect(kinferenceParametersOf(roundRobin)).toEqual(KinferenceParameters.parse({}))
     expect(admissionQueueOptions(roundRobin).enabled).toBe(false)
-    expect(routerCoreOptions(roundRobin).strategy.name).toBe('round-robin')
+    expect(routerSettings(roundRobin).strategy.name).toBe('round-robin')
     const holding = spec({ routing: { kinference: { lateBinding: true, maxHoldMs: 1_234 } } })
     expect(admissionQueueOptions(holding)).toMatchObject({ enabled: true, maxHoldMs: 1_234 })
+    expect(routerSettings(holding).admission).toEqual(admissionQueueOptions(holding))
   })
 
   it('derives the TTFT prior, step cost and KV capacity from the GPU profile', () => {

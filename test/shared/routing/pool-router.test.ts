@@ -3,8 +3,11 @@ import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import type { KvIndex } from '../../../shared/kv-index/kv-index.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import { type HeldPayload, PoolRouter } from '../../../shared/routing/pool-router.ts'
-import type { RouteResult } from '../../../shared/routing/router-core.ts'
+import {
+  type HeldPayload,
+  PoolRouter,
+  type RouteResult,
+} from '../../../shared/routing/pool-router.ts'
 
 const spec = (lateBinding = false) =>
   InferencePoolSpec.parse({
@@ -145,10 +148,10 @@ describe('PoolRouter', () => {
     const waiter = held()
     const offer = router.offer(await router.lookup(request('t', prompt(4))), waiter, 1)
     expect(offer.kind).toBe('held')
-    expect(router.held).toBe(1)
+    expect(router.held.size).toBe(1)
     router.removePod('a', 2)
     for (const i of [0, 1, 2]) router.firstToken(`f${i}`, 3)
-    expect(router.held).toBe(0)
+    expect(router.held.size).toBe(0)
     expect(waiter.routes).toHaveLength(1)
     const route = waiter.routes[0] as RouteResult
     expect(route.indexedBlocks.get('b')).toBe(40)
@@ -162,10 +165,10 @@ describe('PoolRouter', () => {
     const gone = router.offer(await router.lookup(request('gone', prompt(30))), held(), 1)
     const kept = router.offer(await router.lookup(request('kept', prompt(31))), held(), 1)
     if (gone.kind !== 'held' || kept.kind !== 'held') throw new Error('expected both held')
-    expect(router.withdraw(gone.ticket)).toBe(true)
-    expect(router.withdraw(gone.ticket)).toBe(false)
-    expect(router.drain().map((entry) => entry.sinceMs)).toEqual([1])
-    expect(router.held).toBe(0)
+    expect(router.held.remove(gone.ticket)).toBe(true)
+    expect(router.held.remove(gone.ticket)).toBe(false)
+    expect(router.held.drain().map((entry) => entry.sinceMs)).toEqual([1])
+    expect(router.held.size).toBe(0)
     const inFlight = router.podReports(2).reduce((sum, pod) => sum + pod.load.inFlight, 0)
     expect(inFlight).toBe(3)
   })

@@ -2,8 +2,11 @@ import type { InferencePoolSpec } from '../../../../shared/crd/inference-pool.ts
 import { type GpuProfile, numGpuBlocks } from '../../../../shared/gpu/gpu-profile.ts'
 import { createMemoryKvIndex } from '../../../../shared/kv-index/memory-kv-index.ts'
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
-import { type PoolLookup, PoolRouter } from '../../../../shared/routing/pool-router.ts'
-import type { RouteResult } from '../../../../shared/routing/router-core.ts'
+import {
+  type PoolLookup,
+  PoolRouter,
+  type RouteResult,
+} from '../../../../shared/routing/pool-router.ts'
 import type { StrategyRegistry } from '../../../../shared/routing/strategies/define-strategy.ts'
 import type { StableVocabulary } from '../../../../shared/tokens/create-stable-vocabulary.ts'
 import { AttentionGroup } from '../../../kv-events/attention-group.ts'

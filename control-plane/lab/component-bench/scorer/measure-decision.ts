@@ -4,7 +4,7 @@ import { type EdgeClaims, signEdgeRequest } from '../../../../shared/auth/edge-s
 import { createMemoryKvIndex } from '../../../../shared/kv-index/memory-kv-index.ts'
 import { estimatePromptTokens } from '../../../../shared/openai/estimate-prompt-tokens.ts'
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
-import type { RouteResult } from '../../../../shared/routing/router-core.ts'
+import type { RouteResult } from '../../../../shared/routing/pool-router.ts'
 import { routeEnvelope, routePaths } from '../../../../shared/scorer-api/route-protocol.ts'
 import { createStableVocabulary } from '../../../../shared/tokens/create-stable-vocabulary.ts'
 import { ReplayGuard } from '../../../scorer/http/replay-guard.ts'

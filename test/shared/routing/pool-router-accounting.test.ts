@@ -1,13 +1,20 @@
 import { describe, expect, it } from 'vitest'
+import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
+import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
 import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import { RouterCore } from '../../../shared/routing/router-core.ts'
-import type { RoutingRequest, RoutingStrategy } from '../../../shared/routing/routing-strategy.ts'
+import { routerSettings } from '../../../shared/routing/pool-options.ts'
+import {
+  PoolRouter,
+  type RouteResult,
+  type RoutingRequest,
+  type RoutingStrategy,
+} from '../../../shared/routing/pool-router.ts'
 import { createDynamoStrategy } from '../../../shared/routing/strategies/create-dynamo-strategy.ts'
 import { createKinferenceStrategy } from '../../../shared/routing/strategies/create-kinference-strategy.ts'
 import { createRoundRobinStrategy } from '../../../shared/routing/strategies/create-round-robin-strategy.ts'
 import { blockKeys } from './strategies/routing-fixtures.ts'
 
-/** Round robin that writes down the lifecycle hooks the core calls. */
+/** Round robin that writes down the lifecycle hooks the router calls. */
 function recording(): { strategy: RoutingStrategy; calls: string[] } {
   const calls: string[] = []
   const { choose } = createRoundRobinStrategy()
@@ -27,23 +34,42 @@ function recording(): { strategy: RoutingStrategy; calls: string[] } {
   }
 }
 
+const spec = InferencePoolSpec.parse({
+  selector: { matchLabels: {} },
+  targetPort: 8000,
+  models: [{ name: 'm', tokenizer: 'qwen3', maxContextTokens: 32_768 }],
+  gpuProfile: 'l40s-27b-fp8',
+})
+
+/** Pods a and b, their indexes ready, routed with these settings rather than the spec's. */
 function core(
   strategy: RoutingStrategy = createKinferenceStrategy({ stepBudget: 2048, copyHeadroom: 0.85 }),
 ) {
-  const router = new RouterCore({
-    strategy,
-    stepBudget: 2048,
-    prior: { overheadMs: 44, msPerToken: 0.1445 },
-    onlineCalibration: true,
-    forgettingFactor: 0.98,
-    driftTolerance: 0.25,
-    metricsStalenessMs: 2000,
-    unhealthyCooldownMs: 5000,
-    kvCapacityTokens: null,
-    stepCost: { decodeStepMs: 43, msPerContextToken: 2e-4 },
+  const router = new PoolRouter({
+    name: 'p',
+    spec,
+    index: createMemoryKvIndex(),
+    random: createSeededRandom(3),
+    indexNowMs: () => 0,
+    onError: (message) => {
+      throw new Error(message)
+    },
+    settings: {
+      ...routerSettings(spec),
+      strategy,
+      stepBudget: 2048,
+      prior: { overheadMs: 44, msPerToken: 0.1445 },
+      onlineCalibration: true,
+      forgettingFactor: 0.98,
+      driftTolerance: 0.25,
+      metricsStalenessMs: 2000,
+      unhealthyCooldownMs: 5000,
+      kvCapacityTokens: null,
+      stepCost: { decodeStepMs: 43, msPerContextToken: 2e-4 },
+    },
   })
   for (const name of ['a', 'b']) {
-    router.addPod(name)
+    router.addPod(name, 0)
     router.setIndexReady(name, true)
   }
   return router
@@ -57,20 +83,45 @@ const request = (id: string, promptTokens = 4352): RoutingRequest => ({
   maxTokens: 16,
   blockKeys: new Uint32Array(0),
 })
-/** The index's answer: blocks of pods a and b. */
-const held = (a: number, b: number) =>
-  new Map([
+/** The request looked up: the index holds `a` of its blocks on pod a, `b` on pod b. */
+const held = (routing: RoutingRequest, a: number, b: number) => ({
+  request: { routing, keys: routing.blockKeys },
+  blocks: new Map([
     ['a', a],
     ['b', b],
-  ])
-const context = (nowMs: number) => ({ nowMs, random: createSeededRandom(3) })
+  ]),
+})
 
-describe('RouterCore', () => {
+/** The router's choice for `routing`, nothing dispatched. */
+function choose(
+  router: PoolRouter,
+  routing: RoutingRequest,
+  blocks: [number, number],
+  nowMs: number,
+  exclude?: ReadonlySet<string>,
+): RouteResult {
+  return router.score(held(routing, ...blocks), nowMs, exclude)
+}
+
+/** Routes `routing` and sends it to `pod`, whichever pod the strategy chose. */
+function send(
+  router: PoolRouter,
+  routing: RoutingRequest,
+  pod: string,
+  blocks: [number, number],
+  nowMs: number,
+): RouteResult {
+  const chosen = choose(router, routing, blocks, nowMs)
+  const forced = { ...chosen, decision: { ...chosen.decision, pod } }
+  return router.dispatchNow(held(routing, ...blocks), nowMs, { route: forced })
+}
+
+describe('PoolRouter, following its requests pod by pod', () => {
   it('counts a dispatched request as queued prefill until its first token, and as load until it ends', () => {
     const router = core()
-    const route = router.route(request('r1'), held(256, 0), context(0))
+    const route = choose(router, request('r1'), [256, 0], 0)
     expect(route.decision.pod).toBe('a')
-    router.dispatched(request('r1'), 'a', route, context(0))
+    router.dispatchNow(held(request('r1'), 256, 0), 0, { route })
     let [a] = router.podReports(0)
     expect(a?.load).toEqual({
       inFlight: 1,
@@ -106,8 +157,7 @@ describe('RouterCore', () => {
       ['r1', 'a'],
       ['r2', 'b'],
     ] as const) {
-      const route = router.route(request(id), held(256, 16), context(0))
-      router.dispatched(request(id), pod, route, context(0))
+      send(router, request(id), pod, [256, 16], 0)
     }
     router.firstToken('r1', 10)
     router.firstToken('r1', 11)
@@ -129,9 +179,8 @@ describe('RouterCore', () => {
   it('lets a removed pod’s requests go without a release', () => {
     const { strategy, calls } = recording()
     const router = core(strategy)
-    const route = router.route(request('r1'), held(0, 0), context(0))
-    router.dispatched(request('r1'), 'a', route, context(0))
-    router.removePod('a')
+    send(router, request('r1'), 'a', [0, 0], 0)
+    router.removePod('a', 0)
     router.firstToken('r1', 10)
     router.finished('r1', 20, null)
     expect(calls).toEqual(['routed r1 a (a, 0 cached)', 'removed a'])
@@ -143,10 +192,9 @@ describe('RouterCore', () => {
       ...request(id),
       blockKeys: blockKeys(['system', 256], [id, 16]),
     })
-    const costOfA = () =>
-      router.route(chat('probe'), held(0, 0), context(0)).decision.scores[0]?.score
+    const costOfA = () => choose(router, chat('probe'), [0, 0], 0).decision.scores[0]?.score
     for (const id of ['r1', 'r2']) {
-      router.dispatched(chat(id), 'a', router.route(chat(id), held(0, 0), context(0)), context(0))
+      send(router, chat(id), 'a', [0, 0], 0)
     }
     // prefill (2 × 272 pending + 272) blocks; decode 256 + 2 × 16 active + 16 new.
     expect(costOfA()).toBe(816 + 304)
@@ -162,18 +210,17 @@ describe('RouterCore', () => {
   it("counts as unseen only the waiting requests that were not this replica's when the metrics were read", () => {
     const router = core()
     for (const id of ['r1', 'r2']) {
-      const route = router.route(request(id), held(256, 0), context(0))
-      router.dispatched(request(id), 'a', route, context(0))
+      send(router, request(id), 'a', [256, 0], 0)
     }
     // Read while both were queued: the two waiting are ours.
     router.updateMetrics('a', { running: 0, waiting: 2, kvCacheUsage: 0.1 }, 10)
     router.firstToken('r1', 20)
     router.firstToken('r2', 20)
-    const after = router.route(request('r3'), held(0, 0), context(30))
+    const after = choose(router, request('r3'), [0, 0], 30)
     expect(after.candidates.find((c) => c.name === 'a')?.metrics?.unseenWaiting).toBe(0)
     // Three waiting with none of ours pending: three someone else's (or preempted).
     router.updateMetrics('a', { running: 2, waiting: 3, kvCacheUsage: 0.1 }, 40)
-    const later = router.route(request('r4'), held(0, 0), context(50))
+    const later = choose(router, request('r4'), [0, 0], 50)
     expect(later.candidates.find((c) => c.name === 'a')?.metrics?.unseenWaiting).toBe(3)
   })
 
@@ -183,13 +230,11 @@ describe('RouterCore', () => {
     // Someone else's three requests wait on a: a TTFT there includes work this replica
     // did not send and can only estimate, so it must not flatten the fit.
     router.updateMetrics('a', { running: 0, waiting: 3, kvCacheUsage: 0.1 }, 0)
-    const hidden = router.route(request('r1'), held(0, 0), context(1))
-    router.dispatched(request('r1'), 'a', hidden, context(1))
+    send(router, request('r1'), 'a', [0, 0], 1)
     router.firstToken('r1', 3000)
     expect(fitted()).toBe(0)
     router.updateMetrics('a', { running: 0, waiting: 0, kvCacheUsage: 0.1 }, 3001)
-    const whole = router.route(request('r2'), held(0, 0), context(3002))
-    router.dispatched(request('r2'), 'a', whole, context(3002))
+    send(router, request('r2'), 'a', [0, 0], 3002)
     router.firstToken('r2', 3700)
     expect(fitted()).toBe(1)
   })
@@ -197,58 +242,51 @@ describe('RouterCore', () => {
   it('scores a pod whose index is not ready as cold', () => {
     const router = core()
     router.setIndexReady('a', false)
-    const route = router.route(request('r'), held(256, 0), context(0))
+    const route = choose(router, request('r'), [256, 0], 0)
     expect(route.candidates.find((c) => c.name === 'a')?.cachedBlocks).toBe(0)
     expect(route.candidates.find((c) => c.name === 'a')?.trust).toBe('load-only')
   })
 
   it('leaves an unhealthy pod out for the cool-down, but fails open when it is the only one left', () => {
     const router = core()
-    const first = router.route(request('r1'), held(256, 0), context(0))
-    router.dispatched(request('r1'), 'a', first, context(0))
+    send(router, request('r1'), 'a', [256, 0], 0)
     router.failed('r1', 0, true)
-    expect(router.route(request('r2'), held(256, 0), context(10)).decision.pod).toBe('b')
-    expect(
-      router.route(request('r3'), held(256, 0), context(10), new Set(['b'])).decision.pod,
-    ).toBe('a')
-    expect(router.route(request('r4'), held(256, 0), context(6000)).decision.pod).toBe('a')
+    expect(choose(router, request('r2'), [256, 0], 10).decision.pod).toBe('b')
+    expect(choose(router, request('r3'), [256, 0], 10, new Set(['b'])).decision.pod).toBe('a')
+    expect(choose(router, request('r4'), [256, 0], 6000).decision.pod).toBe('a')
   })
 
   it('leaves an unreachable pod out however long it lasts, and takes it back once it answers', () => {
     const router = core()
-    const first = router.route(request('r1'), held(256, 0), context(0))
-    router.dispatched(request('r1'), 'a', first, context(0))
+    send(router, request('r1'), 'a', [256, 0], 0)
     router.failed('r1', 0, true)
-    router.setReachable('a', false)
+    router.setReachable('a', false, 0)
     // Past the failure's cool-down, still out; a healthy report says so too.
-    expect(router.route(request('r2'), held(256, 0), context(60_000)).decision.pod).toBe('b')
+    expect(choose(router, request('r2'), [256, 0], 60_000).decision.pod).toBe('b')
     expect(router.podReports(60_000).find((p) => p.name === 'a')?.healthy).toBe(false)
-    router.setReachable('a', true)
+    router.setReachable('a', true, 60_000)
     // Back at once: the failure was the outage's, its cool-down no longer counts.
-    expect(router.route(request('r3'), held(256, 0), context(1)).decision.pod).toBe('a')
+    expect(choose(router, request('r3'), [256, 0], 1).decision.pod).toBe('a')
     expect(router.podReports(1).find((p) => p.name === 'a')?.healthy).toBe(true)
   })
 
   it('ignores metrics older than the staleness limit', () => {
     const router = core()
     router.updateMetrics('a', { running: 3, waiting: 9, kvCacheUsage: 0.9 }, 0)
-    expect(
-      router.route(request('r'), held(0, 0), context(1000)).candidates[0]?.metrics?.waiting,
-    ).toBe(9)
-    expect(router.route(request('r'), held(0, 0), context(2500)).candidates[0]?.metrics).toBe(null)
+    expect(choose(router, request('r'), [0, 0], 1000).candidates[0]?.metrics?.waiting).toBe(9)
+    expect(choose(router, request('r'), [0, 0], 2500).candidates[0]?.metrics).toBe(null)
   })
 
   it('demotes a pod whose reported cached tokens keep contradicting the index', () => {
     const router = core()
     for (let i = 0; i < 12; i++) {
-      const route = router.route(request(`r${i}`), held(256, 0), context(i))
-      router.dispatched(request(`r${i}`), 'a', route, context(i))
+      send(router, request(`r${i}`), 'a', [256, 0], i)
       router.finished(`r${i}`, i + 1, 0)
     }
     const a = router.podReports(20).find((p) => p.name === 'a')
     expect(a?.trust).toBe('load-only')
     expect(
-      router.route(request('x'), held(256, 0), context(20)).candidates.find((c) => c.name === 'a')
+      choose(router, request('x'), [256, 0], 20).candidates.find((c) => c.name === 'a')
         ?.cachedBlocks,
     ).toBe(0)
   })

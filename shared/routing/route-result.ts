@@ -1,0 +1,59 @@
+import type { PoolLookup } from './pool-request.ts'
+import type { RoutedPod } from './routed-pod.ts'
+import type {
+  PodCandidate,
+  RoutingContext,
+  RoutingDecision,
+  RoutingStrategy,
+} from './routing-strategy.ts'
+import { type OnlineTtftModel, predictTtftMs } from './ttft-model.ts'
+
+/** One request routed: the strategy's decision and what it was made on. */
+export interface RouteResult {
+  decision: RoutingDecision
+  /** Kinference's predicted TTFT for every candidate, whichever strategy chose. */
+  predictedTtftMs: Map<string, number>
+  /** The index's view per pod of the pool (blocks, before trust discounting). */
+  indexedBlocks: Map<string, number>
+  candidates: PodCandidate[]
+}
+
+/** What a route is chosen with: the pool's strategy, its step budget and TTFT model. */
+export interface RouteChoice {
+  strategy: RoutingStrategy
+  stepBudget: number
+  ttft: OnlineTtftModel
+}
+
+/**
+ * The strategy's choice among `pods` for a looked-up request. Pods the lookup does not name
+ * hold none of it (one added since counts as cold; one removed since is simply gone).
+ * Unhealthy and excluded pods are left out, unless that leaves nobody (fail open: a
+ * possibly-recovered pod beats a certain error). Kinference's predicted TTFT of every
+ * candidate comes along (the decision header, saturation and the decision log read it
+ * whichever strategy chose), and fills the scores of a strategy that predicts none.
+ */
+export function chooseRoute(
+  pods: readonly RoutedPod[],
+  lookup: PoolLookup,
+  choice: RouteChoice,
+  context: RoutingContext,
+  exclude: ReadonlySet<string> = new Set(),
+): RouteResult {
+  const { strategy, stepBudget, ttft } = choice
+  const request = lookup.request.routing
+  const indexedBlocks = new Map(pods.map((pod) => [pod.name, lookup.blocks.get(pod.name) ?? 0]))
+  const eligible = pods.filter((pod) => !exclude.has(pod.name))
+  const healthy = eligible.filter((pod) => pod.healthy(context.nowMs))
+  const candidates = (healthy.length > 0 ? healthy : eligible).map((pod) =>
+    pod.candidate(indexedBlocks.get(pod.name) ?? 0, context.nowMs, ttft.model),
+  )
+  const decision = strategy.choose(request, candidates, context)
+  const predictedTtftMs = new Map(
+    candidates.map((pod) => [pod.name, predictTtftMs(request, pod, stepBudget)]),
+  )
+  for (const score of decision.scores) {
+    score.predictedTtftMs ??= predictedTtftMs.get(score.pod) ?? null
+  }
+  return { decision, predictedTtftMs, indexedBlocks, candidates }
+}

@@ -1,0 +1,224 @@
+import { IndexTrustTracker } from './index-trust.ts'
+import { memoryOutlook } from './pod-memory.ts'
+import type { RoutedRequest } from './routed-request.ts'
+import type {
+  IndexTrust,
+  PodCandidate,
+  PodLoad,
+  PodMemory,
+  PodMetricsView,
+  RestoredPodView,
+  StepCost,
+  TtftModel,
+} from './routing-strategy.ts'
+
+/** How every pod of a pool is judged (see routerSettings). */
+export interface RoutedPodSettings {
+  driftTolerance: number
+  /** Scraped metrics older than this are ignored. */
+  metricsStalenessMs: number
+  /** How long a pod that failed a request is left out. */
+  unhealthyCooldownMs: number
+  /** KV-cache tokens per pod until its metrics say (pool spec or GPU profile); null: unknown. */
+  kvCapacityTokens: number | null
+  /** Decode step time, for admission waits (GPU profile). */
+  stepCost: StepCost
+}
+
+/** A pod as the admin API, the replica's published view and the inspector show it. */
+export interface PodReport {
+  name: string
+  healthy: boolean
+  indexReady: boolean
+  trust: IndexTrust
+  drift: number
+  driftObservations: number
+  load: PodLoad
+  metrics: PodMetricsView | null
+  /** The pool's fitted TTFT model (one per pool). */
+  ttft: TtftModel & { observations: number }
+}
+
+type ScrapedMetrics = Omit<PodMetricsView, 'ageMs' | 'unseenWaiting' | 'foreignRequests'> & {
+  atMs: number
+  /** This replica's pending requests when the metrics arrived. */
+  pendingThen: number
+  /** This replica's requests in flight there when the metrics arrived. */
+  inFlightThen: number
+}
+
+/**
+ * One pod as this router replica sees it: the load of what it sent there, the pod's
+ * scraped metrics, how far its index is believed, its health, and its KV memory.
+ */
+export class RoutedPod {
+  readonly name: string
+  readonly weight: number
+  private readonly settings: RoutedPodSettings
+  private kvCapacityTokens: number | null
+  private readonly load: PodLoad = {
+    inFlight: 0,
+    pendingRequests: 0,
+    pendingPrefillTokens: 0,
+    activeTokens: 0,
+  }
+  private metrics: ScrapedMetrics | null = null
+  /** Requests in flight on the pod (for its memory outlook). */
+  private readonly requests = new Set<RoutedRequest>()
+  /** KV tokens written (+) and freed (−) by those requests since the pod's last metrics. */
+  private tokensSinceMetrics = 0
+  private readonly trust: IndexTrustTracker
+  private indexReady = false
+  private unhealthyUntilMs = 0
+  /** False while the pod does not answer at all (its metrics unreachable): out until it does. */
+  private reachable = true
+
+  constructor(name: string, weight: number, settings: RoutedPodSettings) {
+    this.name = name
+    this.weight = weight
+    this.settings = settings
+    this.kvCapacityTokens = settings.kvCapacityTokens
+    this.trust = new IndexTrustTracker({ tolerance: settings.driftTolerance })
+  }
+
+  /** The pod's scraped metrics; `kvCapacityTokens` from vllm:cache_config_info when known. */
+  updateMetrics(
+    view: Omit<PodMetricsView, 'ageMs'>,
+    nowMs: number,
+    kvCapacityTokens: number | null,
+  ): void {
+    this.metrics = {
+      running: view.running,
+      waiting: view.waiting,
+      kvCacheUsage: view.kvCacheUsage,
+      atMs: nowMs,
+      pendingThen: this.load.pendingRequests,
+      inFlightThen: this.load.inFlight,
+    }
+    this.tokensSinceMetrics = 0
+    if (kvCapacityTokens !== null && kvCapacityTokens > 0) this.kvCapacityTokens = kvCapacityTokens
+  }
+
+  /** false while the pod's index cannot be believed (gap awaiting replay, new incarnation). */
+  setIndexReady(ready: boolean): void {
+    if (ready && !this.indexReady) this.trust.reset()
+    this.indexReady = ready
+  }
+
+  /** A replica's reported trust and health of the pod, read back. */
+  restore(view: RestoredPodView, nowMs: number): void {
+    this.trust.restore(view)
+    if (!view.healthy) this.markUnhealthy(nowMs)
+  }
+
+  markUnhealthy(nowMs: number): void {
+    this.unhealthyUntilMs = nowMs + this.settings.unhealthyCooldownMs
+  }
+
+  /**
+   * An unreachable pod is unhealthy until it answers again, however long that takes; once
+   * it does, the failures of its requests meanwhile (the outage's) no longer count.
+   */
+  setReachable(reachable: boolean): void {
+    if (this.reachable === reachable) return
+    this.reachable = reachable
+    if (reachable) this.unhealthyUntilMs = 0
+  }
+
+  healthy(nowMs: number): boolean {
+    return this.reachable && this.unhealthyUntilMs <= nowMs
+  }
+
+  /** The pod reported the cached tokens of a request that ended there (index drift). */
+  observeCachedTokens(request: RoutedRequest, reportedCachedTokens: number): void {
+    this.trust.observe(request.indexedCachedTokens, reportedCachedTokens, request.promptTokens)
+  }
+
+  /** The pod as the strategy sees it for a request of which the index says it holds `indexed` blocks. */
+  candidate(indexed: number, nowMs: number, ttft: TtftModel): PodCandidate {
+    const trusted = this.indexReady ? Math.floor(indexed * this.trust.confidence) : 0
+    return {
+      name: this.name,
+      cachedBlocks: trusted,
+      trust: this.indexReady ? this.trust.trust : 'load-only',
+      load: { ...this.load },
+      metrics: this.metricsView(nowMs),
+      ttft,
+      memory: this.memory(nowMs),
+      weight: this.weight,
+    }
+  }
+
+  report(nowMs: number, ttft: TtftModel & { observations: number }): PodReport {
+    return {
+      name: this.name,
+      healthy: this.healthy(nowMs),
+      indexReady: this.indexReady,
+      trust: this.trust.trust,
+      drift: this.trust.drift,
+      driftObservations: this.trust.observations,
+      load: { ...this.load },
+      metrics: this.metricsView(nowMs),
+      ttft,
+    }
+  }
+
+  /** Sent here: queued prefill until its first token, load until its end. */
+  started(request: RoutedRequest): void {
+    this.requests.add(request)
+    this.tokensSinceMetrics += request.uncachedTokens
+    this.load.inFlight++
+    this.load.pendingRequests++
+    this.load.pendingPrefillTokens += request.uncachedTokens
+    this.load.activeTokens += request.promptTokens
+  }
+
+  /** Its first token went by: its prefill left the queue. */
+  answered(request: RoutedRequest): void {
+    this.load.pendingRequests--
+    this.load.pendingPrefillTokens -= request.uncachedTokens
+  }
+
+  /** It generated `tokens` more (its KV footprint grows with them). */
+  progressed(tokens: number): void {
+    this.load.activeTokens += tokens
+    this.tokensSinceMetrics += tokens
+  }
+
+  /** It ended or failed: nothing of it is on the pod any more. */
+  ended(request: RoutedRequest): void {
+    this.requests.delete(request)
+    this.tokensSinceMetrics -= request.uncachedTokens + request.generated
+    this.load.inFlight--
+    if (request.firstTokenAtMs === null) this.answered(request)
+    this.load.activeTokens -= request.promptTokens + request.generated
+  }
+
+  private metricsView(nowMs: number): PodMetricsView | null {
+    if (!this.metrics) return null
+    const ageMs = nowMs - this.metrics.atMs
+    if (ageMs > this.settings.metricsStalenessMs) return null
+    const { running, waiting, kvCacheUsage, pendingThen, inFlightThen } = this.metrics
+    return {
+      running,
+      waiting,
+      kvCacheUsage,
+      ageMs,
+      unseenWaiting: Math.max(0, waiting - pendingThen),
+      foreignRequests: Math.max(0, running + waiting - inFlightThen),
+    }
+  }
+
+  /** The pod's memory as this replica sees it (memoryOutlook); null: capacity unknown. */
+  private memory(nowMs: number): PodMemory | null {
+    if (this.kvCapacityTokens === null) return null
+    const metrics = this.metricsView(nowMs)
+    return memoryOutlook({
+      capacityTokens: this.kvCapacityTokens,
+      reported: metrics ? { usage: metrics.kvCacheUsage, since: this.tokensSinceMetrics } : null,
+      requests: this.requests,
+      load: this.load,
+      stepCost: this.settings.stepCost,
+    })
+  }
+}

@@ -1,0 +1,55 @@
+import { admissionWaitMs } from './pod-memory.ts'
+import type { PodCandidate, RoutingRequest } from './routing-strategy.ts'
+import { cachedTokensOf, effectiveWork, ttftFeatures } from './ttft-model.ts'
+
+/** A request this replica sent to a pod, followed until its end. */
+export interface RoutedRequest {
+  pod: string
+  promptTokens: number
+  uncachedTokens: number
+  maxTokens: number
+  /** Predicted wait for KV memory at dispatch (kept out of the TTFT fit). */
+  admissionWaitMs: number
+  /** What the index said before trust discounting, for drift. */
+  indexedCachedTokens: number
+  work: number
+  /**
+   * Whether this replica was the pod's only sender at dispatch, so saw the whole queue
+   * ahead. Only those TTFTs fit the model: with other replicas' work the features cannot
+   * see (sent since the metrics, or sized wrong), the fit flattens (a bigger overhead, a
+   * smaller slope), and a copy's prefill then looks cheaper than it is.
+   */
+  sawWholeQueue: boolean
+  dispatchedAtMs: number
+  firstTokenAtMs: number | null
+  generated: number
+}
+
+/**
+ * The request as followed once sent to `candidate`'s pod, of whose blocks the index said
+ * the pod held `indexedBlocks`.
+ */
+export function routedRequest(
+  request: RoutingRequest,
+  candidate: PodCandidate,
+  indexedBlocks: number,
+  stepBudget: number,
+  nowMs: number,
+): RoutedRequest {
+  const features = ttftFeatures(request, candidate, stepBudget)
+  return {
+    pod: candidate.name,
+    promptTokens: request.promptTokens,
+    uncachedTokens: features.uncachedTokens,
+    maxTokens: request.maxTokens,
+    admissionWaitMs: candidate.memory
+      ? admissionWaitMs(candidate.memory, features.uncachedTokens)
+      : 0,
+    indexedCachedTokens: cachedTokensOf(request, indexedBlocks),
+    work: effectiveWork(features),
+    sawWholeQueue: (candidate.metrics?.foreignRequests ?? 0) === 0,
+    dispatchedAtMs: nowMs,
+    firstTokenAtMs: null,
+    generated: 0,
+  }
+}
