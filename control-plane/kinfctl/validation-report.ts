@@ -3,6 +3,8 @@ import { formatFieldPath } from '../../shared/config/config-issue.ts'
 import { type DocumentCheck, validateResources } from '../../shared/config/validate-resources.ts'
 import type { KinferenceResource } from '../../shared/crd/resource.ts'
 import { WatchedEndpointSlice, WatchedPod, type Workloads } from '../../shared/kube/watched-pod.ts'
+import type { ConditionRegistry } from '../../shared/policy/conditions/policy-condition.ts'
+import type { StrategyRegistry } from '../../shared/routing/strategies/define-strategy.ts'
 import type { TokenizerSourceProblem } from '../tokenizer/check-tokenizer-source.ts'
 import { checkPoolTokenizers } from './check-pool-tokenizers.ts'
 import { type LoadResult, loadDocuments } from './load-documents.ts'
@@ -43,16 +45,25 @@ export interface ValidationReport {
   workloads: Workloads
 }
 
+/** What a build registers beyond the built-ins; kinfctl itself runs the built-ins. */
+export interface ValidationPlugins {
+  conditions?: ConditionRegistry
+  strategies?: StrategyRegistry
+}
+
 /** Loads, validates as one configuration, and points every problem at file:line. */
 export async function validateInputs(
   inputs: readonly string[],
   defaultNamespace: string,
   readStdin: () => Promise<string>,
+  plugins: ValidationPlugins = {},
 ): Promise<ValidationReport> {
   const loaded = await loadDocuments(inputs, readStdin)
   const checks = validateResources(
     loaded.documents.map((document) => document.value),
     defaultNamespace,
+    plugins.conditions,
+    plugins.strategies,
   )
   const fileOrder = new Map(loaded.files.map((file, i) => [file, i]))
   // A tokenizer path several pools name is loaded once.
