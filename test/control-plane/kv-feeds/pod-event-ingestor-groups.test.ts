@@ -1,45 +1,26 @@
 import { describe, expect, it } from 'vitest'
-import type { BlockStored, EventBatch } from '../../../control-plane/kv-events/kv-cache-event.ts'
+import type { BlockStored } from '../../../control-plane/kv-events/kv-cache-event.ts'
 import { PodEventIngestor } from '../../../control-plane/kv-feeds/pod-event-ingestor.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
+import { eventBatch as batch, blockStored } from '../../support/kv-feeds/block-stored.ts'
+import { ingestorOptions } from '../../support/kv-feeds/ingestor-options.ts'
 
 // A hybrid model's KV-cache groups (docs/vllm-wire.md §1.8): the ingestor keeps which group
 // is the full-attention one across batches, and tells the block size its events carry.
 
 function group(groupIdx: number, kind: string, blockSize: number, first: bigint): BlockStored {
   const tokens = Array.from({ length: 64 }, (_, i) => Number(first) + i)
-  return {
-    type: 'BlockStored',
-    blockHashes: Array.from({ length: 64 / blockSize }, (_, i) => first + BigInt(i)),
-    parentBlockHash: null,
-    tokenIds: tokens,
-    blockSize,
-    loraId: null,
-    medium: 'GPU',
-    loraName: null,
-    groupIdx,
-    kvCacheSpecKind: kind,
-  }
+  const hashes = Array.from({ length: 64 / blockSize }, (_, i) => first + BigInt(i))
+  return blockStored(hashes, tokens, { blockSize, groupIdx, kvCacheSpecKind: kind })
 }
-const batch = (...events: EventBatch['events']): EventBatch => ({
-  ts: 0,
-  dataParallelRank: null,
-  events,
-})
 
 describe('PodEventIngestor with a hybrid model', () => {
   it('tells the attention group’s block size when first seen and when it changes', async () => {
     const index = createMemoryKvIndex()
     const sizes: number[] = []
-    const ingestor = new PodEventIngestor({
-      pod: 'pod-a',
-      model: 'm',
-      index,
-      replayEndpoint: null,
-      onReady: () => {},
-      onError: () => {},
-      onBlockSize: (size) => sizes.push(size),
-    })
+    const ingestor = new PodEventIngestor(
+      ingestorOptions({ model: 'm', index, onBlockSize: (size) => sizes.push(size) }),
+    )
     await ingestor.start()
     expect(ingestor.blockSize).toBe(null)
     await ingestor.receive(

@@ -7,6 +7,8 @@ import type { KvCacheEvent } from '../../../control-plane/kv-events/kv-cache-eve
 import { PodEventIngestor } from '../../../control-plane/kv-feeds/pod-event-ingestor.ts'
 import { computeBlockKeys } from '../../../shared/kv-index/block-keys.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
+import { blockStored } from '../../support/kv-feeds/block-stored.ts'
+import { ingestorOptions } from '../../support/kv-feeds/ingestor-options.ts'
 
 // vLLM's replay reply is ['', topic, seq, payload] since PR #45177 and ['', seq, payload]
 // before (docs/vllm-wire.md §1.3); the simulator's publisher speaks either. The ingestor
@@ -19,16 +21,9 @@ afterEach(async () => {
 
 const tokens = Array.from({ length: 48 }, (_, i) => 40 + i)
 const stored = (block: number): KvCacheEvent[] => [
-  {
-    type: 'BlockStored',
-    blockHashes: [BigInt(block + 1)],
+  blockStored([BigInt(block + 1)], tokens.slice(16 * block, 16 * (block + 1)), {
     parentBlockHash: block === 0 ? null : BigInt(block),
-    tokenIds: tokens.slice(16 * block, 16 * (block + 1)),
-    blockSize: 16,
-    loraId: null,
-    medium: 'GPU',
-    loraName: null,
-  },
+  }),
 ]
 
 describe('PodEventIngestor replaying a pod’s history', () => {
@@ -48,14 +43,14 @@ describe('PodEventIngestor replaying a pod’s history', () => {
       pub.publish(stored(1), 2, { send: false })
       const index = createMemoryKvIndex()
       const errors: string[] = []
-      const ingestor = new PodEventIngestor({
-        pod: 'pod-a',
-        model: 'm',
-        index,
-        replayEndpoint: pub.replayEndpoint as string,
-        onReady: () => {},
-        onError: (message) => errors.push(message),
-      })
+      const ingestor = new PodEventIngestor(
+        ingestorOptions({
+          model: 'm',
+          index,
+          replayEndpoint: pub.replayEndpoint as string,
+          onError: (message) => errors.push(message),
+        }),
+      )
       cleanups.push(() => ingestor.close())
       await ingestor.start()
       const chain = computeBlockKeys(tokens, 16, { model: 'm' })

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import type { BlockStored, EventBatch } from '../../../control-plane/kv-events/kv-cache-event.ts'
+import type { BlockStored } from '../../../control-plane/kv-events/kv-cache-event.ts'
 import { PodEventIngestor } from '../../../control-plane/kv-feeds/pod-event-ingestor.ts'
 import { computeBlockKeys } from '../../../shared/kv-index/block-keys.ts'
-import type { KvIndex } from '../../../shared/kv-index/kv-index.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
 import { createMemoryTierHoldings } from '../../../shared/kv-index/memory-tier-holdings.ts'
 import type { TierHoldings } from '../../../shared/kv-index/tier-holdings.ts'
+import { eventBatch as batch, blockStored } from '../../support/kv-feeds/block-stored.ts'
+import { ingestorOptions } from '../../support/kv-feeds/ingestor-options.ts'
 
 // vLLM's OffloadingConnector publishes its CPU-tier events in the step's batch, after the
 // engine's GPU events (docs/vllm-wire.md §1.7): placeholders with block_size 0 and no
@@ -16,52 +17,35 @@ const model = 'model-a'
 const tokens = Array.from({ length: 48 }, (_, i) => 1000 + i)
 const chain = computeBlockKeys(tokens, 16, { model })
 
-function block(
+const block = (
   medium: string,
   blockHashes: bigint[],
   parentBlockHash: bigint | null,
   tokenIds: number[],
   blockSize: number,
-): BlockStored {
-  return {
-    type: 'BlockStored',
-    blockHashes,
-    parentBlockHash,
-    tokenIds,
-    blockSize,
-    loraId: null,
-    medium,
-    loraName: null,
-  }
-}
+): BlockStored => blockStored(blockHashes, tokenIds, { medium, parentBlockHash, blockSize })
 
-const batch = (...events: EventBatch['events']): EventBatch => ({
-  ts: 0,
-  dataParallelRank: null,
-  events,
-})
-
-async function ingestorWith(index: KvIndex, tiers: TierHoldings) {
-  const ingestor = new PodEventIngestor({
-    pod: 'pod-a',
-    model,
-    index,
-    tiers,
-    replayEndpoint: null,
-    onReady: () => {},
-    onError: (message) => {
-      throw new Error(message)
-    },
-  })
+/** An ingestor on a fresh memory index and tier holdings, failing on any error it hears. */
+async function ingestorWithTiers() {
+  const index = createMemoryKvIndex()
+  const tiers = createMemoryTierHoldings()
+  const ingestor = new PodEventIngestor(
+    ingestorOptions({
+      model,
+      index,
+      tiers,
+      onError: (message) => {
+        throw new Error(message)
+      },
+    }),
+  )
   await ingestor.start()
-  return ingestor
+  return { index, tiers, ingestor }
 }
 
 describe('PodEventIngestor with a CPU offload tier', () => {
   it('applies a mixed batch: GPU events to the index, CPU events to the tiers', async () => {
-    const index = createMemoryKvIndex()
-    const tiers = createMemoryTierHoldings()
-    const ingestor = await ingestorWith(index, tiers)
+    const { index, tiers, ingestor } = await ingestorWithTiers()
     await ingestor.receive(
       0n,
       batch(
@@ -78,9 +62,7 @@ describe('PodEventIngestor with a CPU offload tier', () => {
   })
 
   it('never counts a GPU hit from CPU holdings, placeholders or self-describing', async () => {
-    const index = createMemoryKvIndex()
-    const tiers = createMemoryTierHoldings()
-    const ingestor = await ingestorWith(index, tiers)
+    const { index, tiers, ingestor } = await ingestorWithTiers()
     await ingestor.receive(0n, batch(block('GPU', [1n, 2n], null, tokens.slice(0, 32), 16)))
     await ingestor.receive(
       1n,
@@ -105,9 +87,7 @@ describe('PodEventIngestor with a CPU offload tier', () => {
   })
 
   it('AllBlocksCleared empties both, and losing the pod drops its tiers with its index', async () => {
-    const index = createMemoryKvIndex()
-    const tiers = createMemoryTierHoldings()
-    const ingestor = await ingestorWith(index, tiers)
+    const { index, tiers, ingestor } = await ingestorWithTiers()
     await ingestor.receive(
       0n,
       batch(block('GPU', [1n], null, tokens.slice(0, 16), 16), block('CPU', [1n], null, [], 0)),
@@ -129,15 +109,9 @@ describe('PodEventIngestor with a CPU offload tier', () => {
         throw new Error('tiers down')
       },
     }
-    const ingestor = new PodEventIngestor({
-      pod: 'pod-a',
-      model,
-      index,
-      tiers: failing,
-      replayEndpoint: null,
-      onReady: () => {},
-      onError: (message) => errors.push(message),
-    })
+    const ingestor = new PodEventIngestor(
+      ingestorOptions({ model, index, tiers: failing, onError: (message) => errors.push(message) }),
+    )
     await ingestor.start()
     await ingestor.receive(
       0n,

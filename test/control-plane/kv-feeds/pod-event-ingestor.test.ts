@@ -1,32 +1,18 @@
 import { encode } from '@msgpack/msgpack'
 import { describe, expect, it } from 'vitest'
 import { Router } from 'zeromq'
-import type { EventBatch } from '../../../control-plane/kv-events/kv-cache-event.ts'
 import { replayEndSeq, seqFrame } from '../../../control-plane/kv-events/seq-frame.ts'
-import {
-  PodEventIngestor,
-  type PodEventIngestorOptionsInput,
-} from '../../../control-plane/kv-feeds/pod-event-ingestor.ts'
+import { PodEventIngestor } from '../../../control-plane/kv-feeds/pod-event-ingestor.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
-
-function optionsWith(
-  overrides: Partial<PodEventIngestorOptionsInput>,
-): PodEventIngestorOptionsInput {
-  return {
-    pod: 'pod-a',
-    model: 'model-a',
-    index: createMemoryKvIndex(),
-    replayEndpoint: null,
-    onReady: () => {},
-    onError: () => {},
-    ...overrides,
-  }
-}
+import { blockStored, eventBatch } from '../../support/kv-feeds/block-stored.ts'
+import { ingestorOptions } from '../../support/kv-feeds/ingestor-options.ts'
 
 describe('PodEventIngestor options', () => {
   it('starts cold and ready without a replay endpoint', async () => {
     const ready: boolean[] = []
-    const ingestor = new PodEventIngestor(optionsWith({ onReady: (value) => ready.push(value) }))
+    const ingestor = new PodEventIngestor(
+      ingestorOptions({ onReady: (value) => ready.push(value) }),
+    )
     await ingestor.start()
     expect(ready).toEqual([false, true])
     expect(ingestor.counters.replays).toBe(0)
@@ -38,35 +24,26 @@ describe('PodEventIngestor options', () => {
     [{ replayTimeoutMs: 2 ** 31 }, /^pod event ingestor: replayTimeoutMs /],
     [{ onError: undefined as never }, /^pod event ingestor: onError /],
   ])('refuses %o when created', (bad, message) => {
-    expect(() => new PodEventIngestor(optionsWith(bad))).toThrow(
+    expect(() => new PodEventIngestor(ingestorOptions(bad))).toThrow(
       expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(message) }),
     )
   })
 })
 
 describe('PodEventIngestor when its pod stops answering', () => {
-  const stored = (first: bigint): EventBatch => ({
-    ts: 0,
-    dataParallelRank: null,
-    events: [
-      {
-        type: 'BlockStored',
-        blockHashes: [first, first + 1n],
-        parentBlockHash: null,
-        tokenIds: Array.from({ length: 32 }, (_, i) => i),
-        blockSize: 16,
-        loraId: null,
-        medium: 'GPU',
-        loraName: null,
-      },
-    ],
-  })
+  const stored = (first: bigint) =>
+    eventBatch(
+      blockStored(
+        [first, first + 1n],
+        Array.from({ length: 32 }, (_, i) => i),
+      ),
+    )
 
   it('drops its entries, ignores batches until restarted, then starts over', async () => {
     const index = createMemoryKvIndex()
     const ready: boolean[] = []
     const ingestor = new PodEventIngestor(
-      optionsWith({ index, onReady: (value) => ready.push(value) }),
+      ingestorOptions({ index, onReady: (value) => ready.push(value) }),
     )
     await ingestor.start()
     await ingestor.receive(0n, stored(10n))
@@ -118,7 +95,7 @@ describe('PodEventIngestor replaying a batch with an event it cannot read', () =
     const index = createMemoryKvIndex()
     const errors: string[] = []
     const ingestor = new PodEventIngestor(
-      optionsWith({
+      ingestorOptions({
         index,
         replayEndpoint: router.lastEndpoint as string,
         onError: (message) => errors.push(message),
