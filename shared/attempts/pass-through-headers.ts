@@ -2,7 +2,9 @@ import { validRequestId } from '../openai/request-id.ts'
 
 /**
  * The client's request headers that travel upstream as sent, at every hop: edge → scorer
- * (workers/app/edge-app.ts) and scorer → pod (control-plane/scorer/serving/handle-inference.ts).
+ * (workers/app/stages/tag-request.ts), scorer → pod (control-plane/scorer/serving/
+ * handle-inference.ts and handle-route.ts). The edge passing accept on changes nothing a
+ * pod answers; one list keeps the hops from drifting apart.
  */
 export const passThroughHeaderNames = ['traceparent', 'tracestate', 'accept'] as const
 
@@ -18,11 +20,12 @@ export function passThroughHeaders(
   header: (name: string) => string | null | undefined,
   ownId: string,
 ): Record<string, string> {
-  const headers: Record<string, string> = {}
+  const headers: Record<string, string> = {
+    'x-request-id': validRequestId(header('x-request-id')) ?? ownId,
+  }
   for (const name of passThroughHeaderNames) {
     const value = header(name)
     if (typeof value === 'string' && plainHeaderValue.test(value)) headers[name] = value
   }
-  headers['x-request-id'] = validRequestId(header('x-request-id')) ?? ownId
   return headers
 }

@@ -6,8 +6,9 @@ import { findTenant } from './find-tenant.ts'
  * rule, backend, pool, pod, matched tokens and predicted TTFT (decision), the router's
  * reason with the runner-up pod's prediction (reason), the backends passed over and why
  * (fallback), a pool found saturated (saturated). Written by the scorer
- * (control-plane/scorer/serving/serve-on-pool.ts, handle-route.ts, scorer-server.ts) and the edge
- * (workers/app/serve-decision.ts). Together they show the pools' load, that is, what every
+ * (control-plane/scorer/serving/serve-on-pool.ts, handle-route.ts) and the edge
+ * (workers/app/serve-decision.ts), the fallback from the notes of the attempt planner
+ * (shared/attempts/attempt-planner.ts). Together they show the pools' load, that is, what every
  * other tenant sharing them is doing.
  */
 export const decisionHeaderNames = [

@@ -1,8 +1,6 @@
+import { passThroughHeaders } from '../../../shared/attempts/pass-through-headers.ts'
 import { validRequestId } from '../../../shared/openai/request-id.ts'
 import { type EdgeStage, edgeStage } from './edge-stage.ts'
-
-/** Headers passed upstream as the client sent them. */
-const passThrough = ['x-request-id', 'traceparent', 'tracestate']
 
 /**
  * Stage 1: the request's ids. The edge's own id keys the scorer's log and state; a
@@ -19,11 +17,7 @@ export function tagRequest(
       const headers = c.req.raw.headers
       const edgeId = newRequestId()
       const requestId = validRequestId(headers.get('x-request-id')) ?? edgeId
-      const passHeaders: Record<string, string> = { 'x-request-id': requestId }
-      for (const name of passThrough) {
-        const value = headers.get(name)
-        if (value !== null && name !== 'x-request-id') passHeaders[name] = value
-      }
+      const passHeaders = passThroughHeaders((name) => headers.get(name), requestId)
       c.set('requestId', requestId)
       c.set('edgeId', edgeId)
       c.set('passHeaders', passHeaders)
