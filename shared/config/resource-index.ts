@@ -8,11 +8,10 @@ import type {
   ResourceKind,
 } from '../crd/resource.ts'
 import type { ConfigIssue } from './config-issue.ts'
+import { resourceId } from './resource-id.ts'
 
-/** Resources are referred to by name within their namespace; the pair is their id. */
-export function resourceId(namespace: string, name: string): string {
-  return `${namespace}/${name}`
-}
+// In a file of its own so the rule conditions can name pools without importing the kinds.
+export { resourceId }
 
 export interface Indexed<R> {
   index: number

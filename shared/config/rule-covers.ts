@@ -1,5 +1,4 @@
-import type { RuleMatch } from '../crd/policy-match.ts'
-import { builtinConditions } from '../policy/conditions/builtin-conditions.ts'
+import { builtinConditions, type RuleMatch } from '../policy/conditions/builtin-conditions.ts'
 import { labelsRequireAny } from '../policy/conditions/labels.ts'
 import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
 import type { ConditionValues } from '../policy/match-rule.ts'

@@ -1,6 +1,5 @@
 import { z } from 'zod'
 import { KinfError } from '../errors/kinf-error.ts'
-import type { builtinConditions } from '../policy/conditions/builtin-conditions.ts'
 import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
 
 /** A request label: `pii`, `pii:card`, `batch`, `complexity:simple`. */
@@ -68,5 +67,3 @@ export function ruleMatchSchema<const Conditions extends ConditionRegistry>(
 export type RuleMatchOf<Conditions extends ConditionRegistry> = z.output<
   ReturnType<typeof ruleMatchSchema<Conditions>>
 >
-/** A parsed `match` under the built-in conditions. */
-export type RuleMatch = RuleMatchOf<typeof builtinConditions>

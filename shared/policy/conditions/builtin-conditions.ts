@@ -1,3 +1,4 @@
+import type { RuleMatchOf } from '../../crd/policy-match.ts'
 import { labelsCondition } from './labels.ts'
 import { modelsCondition } from './models.ts'
 import type { ConditionRegistry } from './policy-condition.ts'
@@ -18,3 +19,6 @@ export const builtinConditions = [
   labelsCondition,
   poolCondition,
 ] as const satisfies ConditionRegistry
+
+/** A parsed rule `match` under the built-in conditions. */
+export type RuleMatch = RuleMatchOf<typeof builtinConditions>

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { resourceId } from '../../config/resource-index.ts'
+import { resourceId } from '../../config/resource-id.ts'
 import { ResourceName } from '../../crd/object-meta.ts'
 import { range } from '../../crd/policy-match.ts'
 import { matchRange } from './numeric-range.ts'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { matchRequiresAnyLabel, ruleCovers } from '../../../shared/config/rule-covers.ts'
-import type { RuleMatch } from '../../../shared/crd/policy-match.ts'
+import type { RuleMatch } from '../../../shared/policy/conditions/builtin-conditions.ts'
 import { toyConditions } from '../../support/toy-condition.ts'
 
 describe('ruleCovers', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { RuleMatch } from '../../../shared/crd/policy-match.ts'
+import type { RuleMatch } from '../../../shared/policy/conditions/builtin-conditions.ts'
 import type { MatchSubject } from '../../../shared/policy/conditions/policy-condition.ts'
 import { matchRule } from '../../../shared/policy/match-rule.ts'
 import { statuses } from './example-snapshot.ts'
