@@ -22,7 +22,7 @@ export type Offer<T> =
   | { kind: 'routed'; route: RouteResult }
   | { kind: 'held'; ticket: HeldRequest<T> }
 
-/** What the queue asks of the router (PoolRouter): the strategy's choice now, nothing dispatched. */
+/** What the queue asks of the router (PoolRouter): the strategy's choice now, not dispatched. */
 export interface HoldingRouter {
   score(lookup: PoolLookup, nowMs: number): RouteResult
 }

@@ -42,6 +42,10 @@ export interface RouterSettings extends RoutedPodSettings {
   onlineCalibration: boolean
   forgettingFactor: number
   admission: AdmissionQueueOptions
+  /** How long a routed request's blocks count as cached on its pod before events confirm them. */
+  speculativeTtlMs: number
+  /** Output tokens planned for a request that sets no limit (see KinferenceParameters). */
+  expectedOutputTokens: number
 }
 
 /**
@@ -143,6 +147,8 @@ export function routerSettings(
     kvCapacityTokens: kvCapacityOf(spec),
     stepCost: stepCostOf(spec),
     admission: admissionQueueOptions(spec),
+    speculativeTtlMs: kinference.speculativeTtlMs,
+    expectedOutputTokens: kinference.expectedOutputTokens,
   }
 }
 

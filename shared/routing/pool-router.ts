@@ -6,12 +6,7 @@ import {
   type HeldRequest,
   type Offer,
 } from './admission-queue.ts'
-import {
-  kinferenceParametersOf,
-  type PoolRouterOptions,
-  type RouterSettings,
-  routerSettings,
-} from './pool-options.ts'
+import { type PoolRouterOptions, type RouterSettings, routerSettings } from './pool-options.ts'
 import {
   type PoolLookup,
   type PoolRequest,
@@ -54,7 +49,6 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   readonly expectedOutputTokens: number
   private readonly options: PoolRouterOptions
   private readonly settings: RouterSettings
-  private readonly speculativeTtlMs: number
   private readonly pods = new Map<string, RoutedPod>()
   private readonly requests = new Map<string, RoutedRequest>()
   /**
@@ -77,9 +71,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     this.ttft = new OnlineTtftModel({ prior, forgettingFactor })
     this.queue = new AdmissionQueue<T>(this, this.settings.admission)
     this.held = this.queue
-    const kinference = kinferenceParametersOf(options.spec)
-    this.speculativeTtlMs = kinference.speculativeTtlMs
-    this.expectedOutputTokens = kinference.expectedOutputTokens
+    this.expectedOutputTokens = this.settings.expectedOutputTokens
   }
 
   get strategy(): string {
@@ -262,7 +254,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
       this.ttft.restore(view.ttft, view.ttft.observations)
   }
 
-  /** Fresh metrics of a pod (capacity from vllm:cache_config_info when known): room for what is held. */
+  /** Fresh metrics of a pod, capacity included when known: they may show room for the held. */
   updateMetrics(
     name: string,
     view: Omit<PodMetricsView, 'ageMs'>,
@@ -299,7 +291,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
       this.requests.set(routing.id, request)
       pod.started(request)
     }
-    const expiresAtMs = this.options.indexNowMs() + this.speculativeTtlMs
+    const expiresAtMs = this.options.indexNowMs() + this.settings.speculativeTtlMs
     this.options.index
       .addSpeculative(name, keys, keys.length / 2, expiresAtMs)
       .catch((error: unknown) =>

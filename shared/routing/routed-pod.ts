@@ -39,7 +39,8 @@ export interface PodReport {
   ttft: TtftModel & { observations: number }
 }
 
-type ScrapedMetrics = Omit<PodMetricsView, 'ageMs' | 'unseenWaiting' | 'foreignRequests'> & {
+/** The pod's last scraped metrics, and what this replica had sent there when they came. */
+type MetricsReading = Omit<PodMetricsView, 'ageMs' | 'unseenWaiting' | 'foreignRequests'> & {
   atMs: number
   /** This replica's pending requests when the metrics arrived. */
   pendingThen: number
@@ -62,7 +63,7 @@ export class RoutedPod {
     pendingPrefillTokens: 0,
     activeTokens: 0,
   }
-  private metrics: ScrapedMetrics | null = null
+  private metrics: MetricsReading | null = null
   /** Requests in flight on the pod (for its memory outlook). */
   private readonly requests = new Set<RoutedRequest>()
   /** KV tokens written (+) and freed (−) by those requests since the pod's last metrics. */
@@ -134,7 +135,7 @@ export class RoutedPod {
     this.trust.observe(request.indexedCachedTokens, reportedCachedTokens, request.promptTokens)
   }
 
-  /** The pod as the strategy sees it for a request of which the index says it holds `indexed` blocks. */
+  /** The pod as the strategy sees it for a request of which it holds `indexed` blocks (index). */
   candidate(indexed: number, nowMs: number, ttft: TtftModel): PodCandidate {
     const trusted = this.indexReady ? Math.floor(indexed * this.trust.confidence) : 0
     return {
