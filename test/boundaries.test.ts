@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import {
   importClosure,
+  importCycles,
   importRules,
   importViolations,
   labGateway,
@@ -73,6 +74,10 @@ describe('import boundaries', () => {
     expect(problems).toEqual([])
   })
 
+  it('the import graph of shared/, workers/ and control-plane/ (the lab too) has no cycle', () => {
+    expect(importCycles(sourceTree, read)).toEqual([])
+  })
+
   it('catches a service importing the lab, and shared/ importing upward', () => {
     const lab = "import { simCommand } from '../lab/commands/sim.ts'"
     const later = "const { upCommand } = await import('../lab/commands/up.ts')"
@@ -103,5 +108,20 @@ describe('import boundaries', () => {
     expect(
       layerViolations('control-plane/lab/sim/x.ts', "import { a } from '../../scorer/a.ts'"),
     ).toEqual([])
+  })
+
+  it('catches import cycles, type-only and dynamic imports included', () => {
+    const sources: Record<string, string> = {
+      'shared/a.ts': "import type { B } from './b.ts'",
+      'shared/b.ts': "import { c } from './sub/c.ts'",
+      'shared/sub/c.ts': "export { a } from '../a.ts'",
+      'shared/d.ts': "import { a } from './a.ts'\nconst self = await import('./d.ts')",
+      'shared/e.ts': "import { d } from './d.ts'",
+    }
+    expect(importCycles(Object.keys(sources), (file) => sources[file] ?? '')).toEqual([
+      'shared/a.ts -> shared/b.ts -> shared/sub/c.ts -> shared/a.ts',
+      'shared/d.ts -> shared/d.ts',
+    ])
+    expect(importCycles(['shared/a.ts', 'shared/b.ts'], (file) => sources[file] ?? '')).toEqual([])
   })
 })
