@@ -7,15 +7,11 @@ import type { z } from 'zod'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
-import { createCacheSalter } from '../../shared/tenancy/cache-salt.ts'
+import { createEdgeDeps } from '../../workers/app/create-edge-deps.ts'
 import { createEdgeApp } from '../../workers/app/edge-app.ts'
 import { type EdgeDeps, EdgeLimits } from '../../workers/app/edge-deps.ts'
 import { createEdgeMetrics, type EdgeMetrics } from '../../workers/app/edge-metrics.ts'
-import {
-  type AwsCredentials,
-  createExternalProviders,
-} from '../../workers/app/external-providers.ts'
-import { createScorerClient } from '../../workers/app/scorer-client.ts'
+import type { AwsCredentials } from '../../workers/app/external-providers.ts'
 import { closeHttpServer, drainHttpServer, trackActivity } from '../http/drain-http-server.ts'
 import { guardNodeServer, NodeServerLimits, nodeServerOptions } from '../http/node-server-limits.ts'
 import { type MetricsListener, startMetricsListener } from '../metrics/start-metrics-listener.ts'
@@ -65,28 +61,27 @@ export interface RunningEdge {
  */
 export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge> {
   const metrics = createEdgeMetrics()
-  const app = createEdgeApp({
-    config: options.config,
-    quotas: options.quotas,
-    scorer: createScorerClient({
-      urls: options.scorerUrls,
+  const app = createEdgeApp(
+    createEdgeDeps({
+      config: options.config,
+      quotas: options.quotas,
+      scorerUrls: options.scorerUrls,
       signingSecret: options.signingSecret,
-      nowSeconds: () => Date.now() / 1000,
+      awsCredentials: options.awsCredentials,
       fetch: globalThis.fetch,
+      nowMs: () => Date.now(),
+      sleep: (ms) => sleep(ms),
+      newRequestId: () => randomUUID(),
+      log: options.log,
+      // @hono/node-server hands the app Node's request as env.incoming.
+      clientAddress: (c) =>
+        (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket.remoteAddress ??
+        null,
+      metrics,
+      limits: options.limits,
+      detectPii: options.detectPii,
     }),
-    external: createExternalProviders({ credentials: () => options.awsCredentials }),
-    cacheSalter: createCacheSalter(options.signingSecret),
-    ...(options.detectPii ? { detectPii: options.detectPii } : {}),
-    metrics,
-    nowMs: () => Date.now(),
-    sleep: (ms) => sleep(ms),
-    newRequestId: () => randomUUID(),
-    log: options.log,
-    ...(options.limits ? { limits: options.limits } : {}),
-    // @hono/node-server hands the app Node's request as env.incoming.
-    clientAddress: (c) =>
-      (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket.remoteAddress ?? null,
-  })
+  )
   const host = options.host ?? '127.0.0.1'
   // Node's parser answers what the app's own header check cannot see (and counts the request line).
   const limits = NodeServerLimits.parse({

@@ -6,8 +6,8 @@ import { createEdgeApp } from '../../workers/app/edge-app.ts'
 import type { EdgeDeps } from '../../workers/app/edge-deps.ts'
 import { createEdgeMetrics } from '../../workers/app/edge-metrics.ts'
 import { createExternalProviders } from '../../workers/app/external-providers.ts'
-import { cloudflareClientAddress } from '../../workers/app/limit-auth-failures.ts'
 import { createScorerClient } from '../../workers/app/scorer-client.ts'
+import { cloudflareClientAddress } from '../../workers/worker/cloudflare-client-address.ts'
 import type { RequestPathStack } from './request-path-stack.ts'
 
 export interface RequestPathRuntime {

@@ -46,11 +46,6 @@ export function limitedAuthentication(options: {
   }
 }
 
-/** The client's address on Workers: Cloudflare sets it for every request; a client cannot. */
-export function cloudflareClientAddress(c: Context): string | null {
-  return c.req.header('cf-connecting-ip') ?? null
-}
-
 function keyIdOf(header: string | undefined): string[] {
   const raw = header?.startsWith('Bearer ') ? header.slice(7).trim() : ''
   const key = parseApiKey(raw)

@@ -1,12 +1,9 @@
 import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../../shared/openai/openai-error-body.ts'
-import { createCacheSalter } from '../../shared/tenancy/cache-salt.ts'
+import { createEdgeDeps } from '../app/create-edge-deps.ts'
 import { createEdgeApp } from '../app/edge-app.ts'
-import { createEdgeMetrics } from '../app/edge-metrics.ts'
-import { createExternalProviders } from '../app/external-providers.ts'
-import { cloudflareClientAddress } from '../app/limit-auth-failures.ts'
-import { createScorerClient } from '../app/scorer-client.ts'
+import { cloudflareClientAddress } from './cloudflare-client-address.ts'
 import { createDurableObjectQuotaStore } from './durable-object-quota-store.ts'
 import { createKvSnapshotLoader } from './kv-snapshot-loader.ts'
 import { type WorkerBindings, WorkerEnv } from './worker-env.ts'
@@ -35,35 +32,32 @@ function appFor(env: object): Fetch {
   // The runtime supplies every binding wrangler.toml declares; only the vars and secrets,
   // set outside it, need the check above.
   const bindings = env as WorkerBindings
-  const credentials =
-    vars.AWS_ACCESS_KEY_ID && vars.AWS_SECRET_ACCESS_KEY
-      ? {
-          accessKeyId: vars.AWS_ACCESS_KEY_ID,
-          secretAccessKey: vars.AWS_SECRET_ACCESS_KEY,
-          ...(vars.AWS_SESSION_TOKEN ? { sessionToken: vars.AWS_SESSION_TOKEN } : {}),
-        }
-      : undefined
-  const app = createEdgeApp({
-    config: createKvSnapshotLoader(bindings.CONFIG, {
-      ttlMs: vars.CONFIG_CACHE_SECONDS * 1000,
-      nowMs: () => Date.now(),
-    }),
-    quotas: createDurableObjectQuotaStore(bindings.QUOTA_LEDGER),
-    scorer: createScorerClient({
-      urls: [vars.SCORER_URL],
+  const app = createEdgeApp(
+    createEdgeDeps({
+      config: createKvSnapshotLoader(bindings.CONFIG, {
+        ttlMs: vars.CONFIG_CACHE_SECONDS * 1000,
+        nowMs: () => Date.now(),
+      }),
+      quotas: createDurableObjectQuotaStore(bindings.QUOTA_LEDGER),
+      scorerUrls: [vars.SCORER_URL],
       signingSecret: vars.KINFERENCE_SIGNING_SECRET,
-      nowSeconds: () => Date.now() / 1000,
+      awsCredentials:
+        vars.AWS_ACCESS_KEY_ID && vars.AWS_SECRET_ACCESS_KEY
+          ? {
+              accessKeyId: vars.AWS_ACCESS_KEY_ID,
+              secretAccessKey: vars.AWS_SECRET_ACCESS_KEY,
+              ...(vars.AWS_SESSION_TOKEN ? { sessionToken: vars.AWS_SESSION_TOKEN } : {}),
+            }
+          : undefined,
+      // Called through, not passed bare: workerd's fetch needs its own `this`.
       fetch: (input, init) => fetch(input, init),
+      nowMs: () => Date.now(),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      newRequestId: () => crypto.randomUUID(),
+      log: (line) => console.log(line),
+      clientAddress: cloudflareClientAddress,
     }),
-    external: createExternalProviders({ credentials: () => credentials }),
-    cacheSalter: createCacheSalter(vars.KINFERENCE_SIGNING_SECRET),
-    metrics: createEdgeMetrics(),
-    nowMs: () => Date.now(),
-    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-    newRequestId: () => crypto.randomUUID(),
-    log: (line) => console.log(line),
-    clientAddress: cloudflareClientAddress,
-  })
+  )
   return (request, _env, ctx) => app.fetch(request, env, ctx as never)
 }
 
