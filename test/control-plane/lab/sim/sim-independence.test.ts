@@ -27,7 +27,7 @@ describe('the simulator', () => {
   it('is caught when a file of it imports the router’s tokenizer', () => {
     const files: Record<string, string> = {
       'control-plane/lab/sim/a.ts': "import { b } from './b.ts'",
-      'control-plane/lab/sim/b.ts': "import type { T } from '../tokenizer/tokenizer.ts'",
+      'control-plane/lab/sim/b.ts': "import type { T } from '../../tokenizer/tokenizer.ts'",
       'control-plane/tokenizer/tokenizer.ts': '',
     }
     const reached = importClosure(['control-plane/lab/sim/a.ts'], (file) => files[file] ?? '')

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
-const root = fileURLToPath(new URL('../../../../', import.meta.url))
+const root = fileURLToPath(new URL('../../../../../', import.meta.url))
 
 // A child process that records every module it resolves, loads what a DES worker thread
 // loads, runs one small benchmark, and prints the list.
@@ -45,7 +45,7 @@ describe('a discrete-event benchmark', () => {
     const { records, loaded } = JSON.parse(output) as { records: number; loaded: string[] }
     expect(records).toBe(12)
     expect(
-      loaded.some((url) => url.includes('/control-plane/bench/des/run-des-benchmark.ts')),
+      loaded.some((url) => url.includes('/control-plane/lab/bench/des/run-des-benchmark.ts')),
     ).toBe(true)
     const forbidden = loaded.filter((url) =>
       /zeromq|node:(http|https|net|http2)$|\/sim\/(pod-http-server|sim-pod|sim-fleet)\.ts|\/scorer\//.test(

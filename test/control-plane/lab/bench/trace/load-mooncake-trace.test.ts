@@ -15,7 +15,7 @@ describe('loadMooncakeTrace', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kinf-trace-'))
 
   it('resolves a bare name to the vendored trace, relative to the repository', async () => {
-    const repo = fileURLToPath(new URL('../../../../', import.meta.url))
+    const repo = fileURLToPath(new URL('../../../../../', import.meta.url))
     expect(tracePathOf('trace:mooncake-synthetic')).toBe(
       join(repo, 'data/traces/mooncake-synthetic.jsonl'),
     )

@@ -21,7 +21,7 @@ import { goldenFamilies, readGoldens } from '../../../tokenizer/fixtures/read-go
  * (and so vLLM) renders differently.
  */
 function pythonRequests(): Map<string, PyDict> {
-  const root = fileURLToPath(new URL('../../../../', import.meta.url))
+  const root = fileURLToPath(new URL('../../../../../', import.meta.url))
   const script = fileURLToPath(
     new URL('../../../tokenizer/fixtures/make-goldens.py', import.meta.url),
   )
