@@ -1,4 +1,5 @@
 import type { ConfigSnapshot } from '../config/config-snapshot.ts'
+import { kinferenceHeaders } from '../protocol/kinference-headers.ts'
 import { findTenant } from './find-tenant.ts'
 
 /**
@@ -12,10 +13,10 @@ import { findTenant } from './find-tenant.ts'
  * other tenant sharing them is doing.
  */
 export const decisionHeaderNames = [
-  'x-kinference-decision',
-  'x-kinference-reason',
-  'x-kinference-fallback',
-  'x-kinference-saturated',
+  kinferenceHeaders.decision,
+  kinferenceHeaders.reason,
+  kinferenceHeaders.fallback,
+  kinferenceHeaders.saturated,
 ] as const
 
 /**
