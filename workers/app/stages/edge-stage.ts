@@ -15,7 +15,7 @@ export interface EdgeVariables {
   requestId: string
   /** tagRequest: the edge's own id, signed to the scorer (which keys its log on it). */
   edgeId: string
-  /** tagRequest: headers passed upstream as sent (x-request-id, traceparent, tracestate). */
+  /** tagRequest: headers passed upstream (shared/attempts/pass-through-headers.ts). */
   passHeaders: Record<string, string>
   /** authenticateTenant: the config snapshot this request is served under. */
   snapshot: ConfigSnapshot
