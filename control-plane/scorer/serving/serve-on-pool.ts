@@ -1,13 +1,11 @@
 import type { ServerResponse } from 'node:http'
-import { finished } from 'node:stream'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import { openAiErrorBody } from '../../../shared/openai/openai-error-body.ts'
 import { asciiHeaderValue } from '../../../shared/policy/decision-header.ts'
 import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
 import type { PoolLookup, RouteResult } from '../../../shared/routing/pool-router.ts'
 import { promptTokensHeader } from '../../../shared/scorer-api/route-protocol.ts'
-import type { Admitted } from '../pools/pool-admission.ts'
 import { type DecidedBy, logDecision } from '../state/log-decision.ts'
+import { admitOnPool } from './admit-on-pool.ts'
 import type { PodContext } from './inference-context.ts'
 import type { PreparedRequest } from './prepare-request.ts'
 import { type ProxyOutcome, proxyToPod } from './proxy-to-pod.ts'
@@ -50,7 +48,7 @@ export interface ServeOptions {
 /**
  * How serving on a pool ended, when it did not fail: the answer sent (or the client gone),
  * or the pool saturated (only when options.allowBurst), nothing sent, for the caller to try
- * elsewhere or to answer (answerSaturated).
+ * elsewhere or to answer (admit-on-pool.ts's answerSaturated).
  */
 export type PoolServed = { kind: 'served' } | { kind: 'saturated'; message: string }
 
@@ -80,7 +78,7 @@ export async function serveOnPool(
   for (let round = 0; round < 2; round++) {
     let route: RouteResult
     if (round === 0) {
-      const admitted = await admit(context, attempt, options.allowBurst, res)
+      const admitted = await admitOnPool(context, attempt, options.allowBurst, res)
       if (admitted === null) return { kind: 'served' } // the client left while held: nothing was sent
       if ('saturated' in admitted) return { kind: 'saturated', message: admitted.saturated }
       route = admitted.route
@@ -111,20 +109,6 @@ export async function serveOnPool(
     tried.add(pod)
   }
   throw new KinfError('upstream_unavailable', `no pod of pool ${pool.name} could take the request`)
-}
-
-/**
- * The answer to a request the edge let burst past a saturated pool when nothing else is
- * tried: 503 with x-kinference-saturated, which the edge reads to move on.
- */
-export function answerSaturated(res: ServerResponse, message: string): void {
-  const failure = new KinfError('saturated', message)
-  res.writeHead(failure.status, {
-    'content-type': 'application/json',
-    [kinferenceHeaders.saturated]: '1',
-    'retry-after': '1',
-  })
-  res.end(JSON.stringify(openAiErrorBody(failure)))
 }
 
 /**
@@ -291,48 +275,5 @@ function guard(
   for (const { kind, agrees } of compared) {
     context.metrics.tokenComparisons.labels({ pool: pool.name, kind }).inc()
     if (!agrees) context.metrics.tokenDisagreements.labels({ pool: pool.name, kind }).inc()
-  }
-}
-
-/**
- * The first attempt: "saturated" at once when the edge may burst and every pod is over
- * its limits (bursting beats waiting); otherwise through the pool's admission, which
- * dispatches now or holds the request until its best pod can start it. null: the client
- * left while held.
- */
-async function admit(
-  context: PodContext,
-  attempt: PoolAttempt,
-  allowBurst: boolean,
-  res: ServerResponse,
-): Promise<Admitted | { saturated: string } | null> {
-  const { lookup } = attempt
-  const { pool } = attempt.prepared
-  const { router } = pool
-  let route = attempt.scored
-  if (allowBurst) {
-    route ??= router.score(lookup, performance.now())
-    if (route.decision.pod !== null && router.saturation(route).saturated) {
-      context.metrics.saturated.labels({ pool: pool.name }).inc()
-      return {
-        saturated: `pool ${pool.name} is saturated: every pod's predicted TTFT is over its limit`,
-      }
-    }
-  }
-  // Nothing is ever held without late binding: no need to watch the client.
-  if (!pool.admission.enabled)
-    return { route: router.dispatchNow(lookup, performance.now(), { route }), heldMs: 0 }
-  const left = new AbortController()
-  const onClose = () => left.abort()
-  if (res.destroyed) left.abort()
-  else res.once('close', onClose)
-  try {
-    return await pool.admission.admit(lookup, {
-      signal: left.signal,
-      answered: () => new Promise((resolve) => finished(res, () => resolve(undefined))),
-      ...(route ? { route } : {}),
-    })
-  } finally {
-    res.off('close', onClose)
   }
 }

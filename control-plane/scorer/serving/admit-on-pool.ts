@@ -1,0 +1,66 @@
+import type { ServerResponse } from 'node:http'
+import { finished } from 'node:stream'
+import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { openAiErrorBody } from '../../../shared/openai/openai-error-body.ts'
+import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
+import type { PoolLookup, RouteResult } from '../../../shared/routing/pool-router.ts'
+import type { Admitted } from '../pools/pool-admission.ts'
+import type { PoolRuntime } from '../pools/pool-runtime.ts'
+import type { PodContext } from './inference-context.ts'
+
+/**
+ * The first attempt: "saturated" at once when the edge may burst and every pod is over
+ * its limits (bursting beats waiting); otherwise through the pool's admission, which
+ * dispatches now or holds the request until its best pod can start it. null: the client
+ * left while held.
+ */
+export async function admitOnPool(
+  context: Pick<PodContext, 'metrics'>,
+  attempt: { prepared: { pool: PoolRuntime }; lookup: PoolLookup; scored?: RouteResult },
+  allowBurst: boolean,
+  res: ServerResponse,
+): Promise<Admitted | { saturated: string } | null> {
+  const { lookup } = attempt
+  const { pool } = attempt.prepared
+  const { router } = pool
+  let route = attempt.scored
+  if (allowBurst) {
+    route ??= router.score(lookup, performance.now())
+    if (route.decision.pod !== null && router.saturation(route).saturated) {
+      context.metrics.saturated.labels({ pool: pool.name }).inc()
+      return {
+        saturated: `pool ${pool.name} is saturated: every pod's predicted TTFT is over its limit`,
+      }
+    }
+  }
+  // Nothing is ever held without late binding: no need to watch the client.
+  if (!pool.admission.enabled)
+    return { route: router.dispatchNow(lookup, performance.now(), { route }), heldMs: 0 }
+  const left = new AbortController()
+  const onClose = () => left.abort()
+  if (res.destroyed) left.abort()
+  else res.once('close', onClose)
+  try {
+    return await pool.admission.admit(lookup, {
+      signal: left.signal,
+      answered: () => new Promise((resolve) => finished(res, () => resolve(undefined))),
+      ...(route ? { route } : {}),
+    })
+  } finally {
+    res.off('close', onClose)
+  }
+}
+
+/**
+ * The answer to a request the edge let burst past a saturated pool when nothing else is
+ * tried: 503 with x-kinference-saturated, which the edge reads to move on.
+ */
+export function answerSaturated(res: ServerResponse, message: string): void {
+  const failure = new KinfError('saturated', message)
+  res.writeHead(failure.status, {
+    'content-type': 'application/json',
+    [kinferenceHeaders.saturated]: '1',
+    'retry-after': '1',
+  })
+  res.end(JSON.stringify(openAiErrorBody(failure)))
+}
