@@ -2,6 +2,8 @@ import type { ConfigSnapshot, SnapshotPolicy } from '../config/config-snapshot.t
 import type { PolicyRule } from '../crd/inference-policy.ts'
 import { applyConstraints } from './apply-constraints.ts'
 import { type ActionOutcome, chooseTargets } from './choose-targets.ts'
+import { builtinConditions } from './conditions/builtin-conditions.ts'
+import type { ConditionRegistry } from './conditions/policy-condition.ts'
 import { modelAllowed } from './find-tenant.ts'
 import { type InterpretedRequest, interpretRequest } from './interpret-request.ts'
 import { localityRefusal } from './locality-refusal.ts'
@@ -14,8 +16,12 @@ import type { PolicyDecision, PolicyInput, TraceStep } from './policy-decision.t
  * on whatever the rule chose. Pure: pool status comes in through `input.poolStatus`. For a
  * request read once already (its pools asked), decidePolicy takes the reading.
  */
-export function evaluatePolicy(snapshot: ConfigSnapshot, input: PolicyInput): PolicyDecision {
-  return decidePolicy(interpretRequest(snapshot, input.request), input.poolStatus)
+export function evaluatePolicy(
+  snapshot: ConfigSnapshot,
+  input: PolicyInput,
+  conditions: ConditionRegistry = builtinConditions,
+): PolicyDecision {
+  return decidePolicy(interpretRequest(snapshot, input.request, conditions), input.poolStatus)
 }
 
 /**
@@ -45,7 +51,13 @@ export function decidePolicy(
   let model = request.model
   for (const [index, rule] of policy.spec.rules.entries()) {
     const tested = interpreted.requestConditions(index, model)
-    const result = matchStatusConditions(tested, rule.match, policy.namespace, poolStatus)
+    const result = matchStatusConditions(
+      tested,
+      rule.match,
+      policy.namespace,
+      poolStatus,
+      interpreted.conditions,
+    )
     if (!result.holds) {
       trace.push({ rule: rule.name, outcome: 'skipped', why: result.why })
       continue

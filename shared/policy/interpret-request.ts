@@ -1,7 +1,8 @@
 import type { ConfigSnapshot } from '../config/config-snapshot.ts'
 import type { RuleAction } from '../crd/policy-action.ts'
 import { KinfError } from '../errors/kinf-error.ts'
-import type { ConditionResult } from './conditions/policy-condition.ts'
+import { builtinConditions } from './conditions/builtin-conditions.ts'
+import type { ConditionRegistry, ConditionResult } from './conditions/policy-condition.ts'
 import { effectiveLabels } from './effective-labels.ts'
 import { findTenant, modelAllowed } from './find-tenant.ts'
 import { matchRequestConditions, statusPools } from './match-rule.ts'
@@ -19,6 +20,8 @@ import { resolveBackend } from './resolve-backend.ts'
 export interface InterpretedRequest {
   snapshot: ConfigSnapshot
   request: PolicyRequest
+  /** The rule conditions the policy's matches hold (shared/policy/conditions). */
+  conditions: ConditionRegistry
   /** The tenant's policy; null when the snapshot does not know the tenant. */
   governing: ReturnType<typeof findTenant>
   /** Rules see these (effectiveLabels: every constrained label when a detector failed). */
@@ -38,6 +41,7 @@ export interface InterpretedRequest {
 export function interpretRequest(
   snapshot: ConfigSnapshot,
   request: PolicyRequest,
+  conditions: ConditionRegistry = builtinConditions,
 ): InterpretedRequest {
   const governing = findTenant(snapshot, request.tenant)
   const labels = governing ? effectiveLabels(governing.policy.spec, request) : new Set<string>()
@@ -50,11 +54,19 @@ export function interpretRequest(
     const rule = rules[index]
     if (rule === undefined) throw new KinfError('internal', `the policy has no rule ${index}`)
     const subject = { tenant: request.tenant, model, promptTokens: request.promptTokens, labels }
-    const result = matchRequestConditions(rule.match, subject)
+    const result = matchRequestConditions(rule.match, subject, conditions)
     tested.set(key, result)
     return result
   }
-  const interpreted = { snapshot, request, governing, labels, pools: [], requestConditions }
+  const interpreted = {
+    snapshot,
+    request,
+    conditions,
+    governing,
+    labels,
+    pools: [],
+    requestConditions,
+  }
   if (governing === null || !modelAllowed(governing.tenant, request.model)) return interpreted
   return { ...interpreted, pools: poolsOf(interpreted) }
 }
@@ -74,7 +86,7 @@ function poolsOf(interpreted: InterpretedRequest): string[] {
         next.add(model)
         continue
       }
-      const read = statusPools(rule.match, namespace)
+      const read = statusPools(rule.match, namespace, interpreted.conditions)
       for (const pool of read) pools.add(pool)
       if (read.length > 0) next.add(model)
       if (rule.action.rewriteModel) {

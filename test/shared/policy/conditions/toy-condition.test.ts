@@ -9,25 +9,37 @@ import type { KinferenceResource } from '../../../../shared/crd/resource.ts'
 import { noWorkloads } from '../../../../shared/kube/watched-pod.ts'
 import { builtinConditions } from '../../../../shared/policy/conditions/builtin-conditions.ts'
 import { requestCondition } from '../../../../shared/policy/conditions/policy-condition.ts'
+import { evaluatePolicy } from '../../../../shared/policy/evaluate-policy.ts'
 import { matchRule } from '../../../../shared/policy/match-rule.ts'
 import { tenantPrefixCondition, toyConditions } from '../../../support/toy-condition.ts'
 
-/** A policy whose rules match on the toy condition; both reject, so both are terminal. */
-function policy(...prefixes: string[]) {
+/** A rule per prefix, matching on the toy condition; each rejects, so each is terminal. */
+const prefixRules = (...prefixes: string[]) =>
+  prefixes.map((prefix, position) => ({
+    name: `rule-${position}`,
+    match: { tenantPrefix: prefix },
+    action: { reject: { status: 403, message: `no ${prefix}` } },
+  }))
+
+function policy(rules: object[], tenants: string[] = []) {
   return {
     apiVersion: 'kinference.dev/v1alpha1',
     kind: 'InferencePolicy',
     metadata: { name: 'teams', namespace: 'kinference' },
     spec: {
-      tenants: [],
-      rules: prefixes.map((prefix, position) => ({
-        name: `rule-${position}`,
-        match: { tenantPrefix: prefix },
-        action: { reject: { status: 403, message: `no ${prefix}` } },
+      tenants: tenants.map((name, position) => ({
+        name,
+        apiKeys: [{ id: `key${position}`, sha256: 'a'.repeat(64) }],
+        models: ['*'],
       })),
+      rules,
     },
   }
 }
+
+/** A policy parsed with the toy registry, as validate gives it when it is valid. */
+const parsed = (document: ReturnType<typeof policy>) =>
+  inferencePolicyKind(toyConditions).schema.parse(document) as KinferenceResource
 
 function matchSchemaOf(crd: ReturnType<typeof buildCrd>) {
   const spec = crd.spec.versions[0]?.schema.openAPIV3Schema.properties.spec as {
@@ -62,9 +74,9 @@ describe('a condition registered in one file and one registry line', () => {
   })
 
   it('validates a policy using it with the registry; the built-in one refuses the field', () => {
-    const [toy] = validateResources([policy('team-')], 'default', toyConditions)
+    const [toy] = validateResources([policy(prefixRules('team-'))], 'default', toyConditions)
     expect(toy?.status).toBe('valid')
-    const [builtin] = validateResources([policy('team-')], 'default')
+    const [builtin] = validateResources([policy(prefixRules('team-'))], 'default')
     expect(builtin).toMatchObject({
       status: 'invalid',
       issues: [
@@ -74,7 +86,11 @@ describe('a condition registered in one file and one registry line', () => {
         },
       ],
     })
-    const [tooLong] = validateResources([policy('t'.repeat(64))], 'default', toyConditions)
+    const [tooLong] = validateResources(
+      [policy(prefixRules('t'.repeat(64)))],
+      'default',
+      toyConditions,
+    )
     expect(tooLong).toMatchObject({
       status: 'invalid',
       issues: [{ path: ['spec', 'rules', 0, 'match', 'tenantPrefix'] }],
@@ -101,7 +117,11 @@ describe('a condition registered in one file and one registry line', () => {
   })
 
   it('gives validate its coverage: a rule after a broader one is unreachable, after a narrower one not', () => {
-    const [shadowed] = validateResources([policy('team-', 'team-a')], 'default', toyConditions)
+    const [shadowed] = validateResources(
+      [policy(prefixRules('team-', 'team-a'))],
+      'default',
+      toyConditions,
+    )
     expect(shadowed).toMatchObject({
       status: 'invalid',
       issues: [
@@ -113,25 +133,55 @@ describe('a condition registered in one file and one registry line', () => {
         },
       ],
     })
-    const [reachable] = validateResources([policy('team-a', 'team-')], 'default', toyConditions)
+    const [reachable] = validateResources(
+      [policy(prefixRules('team-a', 'team-'))],
+      'default',
+      toyConditions,
+    )
     expect(reachable?.status).toBe('valid')
   })
 
   it('gives compile the same coverage when it is handed the registry', async () => {
-    const parse = (...prefixes: string[]) => [
-      inferencePolicyKind(toyConditions).schema.parse(policy(...prefixes)) as KinferenceResource,
-    ]
     const compile = (resources: KinferenceResource[]) =>
       compileSnapshot(resources, 'default', noWorkloads, toyConditions)
-    expect(await compile(parse('team-', 'team-a'))).toMatchObject({
+    expect(await compile([parsed(policy(prefixRules('team-', 'team-a')))])).toMatchObject({
       ok: false,
       issues: [{ path: ['spec', 'rules', 1, 'name'], reason: 'Unreachable' }],
     })
-    const compiled = await compile(parse('team-a', 'team-'))
+    const compiled = await compile([parsed(policy(prefixRules('team-a', 'team-')))])
     expect(
       compiled.ok && compiled.snapshot.policies['kinference/teams']?.spec.rules[1]?.match,
     ).toEqual({
       tenantPrefix: 'team-',
+    })
+  })
+
+  it('decides requests by it when the policy is evaluated with the registry', async () => {
+    const everyoneElse = {
+      name: 'everyone-else',
+      action: { reject: { status: 402, message: 'not a team' } },
+    }
+    const resource = parsed(policy([...prefixRules('team-'), everyoneElse], ['team-a', 'ops']))
+    const compiled = await compileSnapshot([resource], 'default', noWorkloads, toyConditions)
+    if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues))
+    const decide = (tenant: string) =>
+      evaluatePolicy(
+        compiled.snapshot,
+        {
+          request: { tenant, model: 'm', promptTokens: 10, labels: [], detectorFailed: false },
+          poolStatus: () => undefined,
+        },
+        toyConditions,
+      )
+    expect(decide('team-a')).toMatchObject({ kind: 'reject', rule: 'rule-0', status: 403 })
+    expect(decide('ops')).toMatchObject({
+      kind: 'reject',
+      rule: 'everyone-else',
+      status: 402,
+      trace: [
+        { rule: 'rule-0', outcome: 'skipped', why: 'tenant ops does not start with team-' },
+        { rule: 'everyone-else' },
+      ],
     })
   })
 })
