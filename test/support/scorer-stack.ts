@@ -186,5 +186,16 @@ export async function until(ready: () => Promise<boolean> | boolean, ms = 20_000
   }
 }
 
+/** A chat body: a system prompt, a question and 4 tokens to answer, `fields` added or replacing. */
+export const systemChat = (system: string, question: string, fields: object = {}) => ({
+  model,
+  messages: [
+    { role: 'system', content: system },
+    { role: 'user', content: question },
+  ],
+  max_tokens: 4,
+  ...fields,
+})
+
 export const words = (seed: number, count: number) =>
   Array.from({ length: count }, (_, i) => `s${seed}w${i}`).join(' ')

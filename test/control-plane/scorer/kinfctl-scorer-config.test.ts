@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { scorerCommand } from '../../../control-plane/kinfctl/commands/scorer.ts'
 import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
+import { startCommand } from '../../support/run-cli.ts'
 import { until } from '../../support/scorer-stack.ts'
 import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 import { snapshotOf, startPods } from './snapshot-stack.ts'
@@ -21,28 +22,17 @@ describe('kinfctl scorer --config FILE', () => {
     const [listed, byHand] = pods as [SimPod, SimPod]
     const file = join(await mkdtemp(join(tmpdir(), 'kinf-scorer-')), 'snapshot.json')
     await writeFile(file, JSON.stringify(await snapshotOf([{ name: 'default', pods: [listed] }])))
-    let out = ''
-    let interrupt = () => {}
-    const exited = scorerCommand(
+    const scorer = startCommand(
+      scorerCommand,
       [
         ...['--port', '0', '--metrics-port', '0', '--allow-unsigned'],
         ...['--config', file, '--pod', flagOf(byHand)],
       ],
-      {
-        stdout: (text) => {
-          out += text
-        },
-        stderr: () => {},
-        readStdin: async () => '',
-        untilInterrupted: () => new Promise<void>((resolve) => (interrupt = resolve)),
-        env: { KINFERENCE_ADMIN_TOKEN: adminToken },
-      },
+      { KINFERENCE_ADMIN_TOKEN: adminToken },
     )
-    cleanups.defer(async () => {
-      interrupt()
-      await exited
-    })
-    await until(() => /listening on (\S+)/.test(out))
+    cleanups.defer(() => scorer.stop())
+    await until(() => /listening on (\S+)/.test(scorer.stdout()))
+    const out = scorer.stdout()
     expect(out).toContain('(1 pools, 2 pods,')
     const url = /listening on (\S+)/.exec(out)?.[1]
     const report = (await (
@@ -58,7 +48,6 @@ describe('kinfctl scorer --config FILE', () => {
     })
     expect(answer.status).toBe(200)
     expect(answer.headers.get('x-kinference-decision')).toMatch(/^pool=default; pod=sim-pod-[01];/)
-    interrupt()
-    expect(await exited).toBe(0)
+    expect(await scorer.stop()).toBe(0)
   })
 })

@@ -6,6 +6,7 @@ import {
   model,
   poolSpec,
   send,
+  systemChat,
   until,
   words,
 } from '../../support/scorer-stack.ts'
@@ -15,15 +16,8 @@ const stacks = useScorerStacks()
 
 const adapter = 'sql-lora'
 
-const chat = (servedModel: string, system: string, question: string) => ({
-  model: servedModel,
-  messages: [
-    { role: 'system', content: system },
-    { role: 'user', content: question },
-  ],
-  max_tokens: 4,
-  ignore_eos: true,
-})
+const chat = (servedModel: string, system: string, question: string) =>
+  systemChat(system, question, { model: servedModel, ignore_eos: true })
 
 describe('a LoRA adapter through the scorer to simulated pods', () => {
   it('keys the adapter’s blocks apart from the base model’s and routes its prefix back to them', async () => {

@@ -7,6 +7,7 @@ import {
   model,
   type Stack,
   send,
+  systemChat,
   until,
   words,
 } from '../../support/scorer-stack.ts'
@@ -21,14 +22,7 @@ import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 const { uniquePrefix } = useRedisTestNamespaces()
 const stacks = useScorerStacks()
 
-const chat = (system: string, question: string) => ({
-  model,
-  messages: [
-    { role: 'system', content: system },
-    { role: 'user', content: question },
-  ],
-  max_tokens: 4,
-})
+const chat = (system: string, question: string) => systemChat(system, question)
 
 async function podReport(s: Stack, name: string) {
   const report = await adminPods(s)

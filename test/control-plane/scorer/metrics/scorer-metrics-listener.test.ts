@@ -4,6 +4,7 @@ import { scorerCommand } from '../../../../control-plane/kinfctl/commands/scorer
 import { parsePrometheusText } from '../../../../control-plane/metrics/parse-prometheus-text.ts'
 import { ScorerConfig } from '../../../../control-plane/scorer/scorer-config.ts'
 import { startScorer } from '../../../../control-plane/scorer/start-scorer.ts'
+import { startCommand } from '../../../support/run-cli.ts'
 import {
   adminToken,
   model,
@@ -132,25 +133,9 @@ describe('the scorer’s metrics listener, configured', () => {
 describe('kinfctl scorer --metrics-port', () => {
   /** The command in this process until `stop`, its first line once it listens. */
   async function run(args: string[]) {
-    let out = ''
-    let interrupt = () => {}
-    const exited = scorerCommand(['--port', '0', '--allow-unsigned', ...args], {
-      stdout: (text) => {
-        out += text
-      },
-      stderr: () => {},
-      readStdin: async () => '',
-      untilInterrupted: () => new Promise<void>((resolve) => (interrupt = resolve)),
-      env: {},
-    })
-    await until(() => out.includes('listening on'))
-    return {
-      line: out,
-      stop: async () => {
-        interrupt()
-        return exited
-      },
-    }
+    const scorer = startCommand(scorerCommand, ['--port', '0', '--allow-unsigned', ...args])
+    await until(() => scorer.stdout().includes('listening on'))
+    return { line: scorer.stdout(), stop: scorer.stop }
   }
 
   it('prints where /metrics and /health are, and serves them there', async () => {

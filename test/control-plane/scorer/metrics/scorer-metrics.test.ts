@@ -1,23 +1,16 @@
 import { describe, expect, it } from 'vitest'
 import {
   decisionOf,
-  model,
   send,
+  systemChat,
   metricTotal as total,
   until,
   words,
 } from '../../../support/scorer-stack.ts'
 import { useScorerStacks } from '../../../support/use-scorer-stacks.ts'
 
-const chat = (system: string, question: string, stream = false) => ({
-  model,
-  messages: [
-    { role: 'system', content: system },
-    { role: 'user', content: question },
-  ],
-  max_tokens: 4,
-  stream,
-})
+const chat = (system: string, question: string, stream = false) =>
+  systemChat(system, question, { stream })
 
 describe("the scorer's /metrics", () => {
   const stacks = useScorerStacks()
