@@ -4,7 +4,6 @@ import { createRedisSnapshotStore } from '../../../control-plane/config-store/re
 import type { SnapshotSink } from '../../../control-plane/controller/config-reconciler.ts'
 import { createControllerMetrics } from '../../../control-plane/controller/controller-metrics.ts'
 import { LeaseElector } from '../../../control-plane/controller/lease-elector.ts'
-import { loadKubeConfig } from '../../../control-plane/controller/load-kube-config.ts'
 import { createSnapshotSink } from '../../../control-plane/controller/snapshot-sink.ts'
 import { startController } from '../../../control-plane/controller/start-controller.ts'
 import {
@@ -55,7 +54,7 @@ describe('the controller stopping gracefully', () => {
       },
     }
     const controller = await startController(
-      loadKubeConfig({ kubeconfig: cluster.server.kubeconfigPath, inCluster: false }),
+      cluster.kubeConfig(),
       sink,
       {
         identity: 'stopping-leader',
@@ -90,12 +89,8 @@ describe('the controller stopping gracefully', () => {
   })
 
   it('a stop while the first try for the Lease is in flight still leaves the Lease free', async () => {
-    const kubeConfig = loadKubeConfig({
-      kubeconfig: cluster.server.kubeconfigPath,
-      inCluster: false,
-    })
     const elector = new LeaseElector(
-      kubeConfig.makeApiClient(CoordinationV1Api),
+      cluster.kubeConfig().makeApiClient(CoordinationV1Api),
       { namespace: 'kinference', identity: 'brief', retryPeriodMs: 100, renewDeadlineMs: 500 },
       {
         nowMs: Date.now,

@@ -1,6 +1,5 @@
 import { CustomObjectsApi } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
-import { loadKubeConfig } from '../../../control-plane/controller/load-kube-config.ts'
 import { writeStatus } from '../../../control-plane/controller/status-writer.ts'
 import { kinferenceKinds } from '../../../control-plane/controller/watched-kinds.ts'
 import { kinference, yamlObjects } from '../../support/controller/controller-fixture.ts'
@@ -30,10 +29,7 @@ describe('writeStatus', () => {
       { ...stale, status: { conditions: [theirs] } },
       { subresource: 'status' },
     )
-    const api = loadKubeConfig({
-      kubeconfig: server.kubeconfigPath,
-      inCluster: false,
-    }).makeApiClient(CustomObjectsApi)
+    const api = cluster.kubeConfig().makeApiClient(CustomObjectsApi)
     const seen: unknown[] = []
     const result = await writeStatus({
       api,
@@ -56,10 +52,7 @@ describe('writeStatus', () => {
   it('writes nothing when the status already says it all, and tells a deleted resource', async () => {
     const { server } = cluster
     const object = cluster.pool('qwen-27b')
-    const api = loadKubeConfig({
-      kubeconfig: server.kubeconfigPath,
-      inCluster: false,
-    }).makeApiClient(CustomObjectsApi)
+    const api = cluster.kubeConfig().makeApiClient(CustomObjectsApi)
     const unchanged = await writeStatus({
       api,
       kind: poolKind,

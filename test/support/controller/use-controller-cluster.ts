@@ -1,5 +1,6 @@
 import { afterEach, beforeEach } from 'vitest'
 import type { CloudflareKvPublisher } from '../../../control-plane/config-store/cloudflare-kv-publisher.ts'
+import { loadKubeConfig } from '../../../control-plane/controller/load-kube-config.ts'
 import type { ControllerOptionsInput } from '../../../control-plane/controller/start-controller.ts'
 import type { KubeApiServer, KubeObject } from '../kube-api-server/start-kube-api-server.ts'
 import { redisUrl } from '../redis-test-namespaces.ts'
@@ -24,6 +25,8 @@ export interface PublishTargets {
 /** The test API server of the running test, and the controllers started against it. */
 export interface ControllerCluster {
   readonly server: KubeApiServer
+  /** The server's kubeconfig, loaded as the controller loads it. */
+  kubeConfig(): ReturnType<typeof loadKubeConfig>
   /** A controller in this process publishing under `prefix`, closed after the test. */
   start(
     prefix: string,
@@ -69,6 +72,7 @@ export function useControllerCluster(resources: readonly KubeObject[] = []): Con
     get server() {
       return server()
     },
+    kubeConfig: () => loadKubeConfig({ kubeconfig: server().kubeconfigPath, inCluster: false }),
     async start(prefix, options = {}, targets = {}) {
       const url = targets.redisUrl ?? redisUrl
       const controller = await startInProcessController(
