@@ -45,6 +45,10 @@ const completion = () =>
     choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
     usage: { prompt_tokens: 5, completion_tokens: 1, total_tokens: 6 },
   })
+/** An answer's OpenAI error body. */
+const errorOf = async (answer: Response) =>
+  ((await answer.json()) as { error: { message: string; code: string } }).error
+
 const saturated = () =>
   Response.json(
     { error: { message: 'pool saturated', type: 'saturated', param: null, code: 'saturated' } },
@@ -154,7 +158,7 @@ describe('the edge carrying out a decision', () => {
     const answer = await ask({ 'x-kinference-labels': 'pii' })
     expect(answer.status).toBe(503)
     expect(answer.headers.get('retry-after')).toBe('5')
-    const { error } = await answer.json()
+    const error = await errorOf(answer)
     expect(error.code).toBe('locality_violation')
     expect(error.message).toContain('(demo/sim-local: saturated)')
     expect(metrics.render()).toContain(
@@ -172,7 +176,7 @@ describe('the edge carrying out a decision', () => {
     const answer = await ask({ 'x-kinference-labels': 'pii' })
     // Nothing in the cluster could ever serve it: a 400, retrying will not help.
     expect(answer.status).toBe(400)
-    expect((await answer.json()).error.message).toContain('retrying will not help')
+    expect((await errorOf(answer)).message).toContain('retrying will not help')
   })
 
   it('answers the last attempt’s own error when it fails', async () => {
@@ -185,6 +189,6 @@ describe('the edge carrying out a decision', () => {
     })
     const answer = await ask()
     expect(answer.status).toBe(503)
-    expect((await answer.json()).error.message).toBe('bedrock: throttled')
+    expect((await errorOf(answer)).message).toBe('bedrock: throttled')
   })
 })
