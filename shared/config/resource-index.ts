@@ -71,3 +71,19 @@ export function lookup<K extends ResourceKind>(
 ): ResourceIndex[K] extends Map<string, infer V> ? V | undefined : never {
   return (index[kind] as Map<string, unknown>).get(resourceId(namespace, name)) as never
 }
+
+/** The issue of a reference from `entry` to a resource of `kind` its namespace lacks. */
+export function notFound(
+  entry: Indexed<unknown>,
+  path: ConfigIssue['path'],
+  kind: string,
+  name: string,
+): ConfigIssue {
+  return {
+    resource: entry.index,
+    path,
+    reason: 'NotFound',
+    message: `${kind} "${name}" not found in namespace "${entry.namespace}"`,
+    target: { kind, namespace: entry.namespace, name },
+  }
+}

@@ -12,7 +12,7 @@ export type ConditionValues = Readonly<Record<string, unknown>>
 
 /**
  * The conditions that depend on the request only (tenants, models, prompt length,
- * labels), so poolsToAsk can test them before any pool status is known.
+ * labels), so interpretRequest can test them before any pool status is known.
  */
 export function matchRequestConditions(
   match: ConditionValues,
