@@ -3,6 +3,7 @@ import { parseOptions } from '../../shared/config/parse-options.ts'
 import { keyHex } from '../../shared/kv-index/block-keys.ts'
 import type { ApplyResult, KvIndex, PodId } from '../../shared/kv-index/kv-index.ts'
 import { KvIndexLimits, wholeNumber } from '../../shared/kv-index/kv-index-limits.ts'
+import { defaultKeyPrefix } from '../../shared/protocol/key-prefix.ts'
 import { connectRedis } from '../redis/connect-redis.ts'
 import { RedisClientOption } from '../redis/redis-client-option.ts'
 import { createInOrderPerPod } from './in-order-per-pod.ts'
@@ -18,7 +19,10 @@ import { loadRedisKvIndexScripts, toUpstreamError } from './redis-kv-index-scrip
  */
 export const RedisKvIndexOptions = KvIndexLimits.extend({
   redis: RedisClientOption,
-  prefix: z.string().default('kinf:').describe('Namespace of every key; one per pool, or per test'),
+  prefix: z
+    .string()
+    .default(defaultKeyPrefix)
+    .describe('Namespace of every key; one per pool, or per test'),
   maxHintsPerPod: wholeNumber(1)
     .default(262_144)
     .describe('Parent-key hints this replica keeps per pod (oldest first out)'),

@@ -6,6 +6,7 @@ import {
   type TierHoldings,
   TierHoldingsLimits,
 } from '../../shared/kv-index/tier-holdings.ts'
+import { defaultKeyPrefix } from '../../shared/protocol/key-prefix.ts'
 import { connectRedis } from '../redis/connect-redis.ts'
 import { RedisClientOption } from '../redis/redis-client-option.ts'
 import { createInOrderPerPod } from './in-order-per-pod.ts'
@@ -17,7 +18,7 @@ export const RedisTierHoldingsOptions = TierHoldingsLimits.extend({
   redis: RedisClientOption,
   prefix: z
     .string()
-    .default('kinf:')
+    .default(defaultKeyPrefix)
     .describe("Namespace of every key: the KvIndex's, whose key names it does not use"),
   commandTimeoutMs: wholeNumber(1)
     .default(2_000)

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import { parseArgs } from 'node:util'
 import { parseDuration } from '../../../shared/config/parse-duration.ts'
+import { defaultKeyPrefix } from '../../../shared/protocol/key-prefix.ts'
 import { createCloudflareKvPublisher } from '../../config-store/cloudflare-kv-publisher.ts'
 import { createRedisSnapshotStore } from '../../config-store/redis-snapshot-store.ts'
 import { createControllerMetrics } from '../../controller/controller-metrics.ts'
@@ -25,7 +26,7 @@ Cluster:
   -n, --namespace NS           watch this namespace (repeatable; default: all namespaces)
 Publishing:
       --redis URL              snapshot store (default: REDIS_URL); scorers and edges follow it
-      --redis-prefix P         key prefix (default kinf:)
+      --redis-prefix P         key prefix (default ${defaultKeyPrefix})
       --keep N                 versions kept for rollback (default 10)
       --cloudflare-account ID  also publish to Workers KV: account id,
       --cloudflare-namespace ID  the KV namespace bound as CONFIG, and the API token in
@@ -64,7 +65,7 @@ export async function controllerCommand(args: string[], io: CliIo): Promise<numb
       kubeconfig: { type: 'string' },
       namespace: { type: 'string', short: 'n', multiple: true, default: [] },
       redis: { type: 'string' },
-      'redis-prefix': { type: 'string', default: 'kinf:' },
+      'redis-prefix': { type: 'string', default: defaultKeyPrefix },
       keep: { type: 'string', default: '10' },
       'cloudflare-account': { type: 'string' },
       'cloudflare-namespace': { type: 'string' },

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { z } from 'zod'
 import { parseDuration } from '../../../shared/config/parse-duration.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { defaultKeyPrefix } from '../../../shared/protocol/key-prefix.ts'
 import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
 import type { QuotaStore } from '../../../shared/quota/quota-store.ts'
 import { openConfigFeed } from '../../config-store/open-config-feed.ts'
@@ -34,7 +35,7 @@ Options:
                            that cannot be reached is retried on the next
       --config SOURCE      a snapshot file from kinfctl compile (read once), or
                            redis://… or rediss://… to follow the controller's snapshot store
-      --config-prefix P    key prefix of that store (default kinf:, as the controller's
+      --config-prefix P    key prefix of that store (default ${defaultKeyPrefix}, as the controller's
                            --redis-prefix)
       --drain-timeout D    when interrupted (SIGTERM), refuse new connections and let the
                            requests in flight, streams included, finish for up to D before
@@ -80,7 +81,7 @@ export const EdgeCommandOptions = z.strictObject({
   config: z
     .string('must name a snapshot file from kinfctl compile, or redis://… to follow the store')
     .min(1, 'must not be empty'),
-  configPrefix: z.string().min(1, 'must not be empty').default('kinf:'),
+  configPrefix: z.string().min(1, 'must not be empty').default(defaultKeyPrefix),
   signingSecret: z
     .string('must be set: the HMAC secret shared with the scorer')
     .min(16, 'needs at least 16 characters'),

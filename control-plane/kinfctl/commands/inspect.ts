@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { parseDuration } from '../../../shared/config/parse-duration.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { defaultKeyPrefix } from '../../../shared/protocol/key-prefix.ts'
 import { snapshotChanges } from '../../../shared/state/snapshot-changes.ts'
 import { readSnapshotFile } from '../../config-store/read-snapshot-file.ts'
 import { TokenizerCache } from '../../scorer/serving/tokenizer-cache.ts'
@@ -43,7 +44,7 @@ there and never from a scorer:
 Options:
   -o, --output table|json|yaml   output format (default table)
   --redis URL                    the Redis to read (default: $REDIS_URL)
-  --prefix P                     the key prefix the services use (default kinf:)
+  --prefix P                     the key prefix the services use (default ${defaultKeyPrefix})
   --interval D                   how often --watch and --follow read again (default 2s)
 
 Exit status: 0 shown, 2 usage, 3 unknown pool, tenant or model, or no Kinference state in
@@ -59,7 +60,7 @@ function parse(args: string[]) {
     options: {
       output: { type: 'string', short: 'o', default: 'table' },
       redis: { type: 'string' },
-      prefix: { type: 'string', default: 'kinf:' },
+      prefix: { type: 'string', default: defaultKeyPrefix },
       interval: { type: 'string', default: '2s' },
       pool: { type: 'string' },
       tenant: { type: 'string' },

@@ -3,6 +3,7 @@ import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { parseDuration } from '../../../shared/config/parse-duration.ts'
 import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { defaultKeyPrefix } from '../../../shared/protocol/key-prefix.ts'
 import { builtinStrategies } from '../../../shared/routing/strategies/strategy-registry.ts'
 import { openConfigFeed } from '../../config-store/open-config-feed.ts'
 import type { PublishedSnapshot } from '../../config-store/published-snapshot.ts'
@@ -30,7 +31,7 @@ Options:
                            live snapshot kinfctl controller publishes (waits for the first
                            one; later ones apply without restart; one that fails
                            verification is refused and the previous stays)
-      --config-prefix P    key prefix of that store (default kinf:, the controller's
+      --config-prefix P    key prefix of that store (default ${defaultKeyPrefix}, the controller's
                            --redis-prefix); the snapshot gives the pools, the backends and
                            its endpoints as the pods
       --pod SPEC           a pod the config does not list:
@@ -39,7 +40,7 @@ Options:
                            dp= the pod's vLLM --data-parallel-size: one endpoint per rank,
                            N/dp0, N/dp1, …, each on the events and replay ports + rank)
       --redis-prefix P     key prefix of the index, the pods' state and the decision log in
-                           REDIS_URL (default kinf:, what kinfctl inspect reads)
+                           REDIS_URL (default ${defaultKeyPrefix}, what kinfctl inspect reads)
       --events-bind EP     also bind one SUB socket (e.g. tcp://*:5557) for pods whose
                            PUB connects to the scorer; topics kv@<pod>@<model> name them
       --drain-timeout D    when interrupted (SIGTERM), refuse new connections (/health
@@ -124,8 +125,8 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
       'metrics-port': { type: 'string', default: '9090' },
       'metrics-host': { type: 'string', default: '127.0.0.1' },
       config: { type: 'string' },
-      'config-prefix': { type: 'string', default: 'kinf:' },
-      'redis-prefix': { type: 'string', default: 'kinf:' },
+      'config-prefix': { type: 'string', default: defaultKeyPrefix },
+      'redis-prefix': { type: 'string', default: defaultKeyPrefix },
       pod: { type: 'string', multiple: true, default: [] },
       'events-bind': { type: 'string' },
       model: { type: 'string', default: 'qwen3.8-27b-fp8' },
