@@ -1,6 +1,7 @@
 import { type Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http'
 import { type Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { reportedCachedTokens } from '../../../shared/openai/usage.ts'
+import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
 import { createChatStreamParser } from './create-chat-stream-parser.ts'
 
 export interface StreamedChatTarget {
@@ -101,7 +102,7 @@ export function sendStreamedChat(
     }, target.timeoutMs)
     req.on('error', (error) => finish(error.message || String(error)))
     req.on('response', (res: IncomingMessage) => {
-      pod = podOfDecision(res.headers['x-kinference-decision'])
+      pod = podOfDecision(res.headers[kinferenceHeaders.decision])
       const status = res.statusCode ?? 0
       res.setEncoding('utf8')
       res.on('error', (error) => finish(error.message || 'the response broke'))

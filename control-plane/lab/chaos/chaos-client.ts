@@ -1,5 +1,6 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions'
+import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
 import { readChaosStream } from './read-chaos-stream.ts'
 
 /** What became of one request, as a client would judge it, and when it was sent. */
@@ -104,7 +105,7 @@ function completed(
   ttftMs: number | null,
   latencyMs: number,
 ): Verdict {
-  const decision = response.headers.get('x-kinference-decision') ?? ''
+  const decision = response.headers.get(kinferenceHeaders.decision) ?? ''
   return {
     kind: 'completed',
     status: response.status,

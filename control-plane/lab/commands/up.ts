@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { parseArgs } from 'node:util'
 import { canonicalJson } from '../../../shared/config/canonical-json.ts'
+import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
 import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
 import type { QuotaStore } from '../../../shared/quota/quota-store.ts'
 import { createRedisQuotaStore } from '../../edge/redis-quota-store.ts'
@@ -106,7 +107,7 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
       '',
       'Models: qwen3.8-27b-fp8 (local, bursts to Bedrock when saturated; PII stays local), gpt-4o (alias),',
       'auto (the cheaper pool unless the big one holds the prefix), qwen3-8b, claude-sonnet (Bedrock',
-      'stand-in). Labels: x-kinference-labels: batch (runs only when idle). Policy: infra/k8s/demo.',
+      `stand-in). Labels: ${kinferenceHeaders.labels}: batch (runs only when idle). Policy: infra/k8s/demo.`,
       `The same edge in workerd: snapshot written to ${values.snapshot}; see README "The edge on Workers".`,
       ...(redisUrl
         ? [

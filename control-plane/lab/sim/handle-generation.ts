@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http'
 import type { RequestKind } from '../../../shared/openai/openai-request.ts'
+import { simHeaderPrefix } from '../../../shared/policy/decision-headers-visible.ts'
 import { requestedDataParallelRank } from './data-parallel-rank-header.ts'
 import type { FinishReason, TokenOutput } from './engine/vllm-engine.ts'
 import { type GenerationRequest, parseGenerationRequest } from './generation-request.ts'
@@ -181,13 +182,15 @@ function planChoices(context: SimPodContext, request: GenerationRequest, id: str
 
 /**
  * Non-standard headers with the request's times in modelled milliseconds (not scaled
- * wall time), so tests and benchmarks can compare what the GPU model predicts.
+ * wall time), so tests and benchmarks can compare what the GPU model predicts:
+ * x-kinference-sim-queue-ms, -ttft-ms and -e2e-ms. Named under simHeaderPrefix, so an edge
+ * hides them from tenants as it hides the decision headers.
  */
 function modelledTimes(arrivalMs: number, startMs: number, firstTokenMs: number, endMs: number) {
   const ms = (value: number) => value.toFixed(3)
   return {
-    'x-kinference-sim-queue-ms': ms(startMs - arrivalMs),
-    'x-kinference-sim-ttft-ms': ms(firstTokenMs - arrivalMs),
-    'x-kinference-sim-e2e-ms': ms(endMs - arrivalMs),
+    [`${simHeaderPrefix}queue-ms`]: ms(startMs - arrivalMs),
+    [`${simHeaderPrefix}ttft-ms`]: ms(firstTokenMs - arrivalMs),
+    [`${simHeaderPrefix}e2e-ms`]: ms(endMs - arrivalMs),
   }
 }

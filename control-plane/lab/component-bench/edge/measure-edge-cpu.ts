@@ -6,6 +6,7 @@ import { evaluatePolicy } from '../../../../shared/policy/evaluate-policy.ts'
 import { interpretRequest } from '../../../../shared/policy/interpret-request.ts'
 import { createMemoryQuotaStore } from '../../../../shared/quota/memory-quota-store.ts'
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
+import { promptTokensHeader } from '../../../../shared/scorer-api/route-protocol.ts'
 import { mintApiKey, sha256HexOf } from '../../../../shared/tenancy/api-key.ts'
 import { resolveTenant } from '../../../../shared/tenancy/resolve-tenant.ts'
 import { createEdgeApp } from '../../../../workers/app/edge-app.ts'
@@ -98,7 +99,7 @@ function instantScorerFetch() {
   const fetch = async (_input: string | URL | Request): Promise<Response> => {
     counts.calls++
     return new Response(completion, {
-      headers: { 'content-type': 'application/json', 'x-kinference-prompt-tokens': '8000' },
+      headers: { 'content-type': 'application/json', [promptTokensHeader]: '8000' },
     })
   }
   return { fetch: fetch as typeof globalThis.fetch, counts }
