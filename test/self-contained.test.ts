@@ -75,8 +75,8 @@ const noteCitation =
 const sectionCitation = /\b([\w-]+)\.md[\s*/]*§\s*(\d+(?:\.\d+)*)/g
 /** A peer project's short name before a path or an issue: read through the legend of peer-routers.md. */
 const peerCitation = /\b(GIE|LDR|LDW|KVC|DYN|SGL|SMG|PS|AIB) (?=`|#\d)/g
-/** Buoyant's Kinference brief, summarised in architecture.md. */
-const briefCitation = /\bthe brief\b/gi
+/** The benchmark of the article Kinference was first described in: architecture.md §7. */
+const referenceBenchmarkCitation = /\bthe reference benchmark\b/gi
 /** Folders of the reference material, which the repository does not have. */
 const referenceFolder = /\bshared\/(?:calibration|data|docs)(?![\w.-])/g
 
@@ -97,11 +97,11 @@ function citations(text: string): Citation[] {
       // A legend row: `| **GIE** |` (tables may be padded).
       marker: new RegExp(`^\\| \\*\\*${m[1]}\\*\\* +\\|`, 'm'),
     })),
-    ...all(briefCitation).map((m) => ({
+    ...all(referenceBenchmarkCitation).map((m) => ({
       index: m.index,
       cited: m[0],
       doc: 'docs/architecture.md',
-      marker: /^#+ .*\bbrief\b/im,
+      marker: /^#+ .*\breference benchmark\b/im,
     })),
     ...all(referenceFolder).map((m) => ({ index: m.index, cited: m[0], doc: m[0] })),
   ].sort((a, b) => a.index - b.index)
@@ -154,5 +154,12 @@ describe('the repository is self-contained', () => {
       ['GIE', 'docs/peer-routers.md', '^\\| \\*\\*GIE\\*\\* +\\|'],
     ])
     expect(missing({ index: 0, cited: 'x', doc: 'docs/no-such-note.md' })).not.toBeNull()
+    const [benchmark] = citations('the pods of The Reference Benchmark')
+    expect([benchmark?.cited, benchmark?.doc]).toEqual([
+      'The Reference Benchmark',
+      'docs/architecture.md',
+    ])
+    expect(benchmark?.marker?.test('## §7 The reference benchmark')).toBe(true)
+    expect(benchmark?.marker?.test('## §7 Where it came from')).toBe(false)
   })
 })

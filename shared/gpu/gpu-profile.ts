@@ -52,8 +52,8 @@ export type GpuProfile = z.infer<typeof GpuProfile>
 const GiB = 1024 ** 3
 
 /**
- * The brief's pods: a dense ~27B model in FP8 on one NVIDIA L40S (docs/architecture.md,
- * "The reference profile").
+ * The reference benchmark's pods: a dense ~27B model in FP8 on one NVIDIA L40S
+ * (docs/architecture.md, "The reference profile").
  * - GPU: L40S datasheet, 864 GB/s GDDR6, 733 TFLOP/s FP8 dense, 362 TFLOP/s BF16 dense
  *   (docs/vllm-wire.md §5.2).
  * - Model: 27e9 parameters, ~28 GB of FP8 weights plus BF16 embeddings, 64 layers,
