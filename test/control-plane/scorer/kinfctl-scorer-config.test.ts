@@ -6,8 +6,8 @@ import { scorerCommand } from '../../../control-plane/kinfctl/commands/scorer.ts
 import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
 import { startCommand } from '../../support/run-cli.ts'
 import { until } from '../../support/scorer-stack.ts'
+import { snapshotOf, startPods } from '../../support/snapshot-stack.ts'
 import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
-import { snapshotOf, startPods } from './snapshot-stack.ts'
 
 const adminToken = 'kinfctl-admin-token-0123456789'
 const cleanups = useScorerStacks()

@@ -14,8 +14,8 @@ import {
   words,
 } from '../../support/scorer-stack.ts'
 import { chat as askPod } from '../../support/sim-pods.ts'
+import { snapshotOf, startFromSnapshot, startPods } from '../../support/snapshot-stack.ts'
 import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
-import { snapshotOf, startFromSnapshot, startPods } from './snapshot-stack.ts'
 
 // The scorer follows config snapshots while it runs: the endpoints are its pods, the
 // pools its runtimes, the backends what the edge's allowed-backends claim points at.

@@ -14,8 +14,8 @@ import {
   words,
 } from '../../support/scorer-stack.ts'
 import { chat as askPod } from '../../support/sim-pods.ts'
+import { snapshotOf, startFromSnapshot, startPods } from '../../support/snapshot-stack.ts'
 import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
-import { snapshotOf, startFromSnapshot, startPods } from './snapshot-stack.ts'
 
 // A pool whose spec changes gets a new runtime for new requests; the requests that started
 // on the old one finish there, and the old one closes once they are done, without taking

@@ -10,7 +10,7 @@ import {
 } from '../../../shared/scorer-api/route-protocol.ts'
 import { burstPlatform } from '../../support/route-platform.ts'
 import { model, poolSpec, type Stack, send } from '../../support/scorer-stack.ts'
-import { snapshotOf, startFromSnapshot, startPods } from './snapshot-stack.ts'
+import { snapshotOf, startFromSnapshot, startPods } from '../../support/snapshot-stack.ts'
 
 // The prompt length the policy sees for a request with tools: the pool's tokenizer renders
 // the tool definitions into the prompt as the pod's chat template does, so its count is

@@ -14,7 +14,7 @@ import {
   words,
 } from '../../support/scorer-stack.ts'
 import { startPod } from '../../support/sim-pods.ts'
-import { snapshotOf, startFromSnapshot } from './snapshot-stack.ts'
+import { snapshotOf, startFromSnapshot } from '../../support/snapshot-stack.ts'
 
 // The runtime guard end to end: simulated pods serving Llama 3.1's tokenizer (their own
 // loader, control-plane/lab/sim/model) behind a pool that declares Qwen3's. Every answer's

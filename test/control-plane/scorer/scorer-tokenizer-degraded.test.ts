@@ -15,7 +15,7 @@ import {
   until,
   words,
 } from '../../support/scorer-stack.ts'
-import { snapshotOf, startFromSnapshot, startPods } from './snapshot-stack.ts'
+import { snapshotOf, startFromSnapshot, startPods } from '../../support/snapshot-stack.ts'
 
 // Issue 23's done-when: a pool whose tokenizer files are missing degrades alone, with its
 // condition (shared state, inspect, status page) and metric, while the other pool keeps
