@@ -7,7 +7,7 @@ import type { PoolState } from '../../shared/state/pool-state.ts'
 import type { QuotaUse } from '../../shared/state/quota-use.ts'
 import type { StateReader } from '../state/state-reader.ts'
 import type { StatusSource } from './status-page-routes.ts'
-import type { DecisionView, PodView, StatusView, TenantView } from './status-view.ts'
+import type { DecisionView, StatusPodView, StatusView, TenantView } from './status-view.ts'
 
 /** Decisions the page's hit rates are taken over, and the live table starts with. */
 const recentDecisions = 500
@@ -97,7 +97,7 @@ function poolsOf(
   return [...pools.values()]
 }
 
-function podOf(pod: PodState, decisions: Decision[], nowMs: number): PodView {
+function podOf(pod: PodState, decisions: Decision[], nowMs: number): StatusPodView {
   const reported = decisions.filter(
     (d) => d.pool === pod.pool && d.pod === pod.pod && d.end?.cachedTokens != null,
   )

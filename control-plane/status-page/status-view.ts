@@ -1,7 +1,7 @@
 import { z } from 'zod'
 
 /** One pod as the status page shows it: what the scorers last reported of it, merged. */
-export const PodView = z.object({
+export const StatusPodView = z.object({
   name: z.string(),
   ready: z.boolean(),
   trust: z.string(),
@@ -15,7 +15,7 @@ export const PodView = z.object({
   ttft: z.object({ overheadMs: z.number(), msPerToken: z.number() }).nullable(),
   lastEventAgeMs: z.number().nullable(),
 })
-export type PodView = z.infer<typeof PodView>
+export type StatusPodView = z.infer<typeof StatusPodView>
 
 /** A pool condition as the scorers report it (shared/state/pool-state.ts), merged. */
 export const PoolConditionView = z.object({
@@ -38,14 +38,15 @@ export const PoolConditionView = z.object({
 })
 export type PoolConditionView = z.infer<typeof PoolConditionView>
 
-export const PoolView = z.object({
+/** One pool as the status page shows it: its conditions and its pods. */
+export const StatusPoolView = z.object({
   name: z.string(),
   strategy: z.string().nullable(),
   /** TokenizerReady and TokenizationAgrees; the page shows those that are False. */
   conditions: z.array(PoolConditionView),
-  pods: z.array(PodView),
+  pods: z.array(StatusPodView),
 })
-export type PoolView = z.infer<typeof PoolView>
+export type StatusPoolView = z.infer<typeof StatusPoolView>
 
 export const QuotaBucketView = z.object({
   name: z.string(),
@@ -65,7 +66,7 @@ export const StatusView = z.object({
   snapshot: z
     .object({ version: z.number(), hash: z.string(), publishedAtMs: z.number().nullable() })
     .nullable(),
-  pools: z.array(PoolView),
+  pools: z.array(StatusPoolView),
   tenants: z.array(TenantView),
 })
 export type StatusView = z.infer<typeof StatusView>

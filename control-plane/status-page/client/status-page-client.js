@@ -5,7 +5,7 @@
  * nothing is fetched from the internet.
  */
 /** @typedef {import('../status-view.ts').DecisionView} DecisionView */
-/** @typedef {import('../status-view.ts').PoolView} PoolView */
+/** @typedef {import('../status-view.ts').StatusPoolView} StatusPoolView */
 /** @typedef {import('../status-view.ts').StatusView} StatusView */
 /** @typedef {import('../status-view.ts').TenantView} TenantView */
 
@@ -41,7 +41,7 @@ function bar(share) {
   return `<span class="bar" title="${percent(share)}"><span class="fill ${level}" style="width:${width.toFixed(1)}%"></span></span> ${percent(share)}`
 }
 
-/** @param {PoolView} pool */
+/** @param {StatusPoolView} pool */
 function poolTable(pool) {
   const rows = pool.pods
     .map(
@@ -66,7 +66,7 @@ function poolTable(pool) {
 /**
  * The pool's conditions that are False (a tokenizer that cannot be loaded, counts the pods
  * disagree with), each with its reason, since when, and its message (the example in it).
- * @param {PoolView} pool
+ * @param {StatusPoolView} pool
  */
 function poolConditions(pool) {
   return pool.conditions
