@@ -63,7 +63,8 @@ export const SHIPPED_PEAK_PREFILL_TOKENS_PER_SECOND = 15_928
 /** token-load-scorer's `queueThresholdTokens` default: 128 requests of 32K tokens. */
 export const QUEUE_THRESHOLD_TOKENS = 4_194_304
 
-interface PodView {
+/** One candidate pod as the gate and the token-load scorer see it, for this request. */
+interface StickyPodLoad {
   hit: number
   /** The pod's tokens in flight: uncached prompt until the first token, plus output estimates. */
   inFlight: number
@@ -84,7 +85,7 @@ function percent(value: number): string {
 
 /** llm-d's `prefix-cache-affinity-filter` with its default TTFT source, `prefillThroughput`. */
 function affinityGate(
-  views: readonly PodView[],
+  views: readonly StickyPodLoad[],
   candidates: readonly PodCandidate[],
   parameters: LlmdStickyStrategyParameters,
   tau: number,
@@ -108,12 +109,12 @@ function affinityGate(
   if (parameters.maxTtftPenaltyMs > 0 && coldIndexes.length > 0) {
     const fastest = (indexes: number[]) =>
       indexes.reduce((best, i) =>
-        (views[i] as PodView).ttftMs < (views[best] as PodView).ttftMs ? i : best,
+        (views[i] as StickyPodLoad).ttftMs < (views[best] as StickyPodLoad).ttftMs ? i : best,
       )
     const bestSticky = fastest(stickyIndexes)
     const bestCold = fastest(coldIndexes)
-    const stickyView = views[bestSticky] as PodView
-    const coldView = views[bestCold] as PodView
+    const stickyView = views[bestSticky] as StickyPodLoad
+    const coldView = views[bestCold] as StickyPodLoad
     const gap =
       `${candidates[bestSticky]?.name} ${Math.round(stickyView.inFlight)} tokens in flight ` +
       `(${Math.round(stickyView.ttftMs)} ms) vs ${candidates[bestCold]?.name} ` +
@@ -171,7 +172,7 @@ export function createLlmdStickyStrategy(
   const outputByRequest = new Map<string, { pod: string; tokens: number }>()
   const outputByPod = new Map<string, number>()
 
-  function viewOf(request: RoutingRequest, pod: PodCandidate): PodView {
+  function viewOf(request: RoutingRequest, pod: PodCandidate): StickyPodLoad {
     const cached = Math.min(pod.cachedBlocks * request.blockSize, request.promptTokens)
     const inFlight = pod.load.pendingPrefillTokens + (outputByPod.get(pod.name) ?? 0)
     return {
