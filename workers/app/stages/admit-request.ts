@@ -6,7 +6,7 @@ import { keepAlive } from './keep-alive.ts'
 /**
  * Stage 5: quota admission on an estimate (prompt + sequences × max_tokens, or the default
  * output when the request sets no max_tokens), a 429 when the tenant is over a limit. The
- * stages after it settle the quota on what the answer used (Admitted.charge); a request
+ * stages after it settle the quota on what the answer used (QuotaGrant.charge); a request
  * they refuse or fail used nothing, unless its client left before the answer, when its
  * prompt was read (or being read) upstream.
  */

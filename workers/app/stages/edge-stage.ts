@@ -26,7 +26,7 @@ export interface EdgeVariables {
   /** readRequest: the body parsed, checked against the limits, and labelled. */
   request: EdgeRequest
   /** admitRequest: what the quota admitted, and how to settle it. */
-  admitted: Admitted
+  admitted: QuotaGrant
   /** decide: served already by the scorer, or a decision to carry out. */
   outcome: EdgeOutcome
 }
@@ -45,7 +45,7 @@ export interface TenantTerms {
 }
 
 /** A request admitted against its tenant's quota. */
-export interface Admitted {
+export interface QuotaGrant {
   /** What it was admitted on (see request-charge.ts). */
   basis: ChargeBasis
   /** Tokens it was admitted on: prompt + sequences × max_tokens. */
