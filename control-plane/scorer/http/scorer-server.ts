@@ -3,6 +3,7 @@ import { constantTimeEqual } from '../../../shared/auth/constant-time-equal.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../../../shared/openai/openai-error-body.ts'
 import { routePaths } from '../../../shared/scorer-api/route-protocol.ts'
+import type { ServerActivity } from '../../http/drain-http-server.ts'
 import { guardNodeServer, nodeServerOptions } from '../../http/node-server-limits.ts'
 import { type MetricsListener, startMetricsListener } from '../../metrics/start-metrics-listener.ts'
 import type { LivePools } from '../pools/live-pools.ts'
@@ -20,10 +21,8 @@ function json(res: ServerResponse, status: number, value: unknown): void {
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
 
-/** What a drain waits for: the requests in flight (a stream until its last byte). */
-export interface ServerActivity {
-  inFlight: number
-}
+// start-scorer.ts takes the drain's counter from here, beside the server it counts for.
+export type { ServerActivity }
 
 /**
  * The scorer's API: OpenAI routes (signed by the edge), /admin. A request is served by the
