@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { customPatternProblem, maxCustomPatterns } from '../pii/custom-pii-patterns.ts'
+import { CustomPiiPattern, maxCustomPatterns } from '../pii/custom-pii-patterns.ts'
 import { builtinConditions } from '../policy/conditions/builtin-conditions.ts'
 import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
 import { CommonStatus } from './condition.ts'
@@ -117,26 +117,6 @@ export const LocalityConstraint = z.strictObject({
     ),
 })
 export type LocalityConstraint = z.infer<typeof LocalityConstraint>
-
-/** A policy's own structured-PII pattern, scanned beside the built-in detectors. */
-export const CustomPiiPattern = z.strictObject({
-  name: ResourceName.describe('Pattern name, shown in kinfctl pii output and errors.'),
-  regex: z
-    .string()
-    .min(1)
-    .max(512)
-    .superRefine((source, ctx) => {
-      const problem = customPatternProblem(source)
-      if (problem !== null) ctx.addIssue({ code: 'custom', message: `regex ${problem}` })
-    })
-    .describe(
-      'RE2 regular expression (github.com/google/re2/wiki/Syntax), matched anywhere in the prompt in linear time (re2js), so no pattern can backtrack on a crafted prompt. Lookaround and backreferences do not exist in it; code points are \\x{1F600}, not \\u; \\d, \\w, \\s and \\b are ASCII; . matches all but newline; (?i) ignores case. At most 512 characters and 1,000 compiled instructions (repeat counts at most 1,000).',
-    ),
-  label: RequestLabel.describe(
-    'Label a match adds, e.g. pii:employee-id; a label in the pii group also adds pii.',
-  ),
-})
-export type CustomPiiPattern = z.infer<typeof CustomPiiPattern>
 
 /** A policy's spec whose rules match on the conditions of the registry. */
 export function inferencePolicySpecSchema<const Conditions extends ConditionRegistry>(

@@ -1,16 +1,9 @@
 import { RE2JS } from 're2js'
+import { z } from 'zod'
+import { ResourceName } from '../crd/object-meta.ts'
 import { RequestLabel } from '../crd/policy-match.ts'
 import { KinfError } from '../errors/kinf-error.ts'
 import type { PiiSpan } from './pii-span.ts'
-
-/** A policy's own pattern (InferencePolicy spec.pii.patterns[]). */
-export interface CustomPiiPattern {
-  name: string
-  /** RE2 syntax (no lookaround, no backreferences), matched in linear time by re2js. */
-  regex: string
-  /** The label a match adds, e.g. `pii:employee-id`. */
-  label: string
-}
 
 export interface CompiledCustomPattern {
   name: string
@@ -52,6 +45,29 @@ export function customPatternProblem(source: string): string | null {
   }
   return null
 }
+
+/**
+ * A policy's own structured-PII pattern (InferencePolicy spec.pii.patterns[]), scanned
+ * beside the built-in detectors.
+ */
+export const CustomPiiPattern = z.strictObject({
+  name: ResourceName.describe('Pattern name, shown in kinfctl pii output and errors.'),
+  regex: z
+    .string()
+    .min(1)
+    .max(maxCustomPatternLength)
+    .superRefine((source, ctx) => {
+      const problem = customPatternProblem(source)
+      if (problem !== null) ctx.addIssue({ code: 'custom', message: `regex ${problem}` })
+    })
+    .describe(
+      'RE2 regular expression (github.com/google/re2/wiki/Syntax), matched anywhere in the prompt in linear time (re2js), so no pattern can backtrack on a crafted prompt. Lookaround and backreferences do not exist in it; code points are \\x{1F600}, not \\u; \\d, \\w, \\s and \\b are ASCII; . matches all but newline; (?i) ignores case. At most 512 characters and 1,000 compiled instructions (repeat counts at most 1,000).',
+    ),
+  label: RequestLabel.describe(
+    'Label a match adds, e.g. pii:employee-id; a label in the pii group also adds pii.',
+  ),
+})
+export type CustomPiiPattern = z.infer<typeof CustomPiiPattern>
 
 /** Validates and compiles a policy's patterns; a bad one is a KinfError naming it. */
 export function compileCustomPatterns(

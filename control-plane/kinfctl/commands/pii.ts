@@ -2,9 +2,9 @@ import { readFile, stat } from 'node:fs/promises'
 import { parseArgs } from 'node:util'
 import { parseAllDocuments } from 'yaml'
 import { z } from 'zod'
-import { CustomPiiPattern } from '../../../shared/crd/inference-policy.ts'
 import {
   type CompiledCustomPattern,
+  CustomPiiPattern,
   compileCustomPatterns,
   maxCustomPatterns,
 } from '../../../shared/pii/custom-pii-patterns.ts'
