@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { type ChatContent, ChatMessage, type ChatToolCall } from './chat-message.ts'
 import { JsonSyntaxError, readPythonJson } from './read-python-json.ts'
 import { dict, toValue, type Value } from './template-values.ts'
+import { type ChatContent, VllmChatMessage, type VllmToolCall } from './vllm-chat-message.ts'
 
 /**
  * How a chat template reads a message's content (vLLM's ChatTemplateContentFormat): as a
@@ -40,7 +40,7 @@ export interface ParsedChat {
 }
 
 const ChatMessages = z
-  .array(ChatMessage, { error: 'messages must be an array' })
+  .array(VllmChatMessage, { error: 'messages must be an array' })
   .min(1, { error: 'messages must not be empty' })
 
 type Item = { text: string } | { image: ChatImage }
@@ -98,7 +98,7 @@ function joinTexts(items: Item[], placeholder: ImagePlaceholder): string {
  * JSON, or JSON that is not an object, becomes `{}` (vLLM coerces it so the conversation
  * can go on).
  */
-function toolCallArguments(raw: ChatToolCall['function']['arguments']): Value {
+function toolCallArguments(raw: VllmToolCall['function']['arguments']): Value {
   if (raw === null || raw === undefined || raw === '') return dict(new Map())
   if (typeof raw !== 'string') return toValue(raw)
   try {
@@ -110,7 +110,7 @@ function toolCallArguments(raw: ChatToolCall['function']['arguments']): Value {
   }
 }
 
-function toolCalls(calls: readonly ChatToolCall[]): unknown[] {
+function toolCalls(calls: readonly VllmToolCall[]): unknown[] {
   return calls.map((call) => ({
     ...(call.id === undefined ? {} : { id: call.id }),
     type: 'function',
@@ -119,7 +119,7 @@ function toolCalls(calls: readonly ChatToolCall[]): unknown[] {
 }
 
 function toTemplateMessage(
-  message: ChatMessage,
+  message: VllmChatMessage,
   format: ContentFormat,
   placeholder: ImagePlaceholder,
   images: ChatImage[],

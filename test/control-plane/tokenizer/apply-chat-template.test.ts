@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import type { ChatMessageInput } from '../../../control-plane/tokenizer/chat-message.ts'
 import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
+import type { VllmChatMessageInput } from '../../../control-plane/tokenizer/vllm-chat-message.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 
 const tokenizer = createTokenizer('qwen3')
 
-function render(messages: ChatMessageInput[], options = {}): string {
+function render(messages: VllmChatMessageInput[], options = {}): string {
   return tokenizer.applyChatTemplate(messages, options).text
 }
 
@@ -46,7 +46,7 @@ describe('applyChatTemplate', () => {
   })
 
   it('renders assistant history without its thinking and honours add_generation_prompt', () => {
-    const messages: ChatMessageInput[] = [
+    const messages: VllmChatMessageInput[] = [
       { role: 'user', content: 'Q1' },
       { role: 'assistant', content: '<think>\nlet me see\n</think>\n\nA1' },
       { role: 'user', content: 'Q2' },
@@ -64,7 +64,7 @@ describe('applyChatTemplate', () => {
   })
 
   it('adds an empty think block to the generation prompt when thinking is off', () => {
-    const messages: ChatMessageInput[] = [{ role: 'user', content: 'Hi' }]
+    const messages: VllmChatMessageInput[] = [{ role: 'user', content: 'Hi' }]
     const off = { chatTemplateKwargs: { enable_thinking: false } }
     expect(render(messages, off)).toBe(
       '<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n',

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import type { ChatMessageInput } from '../../../control-plane/tokenizer/chat-message.ts'
 import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
 import type { TokenizerOptionsInput } from '../../../control-plane/tokenizer/load-tokenizer.ts'
+import type { VllmChatMessageInput } from '../../../control-plane/tokenizer/vllm-chat-message.ts'
 import { createSeededRandom as seededRandom } from '../../../shared/random/create-seeded-random.ts'
 
 const pieces = [
@@ -28,10 +28,10 @@ const pieces = [
   '<tool_call>',
 ]
 
-function randomConversation(random: () => number, systemPrompts: string[]): ChatMessageInput[] {
+function randomConversation(random: () => number, systemPrompts: string[]): VllmChatMessageInput[] {
   const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)] as T
   const text = () => Array.from({ length: Math.floor(random() * 10) }, () => pick(pieces)).join('')
-  const messages: ChatMessageInput[] = [{ role: 'system', content: pick(systemPrompts) }]
+  const messages: VllmChatMessageInput[] = [{ role: 'system', content: pick(systemPrompts) }]
   const turns = 1 + Math.floor(random() * 4)
   for (let turn = 0; turn < turns; turn++) {
     messages.push({ role: 'user', content: text() })

@@ -6,15 +6,15 @@
  *   npx node control-plane/lab/component-bench/tokenizer/measure-encode.ts [tokenizer source, default qwen3]
  */
 import { readFileSync } from 'node:fs'
-import type { ChatMessageInput } from '../../../tokenizer/chat-message.ts'
 import { createTokenizer } from '../../../tokenizer/create-tokenizer.ts'
+import type { VllmChatMessageInput } from '../../../tokenizer/vllm-chat-message.ts'
 
 const here = new URL('.', import.meta.url)
 const systemPrompt = readFileSync(new URL('../../../../README.md', here), 'utf8')
 const question = readFileSync(new URL('read-python-json.ts', here), 'utf8').slice(0, 3000)
 const source = process.argv[2] ?? 'qwen3'
 
-function conversation(turn: number): ChatMessageInput[] {
+function conversation(turn: number): VllmChatMessageInput[] {
   return [
     { role: 'system', content: systemPrompt },
     { role: 'user', content: `Review this file (turn ${turn}):\n\n${question}` },

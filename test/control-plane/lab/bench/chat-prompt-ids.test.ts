@@ -7,7 +7,7 @@ import {
 } from '../../../../control-plane/lab/bench/chat-prompt-ids.ts'
 import { randomWords } from '../../../../control-plane/lab/bench/workload.ts'
 import { loadSimModelAssets } from '../../../../control-plane/lab/sim/sim-model-assets.ts'
-import type { ChatMessageInput } from '../../../../control-plane/tokenizer/chat-message.ts'
+import type { VllmChatMessageInput } from '../../../../control-plane/tokenizer/vllm-chat-message.ts'
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
 
 let assets: ReturnType<typeof loadSimModelAssets>
@@ -23,7 +23,7 @@ const words = (count: number, random: () => number) => randomWords(assets.vocabu
 /** The ids the pod computes: the conversation's text through the chat template and tokenizer. */
 function templateIds(prefix: readonly number[] | null, turns: readonly ChatTurnIds[]): number[] {
   const text = (ids: readonly number[]) => assets.tokenizer.decode(ids)
-  const messages: ChatMessageInput[] = []
+  const messages: VllmChatMessageInput[] = []
   if (prefix !== null) messages.push({ role: 'system', content: text(prefix) })
   for (const turn of turns) {
     messages.push({ role: 'user', content: text(turn.userIds) })

@@ -45,7 +45,7 @@ export const ChatContent = z.union([z.string(), z.array(ChatContentPart)], { err
 export type ChatContent = z.infer<typeof ChatContent>
 
 /** An assistant tool call as OpenAI clients send it back: `arguments` is a JSON string. */
-export const ChatToolCall = z.object({
+export const VllmToolCall = z.object({
   id: z.string().optional(),
   type: z.literal('function', { error: 'only "function" tool calls are supported' }).optional(),
   function: z.object({
@@ -57,7 +57,7 @@ export const ChatToolCall = z.object({
       .nullish(),
   }),
 })
-export type ChatToolCall = z.infer<typeof ChatToolCall>
+export type VllmToolCall = z.infer<typeof VllmToolCall>
 
 const common = {
   name: z.string().optional(),
@@ -70,15 +70,16 @@ const common = {
  * A chat message of an OpenAI `/v1/chat/completions` request, as vLLM accepts it: the
  * OpenAI roles, and any other role string with the same fields (vLLM's custom message
  * param, e.g. Llama's "ipython"). Unknown keys (`refusal`, `annotations`, ... echoed back
- * from an earlier response) are dropped, as vLLM drops them.
+ * from an earlier response) are dropped, as vLLM drops them. The tokenizer renders it as
+ * vLLM would; the edge's looser check of the same JSON is shared/openai's ChatMessage.
  */
-export const ChatMessage = z.object({
+export const VllmChatMessage = z.object({
   role: z.string({ error: 'a message needs a string "role"' }),
   content: ChatContent.nullish(),
-  tool_calls: z.array(ChatToolCall).nullish(),
+  tool_calls: z.array(VllmToolCall).nullish(),
   tool_call_id: z.string().optional(),
   tools: z.array(z.unknown()).nullish(),
   ...common,
 })
-export type ChatMessage = z.infer<typeof ChatMessage>
-export type ChatMessageInput = z.input<typeof ChatMessage>
+export type VllmChatMessage = z.infer<typeof VllmChatMessage>
+export type VllmChatMessageInput = z.input<typeof VllmChatMessage>
