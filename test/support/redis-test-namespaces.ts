@@ -4,12 +4,22 @@ import { afterAll, afterEach } from 'vitest'
 
 export const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 
+/** Where a scorer under test keeps its KV index. */
+export type IndexKind = 'memory' | 'redis'
+
+export interface RedisTestNamespaces {
+  redis: Redis
+  uniquePrefix: () => string
+  /** A scorer's index options for `kind`: none in memory, else Redis under a fresh namespace. */
+  indexOptions: (kind: IndexKind) => { redisUrl?: string; redisPrefix?: string }
+}
+
 /**
  * A Redis client for the test file (connecting on its first command) and fresh key
  * namespaces, each deleted after the test that made it: the real Redis on 127.0.0.1:6379
  * is shared by every suite.
  */
-export function useRedisTestNamespaces(): { redis: Redis; uniquePrefix: () => string } {
+export function useRedisTestNamespaces(): RedisTestNamespaces {
   const redis = new Redis(redisUrl, { lazyConnect: true })
   const prefixes: string[] = []
   afterEach(async () => {
@@ -21,12 +31,14 @@ export function useRedisTestNamespaces(): { redis: Redis; uniquePrefix: () => st
   afterAll(async () => {
     await redis.quit()
   })
+  const uniquePrefix = () => {
+    const prefix = `kinf-test:${randomUUID()}:`
+    prefixes.push(prefix)
+    return prefix
+  }
   return {
     redis,
-    uniquePrefix: () => {
-      const prefix = `kinf-test:${randomUUID()}:`
-      prefixes.push(prefix)
-      return prefix
-    },
+    uniquePrefix,
+    indexOptions: (kind) => (kind === 'redis' ? { redisUrl, redisPrefix: uniquePrefix() } : {}),
   }
 }

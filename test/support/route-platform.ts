@@ -1,7 +1,10 @@
+import type { EdgeClaims } from '../../shared/auth/edge-signature.ts'
 import { compileSnapshot } from '../../shared/config/compile-snapshot.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinferenceResource } from '../../shared/crd/resource.ts'
-import { model, poolSpec } from './scorer-stack.ts'
+import { policyBundleOf } from '../../shared/policy/policy-bundle.ts'
+import { routeEnvelope, routePaths } from '../../shared/scorer-api/route-protocol.ts'
+import { model, poolSpec, type Stack, send } from './scorer-stack.ts'
 
 const meta = (name: string) => ({ name, namespace: 'test' })
 const key = { id: 'acme01', sha256: 'a'.repeat(64) }
@@ -59,4 +62,19 @@ export async function burstPlatform(): Promise<ConfigSnapshot> {
   const compiled = await compileSnapshot(documents, 'test')
   if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues))
   return compiled.snapshot
+}
+
+/**
+ * POST /v1/kinference/route as the edge calls it for acme, signed: the platform's policy
+ * bundle for acme (or `bundle`, any text) and the request `body` as its own JSON text.
+ */
+export async function routeOnPlatform(
+  stack: Stack,
+  body: object | string,
+  claims: Partial<EdgeClaims> = {},
+  bundle?: string,
+) {
+  const json = bundle ?? JSON.stringify(policyBundleOf(await burstPlatform(), 'acme'))
+  const text = typeof body === 'string' ? body : JSON.stringify(body)
+  return send(stack, routePaths.chat, routeEnvelope(json, text), { tenant: 'acme', ...claims })
 }

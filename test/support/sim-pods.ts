@@ -83,6 +83,20 @@ export async function chat(pod: SimPod, body: object): Promise<ChatAnswer> {
   }
 }
 
+/** vLLM's POST /tokenize on `pod` for a request (a body, or its JSON text as sent). */
+export async function tokenizeOn(
+  pod: SimPod,
+  request: object | string,
+): Promise<{ status: number; count: number; tokens: number[] }> {
+  const response = await fetch(`${pod.url}/tokenize`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof request === 'string' ? request : JSON.stringify(request),
+  })
+  const { count, tokens } = (await response.json()) as { count: number; tokens: number[] }
+  return { status: response.status, count, tokens }
+}
+
 /** Words that make prompts of a known size: every distinct seed gives different text. */
 export function text(seed: number, words: number): string {
   return Array.from({ length: words }, (_, i) => `w${seed}x${i}`).join(' ')

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
 import type { EdgeClaims } from '../../../shared/auth/edge-signature.ts'
-import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
+import { useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import {
   adminPods,
   decisionOf,
@@ -20,7 +20,7 @@ import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 // The scorer follows config snapshots while it runs: the endpoints are its pods, the
 // pools its runtimes, the backends what the edge's allowed-backends claim points at.
 
-const { uniquePrefix } = useRedisTestNamespaces()
+const { indexOptions } = useRedisTestNamespaces()
 const stacks = useScorerStacks()
 
 const roundRobin = poolSpec({ routing: { strategy: 'round-robin' } } as never)
@@ -67,14 +67,11 @@ async function servedBy(s: Stack, seed: number, claims: Partial<EdgeClaims> = {}
 }
 
 describe.each(['memory', 'redis'] as const)('applySnapshot, %s index', (kind) => {
-  const indexOptions = () =>
-    kind === 'redis' ? { redisUrl, redisPrefix: uniquePrefix() } : ({} as const)
-
   it('a new endpoint gets requests; a removed one none, and none of its blocks stay indexed', async () => {
     const pods = await startPods(3)
     const [p0, p1, p2] = pick(pods, 3)
     const first = await snapshotOf([{ name: 'default', spec: roundRobin, pods: [p0, p1] }])
-    const s = stacks.closing(await startFromSnapshot(pods, first, indexOptions()))
+    const s = stacks.closing(await startFromSnapshot(pods, first, indexOptions(kind)))
     expect(s.scorer.snapshotHash).toBe(first.hash)
     await warmDirectly(s, p1, 1)
     const next = await snapshotOf([{ name: 'default', spec: roundRobin, pods: [p0, p2] }])

@@ -1,43 +1,24 @@
-import { Redis } from 'ioredis'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
+import { useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import {
-  adminToken,
+  adminPods,
   decisionOf,
   lookup,
   model,
   type Stack,
   send,
-  startStack as startBase,
+  systemChat,
   until,
   words,
 } from '../../support/scorer-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
-let stack: Stack | undefined
-let prefix: string | null = null
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-  if (prefix !== null) {
-    const redis = new Redis(redisUrl)
-    const keys = await redis.keys(`${prefix}*`)
-    if (keys.length > 0) await redis.del(...keys)
-    await redis.quit()
-    prefix = null
-  }
-})
+const { indexOptions } = useRedisTestNamespaces()
+const stacks = useScorerStacks()
 
-const chat = (system: string, question: string, extra: object = {}) => ({
-  model,
-  messages: [
-    { role: 'system', content: system },
-    { role: 'user', content: question },
-  ],
-  max_tokens: 4,
-  ignore_eos: true,
-  ...extra,
-})
+const chat = (system: string, question: string, extra: object = {}) =>
+  systemChat(system, question, { ignore_eos: true, ...extra })
 
 /** A request straight to the pod, on the rank the header names, as a client of vLLM sends it. */
 function direct(pod: SimPod, body: object, rank: number, signal?: AbortSignal) {
@@ -55,33 +36,17 @@ async function held(target: Stack, body: { messages: object[] }): Promise<Record
   return Object.fromEntries(pods.map((pod) => [pod.pod, pod.matchedBlocks]))
 }
 
-interface PodReport {
-  name: string
-  metrics: { running: number; waiting: number } | null
-  events: { batches?: number } | null
-  endpoint: { dataParallelRank: number | null }
-}
-
-async function podReports(target: Stack): Promise<PodReport[]> {
-  const response = await fetch(`${target.scorer.url}/admin/pods`, {
-    headers: { authorization: `Bearer ${adminToken}` },
-  })
-  const body = (await response.json()) as { pools: { pods: PodReport[] }[] }
-  return body.pools.flatMap((pool) => pool.pods)
-}
+const podReports = async (target: Stack) =>
+  (await adminPods(target)).pools.flatMap((pool) => pool.pods)
 
 describe.each(['memory', 'redis'] as const)(
   'the scorer in front of a pod with two data-parallel ranks (%s index)',
   (backend) => {
-    const startStack = () => {
-      const options = { pods: 1, dataParallelSize: 2 }
-      if (backend === 'memory') return startBase(options)
-      prefix = `kinf-test:${Math.random().toString(36).slice(2)}:`
-      return startBase({ ...options, redisUrl, redisPrefix: prefix })
-    }
+    const startStack = () =>
+      stacks.start({ pods: 1, dataParallelSize: 2, ...indexOptions(backend) })
 
     it('indexes each rank from its own feed and routes a prefix to the rank holding it', async () => {
-      stack = await startStack()
+      const stack = await startStack()
       const [pod] = stack.pods as [SimPod]
       // One endpoint per rank, each on its own KV-event and replay socket.
       expect(
@@ -96,8 +61,8 @@ describe.each(['memory', 'redis'] as const)(
       const b = chat(words(32, 500), 'b question')
       expect((await direct(pod, a, 1)).status).toBe(200)
       expect((await direct(pod, b, 0)).status).toBe(200)
-      await until(async () => ((await held(stack as Stack, a))['sim-pod-0/dp1'] ?? 0) > 10)
-      await until(async () => ((await held(stack as Stack, b))['sim-pod-0/dp0'] ?? 0) > 10)
+      await until(async () => ((await held(stack, a))['sim-pod-0/dp1'] ?? 0) > 10)
+      await until(async () => ((await held(stack, b))['sim-pod-0/dp0'] ?? 0) > 10)
       expect((await held(stack, a))['sim-pod-0/dp0']).toBe(0)
       expect((await held(stack, b))['sim-pod-0/dp1']).toBe(0)
 
@@ -125,14 +90,14 @@ describe.each(['memory', 'redis'] as const)(
     })
 
     it('reads each rank’s load from its own series of the pod’s metrics', async () => {
-      stack = await startStack()
+      const stack = await startStack()
       const [pod] = stack.pods as [SimPod]
       const busy = new AbortController()
       const long = direct(pod, chat(words(33, 50), 'go on', { max_tokens: 20_000 }), 1, busy.signal)
       long.catch(() => {})
       try {
         await until(async () => {
-          const reports = await podReports(stack as Stack)
+          const reports = await podReports(stack)
           const running = (name: string) =>
             reports.find((r) => r.name === name)?.metrics?.running ?? -1
           return running('sim-pod-0/dp1') === 1 && running('sim-pod-0/dp0') === 0
@@ -141,7 +106,7 @@ describe.each(['memory', 'redis'] as const)(
         busy.abort()
       }
       const reports = await podReports(stack)
-      expect(reports.map((r) => [r.name, r.endpoint.dataParallelRank])).toEqual([
+      expect(reports.map((r) => [r.name, r.endpoint?.dataParallelRank])).toEqual([
         ['sim-pod-0/dp0', 0],
         ['sim-pod-0/dp1', 1],
       ])

@@ -1,16 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type GpuProfile, kvBytesPerToken, l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
 import {
-  adminToken,
+  adminPods,
   decisionOf,
+  metricTotal,
   model,
   poolSpec,
   type Stack,
   send,
-  startStack,
   until,
   words,
 } from '../../support/scorer-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
 // Pods with a tiny KV cache: 320 blocks of 16 tokens, so two or three prompts of a few
 // thousand tokens fill one. The pool spec says so too, so the scorer knows before it
@@ -29,14 +30,7 @@ const tinyPool = (lateBinding = true, extra: object = {}) =>
     ...extra,
   } as never)
 
-let stack: Stack | undefined
-let scorerClosed = false
-afterEach(async () => {
-  if (stack && scorerClosed) await Promise.all(stack.pods.map((pod) => pod.close()))
-  else await stack?.close()
-  stack = undefined
-  scorerClosed = false
-})
+const stacks = useScorerStacks()
 
 /** ~`tokens` prompt tokens of words no other request shares. */
 const chat = (seed: number, tokens: number, extra: object = {}) => ({
@@ -48,26 +42,10 @@ const chat = (seed: number, tokens: number, extra: object = {}) => ({
 })
 
 async function lateBinding(s: Stack) {
-  const response = await fetch(`${s.scorer.url}/admin/pods`, {
-    headers: { authorization: `Bearer ${adminToken}` },
-  })
-  const report = (await response.json()) as {
-    pools: {
-      lateBinding: { enabled: boolean; held: number; heldTotal: number }
-      pods: { load: { inFlight: number } }[]
-    }[]
-  }
-  const pool = report.pools[0]
+  const pool = (await adminPods(s)).pools[0]
   if (!pool) throw new Error('no pool')
   const inFlight = pool.pods.reduce((sum, pod) => sum + pod.load.inFlight, 0)
   return { ...pool.lateBinding, inFlight }
-}
-
-/** One sample of the scorer's /metrics, `name{labels}` → value. */
-async function metric(s: Stack, series: string): Promise<number> {
-  const text = await (await fetch(`${s.scorer.metricsUrl}/metrics`)).text()
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
-  return line === undefined ? 0 : Number(line.slice(series.length + 1))
 }
 
 const pause = (s: Stack, paused: boolean) => {
@@ -76,8 +54,7 @@ const pause = (s: Stack, paused: boolean) => {
 
 describe('late binding in the scorer', () => {
   it('holds requests while the pods are memory-full, then completes them all', async () => {
-    stack = await startStack({ pods: 2, profile: tinyKv, spec: tinyPool() })
-    const s = stack
+    const s = await stacks.start({ pods: 2, profile: tinyKv, spec: tinyPool() })
     // Paused pods start nothing: what is dispatched stays in flight, so the pods' memory
     // (as the scorer sees it) fills up and later requests must wait in the scorer.
     pause(s, true)
@@ -88,7 +65,9 @@ describe('late binding in the scorer', () => {
       const state = await lateBinding(s)
       return state.held >= 1 && state.held + state.inFlight === 8
     })
-    expect(await metric(s, 'kinference_scorer_held_requests{pool="default"}')).toBeGreaterThan(0)
+    expect(
+      await metricTotal(s, 'kinference_scorer_held_requests', { pool: 'default' }),
+    ).toBeGreaterThan(0)
     pause(s, false)
     const done = await Promise.all(answers)
     expect(done.map((a) => a.status)).toEqual(Array(8).fill(200))
@@ -99,15 +78,17 @@ describe('late binding in the scorer', () => {
     expect(state.held).toBe(0)
     expect(state.inFlight).toBe(0)
     expect(state.heldTotal).toBeGreaterThanOrEqual(1)
-    expect(await metric(s, 'kinference_scorer_held_requests{pool="default"}')).toBe(0)
+    expect(await metricTotal(s, 'kinference_scorer_held_requests', { pool: 'default' })).toBe(0)
     expect(
-      await metric(s, 'kinference_scorer_hold_seconds_count{outcome="dispatched",pool="default"}'),
+      await metricTotal(s, 'kinference_scorer_hold_seconds_count', {
+        outcome: 'dispatched',
+        pool: 'default',
+      }),
     ).toBe(state.heldTotal)
   })
 
   it('never dispatches a request whose client left while it was held', async () => {
-    stack = await startStack({ pods: 1, profile: tinyKv, spec: tinyPool() })
-    const s = stack
+    const s = await stacks.start({ pods: 1, profile: tinyKv, spec: tinyPool() })
     pause(s, true)
     const first = send(
       s,
@@ -151,25 +132,27 @@ describe('late binding in the scorer', () => {
     // Dispatching the departed one would have left its load counted on the pod.
     expect((await lateBinding(s)).inFlight).toBe(0)
     expect(
-      await metric(s, 'kinference_scorer_hold_seconds_count{outcome="client-gone",pool="default"}'),
+      await metricTotal(s, 'kinference_scorer_hold_seconds_count', {
+        outcome: 'client-gone',
+        pool: 'default',
+      }),
     ).toBe(1)
     expect(
-      await metric(
-        s,
-        'kinference_scorer_requests_total{outcome="completed",pod="sim-pod-0",pool="default"}',
-      ),
+      await metricTotal(s, 'kinference_scorer_requests_total', {
+        outcome: 'completed',
+        pod: 'sim-pod-0',
+        pool: 'default',
+      }),
     ).toBe(2)
   })
 
   it('answers held requests with an OpenAI-shaped error when the scorer closes', async () => {
-    stack = await startStack({ pods: 1, profile: tinyKv, spec: tinyPool() })
-    const s = stack
+    const s = await stacks.start({ pods: 1, profile: tinyKv, spec: tinyPool() })
     pause(s, true)
     const first = send(s, '/v1/chat/completions', chat(60, 2700)).catch(() => null)
     await until(async () => (await lateBinding(s)).inFlight === 1)
     const held = send(s, '/v1/chat/completions', chat(61, 2700))
     await until(async () => (await lateBinding(s)).held === 1)
-    scorerClosed = true
     await s.scorer.close()
     const answer = await held
     expect(answer.status).toBe(503)
@@ -181,8 +164,7 @@ describe('late binding in the scorer', () => {
   })
 
   it('holds nothing when lateBinding is off', async () => {
-    stack = await startStack({ pods: 2, profile: tinyKv, spec: tinyPool(false) })
-    const s = stack
+    const s = await stacks.start({ pods: 2, profile: tinyKv, spec: tinyPool(false) })
     pause(s, true)
     const answers = Array.from({ length: 8 }, (_, i) =>
       send(s, '/v1/chat/completions', chat(70 + i, 1500)),
@@ -198,12 +180,11 @@ describe('late binding in the scorer', () => {
   })
 
   it('answers "saturated" at once instead of holding when the edge may burst', async () => {
-    stack = await startStack({
+    const s = await stacks.start({
       pods: 1,
       profile: tinyKv,
       spec: tinyPool(true, { ttftSloMs: 0.001 }),
     })
-    const s = stack
     pause(s, true)
     const first = send(s, '/v1/chat/completions', chat(80, 2700))
     await until(async () => (await lateBinding(s)).inFlight === 1)

@@ -1,38 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest'
-import type { EdgeClaims } from '../../../shared/auth/edge-signature.ts'
-import { policyBundleOf } from '../../../shared/policy/policy-bundle.ts'
+import { describe, expect, it } from 'vitest'
 import {
   decidedHeader,
   promptTokensHeader,
   RouteDecision,
-  routeEnvelope,
   routePaths,
 } from '../../../shared/scorer-api/route-protocol.ts'
-import { burstPlatform } from '../../support/route-platform.ts'
-import {
-  decisionOf,
-  model,
-  poolSpec,
-  type Stack,
-  send,
-  startStack,
-} from '../../support/scorer-stack.ts'
+import { routeOnPlatform } from '../../support/route-platform.ts'
+import { decisionOf, model, poolSpec, send } from '../../support/scorer-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
-let stack: Stack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
-
-async function route(body: object | string, claims: Partial<EdgeClaims> = {}, bundle?: string) {
-  const snapshot = await burstPlatform()
-  const json = bundle ?? JSON.stringify(policyBundleOf(snapshot, 'acme'))
-  const text = typeof body === 'string' ? body : JSON.stringify(body)
-  return send(stack as Stack, routePaths.chat, routeEnvelope(json, text), {
-    tenant: 'acme',
-    ...claims,
-  })
-}
+const stacks = useScorerStacks()
 
 const chat = (content: string, extra: object = {}) => ({
   model,
@@ -48,8 +25,8 @@ const decided = (answer: { headers: Headers; text: string }) => {
 
 describe('POST /v1/kinference/route: policy and request in one pass', () => {
   it('decides on the pool’s status and serves the local attempt itself, the whole decision in the header', async () => {
-    stack = await startStack()
-    const answer = await route(chat('hello there'))
+    const stack = await stacks.start()
+    const answer = await routeOnPlatform(stack, chat('hello there'))
     expect(answer.status).toBe(200)
     expect(answer.headers.get(decidedHeader)).toBeNull()
     const decision = decisionOf(answer.headers)
@@ -62,11 +39,11 @@ describe('POST /v1/kinference/route: policy and request in one pass', () => {
   })
 
   it('answers the decision when it is not the pool’s to serve: a rejection, or bursting past a saturated pool', async () => {
-    stack = await startStack({ spec: poolSpec({ ttftSloMs: 0.001 }) })
-    const refused = decided(await route(chat('x', { model: 'nope' })))
+    const stack = await stacks.start({ spec: poolSpec({ ttftSloMs: 0.001 }) })
+    const refused = decided(await routeOnPlatform(stack, chat('x', { model: 'nope' })))
     expect(refused).toMatchObject({ from: 0, decision: { kind: 'reject', status: 403 } })
     // The pool is over its TTFT limit for every prompt: burst, external first.
-    const burst = decided(await route(chat('overflow')))
+    const burst = decided(await routeOnPlatform(stack, chat('overflow')))
     expect(burst.decision.kind).toBe('serve')
     if (burst.decision.kind !== 'serve') return
     expect(burst.decision.attempts[burst.from]?.backend).toBe('test/claude')
@@ -74,9 +51,11 @@ describe('POST /v1/kinference/route: policy and request in one pass', () => {
   })
 
   it('never lets a labelled request leave: past the saturated pool there is nothing left to try', async () => {
-    stack = await startStack({ spec: poolSpec({ ttftSloMs: 0.001 }) })
+    const stack = await stacks.start({ spec: poolSpec({ ttftSloMs: 0.001 }) })
     for (const claims of [{ labels: ['pii'] }, { detectorFailed: true }]) {
-      const held = decided(await route(chat('my card is 4111 1111 1111 1111'), claims))
+      const held = decided(
+        await routeOnPlatform(stack, chat('my card is 4111 1111 1111 1111'), claims),
+      )
       expect(held.decision.kind).toBe('serve')
       if (held.decision.kind !== 'serve') continue
       expect(held.decision.attempts.every((a) => a.locality === 'InCluster')).toBe(true)
@@ -86,18 +65,18 @@ describe('POST /v1/kinference/route: policy and request in one pass', () => {
   })
 
   it('refuses a malformed call with a 400 and keeps serving', async () => {
-    stack = await startStack()
+    const stack = await stacks.start()
     const noNewline = await send(stack, routePaths.chat, JSON.stringify(chat('x')), {
       tenant: 'acme',
     })
     expect(noNewline.status).toBe(400)
     expect(JSON.parse(noNewline.text).error.message).toContain('policy bundle')
-    const badBundle = await route(chat('x'), {}, '{"kind":"nope"}')
+    const badBundle = await routeOnPlatform(stack, chat('x'), {}, '{"kind":"nope"}')
     expect(badBundle.status).toBe(400)
-    const badBody = await route('{"model":')
+    const badBody = await routeOnPlatform(stack, '{"model":')
     expect(badBody.status).toBe(400)
-    const noModel = await route({ messages: [{ role: 'user', content: 'x' }] })
+    const noModel = await routeOnPlatform(stack, { messages: [{ role: 'user', content: 'x' }] })
     expect(JSON.parse(noModel.text).error.param).toBe('model')
-    expect((await route(chat('still here'))).status).toBe(200)
+    expect((await routeOnPlatform(stack, chat('still here'))).status).toBe(200)
   })
 })

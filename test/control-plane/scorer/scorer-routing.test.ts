@@ -1,64 +1,38 @@
-import { Redis } from 'ioredis'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import {
   decisionOf,
   lookup,
+  matchedBlocks,
   model,
   poolSpec,
-  type Stack,
   send,
-  startStack as startBase,
+  systemChat,
   until,
   words,
 } from '../../support/scorer-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
-let stack: Stack | undefined
-let prefix: string | null = null
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-  if (prefix !== null) {
-    const redis = new Redis(redisUrl)
-    const keys = await redis.keys(`${prefix}*`)
-    if (keys.length > 0) await redis.del(...keys)
-    await redis.quit()
-    prefix = null
-  }
-})
+const { indexOptions } = useRedisTestNamespaces()
+const stacks = useScorerStacks()
 
-const chat = (system: string, question: string, extra: object = {}) => ({
-  model,
-  messages: [
-    { role: 'system', content: system },
-    { role: 'user', content: question },
-  ],
-  max_tokens: 4,
-  ignore_eos: true,
-  ...extra,
-})
+const chat = (system: string, question: string, extra: object = {}) =>
+  systemChat(system, question, { ignore_eos: true, ...extra })
 
 describe.each(['memory', 'redis'] as const)(
   'the scorer in front of simulated pods (%s index)',
   (backend) => {
-    const startStack = (options: Parameters<typeof startBase>[0] = {}) => {
-      if (backend === 'memory') return startBase(options)
-      prefix = `kinf-test:${Math.random().toString(36).slice(2)}:`
-      return startBase({ ...options, redisUrl, redisPrefix: prefix })
-    }
+    const startStack = (options: Parameters<typeof stacks.start>[0] = {}) =>
+      stacks.start({ ...options, ...indexOptions(backend) })
 
     it('sends a repeated prefix to the pod that holds it', async () => {
-      stack = await startStack()
+      const stack = await startStack()
       const system = words(1, 500)
       const first = await send(stack, '/v1/chat/completions', chat(system, 'first question'))
       expect(first.status).toBe(200)
       const warm = decisionOf(first.headers).pod as string
       const messages = chat(system, 'second question').messages
-      await until(
-        async () =>
-          ((await lookup(stack as Stack, { model, messages })).pods.find((p) => p.pod === warm)
-            ?.matchedBlocks ?? 0) > 10,
-      )
+      await until(async () => (await matchedBlocks(stack, { model, messages }, warm)) > 10)
       for (const question of ['second question', 'third question', 'fourth question']) {
         const again = await send(stack, '/v1/chat/completions', chat(system, question))
         expect(decisionOf(again.headers).pod).toBe(warm)
@@ -72,7 +46,7 @@ describe.each(['memory', 'redis'] as const)(
       // Without late binding: holding would keep the warm pod's own queue short, so it
       // stays the best choice and the burst waits for it in the scorer instead of spilling
       // (see scorer-late-binding.test.ts for holding).
-      stack = await startStack({
+      const stack = await startStack({
         spec: poolSpec({
           routing: { strategy: 'kinference', kinference: { lateBinding: false } },
         } as never),
@@ -84,7 +58,7 @@ describe.each(['memory', 'redis'] as const)(
       const answers = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
           send(
-            stack as Stack,
+            stack,
             '/v1/chat/completions',
             chat(system, words(100 + i, 600), { max_tokens: 16 }),
           ),
@@ -97,27 +71,24 @@ describe.each(['memory', 'redis'] as const)(
       const messages = chat(system, 'later').messages
       await until(
         async () =>
-          (await lookup(stack as Stack, { model, messages })).pods.filter(
-            (p) => p.matchedBlocks > 50,
-          ).length >= 2,
+          (await lookup(stack, { model, messages })).pods.filter((p) => p.matchedBlocks > 50)
+            .length >= 2,
       )
     })
 
     it('treats a restarted pod as cold', async () => {
-      stack = await startStack()
+      const stack = await startStack()
       const system = words(3, 500)
       const first = await send(stack, '/v1/chat/completions', chat(system, 'question'))
       const warm = decisionOf(first.headers).pod as string
       const messages = chat(system, 'next').messages
-      const matched = async () =>
-        (await lookup(stack as Stack, { model, messages })).pods.find((p) => p.pod === warm)
-          ?.matchedBlocks ?? 0
+      const matched = () => matchedBlocks(stack, { model, messages }, warm)
       await until(async () => (await matched()) > 10)
       const pod = stack.pods.find((p) => p.config.podName === warm)
       // The scorer has read the pod's metrics (its process start time) before it restarts.
       await until(
         () =>
-          stack?.scorer.pools[0]?.router
+          stack.scorer.pools[0]?.router
             .podReports(performance.now())
             .every((r) => r.metrics !== null) ?? false,
       )
@@ -129,7 +100,7 @@ describe.each(['memory', 'redis'] as const)(
 
     it('repairs an event gap by replay', async () => {
       // No speculative entries: what the index holds here came from the pod's events only.
-      stack = await startStack({
+      const stack = await startStack({
         pods: 1,
         spec: poolSpec({
           routing: { strategy: 'kinference', kinference: { speculativeTtlMs: 0 } } as never,
@@ -137,7 +108,7 @@ describe.each(['memory', 'redis'] as const)(
       })
       const pod = stack.pods[0]
       const held = async (messages: object[]) =>
-        (await lookup(stack as Stack, { model, messages })).pods[0]?.matchedBlocks ?? 0
+        (await lookup(stack, { model, messages })).pods[0]?.matchedBlocks ?? 0
       const warmUp = chat(words(7, 300), 'live').messages
       await send(stack, '/v1/chat/completions', { model, messages: warmUp, max_tokens: 1 })
       await until(async () => (await held(warmUp)) > 10)
@@ -161,7 +132,7 @@ describe.each(['memory', 'redis'] as const)(
     })
 
     it('answers "saturated" at once when every pod is over the SLO and the edge may burst', async () => {
-      stack = await startStack({ spec: poolSpec({ ttftSloMs: 0.001 }) })
+      const stack = await startStack({ spec: poolSpec({ ttftSloMs: 0.001 }) })
       const saturated = await send(stack, '/v1/chat/completions', chat('s', 'q'), {
         allowBurst: true,
       })
@@ -173,16 +144,12 @@ describe.each(['memory', 'redis'] as const)(
     })
 
     it('retries once on the next pod when the chosen one is down', async () => {
-      stack = await startStack({ pods: 2 })
+      const stack = await startStack({ pods: 2 })
       const system = words(6, 400)
       const first = await send(stack, '/v1/chat/completions', chat(system, 'q1'))
       const warm = decisionOf(first.headers).pod as string
       const messages = chat(system, 'q2').messages
-      await until(
-        async () =>
-          ((await lookup(stack as Stack, { model, messages })).pods.find((p) => p.pod === warm)
-            ?.matchedBlocks ?? 0) > 10,
-      )
+      await until(async () => (await matchedBlocks(stack, { model, messages }, warm)) > 10)
       await stack.pods.find((p) => p.config.podName === warm)?.kill(null)
       const retried = await send(stack, '/v1/chat/completions', chat(system, 'q2'))
       expect(retried.status).toBe(200)

@@ -1,42 +1,36 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { RequestListener } from 'node:http'
 import { encode } from '@msgpack/msgpack'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { Publisher } from 'zeromq'
-import { parsePrometheusText } from '../../../control-plane/metrics/parse-prometheus-text.ts'
 import { createTokenizer } from '../../../control-plane/tokenizer/create-tokenizer.ts'
+import { startLocalHttpServer } from '../../support/local-http-server.ts'
 import {
   adminToken,
   decisionOf,
   lookup,
+  matchedBlocks,
+  metricTotal,
   model,
   type Stack,
   send,
-  startStack,
   until,
 } from '../../support/scorer-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
-const cleanups: (() => Promise<unknown> | unknown)[] = []
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
-})
-async function stackWith(options: Parameters<typeof startStack>[0] = {}): Promise<Stack> {
-  const stack = await startStack(options)
-  cleanups.push(() => stack.close())
-  return stack
+const stacks = useScorerStacks()
+
+/** A KV-event batch's sequence number as its frame: 8 bytes, big-endian. */
+function seqFrame(value: bigint): Buffer {
+  const frame = Buffer.alloc(8)
+  frame.writeBigUInt64BE(value)
+  return frame
 }
 
 /** A raw ZMQ publisher speaking vLLM's wire format, built from the doc, not from our encoder. */
 async function rawPublisher() {
-  const pub = new Publisher({ linger: 0 })
+  const pub = stacks.closing(new Publisher({ linger: 0 }))
   await pub.bind('tcp://127.0.0.1:*')
-  cleanups.push(() => pub.close())
   let seq = 0n
-  const seqFrame = (value: bigint) => {
-    const frame = Buffer.alloc(8)
-    frame.writeBigUInt64BE(value)
-    return frame
-  }
   return {
     endpoint: pub.lastEndpoint as string,
     async send(frames: (Buffer | Uint8Array | string)[]) {
@@ -72,25 +66,34 @@ function storedEvent(encoding: 'map' | 'array') {
   }
 }
 
+/** The blocks of `prompt` the index holds for the pod "fake". */
+const fakeBlocks = (stack: Stack) => matchedBlocks(stack, { model, prompt }, 'fake')
+
+/**
+ * A stack with a third-party pod "fake" (a raw publisher and a metrics-only HTTP side) beside
+ * a simulated one, once the index holds the blocks "fake" stored.
+ */
+async function withFakePodIndexed(encoding: 'map' | 'array' = 'map') {
+  const publisher = await rawPublisher()
+  const stack = await stacks.start({
+    pods: 1,
+    extraPods: [
+      { name: 'fake', http: await metricsOnlyPod(), events: publisher.endpoint, replay: null },
+    ],
+  })
+  // Slow joiner: publish until the scorer's SUB socket receives.
+  await until(async () => {
+    await publisher.batch([storedEvent(encoding)])
+    return (await fakeBlocks(stack)) === blocks
+  })
+  return { publisher, stack }
+}
+
 describe('the scorer on the wire', () => {
   it.each(['map', 'array'] as const)(
     'indexes a third-party vLLM publisher (%s encoding): /admin/lookup shows its blocks',
     async (encoding) => {
-      const publisher = await rawPublisher()
-      const stack = await stackWith({
-        pods: 1,
-        extraPods: [
-          { name: 'fake', http: await metricsOnlyPod(), events: publisher.endpoint, replay: null },
-        ],
-      })
-      const matched = async () =>
-        (await lookup(stack, { model, prompt })).pods.find((p) => p.pod === 'fake')
-          ?.matchedBlocks ?? 0
-      // Slow joiner: publish until the scorer's SUB socket receives.
-      await until(async () => {
-        await publisher.batch([storedEvent(encoding)])
-        return (await matched()) === blocks
-      })
+      const { stack } = await withFakePodIndexed(encoding)
       const byIds = await lookup(stack, { model, token_ids: tokenIds } as never)
       expect(byIds.pods.find((p) => p.pod === 'fake')?.matchedTokens).toBe(
         Math.floor((tokenIds.length - 1) / 16) * 16,
@@ -99,46 +102,27 @@ describe('the scorer on the wire', () => {
   )
 
   it('takes events from pods that connect to its own bound SUB socket, told apart by topic', async () => {
-    const stack = await stackWith({
+    const stack = await stacks.start({
       pods: 0,
       eventsBind: 'tcp://127.0.0.1:*',
       extraPods: [
         { name: 'connecting-pod', http: await metricsOnlyPod(), events: null, replay: null },
       ],
     })
-    const pub = new Publisher({ linger: 0 })
-    cleanups.push(() => pub.close())
+    const pub = stacks.closing(new Publisher({ linger: 0 }))
     pub.connect(stack.scorer.eventsEndpoint as string)
-    const frame = (value: bigint) => {
-      const bytes = Buffer.alloc(8)
-      bytes.writeBigUInt64BE(value)
-      return bytes
-    }
     let seq = 0n
-    const matched = async () =>
-      (await lookup(stack, { model, prompt })).pods.find((p) => p.pod === 'connecting-pod')
-        ?.matchedBlocks ?? 0
     await until(async () => {
       const payload = encode([Date.now() / 1000, [storedEvent('map')], 0], { useBigInt64: true })
-      await pub.send([`kv@connecting-pod@${model}`, frame(seq++), payload])
-      return (await matched()) === blocks
+      await pub.send([`kv@connecting-pod@${model}`, seqFrame(seq++), payload])
+      return (await matchedBlocks(stack, { model, prompt }, 'connecting-pod')) === blocks
     })
   })
 
   it('forgets a pod that goes away', async () => {
-    const publisher = await rawPublisher()
-    const stack = await stackWith({
-      pods: 1,
-      extraPods: [
-        { name: 'fake', http: await metricsOnlyPod(), events: publisher.endpoint, replay: null },
-      ],
-    })
+    const { stack } = await withFakePodIndexed()
     const matched = async () =>
       (await lookup(stack, { model, prompt })).pods.find((p) => p.pod === 'fake')?.matchedBlocks
-    await until(async () => {
-      await publisher.batch([storedEvent('map')])
-      return (await matched()) === blocks
-    })
     const before = await stack.scorer.index.size()
     await stack.scorer.removePod('fake')
     expect(await matched()).toBe(undefined)
@@ -146,20 +130,8 @@ describe('the scorer on the wire', () => {
   })
 
   it('survives hostile event frames and keeps its index consistent', async () => {
-    const publisher = await rawPublisher()
-    const stack = await stackWith({
-      pods: 1,
-      extraPods: [
-        { name: 'fake', http: await metricsOnlyPod(), events: publisher.endpoint, replay: null },
-      ],
-    })
-    const matched = async () =>
-      (await lookup(stack, { model, prompt })).pods.find((p) => p.pod === 'fake')?.matchedBlocks ??
-      0
-    await until(async () => {
-      await publisher.batch([storedEvent('map')])
-      return (await matched()) === blocks
-    })
+    const { publisher, stack } = await withFakePodIndexed()
+    const matched = () => fakeBlocks(stack)
     const seq = Buffer.alloc(8)
     await publisher.send(['kv@fake@m'])
     await publisher.send(['kv@fake@m', seq])
@@ -181,15 +153,8 @@ describe('the scorer on the wire', () => {
       { type: 'BlockRemoved', block_hashes: [hashes[3]], medium: 'GPU' },
     ])
     await until(async () => (await matched()) === 3)
-    const skipped = async (reason: string) => {
-      const text = await (await fetch(`${stack.scorer.metricsUrl}/metrics`)).text()
-      return parsePrometheusText(text).samples.find(
-        (sample) =>
-          sample.name === 'kinference_scorer_events_skipped_total' &&
-          sample.labels.pod === 'fake' &&
-          sample.labels.reason === reason,
-      )?.value
-    }
+    const skipped = (reason: string) =>
+      metricTotal(stack, 'kinference_scorer_events_skipped_total', { pod: 'fake', reason })
     expect(await skipped('unknown_type')).toBe(1)
     expect(await skipped('not_an_event')).toBe(2)
     // A payload that is no batch at all is lost; the next one shows the gap, and without a
@@ -206,7 +171,7 @@ describe('the scorer on the wire', () => {
 
   it('ends a stream that breaks after its first bytes with an OpenAI-style error event', async () => {
     const pod = await brokenPod()
-    const stack = await stackWith({
+    const stack = await stacks.start({
       pods: 0,
       extraPods: [{ name: 'broken', http: pod.url, events: null, replay: null }],
     })
@@ -226,7 +191,7 @@ describe('the scorer on the wire', () => {
 describe('the scorer when a pod dies before its first byte', () => {
   it('retries the request on another pod: the client sees one whole answer', async () => {
     const dying = await headOnlyPod()
-    const stack = await stackWith({
+    const stack = await stacks.start({
       pods: 1,
       extraPods: [{ name: 'dying', http: dying.url, events: null, replay: null }],
     })
@@ -249,7 +214,7 @@ describe('the scorer when a pod dies before its first byte', () => {
 
 describe('the scorer given bad input', () => {
   it('answers OpenAI-shaped errors with the right status and keeps serving', async () => {
-    const stack = await stackWith({ pods: 1, maxBodyBytes: 64 * 1024 })
+    const stack = await stacks.start({ pods: 1, maxBodyBytes: 64 * 1024 })
     const url = `${stack.scorer.url}/v1/chat/completions`
     const user = [{ role: 'user', content: 'hello' }]
     const unsigned = await fetch(url, {
@@ -284,7 +249,7 @@ describe('the scorer given bad input', () => {
         'context_length_exceeded',
       ],
     ]
-    const big = await stackWith({ pods: 1 })
+    const big = await stacks.start({ pods: 1 })
     for (const [body, status, code] of cases) {
       const target = code === 'context_length_exceeded' ? big : stack
       const answer = await send(target, '/v1/chat/completions', body)
@@ -307,24 +272,26 @@ describe('the scorer given bad input', () => {
   })
 })
 
+/** A pod standing in for vLLM, closed after the test: its base URL. */
+async function podServing(handler: RequestListener): Promise<string> {
+  return stacks.closing(await startLocalHttpServer(handler)).url
+}
+
 /**
  * A pod's HTTP side that only answers /metrics (empty): a pod that does not answer at all
  * is out of routing and its KV events are not indexed (see scorer-pod-outage.test.ts).
  */
-async function metricsOnlyPod(): Promise<string> {
-  const server: Server = createServer((req, res) => {
+function metricsOnlyPod(): Promise<string> {
+  return podServing((req, res) => {
     req.resume()
     res.writeHead(req.url === '/metrics' ? 200 : 404).end()
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)))
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 }
 
 /** An upstream that sends a stream's head, then drops the connection before any byte of it. */
 async function headOnlyPod(): Promise<{ url: string; hits: () => number }> {
   let hits = 0
-  const server: Server = createServer((req, res) => {
+  const url = await podServing((req, res) => {
     req.resume()
     if (req.url === '/metrics') {
       res.end('')
@@ -335,14 +302,12 @@ async function headOnlyPod(): Promise<{ url: string; hits: () => number }> {
     res.flushHeaders()
     setTimeout(() => res.socket?.destroy(), 20)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits: () => hits }
+  return { url, hits: () => hits }
 }
 
 /** An upstream that sends two SSE chunks and then drops the connection. */
 async function brokenPod(): Promise<{ url: string }> {
-  const server: Server = createServer((req, res) => {
+  const url = await podServing((req, res) => {
     req.resume()
     if (req.url === '/metrics') {
       res.end('')
@@ -353,7 +318,5 @@ async function brokenPod(): Promise<{ url: string }> {
     res.write('data: {"choices":[{"index":0,"delta":{"content":"one"}}]}\n\n')
     setTimeout(() => res.socket?.destroy(), 20)
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` }
+  return { url }
 }
