@@ -1,4 +1,4 @@
-import { afterEach } from 'vitest'
+import { afterAll, afterEach, beforeAll } from 'vitest'
 import { type Stack, startStack } from './scorer-stack.ts'
 
 export interface ScorerStacks {
@@ -29,5 +29,34 @@ export function useScorerStacks(): ScorerStacks {
     defer: (cleanup) => {
       cleanups.push(cleanup)
     },
+  }
+}
+
+/**
+ * Call in a test file (or a describe block): one stack for all its tests, started before the
+ * first (given a minute) and closed after the last. The stack answered stands for it: its
+ * pods and scorer are the running stack's, read during the tests.
+ */
+export function useSharedStack(options?: Parameters<typeof startStack>[0]): Stack {
+  let started: Stack | undefined
+  beforeAll(async () => {
+    started = await startStack(options)
+  }, 60_000)
+  afterAll(async () => {
+    await started?.close()
+    started = undefined
+  })
+  const current = () => {
+    if (!started) throw new Error('the shared stack runs only while its tests do')
+    return started
+  }
+  return {
+    get pods() {
+      return current().pods
+    },
+    get scorer() {
+      return current().scorer
+    },
+    close: () => current().close(),
   }
 }

@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   adminToken,
   decisionOf,
   model,
   type Stack,
   send,
-  startStack,
   until,
   words,
 } from '../../support/scorer-stack.ts'
+import { useSharedStack } from '../../support/use-scorer-stacks.ts'
 
 // POST /admin/lookup takes the request an operator wonders about, as a client sends it
 // (a chat body with its tools, a completions body) or as token ids, and answers the ids the
@@ -73,11 +73,7 @@ async function tokenizeOnPod(stack: Stack, body: object): Promise<number[]> {
 }
 
 describe('POST /admin/lookup', () => {
-  let stack: Stack
-  beforeAll(async () => {
-    stack = await startStack({ pods: 2 })
-  }, 60_000)
-  afterAll(() => stack?.close())
+  const stack = useSharedStack({ pods: 2 })
 
   it('answers a chat body with tools: the ids the pod tokenizes, and the blocks each pod holds', async () => {
     const before = await lookup(stack, chat)

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { scorerPodOf } from '../../../control-plane/lab/sim/sim-fleet.ts'
 import { ScorerConfig } from '../../../control-plane/scorer/scorer-config.ts'
 import { startScorer } from '../../../control-plane/scorer/start-scorer.ts'
@@ -8,26 +8,16 @@ import type { EdgeClaims } from '../../../shared/auth/edge-signature.ts'
 import { joinDecisions } from '../../../shared/state/decision-entry.ts'
 import { createScorerClient } from '../../../workers/app/scorer-client.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
-import {
-  decisionOf,
-  model,
-  poolSpec,
-  type Stack,
-  secret,
-  startStack,
-} from '../../support/scorer-stack.ts'
+import { decisionOf, model, poolSpec, secret } from '../../support/scorer-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
 const { redis, uniquePrefix } = useRedisTestNamespaces()
-let stack: Stack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
+const stacks = useScorerStacks()
 
 /** A forward as the edge makes it when its policy decided: the edge's own client, signed v4. */
-function edgeClient(stack: Stack) {
+function edgeClient(url: string) {
   return createScorerClient({
-    urls: [stack.scorer.url],
+    urls: [url],
     signingSecret: secret,
     nowSeconds: () => Date.now() / 1000,
     fetch: (input, init) => fetch(input, init),
@@ -44,7 +34,7 @@ const claims: EdgeClaims = {
 
 describe('the scorer writes its decisions and its pods to the shared state', () => {
   it('logs a forward with the tenant, policy and rule the edge signed, then its end', async () => {
-    stack = await startStack({ pods: 2, redisUrl, redisPrefix: uniquePrefix() })
+    const stack = await stacks.start({ pods: 2, redisUrl, redisPrefix: uniquePrefix() })
     const body = (stream: boolean) =>
       JSON.stringify({
         model,
@@ -52,14 +42,14 @@ describe('the scorer writes its decisions and its pods to the shared state', () 
         messages: [{ role: 'user', content: `logged ${stream}` }],
         max_tokens: 3,
       })
-    const streamed = await edgeClient(stack).forward('/v1/chat/completions', body(true), claims, {
-      'x-request-id': 'req-streamed',
-    })
+    const forward = (stream: boolean, id: string) =>
+      edgeClient(stack.scorer.url).forward('/v1/chat/completions', body(stream), claims, {
+        'x-request-id': id,
+      })
+    const streamed = await forward(true, 'req-streamed')
     const header = decisionOf(streamed.headers)
     await streamed.text()
-    const plain = await edgeClient(stack).forward('/v1/chat/completions', body(false), claims, {
-      'x-request-id': 'req-plain',
-    })
+    const plain = await forward(false, 'req-plain')
     await plain.text()
     await stack.scorer.flushState()
     const [first, second] = joinDecisions(await stack.scorer.state.readDecisions({}))
@@ -94,8 +84,8 @@ describe('the scorer writes its decisions and its pods to the shared state', () 
 
   it('writes its view of every pod, blocks from the shared index, which expires without it', async () => {
     const prefix = uniquePrefix()
-    stack = await startStack({ pods: 2, redisUrl, redisPrefix: prefix })
-    const response = await edgeClient(stack).forward(
+    const stack = await stacks.start({ pods: 2, redisUrl, redisPrefix: prefix })
+    const response = await edgeClient(stack.scorer.url).forward(
       '/v1/chat/completions',
       JSON.stringify({
         model,
@@ -123,7 +113,6 @@ describe('the scorer writes its decisions and its pods to the shared state', () 
     })
     expect(pod?.events?.lastSeq).toMatch(/^\d+$/)
     await stack.close()
-    stack = undefined
     const state = await createRedisStateStore({ redis, prefix })
     expect(await state.readPodViews(Date.now())).toHaveLength(1)
     // Its TTL (5 s by default) passed: the replica is gone from the shared state.
@@ -132,54 +121,45 @@ describe('the scorer writes its decisions and its pods to the shared state', () 
 
   it('two replicas over one Redis: each pod merged from both views, both logs in one stream', async () => {
     const prefix = uniquePrefix()
-    stack = await startStack({ pods: 2, redisUrl, redisPrefix: prefix })
-    const second = await startScorer(
-      ScorerConfig.parse({
-        port: 0,
-        signingSecrets: [secret],
-        redisUrl,
-        redisPrefix: prefix,
-        replicaId: 'second',
-        pools: [{ name: 'default', spec: poolSpec() }],
-        pods: stack.pods.map((pod) => scorerPodOf(pod, 'default')),
-      }),
-      () => {},
+    const stack = await stacks.start({ pods: 2, redisUrl, redisPrefix: prefix })
+    const second = stacks.closing(
+      await startScorer(
+        ScorerConfig.parse({
+          port: 0,
+          signingSecrets: [secret],
+          redisUrl,
+          redisPrefix: prefix,
+          replicaId: 'second',
+          pools: [{ name: 'default', spec: poolSpec() }],
+          pods: stack.pods.map((pod) => scorerPodOf(pod, 'default')),
+        }),
+        () => {},
+      ),
     )
-    try {
-      for (const url of [stack.scorer.url, second.url]) {
-        const client = createScorerClient({
-          urls: [url],
-          signingSecret: secret,
-          nowSeconds: () => Date.now() / 1000,
-          fetch: (input, init) => fetch(input, init),
-        })
-        const body = JSON.stringify({
-          model,
-          messages: [{ role: 'user', content: 'twice' }],
-          max_tokens: 2,
-        })
-        await (await client.forward('/v1/chat/completions', body, claims, {})).text()
-      }
-      await Promise.all([stack.scorer.flushState(), second.flushState()])
-      const state = await createRedisStateStore({ redis, prefix })
-      const reader = createStateReader({
-        state,
-        snapshots: { current: async () => null, read: async () => null },
-        quotas: { buckets: async () => [] },
-        nowMs: Date.now,
+    for (const url of [stack.scorer.url, second.url]) {
+      const client = edgeClient(url)
+      const body = JSON.stringify({
+        model,
+        messages: [{ role: 'user', content: 'twice' }],
+        max_tokens: 2,
       })
-      const pods = await reader.pods()
-      expect(pods.map((p) => [p.pod, p.replicas.sort()])).toEqual([
-        ['sim-pod-0', [stack.scorer.replica, 'second'].sort()],
-        ['sim-pod-1', [stack.scorer.replica, 'second'].sort()],
-      ])
-      const { decisions } = await reader.decisions()
-      expect(decisions.map((d) => d.replica).sort()).toEqual(
-        [stack.scorer.replica, 'second'].sort(),
-      )
-      expect(decisions.every((d) => d.end?.outcome === 'completed')).toBe(true)
-    } finally {
-      await second.close()
+      await (await client.forward('/v1/chat/completions', body, claims, {})).text()
     }
+    await Promise.all([stack.scorer.flushState(), second.flushState()])
+    const state = await createRedisStateStore({ redis, prefix })
+    const reader = createStateReader({
+      state,
+      snapshots: { current: async () => null, read: async () => null },
+      quotas: { buckets: async () => [] },
+      nowMs: Date.now,
+    })
+    const pods = await reader.pods()
+    expect(pods.map((p) => [p.pod, p.replicas.sort()])).toEqual([
+      ['sim-pod-0', [stack.scorer.replica, 'second'].sort()],
+      ['sim-pod-1', [stack.scorer.replica, 'second'].sort()],
+    ])
+    const { decisions } = await reader.decisions()
+    expect(decisions.map((d) => d.replica).sort()).toEqual([stack.scorer.replica, 'second'].sort())
+    expect(decisions.every((d) => d.end?.outcome === 'completed')).toBe(true)
   })
 })

@@ -1,5 +1,5 @@
 import fc from 'fast-check'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   type EdgeClaims,
   edgeHeaders,
@@ -9,7 +9,8 @@ import {
   verifyEdgeHeaders,
 } from '../../../../shared/auth/edge-signature.ts'
 import { fuzzParameters, fuzzTimeoutMs } from '../../../support/fuzz-runs.ts'
-import { model, type Stack, secret, startStack } from '../../../support/scorer-stack.ts'
+import { model, secret } from '../../../support/scorer-stack.ts'
+import { useSharedStack } from '../../../support/use-scorer-stacks.ts'
 
 const runs = 3_000
 const httpRuns = 300
@@ -238,11 +239,7 @@ describe('fuzz: the scorer’s check of signed edge requests', () => {
 })
 
 describe('fuzz: the scorer’s HTTP path with mutated signed requests', () => {
-  let stack: Stack
-  beforeAll(async () => {
-    stack = await startStack({ pods: 1 })
-  }, 60_000)
-  afterAll(() => stack.close())
+  const stack = useSharedStack({ pods: 1 })
 
   /** fetch sends the body with its own content-length (a changed one is not sent). */
   const post = (wire: Wire) => {

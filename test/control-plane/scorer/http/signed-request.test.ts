@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   type EdgeClaims,
   edgeHeaders,
   signEdgeRequest,
 } from '../../../../shared/auth/edge-signature.ts'
 import { type RawAnswer, rawUpload } from '../../../support/raw-upload.ts'
-import { model, type Stack, secret, send, startStack } from '../../../support/scorer-stack.ts'
+import { model, secret, send } from '../../../support/scorer-stack.ts'
+import { useSharedStack } from '../../../support/use-scorer-stacks.ts'
 
 const path = '/v1/chat/completions'
 const mib = 1024 * 1024
@@ -26,11 +27,7 @@ function errorOf(answer: RawAnswer | null): { message: string; type: string } {
   return (JSON.parse(answer?.body ?? '') as { error: { message: string; type: string } }).error
 }
 
-let stack: Stack
-beforeAll(async () => {
-  stack = await startStack({ pods: 1, maxBodyBytes: 8 * mib })
-}, 60_000)
-afterAll(() => stack.close())
+const stack = useSharedStack({ pods: 1, maxBodyBytes: 8 * mib })
 
 describe('the scorer refuses what the headers condemn before reading the body', () => {
   /** 30 MiB declared (6 MiB for the limit's case, under the 8 MiB limit otherwise), 64 KiB of it sent. */
@@ -171,11 +168,7 @@ describe('a request whose headers check out', () => {
 })
 
 describe('--allow-unsigned (local trials)', () => {
-  let unsigned: Stack
-  beforeAll(async () => {
-    unsigned = await startStack({ pods: 1, allowUnsigned: true, maxBodyBytes: mib })
-  }, 60_000)
-  afterAll(() => unsigned.close())
+  const unsigned = useSharedStack({ pods: 1, allowUnsigned: true, maxBodyBytes: mib })
 
   it('serves an unsigned request, and still checks a signed one', async () => {
     const plain = await fetch(`${unsigned.scorer.url}${path}`, {

@@ -1,19 +1,12 @@
 import { connect, createServer } from 'node:net'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { scorerCommand } from '../../../../control-plane/kinfctl/commands/scorer.ts'
 import { parsePrometheusText } from '../../../../control-plane/metrics/parse-prometheus-text.ts'
 import { ScorerConfig } from '../../../../control-plane/scorer/scorer-config.ts'
 import { startScorer } from '../../../../control-plane/scorer/start-scorer.ts'
 import { startCommand } from '../../../support/run-cli.ts'
-import {
-  adminToken,
-  model,
-  poolSpec,
-  type Stack,
-  send,
-  startStack,
-  until,
-} from '../../../support/scorer-stack.ts'
+import { adminToken, model, poolSpec, send, until } from '../../../support/scorer-stack.ts'
+import { useSharedStack } from '../../../support/use-scorer-stacks.ts'
 
 /**
  * The scorer's /metrics and /health are on a listener of their own, over real sockets
@@ -50,11 +43,7 @@ const refused = (port: number) =>
   })
 
 describe('the scorer’s /metrics and /health', () => {
-  let stack: Stack
-  beforeAll(async () => {
-    stack = await startStack({ pods: 1 })
-  })
-  afterAll(() => stack.close())
+  const stack = useSharedStack({ pods: 1 })
 
   it('are not served on the API port: 404 in OpenAI’s shape', async () => {
     expect(new URL(stack.scorer.metricsUrl ?? '').port).not.toBe(new URL(stack.scorer.url).port)

@@ -1,16 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { model, type Stack, send, startStack } from '../../../support/scorer-stack.ts'
+import { describe, expect, it } from 'vitest'
+import { model, send } from '../../../support/scorer-stack.ts'
+import { useSharedStack } from '../../../support/use-scorer-stacks.ts'
 
 const path = '/v1/chat/completions'
 const chat = (content: string) =>
   JSON.stringify({ model, max_tokens: 2, messages: [{ role: 'user', content }] })
 
 describe('the x-request-id a pod gets', () => {
-  let stack: Stack
-  beforeAll(async () => {
-    stack = await startStack({ pods: 1 })
-  }, 60_000)
-  afterAll(() => stack.close())
+  const stack = useSharedStack({ pods: 1 })
 
   /** A request as the edge forwards it, its own id signed; the sim pod echoes what it got. */
   const forward = async (clientId: string) => {

@@ -1,11 +1,11 @@
-import { Agent, createServer, type RequestListener, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { Agent, type RequestListener } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
   type ProxyOutcome,
   type ProxyRequest,
   proxyToPod,
 } from '../../../../control-plane/scorer/serving/proxy-to-pod.ts'
+import { startLocalHttpServer } from '../../../support/local-http-server.ts'
 
 // The proxy between the scorer and one pod, against small HTTP servers standing in for pods
 // that misbehave in one way each (the simulator's own errors go through scorer-pod-errors).
@@ -16,13 +16,9 @@ afterEach(async () => {
 })
 
 async function listen(handler: RequestListener): Promise<string> {
-  const server: Server = createServer(handler)
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  cleanups.push(() => {
-    server.closeAllConnections()
-    return new Promise((resolve) => server.close(resolve))
-  })
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const server = await startLocalHttpServer(handler)
+  cleanups.push(() => server.close())
+  return server.url
 }
 
 /** A pod that answers `status` and `body` after `delayMs` (never, when null). */

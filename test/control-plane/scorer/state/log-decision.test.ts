@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { decisionViewOf } from '../../../../control-plane/status-page/state-status-source.ts'
 import { type Decision, joinDecisions } from '../../../../shared/state/decision-entry.ts'
-import { model, type Stack, send, startStack } from '../../../support/scorer-stack.ts'
+import { model, send } from '../../../support/scorer-stack.ts'
+import { useSharedStack } from '../../../support/use-scorer-stacks.ts'
 
 const path = '/v1/chat/completions'
 const chat = (content: string) =>
   JSON.stringify({ model, max_tokens: 2, messages: [{ role: 'user', content }] })
 
-let stack: Stack
-beforeAll(async () => {
-  stack = await startStack({ pods: 1 })
-}, 60_000)
-afterAll(() => stack.close())
+const stack = useSharedStack({ pods: 1 })
 
 /** The decision log so far, joined with the ends, and its entries as stored. */
 async function logged(): Promise<{ decisions: Decision[]; raw: string }> {
