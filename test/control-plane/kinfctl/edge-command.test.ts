@@ -20,6 +20,7 @@ import type { KinferenceResource } from '../../../shared/crd/resource.ts'
 import { l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
 import { mintApiKey, sha256HexOf } from '../../../shared/tenancy/api-key.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
+import { startCommand } from '../../support/run-cli.ts'
 
 const secret = 'edge-command-test-secret-0123'
 const model = 'qwen3.8-27b-fp8'
@@ -44,35 +45,15 @@ function startCli(
   args: string[],
   env: Record<string, string> = { KINFERENCE_SIGNING_SECRET: secret },
 ) {
-  let stdout = ''
-  let stderr = ''
-  let interrupt = () => {}
-  const interrupted = new Promise<void>((resolve) => {
-    interrupt = resolve
-  })
-  const exited = runKinfctl(['edge', ...args], {
-    stdout: (text) => {
-      stdout += text
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-    readStdin: async () => '',
-    untilInterrupted: () => interrupted,
-    env,
-  })
+  const edge = startCommand((edgeArgs, io) => runKinfctl(['edge', ...edgeArgs], io), args, env)
   return {
-    stdout: () => stdout,
-    stderr: () => stderr,
-    exited,
+    ...edge,
     /** The edge's URL, once it printed that it listens. */
     async url(): Promise<string> {
-      await vi.waitFor(() => expect(stdout).toMatch(/^edge listening on /), { timeout: 20_000 })
-      return /on (http:\/\/\S+)/.exec(stdout)?.[1] as string
-    },
-    async stop(): Promise<number> {
-      interrupt()
-      return exited
+      await vi.waitFor(() => expect(edge.stdout()).toMatch(/^edge listening on /), {
+        timeout: 20_000,
+      })
+      return /on (http:\/\/\S+)/.exec(edge.stdout())?.[1] as string
     },
   }
 }

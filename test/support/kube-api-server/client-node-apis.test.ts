@@ -1,5 +1,5 @@
-import { type CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node'
+import { describe, expect, it } from 'vitest'
 import {
   examplePool,
   failure,
@@ -8,25 +8,15 @@ import {
   namespace,
   type Pool,
   pools,
-  startWithClient,
+  useServerWithClient,
   version,
 } from './client-node-fixtures.ts'
-import type { KubeApiServer } from './start-kube-api-server.ts'
 
-let server: KubeApiServer
-let custom: CustomObjectsApi
-
-beforeAll(async () => {
-  ;({ server, custom } = await startWithClient())
-})
-
-afterAll(async () => {
-  await server?.close()
-})
+const api = useServerWithClient()
 
 describe('@kubernetes/client-node CustomObjectsApi', () => {
   it('creates, gets, lists and replaces, with server-owned metadata and CRD defaults', async () => {
-    const created = await custom.createNamespacedCustomObject({
+    const created = await api.custom.createNamespacedCustomObject({
       ...pools,
       body: examplePool('crud'),
     })
@@ -35,15 +25,15 @@ describe('@kubernetes/client-node CustomObjectsApi', () => {
     expect(created.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
     expect(created.spec.failureMode).toBe('FailOpen') // a schema default
 
-    const got = await custom.getNamespacedCustomObject({ ...pools, name: 'crud' })
+    const got = await api.custom.getNamespacedCustomObject({ ...pools, name: 'crud' })
     expect(got).toEqual(created)
-    const list = await custom.listNamespacedCustomObject(pools)
+    const list = await api.custom.listNamespacedCustomObject(pools)
     expect(list).toMatchObject({ kind: 'InferencePoolList', apiVersion: `${group}/${version}` })
     expect(Number(list.metadata.resourceVersion)).toBeGreaterThanOrEqual(
       Number(created.metadata.resourceVersion),
     )
     expect(list.items.map((p: Pool) => p.metadata?.name)).toContain('crud')
-    const everywhere = await custom.listClusterCustomObject({
+    const everywhere = await api.custom.listClusterCustomObject({
       group,
       version,
       plural: pools.plural,
@@ -51,7 +41,7 @@ describe('@kubernetes/client-node CustomObjectsApi', () => {
     expect(everywhere.items.map((p: Pool) => p.metadata?.name)).toContain('crud')
 
     const changed = { ...got, spec: { ...got.spec, ttftSloMs: 750 } }
-    const replaced = await custom.replaceNamespacedCustomObject({
+    const replaced = await api.custom.replaceNamespacedCustomObject({
       ...pools,
       name: 'crud',
       body: changed,
@@ -61,40 +51,44 @@ describe('@kubernetes/client-node CustomObjectsApi', () => {
       Number(got.metadata.resourceVersion),
     )
     const stale = await failure(
-      custom.replaceNamespacedCustomObject({ ...pools, name: 'crud', body: changed }),
+      api.custom.replaceNamespacedCustomObject({ ...pools, name: 'crud', body: changed }),
     )
     expect(stale.code).toBe(409)
     expect(stale.body).toMatchObject({ kind: 'Status', reason: 'Conflict', code: 409 })
   })
 
   it('answers Status errors: NotFound, AlreadyExists, Invalid, strict unknown fields', async () => {
-    const missing = await failure(custom.getNamespacedCustomObject({ ...pools, name: 'nope' }))
+    const missing = await failure(api.custom.getNamespacedCustomObject({ ...pools, name: 'nope' }))
     expect(missing.body).toMatchObject({ reason: 'NotFound', code: 404, details: { name: 'nope' } })
-    await custom.createNamespacedCustomObject({ ...pools, body: examplePool('twice') })
+    await api.custom.createNamespacedCustomObject({ ...pools, body: examplePool('twice') })
     const again = await failure(
-      custom.createNamespacedCustomObject({ ...pools, body: examplePool('twice') }),
+      api.custom.createNamespacedCustomObject({ ...pools, body: examplePool('twice') }),
     )
     expect(again.body).toMatchObject({ reason: 'AlreadyExists', code: 409 })
     const badName = await failure(
-      custom.createNamespacedCustomObject({ ...pools, body: examplePool('Not_A_Name') }),
+      api.custom.createNamespacedCustomObject({ ...pools, body: examplePool('Not_A_Name') }),
     )
     expect(badName.body).toMatchObject({ reason: 'Invalid', code: 422 })
     const typo = examplePool('typo')
     typo.spec.tragetPort = 1
     const strict = await failure(
-      custom.createNamespacedCustomObject({ ...pools, body: typo, fieldValidation: 'Strict' }),
+      api.custom.createNamespacedCustomObject({ ...pools, body: typo, fieldValidation: 'Strict' }),
     )
     expect(strict.body.message).toContain('unknown field "spec.tragetPort"')
-    const pruned = await custom.createNamespacedCustomObject({ ...pools, body: typo })
+    const pruned = await api.custom.createNamespacedCustomObject({ ...pools, body: typo })
     expect(pruned.spec).not.toHaveProperty('tragetPort')
     const noRv = await failure(
-      custom.replaceNamespacedCustomObject({ ...pools, name: 'typo', body: examplePool('typo') }),
+      api.custom.replaceNamespacedCustomObject({
+        ...pools,
+        name: 'typo',
+        body: examplePool('typo'),
+      }),
     )
     expect(noRv.body).toMatchObject({ reason: 'Invalid', code: 422 })
   })
 
   it('writes status only through /status, by merge patch and by the default JSON patch', async () => {
-    const created = await custom.createNamespacedCustomObject({
+    const created = await api.custom.createNamespacedCustomObject({
       ...pools,
       body: { ...examplePool('status'), status: { readyPods: 99 } },
     })
@@ -108,7 +102,7 @@ describe('@kubernetes/client-node CustomObjectsApi', () => {
         lastTransitionTime: '2026-01-01T00:00:00Z',
       },
     ]
-    const merged = await custom.patchNamespacedCustomObjectStatus(
+    const merged = await api.custom.patchNamespacedCustomObjectStatus(
       { ...pools, name: 'status', body: { status: { readyPods: 3, conditions } } },
       mergePatch,
     )
@@ -118,7 +112,7 @@ describe('@kubernetes/client-node CustomObjectsApi', () => {
       Number(created.metadata.resourceVersion),
     )
 
-    const jsonPatched = await custom.patchNamespacedCustomObjectStatus({
+    const jsonPatched = await api.custom.patchNamespacedCustomObjectStatus({
       ...pools,
       name: 'status',
       body: [
@@ -127,13 +121,13 @@ describe('@kubernetes/client-node CustomObjectsApi', () => {
       ],
     })
     expect(jsonPatched.status.readyPods).toBe(2)
-    const sent = server.requests.filter((r) => r.subresource === 'status' && r.verb === 'patch')
+    const sent = api.server.requests.filter((r) => r.subresource === 'status' && r.verb === 'patch')
     expect(sent.map((r) => r.contentType)).toEqual([
       'application/merge-patch+json',
       'application/json-patch+json',
     ])
     const failedTest = await failure(
-      custom.patchNamespacedCustomObjectStatus({
+      api.custom.patchNamespacedCustomObjectStatus({
         ...pools,
         name: 'status',
         body: [{ op: 'test', path: '/status/readyPods', value: 3 }],
@@ -142,13 +136,13 @@ describe('@kubernetes/client-node CustomObjectsApi', () => {
     expect(failedTest.code).toBe(422)
 
     // The main resource ignores .status; /status ignores everything else.
-    const viaMain = await custom.patchNamespacedCustomObject(
+    const viaMain = await api.custom.patchNamespacedCustomObject(
       { ...pools, name: 'status', body: { status: { readyPods: 7 }, spec: { ttftSloMs: 5 } } },
       mergePatch,
     )
     expect(viaMain.status.readyPods).toBe(2)
     expect(viaMain.metadata.generation).toBe(2)
-    const viaStatus = await custom.replaceNamespacedCustomObjectStatus({
+    const viaStatus = await api.custom.replaceNamespacedCustomObjectStatus({
       ...pools,
       name: 'status',
       body: { ...viaMain, spec: { ...viaMain.spec, ttftSloMs: 1 }, status: { readyPods: 1 } },
@@ -158,47 +152,49 @@ describe('@kubernetes/client-node CustomObjectsApi', () => {
     expect(viaStatus.metadata.generation).toBe(2)
 
     const stale = await failure(
-      custom.replaceNamespacedCustomObjectStatus({ ...pools, name: 'status', body: viaMain }),
+      api.custom.replaceNamespacedCustomObjectStatus({ ...pools, name: 'status', body: viaMain }),
     )
     expect(stale.body).toMatchObject({ reason: 'Conflict', code: 409 })
   })
 
   it('does not store a write that changes nothing (no new resourceVersion, no event)', async () => {
-    await custom.createNamespacedCustomObject({ ...pools, body: examplePool('same') })
+    await api.custom.createNamespacedCustomObject({ ...pools, body: examplePool('same') })
     const body = { status: { readyPods: 1 } }
-    const first = await custom.patchNamespacedCustomObjectStatus(
+    const first = await api.custom.patchNamespacedCustomObjectStatus(
       { ...pools, name: 'same', body },
       mergePatch,
     )
-    const before = server.resourceVersion
-    const second = await custom.patchNamespacedCustomObjectStatus(
+    const before = api.server.resourceVersion
+    const second = await api.custom.patchNamespacedCustomObjectStatus(
       { ...pools, name: 'same', body },
       mergePatch,
     )
     expect(second.metadata.resourceVersion).toBe(first.metadata.resourceVersion)
-    expect(server.resourceVersion).toBe(before)
-    const writes = server.requests.filter((r) => r.name === 'same' && r.subresource === 'status')
+    expect(api.server.resourceVersion).toBe(before)
+    const writes = api.server.requests.filter(
+      (r) => r.name === 'same' && r.subresource === 'status',
+    )
     expect(writes).toHaveLength(2)
   })
 
   it('applies server-side (creating when absent) and honours dryRun=All', async () => {
     const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply)
     const body = examplePool('applied')
-    const created = await custom.patchNamespacedCustomObject(
+    const created = await api.custom.patchNamespacedCustomObject(
       { ...pools, name: 'applied', body, fieldManager: 'test-controller', force: true },
       apply,
     )
     expect(created.metadata.managedFields).toMatchObject([
       { manager: 'test-controller', operation: 'Apply' },
     ])
-    const dry = await custom.createNamespacedCustomObject({
+    const dry = await api.custom.createNamespacedCustomObject({
       ...pools,
       body: examplePool('dry'),
       dryRun: 'All',
     })
     expect(dry.metadata.name).toBe('dry')
     expect(
-      server.objects.get(`${group}/${version}`, 'inferencepools', namespace, 'dry'),
+      api.server.objects.get(`${group}/${version}`, 'inferencepools', namespace, 'dry'),
     ).toBeUndefined()
   })
 })

@@ -5,25 +5,14 @@ import {
   DiscoveryV1Api,
   KubeConfig,
 } from '@kubernetes/client-node'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { failure, namespace, pools, startWithClient } from './client-node-fixtures.ts'
-import type { KubeApiServer } from './start-kube-api-server.ts'
+import { describe, expect, it } from 'vitest'
+import { failure, namespace, pools, useServerWithClient } from './client-node-fixtures.ts'
 
-let server: KubeApiServer
-let kc: KubeConfig
-let custom: CustomObjectsApi
-
-beforeAll(async () => {
-  ;({ server, kc, custom } = await startWithClient())
-})
-
-afterAll(async () => {
-  await server?.close()
-})
+const api = useServerWithClient()
 
 describe('@kubernetes/client-node built-in APIs', () => {
   it('creates and replaces Leases, with 409 on a stale resourceVersion', async () => {
-    const leases = kc.makeApiClient(CoordinationV1Api)
+    const leases = api.kc.makeApiClient(CoordinationV1Api)
     const now = new Date()
     const lease = await leases.createNamespacedLease({
       namespace,
@@ -50,8 +39,8 @@ describe('@kubernetes/client-node built-in APIs', () => {
   })
 
   it('lists EndpointSlices and Pods by label selector, and creates Events', async () => {
-    const discovery = kc.makeApiClient(DiscoveryV1Api)
-    const core = kc.makeApiClient(CoreV1Api)
+    const discovery = api.kc.makeApiClient(DiscoveryV1Api)
+    const core = api.kc.makeApiClient(CoreV1Api)
     for (const service of ['vllm', 'other']) {
       await discovery.createNamespacedEndpointSlice({
         namespace,
@@ -109,11 +98,11 @@ describe('@kubernetes/client-node built-in APIs', () => {
   })
 
   it('reads Secrets, with stringData turned into data', async () => {
-    server.objects.create('v1', 'secrets', {
+    api.server.objects.create('v1', 'secrets', {
       metadata: { name: 'signing', namespace },
       stringData: { key: 'hunter2' },
     })
-    const secret = await kc
+    const secret = await api.kc
       .makeApiClient(CoreV1Api)
       .readNamespacedSecret({ namespace, name: 'signing' })
     expect(secret.data).toEqual({ key: Buffer.from('hunter2').toString('base64') })
@@ -121,9 +110,9 @@ describe('@kubernetes/client-node built-in APIs', () => {
 
   it('denies a forbidden token with 403 and answers 503 while unavailable', async () => {
     const other = new KubeConfig()
-    other.loadFromFile(server.writeKubeconfig({ token: 'no-rbac' }))
+    other.loadFromFile(api.server.writeKubeconfig({ token: 'no-rbac' }))
     const denied = other.makeApiClient(CustomObjectsApi)
-    const allow = server.forbid({
+    const allow = api.server.forbid({
       token: 'no-rbac',
       verbs: ['list'],
       resources: ['inferencepools'],
@@ -131,13 +120,13 @@ describe('@kubernetes/client-node built-in APIs', () => {
     const forbidden = await failure(denied.listNamespacedCustomObject(pools))
     expect(forbidden.body).toMatchObject({ reason: 'Forbidden', code: 403 })
     expect(forbidden.body.message).toContain('cannot list resource "inferencepools"')
-    await custom.listNamespacedCustomObject(pools) // other tokens are not affected
+    await api.custom.listNamespacedCustomObject(pools) // other tokens are not affected
     allow()
     await denied.listNamespacedCustomObject(pools)
 
-    server.setUnavailable(true)
-    const down = await failure(custom.listNamespacedCustomObject(pools))
-    server.setUnavailable(false)
+    api.server.setUnavailable(true)
+    const down = await failure(api.custom.listNamespacedCustomObject(pools))
+    api.server.setUnavailable(false)
     expect(down.code).toBe(503)
   })
 })

@@ -7,6 +7,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node'
+import { afterAll, beforeAll } from 'vitest'
 import { parseAllDocuments } from 'yaml'
 import { type KubeApiServer, startKubeApiServer } from './start-kube-api-server.ts'
 
@@ -46,12 +47,15 @@ export async function until(check: () => boolean, what: string, timeoutMs = 5_00
   }
 }
 
-/** A server with the Kinference CRDs and a client-node KubeConfig for it. */
-export async function startWithClient(): Promise<{
+/** A test API server and client-node's view of it. */
+export interface ServerWithClient {
   server: KubeApiServer
   kc: KubeConfig
   custom: CustomObjectsApi
-}> {
+}
+
+/** A server with the Kinference CRDs and a client-node KubeConfig for it. */
+async function startWithClient(): Promise<ServerWithClient> {
   const server = await startKubeApiServer({
     namespaces: ['default', namespace],
     crds: ['infra/k8s/crds'],
@@ -60,4 +64,34 @@ export async function startWithClient(): Promise<{
   const kc = new KubeConfig()
   kc.loadFromFile(server.kubeconfigPath)
   return { server, kc, custom: kc.makeApiClient(CustomObjectsApi) }
+}
+
+/**
+ * Call in a test file: one server with its client for all the file's tests, started before
+ * the first and closed after the last; the answer reads them while the tests run.
+ */
+export function useServerWithClient(): ServerWithClient {
+  let started: ServerWithClient | undefined
+  beforeAll(async () => {
+    started = await startWithClient()
+  })
+  afterAll(async () => {
+    await started?.server.close()
+    started = undefined
+  })
+  const current = () => {
+    if (!started) throw new Error('the test API server runs only while the tests do')
+    return started
+  }
+  return {
+    get server() {
+      return current().server
+    },
+    get kc() {
+      return current().kc
+    },
+    get custom() {
+      return current().custom
+    },
+  }
 }

@@ -1,11 +1,5 @@
-import {
-  type CustomObjectsApi,
-  type KubeConfig,
-  ListWatch,
-  makeInformer,
-  Watch,
-} from '@kubernetes/client-node'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ListWatch, makeInformer, Watch } from '@kubernetes/client-node'
+import { describe, expect, it } from 'vitest'
 import {
   examplePool,
   mergePatch,
@@ -13,30 +7,19 @@ import {
   type Pool,
   pools,
   poolsPath,
-  startWithClient,
   until,
+  useServerWithClient,
 } from './client-node-fixtures.ts'
-import type { KubeApiServer } from './start-kube-api-server.ts'
 
-let server: KubeApiServer
-let kc: KubeConfig
-let custom: CustomObjectsApi
-
-beforeAll(async () => {
-  ;({ server, kc, custom } = await startWithClient())
-})
-
-afterAll(async () => {
-  await server?.close()
-})
+const api = useServerWithClient()
 
 describe('@kubernetes/client-node informers', () => {
-  const listPools = () => custom.listNamespacedCustomObject(pools)
+  const listPools = () => api.custom.listNamespacedCustomObject(pools)
   const informerPath = (timeoutSeconds: number) =>
     `${poolsPath}?allowWatchBookmarks=true&timeoutSeconds=${timeoutSeconds}`
 
   it('sees ADDED, MODIFIED and DELETED, reconnects after timeoutSeconds, keeps up with bookmarks', async () => {
-    const informer = makeInformer<Pool>(kc, informerPath(1), listPools)
+    const informer = makeInformer<Pool>(api.kc, informerPath(1), listPools)
     const seen: string[] = []
     informer.on('add', (p) => seen.push(`add ${p.metadata?.name}`))
     informer.on('update', (p) => seen.push(`update ${p.metadata?.name}`))
@@ -46,23 +29,23 @@ describe('@kubernetes/client-node informers', () => {
       connects += 1
     })
     await informer.start()
-    await custom.createNamespacedCustomObject({ ...pools, body: examplePool('watched') })
+    await api.custom.createNamespacedCustomObject({ ...pools, body: examplePool('watched') })
     await until(() => seen.includes('add watched'), 'ADDED')
-    await custom.patchNamespacedCustomObjectStatus(
+    await api.custom.patchNamespacedCustomObjectStatus(
       { ...pools, name: 'watched', body: { status: { readyPods: 1 } } },
       mergePatch,
     )
     await until(() => seen.includes('update watched'), 'MODIFIED')
-    await custom.deleteNamespacedCustomObject({ ...pools, name: 'watched' })
+    await api.custom.deleteNamespacedCustomObject({ ...pools, name: 'watched' })
     await until(() => seen.includes('delete watched'), 'DELETED')
 
     // A write elsewhere: only a bookmark can tell this informer the resourceVersion moved.
-    server.objects.create('v1', 'configmaps', { metadata: { name: 'elsewhere', namespace } })
+    api.server.objects.create('v1', 'configmaps', { metadata: { name: 'elsewhere', namespace } })
     // makeInformer returns a ListWatch; its type only promises Informer & ObjectCache.
     const latest = () => (informer as unknown as ListWatch<Pool>).latestResourceVersion()
-    await until(() => latest() === server.resourceVersion, 'a BOOKMARK')
+    await until(() => latest() === api.server.resourceVersion, 'a BOOKMARK')
     await until(() => connects >= 2, 'a reconnect after timeoutSeconds')
-    const watches = server.requests.filter((r) => r.verb === 'watch' && r.path === poolsPath)
+    const watches = api.server.requests.filter((r) => r.verb === 'watch' && r.path === poolsPath)
     expect(watches.at(-1)?.query).toMatchObject({
       watch: 'true',
       allowWatchBookmarks: 'true',
@@ -72,23 +55,23 @@ describe('@kubernetes/client-node informers', () => {
   })
 
   it('reports a dropped watch as an error; restarted after compaction it gets 410 and relists', async () => {
-    const informer = makeInformer<Pool>(kc, informerPath(60), listPools)
+    const informer = makeInformer<Pool>(api.kc, informerPath(60), listPools)
     const errors: unknown[] = []
     const seen: string[] = []
     informer.on('error', (error) => errors.push(error))
     informer.on('add', (p) => seen.push(`add ${p.metadata?.name}`))
     informer.on('delete', (p) => seen.push(`delete ${p.metadata?.name}`))
-    await custom.createNamespacedCustomObject({ ...pools, body: examplePool('doomed') })
+    await api.custom.createNamespacedCustomObject({ ...pools, body: examplePool('doomed') })
     await informer.start()
-    await until(() => seen.includes('add doomed') && server.openWatches > 0, 'the first watch')
+    await until(() => seen.includes('add doomed') && api.server.openWatches > 0, 'the first watch')
 
-    server.dropWatches()
+    api.server.dropWatches()
     await until(() => errors.length === 1, "the informer's error")
-    await custom.deleteNamespacedCustomObject({ ...pools, name: 'doomed' })
-    await custom.createNamespacedCustomObject({ ...pools, body: examplePool('newcomer') })
-    server.compactHistory()
+    await api.custom.deleteNamespacedCustomObject({ ...pools, name: 'doomed' })
+    await api.custom.createNamespacedCustomObject({ ...pools, body: examplePool('newcomer') })
+    api.server.compactHistory()
 
-    const lists = () => server.requests.filter((r) => r.verb === 'list' && r.path === poolsPath)
+    const lists = () => api.server.requests.filter((r) => r.verb === 'list' && r.path === poolsPath)
     const listsBefore = lists().length
     await informer.start() // from its old resourceVersion: ERROR 410 Expired, then a relist
     await until(() => seen.includes('add newcomer') && seen.includes('delete doomed'), 'the relist')
@@ -102,15 +85,15 @@ describe('@kubernetes/client-node informers', () => {
       ...examplePool('labelled'),
       metadata: { name: 'labelled', namespace, labels: { tier: 'gold' } },
     }
-    await custom.createNamespacedCustomObject({ ...pools, body: labelled })
-    const informer = makeInformer<Pool>(kc, poolsPath, listPools, 'tier=gold')
+    await api.custom.createNamespacedCustomObject({ ...pools, body: labelled })
+    const informer = makeInformer<Pool>(api.kc, poolsPath, listPools, 'tier=gold')
     const seen: string[] = []
     informer.on('add', (p) => seen.push(`add ${p.metadata?.name}`))
     informer.on('delete', (p) => seen.push(`delete ${p.metadata?.name}`))
     await informer.start()
     await until(() => seen.includes('add labelled'), 'the initial list')
     const relabel = (tier: string) =>
-      custom.patchNamespacedCustomObject(
+      api.custom.patchNamespacedCustomObject(
         { ...pools, name: 'labelled', body: { metadata: { labels: { tier } } } },
         mergePatch,
       )
@@ -122,19 +105,19 @@ describe('@kubernetes/client-node informers', () => {
   })
 
   it('a stalled watch sends nothing, so the client inactivity timeout reconnects it', async () => {
-    const watch = new Watch(kc)
+    const watch = new Watch(api.kc)
     // client-node's inactivity timeout is private and 30 s; shorten it for the test.
     ;(watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = 300
     const informer = new ListWatch<Pool>(poolsPath, watch, listPools, false)
     const seen: string[] = []
     informer.on('add', (p) => seen.push(`add ${p.metadata?.name}`))
     await informer.start()
-    await until(() => server.openWatches > 0, 'the watch')
-    server.stallWatches(true)
-    await custom.createNamespacedCustomObject({ ...pools, body: examplePool('unseen') })
+    await until(() => api.server.openWatches > 0, 'the watch')
+    api.server.stallWatches(true)
+    await api.custom.createNamespacedCustomObject({ ...pools, body: examplePool('unseen') })
     await new Promise((resolve) => setTimeout(resolve, 150))
     expect(seen).not.toContain('add unseen')
-    server.stallWatches(false)
+    api.server.stallWatches(false)
     await until(() => seen.includes('add unseen'), 'the reconnected watch replaying the change')
     await informer.stop()
   })
