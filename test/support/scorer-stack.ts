@@ -5,6 +5,7 @@ import { parsePrometheusText } from '../../control-plane/metrics/parse-prometheu
 import type { podsReport } from '../../control-plane/scorer/http/admin-api.ts'
 import { prepareRequest } from '../../control-plane/scorer/serving/prepare-request.ts'
 import type { RunningScorer } from '../../control-plane/scorer/start-scorer.ts'
+import type { StatusView } from '../../control-plane/status-page/status-view.ts'
 import { type EdgeClaims, signEdgeRequest } from '../../shared/auth/edge-signature.ts'
 import {
   InferencePoolSpec,
@@ -139,6 +140,8 @@ export async function lookup(stack: Stack, body: object) {
   })
   return (await response.json()) as {
     chosen: string
+    /** The prompt's length as the scorer tokenized it. */
+    promptTokens: number
     pods: { pod: string; matchedBlocks: number; matchedTokens: number; predictedTtftMs: number }[]
   }
 }
@@ -162,6 +165,14 @@ export async function adminPods(stack: Stack): Promise<Awaited<ReturnType<typeof
     headers: { authorization: `Bearer ${adminToken}` },
   })
   return (await response.json()) as Awaited<ReturnType<typeof podsReport>>
+}
+
+/** GET /ui/api/status as the status page reads it, with the admin token. */
+export async function statusView(stack: Stack): Promise<StatusView> {
+  const response = await fetch(`${stack.scorer.url}/ui/api/status`, {
+    headers: { authorization: `Bearer ${adminToken}` },
+  })
+  return (await response.json()) as StatusView
 }
 
 /** The sum of a metric's samples whose labels include `labels`, from the scorer's /metrics. */

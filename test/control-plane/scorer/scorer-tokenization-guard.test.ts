@@ -1,20 +1,21 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
-import type { StatusView } from '../../../control-plane/status-page/status-view.ts'
 import type { PoolState } from '../../../shared/state/pool-state.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import { runCli } from '../../support/run-cli.ts'
 import {
-  adminToken,
   decisionOf,
+  lookup,
   model,
   poolSpec,
   type Stack,
   send,
+  statusView,
   words,
 } from '../../support/scorer-stack.ts'
-import { startPod } from '../../support/sim-pods.ts'
+import { startPod, tokenizeOn } from '../../support/sim-pods.ts'
 import { snapshotOf, startFromSnapshot } from '../../support/snapshot-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
 // The runtime guard end to end: simulated pods serving Llama 3.1's tokenizer (their own
 // loader, control-plane/lab/sim/model) behind a pool that declares Qwen3's. Every answer's
@@ -23,12 +24,7 @@ import { snapshotOf, startFromSnapshot } from '../../support/snapshot-stack.ts'
 // status page and /metrics. Declaring the pods' tokenizer makes the counts agree again.
 
 const { uniquePrefix } = useRedisTestNamespaces()
-
-let stack: Stack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
+const stacks = useScorerStacks()
 
 const chat = (seed: number) => ({
   model,
@@ -45,24 +41,10 @@ async function podsServing(tokenizer: string): Promise<SimPod[]> {
   )
 }
 
-async function lookupCount(s: Stack, seed: number): Promise<number> {
-  const response = await fetch(`${s.scorer.url}/admin/lookup`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${adminToken}` },
-    body: JSON.stringify(chat(seed)),
-  })
-  return ((await response.json()) as { promptTokens: number }).promptTokens
-}
+const lookupCount = async (s: Stack, seed: number) => (await lookup(s, chat(seed))).promptTokens
 
-async function tokenizeOnPod(pod: SimPod, seed: number): Promise<number> {
-  const { messages } = chat(seed)
-  const response = await fetch(`${pod.url}/tokenize`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ model, messages }),
-  })
-  return ((await response.json()) as { count: number }).count
-}
+const tokenizeOnPod = async (pod: SimPod, seed: number) =>
+  (await tokenizeOn(pod, { model, messages: chat(seed).messages })).count
 
 describe('the runtime guard', () => {
   it('marks a pool whose pods tokenize otherwise, with one example, until they agree', async () => {
@@ -70,12 +52,13 @@ describe('the runtime guard', () => {
     const prefix = uniquePrefix()
     const declared = (tokenizer: string) =>
       poolSpec({ models: [{ name: model, tokenizer, maxContextTokens: 32_768 }] })
-    stack = await startFromSnapshot(
-      pods,
-      await snapshotOf([{ name: 'mixed', spec: declared('qwen3'), pods }]),
-      { redisUrl, redisPrefix: prefix },
+    const s = stacks.closing(
+      await startFromSnapshot(
+        pods,
+        await snapshotOf([{ name: 'mixed', spec: declared('qwen3'), pods }]),
+        { redisUrl, redisPrefix: prefix },
+      ),
     )
-    const s = stack
     let last = { seed: 0, pod: '' }
     for (let seed = 1; seed <= 10; seed++) {
       const answer = await send(s, '/v1/chat/completions', chat(seed))
@@ -110,11 +93,7 @@ describe('the runtime guard', () => {
     expect((await inspect('pods')).stdout).toMatch(
       /pool test\/mixed: TokenizationAgrees False \(PromptTokensDisagree\) for .+e\.g\. request \S+ \(model/,
     )
-    const status = (await (
-      await fetch(`${s.scorer.url}/ui/api/status`, {
-        headers: { authorization: `Bearer ${adminToken}` },
-      })
-    ).json()) as StatusView
+    const status = await statusView(s)
     expect(status.pools[0]?.conditions.find((c) => c.type === 'TokenizationAgrees')).toMatchObject({
       status: 'False',
       example: { scorer, reported },

@@ -1,33 +1,29 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { SimPod } from '../../../control-plane/lab/sim/sim-pod.ts'
-import type { StatusView } from '../../../control-plane/status-page/status-view.ts'
 import type { PodState } from '../../../shared/state/pod-state.ts'
 import type { PoolState } from '../../../shared/state/pool-state.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import { runCli } from '../../support/run-cli.ts'
 import {
-  adminToken,
+  adminPods,
   decisionOf,
   model,
   poolSpec,
   type Stack,
   send,
+  statusView,
   until,
   words,
 } from '../../support/scorer-stack.ts'
 import { snapshotOf, startFromSnapshot, startPods } from '../../support/snapshot-stack.ts'
+import { useScorerStacks } from '../../support/use-scorer-stacks.ts'
 
 // Issue 23's done-when: a pool whose tokenizer files are missing degrades alone, with its
 // condition (shared state, inspect, status page) and metric, while the other pool keeps
 // routing on the cache.
 
 const { uniquePrefix } = useRedisTestNamespaces()
-
-let stack: Stack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
+const stacks = useScorerStacks()
 
 const missing = '/nonexistent/dir'
 const degradedSpec = poolSpec({
@@ -59,8 +55,9 @@ describe('a pool whose tokenizer cannot be loaded', () => {
     ])
     const prefix = uniquePrefix()
     // The snapshot is applied whole: the missing tokenizer refuses nothing.
-    stack = await startFromSnapshot(pods, snapshot, { redisUrl, redisPrefix: prefix })
-    const s = stack
+    const s = stacks.closing(
+      await startFromSnapshot(pods, snapshot, { redisUrl, redisPrefix: prefix }),
+    )
     expect(s.scorer.snapshotHash).toBe(snapshot.hash)
 
     // The cache-aware pool: once the pods' KV events are in, the prompt's repeat matches.
@@ -128,11 +125,7 @@ describe('a pool whose tokenizer cannot be loaded', () => {
     expect(metrics).toMatch(
       /kinference_scorer_token_comparisons_total\{kind="prompt",pool="degraded"\} 0/,
     )
-    const status = (await (
-      await fetch(`${s.scorer.url}/ui/api/status`, {
-        headers: { authorization: `Bearer ${adminToken}` },
-      })
-    ).json()) as StatusView
+    const status = await statusView(s)
     const page = status.pools.find((p) => p.name === 'test/degraded')
     expect(page?.pods).toHaveLength(2)
     expect(page?.conditions.find((c) => c.type === 'TokenizerReady')).toMatchObject({
@@ -140,11 +133,7 @@ describe('a pool whose tokenizer cannot be loaded', () => {
       reason: 'TokenizerUnavailable',
     })
 
-    const admin = (await (
-      await fetch(`${s.scorer.url}/admin/pods`, {
-        headers: { authorization: `Bearer ${adminToken}` },
-      })
-    ).json()) as { pools: { name: string; conditions: { type: string; status: string }[] }[] }
+    const admin = await adminPods(s)
     expect(admin.pools.find((p) => p.name === 'degraded')?.conditions).toContainEqual(
       expect.objectContaining({ type: 'TokenizerReady', status: 'False' }),
     )
