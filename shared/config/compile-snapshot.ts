@@ -5,11 +5,13 @@ import { KinfError } from '../errors/kinf-error.ts'
 import { noWorkloads, type Workloads } from '../kube/watched-pod.ts'
 import { builtinConditions } from '../policy/conditions/builtin-conditions.ts'
 import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
+import type { StrategyRegistry } from '../routing/strategies/define-strategy.ts'
+import { builtinStrategies } from '../routing/strategies/strategy-registry.ts'
 import { canonicalJson } from './canonical-json.ts'
 import { checkReferences } from './check-references.ts'
 import type { ConfigIssue } from './config-issue.ts'
 import {
-  type ConfigSnapshot,
+  ConfigSnapshot,
   type ConfigSnapshotContent,
   snapshotSchemaOf,
   snapshotSchemaVersion,
@@ -30,6 +32,7 @@ export async function compileSnapshot(
   defaultNamespace: string,
   workloads: Workloads = noWorkloads,
   conditions: ConditionRegistry = builtinConditions,
+  strategies: StrategyRegistry = builtinStrategies,
 ): Promise<CompileResult> {
   const { index, issues } = checkReferences(resources, defaultNamespace, conditions)
   if (issues.length > 0) return { ok: false, issues }
@@ -63,7 +66,10 @@ export async function compileSnapshot(
     ),
   }
   const hash = await sha256Hex(canonicalJson(content))
-  const snapshot = snapshotSchemaOf(conditions).parse({ ...content, hash: `sha256:${hash}` })
+  const snapshot = snapshotSchemaOf({ conditions, strategies }).parse({
+    ...content,
+    hash: `sha256:${hash}`,
+  })
   return { ok: true, snapshot, resolved }
 }
 
@@ -72,12 +78,15 @@ async function sha256Hex(text: string): Promise<string> {
   return Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join('')
 }
 
-/** Verifies a snapshot read from disk, Redis or KV: its schema, and that the hash matches. */
+/**
+ * Verifies a snapshot read from disk, Redis or KV: its schema (the built-in plugins', or
+ * snapshotSchemaOf another's, built once by the caller), and that the hash matches.
+ */
 export async function verifySnapshot(
   value: unknown,
-  conditions: ConditionRegistry = builtinConditions,
+  schema: z.ZodType<ConfigSnapshot> = ConfigSnapshot,
 ): Promise<ConfigSnapshot> {
-  const parsed = snapshotSchemaOf(conditions).safeParse(value)
+  const parsed = schema.safeParse(value)
   if (!parsed.success) {
     throw new KinfError('invalid_config', `not a config snapshot: ${z.prettifyError(parsed.error)}`)
   }

@@ -1,12 +1,15 @@
 import { z } from 'zod'
 import { GatewayBackendSpec, type Locality } from '../crd/gateway-backend.ts'
 import { InferencePolicySpec, inferencePolicySpecSchema } from '../crd/inference-policy.ts'
-import { InferencePoolSpec } from '../crd/inference-pool.ts'
+import { InferencePoolSpec, inferencePoolSpecSchema } from '../crd/inference-pool.ts'
 import { InferenceProviderSpec } from '../crd/inference-provider.ts'
 import { InferenceWorkerSetSpec } from '../crd/inference-worker-set.ts'
 import { ResourceName } from '../crd/object-meta.ts'
+import type { Plugins } from '../plugins.ts'
 import { builtinConditions } from '../policy/conditions/builtin-conditions.ts'
 import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
+import type { StrategyRegistry } from '../routing/strategies/define-strategy.ts'
+import { builtinStrategies } from '../routing/strategies/strategy-registry.ts'
 import { PoolEndpoint } from './pool-endpoint.ts'
 
 const ResourceId = z.string().regex(/^[a-z0-9-]+\/[a-z0-9-]+$/, 'must be namespace/name')
@@ -36,16 +39,19 @@ export const snapshotSchemaVersion = 2
  * `namespace/name`, all references checked, defaults applied. References inside specs
  * stay names, resolved in the namespace of the resource that holds them. Immutable and
  * identified by the SHA-256 of its content. Its policies' rules hold the conditions of
- * the registry.
+ * the registry, its pools' routing the strategies of theirs.
  */
 export function configSnapshotSchema<const Conditions extends ConditionRegistry>(
   conditions: Conditions,
+  strategies: StrategyRegistry = builtinStrategies,
 ) {
+  const pool =
+    strategies === builtinStrategies ? SnapshotPool : entry(inferencePoolSpecSchema(strategies))
   return z.strictObject({
     kind: z.literal('KinferenceConfigSnapshot'),
     schemaVersion: z.literal(snapshotSchemaVersion),
     hash: z.string().regex(/^sha256:[a-f0-9]{64}$/),
-    pools: z.record(ResourceId, SnapshotPool),
+    pools: z.record(ResourceId, pool),
     workerSets: z.record(ResourceId, SnapshotWorkerSet),
     providers: z.record(ResourceId, SnapshotProvider),
     backends: z.record(ResourceId, SnapshotBackend),
@@ -62,12 +68,13 @@ export type ConfigSnapshot = z.infer<typeof ConfigSnapshot>
 export type ConfigSnapshotContent = Omit<ConfigSnapshot, 'hash'>
 
 /**
- * The snapshot schema of a registry; the built-in one's is built once, when the module
- * loads. Typed as the built-in snapshot: rules may hold more match fields, which only the
- * registry's own conditions read.
+ * The snapshot schema of the plugins; the built-in one's is built once, when the module
+ * loads, another's each call (so callers build it once and keep it). Typed as the built-in
+ * snapshot: rules may hold more match fields, pools other strategies' blocks, which only
+ * the plugins' own conditions and strategies read.
  */
-export function snapshotSchemaOf(conditions: ConditionRegistry): z.ZodType<ConfigSnapshot> {
-  return conditions === builtinConditions
+export function snapshotSchemaOf({ conditions, strategies }: Plugins): z.ZodType<ConfigSnapshot> {
+  return conditions === builtinConditions && strategies === builtinStrategies
     ? ConfigSnapshot
-    : (configSnapshotSchema(conditions) as z.ZodType<ConfigSnapshot>)
+    : (configSnapshotSchema(conditions, strategies) as z.ZodType<ConfigSnapshot>)
 }

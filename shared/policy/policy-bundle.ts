@@ -1,6 +1,8 @@
 import type { ConfigSnapshot } from '../config/config-snapshot.ts'
 import { resourceId } from '../config/resource-index.ts'
 import { actionBackends } from '../crd/policy-action.ts'
+import { builtinConditions } from './conditions/builtin-conditions.ts'
+import type { ConditionRegistry } from './conditions/policy-condition.ts'
 import { statusPools } from './match-rule.ts'
 
 /**
@@ -9,9 +11,14 @@ import { statusPools } from './match-rule.ts'
  * providers those backends and its pool conditions point at. The edge sends it with a
  * status-dependent request, so the scorer decides with the edge's very config, whichever
  * snapshot the scorer itself has. evaluatePolicy gives the same decision on it as on the
- * whole snapshot (tested). null when the snapshot does not know the tenant.
+ * whole snapshot (tested). null when the snapshot does not know the tenant. Its pool
+ * conditions are the registry's that reads the policy's status conditions.
  */
-export function policyBundleOf(snapshot: ConfigSnapshot, tenant: string): ConfigSnapshot | null {
+export function policyBundleOf(
+  snapshot: ConfigSnapshot,
+  tenant: string,
+  conditions: ConditionRegistry = builtinConditions,
+): ConfigSnapshot | null {
   const policyId = Object.hasOwn(snapshot.tenants, tenant) ? snapshot.tenants[tenant] : undefined
   const policy = policyId === undefined ? undefined : snapshot.policies[policyId]
   if (policyId === undefined || policy === undefined) return null
@@ -38,7 +45,7 @@ export function policyBundleOf(snapshot: ConfigSnapshot, tenant: string): Config
     if (pool) bundle.pools[id] = pool
   }
   for (const rule of policy.spec.rules) {
-    for (const id of statusPools(rule.match, policy.namespace)) addPool(id)
+    for (const id of statusPools(rule.match, policy.namespace, conditions)) addPool(id)
     for (const name of actionBackends(rule.action)) {
       const id = resourceId(policy.namespace, name)
       const backend = snapshot.backends[id]
