@@ -1,9 +1,10 @@
 import { z } from 'zod'
 import { canonicalJson } from '../../shared/config/canonical-json.ts'
 import { verifySnapshot } from '../../shared/config/compile-snapshot.ts'
-import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import { type ConfigSnapshot, snapshotSchemaOf } from '../../shared/config/config-snapshot.ts'
 import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { PluginsOption } from '../../shared/plugins.ts'
 import { kvSnapshotKey as snapshotKey } from '../../shared/protocol/kv-snapshot-key.ts'
 import {
   type CloudflareApiFailure,
@@ -22,6 +23,7 @@ export const CloudflareKvPublisherOptions = z.strictObject({
   baseUrl: z.url().default('https://api.cloudflare.com/client/v4'),
   fetch: functionOption<typeof fetch>().default(() => fetch),
   timeoutMs: z.int().positive().default(10_000).describe('Per request'),
+  plugins: PluginsOption,
 })
 export type CloudflareKvPublisherOptionsInput = z.input<typeof CloudflareKvPublisherOptions>
 
@@ -51,6 +53,7 @@ export function createCloudflareKvPublisher(
   input: CloudflareKvPublisherOptionsInput,
 ): CloudflareKvPublisher {
   const options = parseOptions(CloudflareKvPublisherOptions, input, 'cloudflare kv publisher')
+  const schema = snapshotSchemaOf(options.plugins)
   const namespace = `${options.baseUrl.replace(/\/+$/, '')}/accounts/${options.accountId}/storage/kv/namespaces/${options.namespaceId}`
   const key = encodeURIComponent(snapshotKey)
 
@@ -79,7 +82,7 @@ export function createCloudflareKvPublisher(
     async publish(snapshot, version) {
       if (!Number.isSafeInteger(version) || version < 0)
         throw new KinfError('invalid_request', 'cloudflare kv: version must be a whole number')
-      const verified = await verifySnapshot(snapshot)
+      const verified = await verifySnapshot(snapshot, schema)
       const text = canonicalJson(verified)
       const bytes = new TextEncoder().encode(text).length
       if (bytes > maxValueBytes) return tooLarge(bytes)

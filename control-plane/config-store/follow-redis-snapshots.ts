@@ -1,6 +1,8 @@
 import { Redis } from 'ioredis'
 import { z } from 'zod'
+import { snapshotSchemaOf } from '../../shared/config/config-snapshot.ts'
 import { functionOption, parseOptions } from '../../shared/config/parse-options.ts'
+import { PluginsOption } from '../../shared/plugins.ts'
 import { defaultKeyPrefix } from '../../shared/protocol/key-prefix.ts'
 import { RedisClientOption } from '../redis/redis-client-option.ts'
 import { configStoreKeys } from './config-store-keys.ts'
@@ -29,6 +31,7 @@ export const FollowRedisSnapshotsOptions = z.strictObject({
   log: functionOption<(line: string) => void>()
     .default(() => () => {})
     .describe('Refusals, outages and recoveries, one line each'),
+  plugins: PluginsOption,
 })
 export type FollowRedisSnapshotsOptions = z.infer<typeof FollowRedisSnapshotsOptions>
 export type FollowRedisSnapshotsOptionsInput = z.input<typeof FollowRedisSnapshotsOptions>
@@ -49,6 +52,7 @@ export function followRedisSnapshots(
 ): RedisSnapshotFollower {
   const options = parseOptions(FollowRedisSnapshotsOptions, input, 'redis snapshot follower')
   const keys = configStoreKeys(options.prefix)
+  const schema = snapshotSchemaOf(options.plugins)
   const owned = typeof options.redis === 'string'
   const reader = typeof options.redis === 'string' ? openReader(options.redis) : options.redis
   const subscriber = openSubscriber(options.redis)
@@ -60,7 +64,7 @@ export function followRedisSnapshots(
   async function check() {
     let read: CurrentRead
     try {
-      read = await readCurrentSnapshot(reader, keys, state.known())
+      read = await readCurrentSnapshot(reader, keys, state.known(), schema)
     } catch (error) {
       state.failed(error)
       return

@@ -1,3 +1,4 @@
+import type { Plugins } from '../../shared/plugins.ts'
 import { followRedisSnapshots } from './follow-redis-snapshots.ts'
 import type { PublishedSnapshot } from './published-snapshot.ts'
 import { readSnapshotFile } from './read-snapshot-file.ts'
@@ -24,9 +25,11 @@ export async function openConfigFeed(options: {
   onSnapshot: (published: PublishedSnapshot) => void
   /** The follower's safety-net poll of Redis (its default when absent). */
   pollMs?: number
+  /** The strategies and conditions snapshots are read with; the built-in ones when absent. */
+  plugins?: Plugins
 }): Promise<ConfigFeed | null> {
   if (!/^rediss?:\/\//.test(options.config)) {
-    const initial = await readSnapshotFile(options.config)
+    const initial = await readSnapshotFile(options.config, options.plugins)
     options.onSnapshot(initial)
     return { initial, feed: staticSnapshotFeed(initial), origin: options.config }
   }
@@ -35,6 +38,7 @@ export async function openConfigFeed(options: {
     redis: options.config,
     prefix: options.prefix,
     log: options.log,
+    ...(options.plugins !== undefined && { plugins: options.plugins }),
     ...(options.pollMs !== undefined && { pollMs: options.pollMs }),
   })
   let arrived: (published: PublishedSnapshot) => void = () => {}

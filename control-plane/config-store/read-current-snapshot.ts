@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis'
+import type { z } from 'zod'
 import { verifySnapshot } from '../../shared/config/compile-snapshot.ts'
+import { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { ConfigStoreKeys } from './config-store-keys.ts'
 import { readCurrentLua } from './config-store-lua.ts'
@@ -11,12 +13,14 @@ export type CurrentRead = SnapshotRead | { ok: 'unchanged'; current: PublishedVe
 /**
  * The current snapshot, verified; null when nothing was published. With `knownVersion`,
  * a current version not above it is answered without reading its snapshot. Redis
- * failures throw (KinfError upstream_unavailable); bad stored data is a value.
+ * failures throw (KinfError upstream_unavailable); bad stored data is a value. `schema`
+ * is the snapshot's under the reader's plugins (snapshotSchemaOf), the built-in one's by default.
  */
 export async function readCurrentSnapshot(
   redis: Redis,
   keys: ConfigStoreKeys,
   knownVersion = 0,
+  schema: z.ZodType<ConfigSnapshot> = ConfigSnapshot,
 ): Promise<CurrentRead> {
   let reply: unknown
   try {
@@ -29,13 +33,14 @@ export async function readCurrentSnapshot(
   const pointer = parsePointer(pointerText)
   if (!pointer.ok) return pointer
   if (snapshotText === undefined) return { ok: 'unchanged', current: pointer.current }
-  return checkStoredSnapshot(pointer.current, snapshotText)
+  return checkStoredSnapshot(pointer.current, snapshotText, schema)
 }
 
 /** A stored snapshot checked against the entry it was published under. */
 export async function checkStoredSnapshot(
   entry: PublishedVersion,
   text: string | null,
+  schema: z.ZodType<ConfigSnapshot> = ConfigSnapshot,
 ): Promise<SnapshotRead> {
   const refuse = (why: string): SnapshotRead => ({
     ok: false,
@@ -50,7 +55,7 @@ export async function checkStoredSnapshot(
     return refuse('the stored snapshot is not JSON')
   }
   try {
-    const snapshot = await verifySnapshot(json)
+    const snapshot = await verifySnapshot(json, schema)
     if (snapshot.hash !== entry.hash)
       return refuse(`the stored snapshot is ${snapshot.hash}, but ${entry.hash} was published`)
     return { ok: true, published: { ...entry, snapshot } }

@@ -1,9 +1,10 @@
 import { z } from 'zod'
 import { canonicalJson } from '../../shared/config/canonical-json.ts'
 import { verifySnapshot } from '../../shared/config/compile-snapshot.ts'
-import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import { type ConfigSnapshot, snapshotSchemaOf } from '../../shared/config/config-snapshot.ts'
 import { parseOptions } from '../../shared/config/parse-options.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { PluginsOption } from '../../shared/plugins.ts'
 import { defaultKeyPrefix } from '../../shared/protocol/key-prefix.ts'
 import { clientOf, RedisClientOption } from '../redis/redis-client-option.ts'
 import { configStoreKeys } from './config-store-keys.ts'
@@ -28,6 +29,7 @@ export const RedisSnapshotStoreOptions = z.strictObject({
     .max(10_000)
     .default(10)
     .describe('Versions kept for rollback; older snapshots are deleted on publish'),
+  plugins: PluginsOption,
 })
 export type RedisSnapshotStoreOptions = z.infer<typeof RedisSnapshotStoreOptions>
 export type RedisSnapshotStoreOptionsInput = z.input<typeof RedisSnapshotStoreOptions>
@@ -64,12 +66,13 @@ export async function createRedisSnapshotStore(
 ): Promise<RedisSnapshotStore> {
   const options = parseOptions(RedisSnapshotStoreOptions, input, 'redis snapshot store')
   const keys = configStoreKeys(options.prefix)
+  const schema = snapshotSchemaOf(options.plugins)
   const { redis, release } = await clientOf(options.redis, 'redis snapshot store')
 
   async function publish(snapshot: ConfigSnapshot, nowMs: number): Promise<PublishResult> {
     if (!Number.isSafeInteger(nowMs) || nowMs < 0)
       throw new KinfError('invalid_request', 'snapshot store: nowMs must be a whole number of ms')
-    const verified = await verifySnapshot(snapshot)
+    const verified = await verifySnapshot(snapshot, schema)
     const args = [keys.prefix, verified.hash, canonicalJson(verified), String(nowMs)]
     let reply: [number, number]
     try {
@@ -98,7 +101,7 @@ export async function createRedisSnapshotStore(
           version,
           error: new KinfError('invalid_config', `config version ${version} has no entry`),
         }
-      return await checkStoredSnapshot(entry, text)
+      return await checkStoredSnapshot(entry, text, schema)
     } catch (error) {
       throw redisUnavailable(`reading version ${version}`, error)
     }
@@ -123,7 +126,7 @@ export async function createRedisSnapshotStore(
     versions,
 
     async current() {
-      const read = await readCurrentSnapshot(redis, keys)
+      const read = await readCurrentSnapshot(redis, keys, 0, schema)
       // With no version known, the snapshot is always read; 'unchanged' cannot come back.
       return read === null || read.ok === 'unchanged' ? null : read
     },

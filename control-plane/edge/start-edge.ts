@@ -6,6 +6,7 @@ import { createAdaptorServer } from '@hono/node-server'
 import type { z } from 'zod'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import type { Plugins } from '../../shared/plugins.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
 import { createEdgeDeps } from '../../workers/app/create-edge-deps.ts'
 import { createEdgeApp } from '../../workers/app/edge-app.ts'
@@ -26,7 +27,10 @@ export interface StartEdgeOptions {
   metricsPort?: number | null
   /** Its address (default 127.0.0.1, this machine only; 0.0.0.0 to be scraped from a pod). */
   metricsHost?: string
+  /** The verified snapshot, read with the schema of `plugins` (see openConfigFeed). */
   config: () => Promise<ConfigSnapshot>
+  /** The strategies and conditions its rules are read with; the built-in ones when absent. */
+  plugins?: Plugins
   /** One scorer URL, or several replicas' (see createScorerClient). */
   scorerUrls: readonly string[]
   signingSecret: string
@@ -64,6 +68,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
   const app = createEdgeApp(
     createEdgeDeps({
       config: options.config,
+      ...(options.plugins && { plugins: options.plugins }),
       quotas: options.quotas,
       scorerUrls: options.scorerUrls,
       signingSecret: options.signingSecret,

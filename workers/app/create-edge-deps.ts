@@ -1,5 +1,6 @@
 import type { Context } from 'hono'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import type { Plugins } from '../../shared/plugins.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
 import { createCacheSalter } from '../../shared/tenancy/cache-salt.ts'
 import type { EdgeDeps } from './edge-deps.ts'
@@ -14,7 +15,10 @@ import { createScorerClient } from './scorer-client.ts'
  * (control-plane/edge/start-edge.ts) each fill it in; the rest of the wiring is here, once.
  */
 export interface EdgeRuntime {
+  /** The verified snapshot, read with the schema of `plugins` (see createKvSnapshotLoader). */
   config: () => Promise<ConfigSnapshot>
+  /** The strategies and conditions its snapshots are read with; the built-in ones when absent. */
+  plugins?: Plugins
   quotas: QuotaStore
   /** One scorer URL, or several replicas' (see createScorerClient). */
   scorerUrls: readonly string[]
@@ -37,7 +41,7 @@ export interface EdgeRuntime {
 
 /** The edge app's ports on a runtime: the scorer client, Bedrock, the cache salt and metrics. */
 export function createEdgeDeps(runtime: EdgeRuntime): EdgeDeps {
-  const { awsCredentials, limits, detectPii } = runtime
+  const { awsCredentials, limits, detectPii, plugins } = runtime
   return {
     config: runtime.config,
     quotas: runtime.quotas,
@@ -55,6 +59,7 @@ export function createEdgeDeps(runtime: EdgeRuntime): EdgeDeps {
     newRequestId: runtime.newRequestId,
     log: runtime.log,
     clientAddress: runtime.clientAddress,
+    ...(plugins ? { plugins } : {}),
     ...(limits ? { limits } : {}),
     ...(detectPii ? { detectPii } : {}),
   }

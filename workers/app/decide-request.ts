@@ -52,9 +52,11 @@ export async function decideRequest(
     labels: request.labels,
     detectorFailed: request.detectorFailed,
   }
-  const bundle = policyBundleJson(snapshot, request.tenant)
+  // The plugins' conditions read the rules (the built-in ones when the deps name none).
+  const conditions = deps.plugins?.conditions
+  const bundle = policyBundleJson(snapshot, request.tenant, conditions)
   // Read once: the pools to ask, and the decision here when the scorer is not asked.
-  const interpreted = interpretRequest(snapshot, facts)
+  const interpreted = interpretRequest(snapshot, facts, conditions)
   const decidedHere = (notes: string[]): EdgeOutcome => ({
     kind: 'decided',
     decision: decidePolicy(interpreted, () => undefined),

@@ -4,6 +4,7 @@ import type { ConfigSnapshot, SnapshotProvider } from '../../shared/config/confi
 import type { ChatCompletionRequest } from '../../shared/openai/chat-completion-request.ts'
 import { maxJsonDepth } from '../../shared/openai/json-depth.ts'
 import type { detectPii } from '../../shared/pii/detect-pii.ts'
+import type { Plugins } from '../../shared/plugins.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
 import type { CacheSalter } from '../../shared/tenancy/cache-salt.ts'
 import type { EdgeMetrics } from './edge-metrics.ts'
@@ -33,8 +34,10 @@ export interface ExternalPort {
 
 /** What the edge app needs from its runtime; Workers and Node each supply their own. */
 export interface EdgeDeps {
-  /** The current config snapshot (verified). */
+  /** The current config snapshot (verified, with the schema of `plugins`). */
   config: () => Promise<ConfigSnapshot>
+  /** The conditions its policies' rules are read with; the built-in plugins when absent. */
+  plugins?: Plugins
   quotas: QuotaStore
   scorer: ScorerPort
   external: ExternalPort

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../../shared/openai/openai-error-body.ts'
+import { builtinPlugins } from '../../shared/plugins.ts'
 import { createEdgeDeps } from '../app/create-edge-deps.ts'
 import { createEdgeApp } from '../app/edge-app.ts'
 import { cloudflareClientAddress } from './cloudflare-client-address.ts'
@@ -32,12 +33,16 @@ function appFor(env: object): Fetch {
   // The runtime supplies every binding wrangler.toml declares; only the vars and secrets,
   // set outside it, need the check above.
   const bindings = env as WorkerBindings
+  // The strategies and conditions this Worker reads snapshots and rules with.
+  const plugins = builtinPlugins
   const app = createEdgeApp(
     createEdgeDeps({
       config: createKvSnapshotLoader(bindings.CONFIG, {
         ttlMs: vars.CONFIG_CACHE_SECONDS * 1000,
         nowMs: () => Date.now(),
+        plugins,
       }),
+      plugins,
       quotas: createDurableObjectQuotaStore(bindings.QUOTA_LEDGER),
       scorerUrls: [vars.SCORER_URL],
       signingSecret: vars.KINFERENCE_SIGNING_SECRET,
