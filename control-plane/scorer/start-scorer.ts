@@ -5,6 +5,7 @@ import { hostname } from 'node:os'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import type { TierHoldings } from '../../shared/kv-index/tier-holdings.ts'
+import { builtinPlugins, type Plugins } from '../../shared/plugins.ts'
 import { createMemoryStateStore } from '../../shared/state/memory-state-store.ts'
 import type { StateStore } from '../../shared/state/state-store.ts'
 import { drainHttpServer } from '../http/drain-http-server.ts'
@@ -23,18 +24,17 @@ import {
 } from './http/scorer-server.ts'
 import { PoolMetricsScraper } from './metrics/pool-metrics-scraper.ts'
 import { createScorerMetricsRefresh } from './metrics/refresh-scorer-metrics.ts'
-import { createScorerMetrics, type ScorerMetrics } from './metrics/scorer-metrics.ts'
+import { createScorerMetrics } from './metrics/scorer-metrics.ts'
 import { createStateMetrics } from './metrics/state-metrics.ts'
 import { LivePools } from './pools/live-pools.ts'
 import { PolicyBundleCache } from './pools/policy-bundle-cache.ts'
-import { PoolRuntime } from './pools/pool-runtime.ts'
+import type { PoolRuntime } from './pools/pool-runtime.ts'
+import { poolRuntimeFactory } from './pools/pool-runtime-factory.ts'
 import { type ApplyReport, ScorerReconciler } from './pools/scorer-reconciler.ts'
 import type { ScorerConfig, ScorerPod } from './scorer-config.ts'
-import type { TokenizationGuardOptions } from './serving/tokenization-options.ts'
 import { TokenizerCache } from './serving/tokenizer-cache.ts'
 import { createDecisionRecorder } from './state/decision-recorder.ts'
 import { startPodStatePublisher } from './state/pod-state-publisher.ts'
-import type { StatePool } from './state/scorer-state.ts'
 
 export type { ApplyReport } from './pools/scorer-reconciler.ts'
 
@@ -85,10 +85,13 @@ export interface RunningScorer {
  * Starts the scorer: the index (Redis when configured, else in memory), the pods' feeds,
  * one runtime per pool with its pods (from the config's snapshot, or its pools and pods),
  * the metrics scraper, the HTTP server, and the metrics listener (/metrics, /health).
+ * `plugins`: the strategies its pools route with and the conditions the edge's policy
+ * bundles are read with; `config` was parsed with their schema (scorerConfigSchema).
  */
 export async function startScorer(
   config: ScorerConfig,
   log: (message: string) => void,
+  plugins: Plugins = builtinPlugins,
 ): Promise<RunningScorer> {
   const metrics = createScorerMetrics(() => Date.now() / 1000)
   const stateMetrics = createStateMetrics(metrics.registry)
@@ -130,8 +133,15 @@ export async function startScorer(
   const tokenizers = new TokenizerCache({ log })
   const reconciler = new ScorerReconciler({
     live,
-    createRuntime: runtimeFactory(
-      { index, feeds, metrics, tokenizers, guard: config.tokenization.guard },
+    createRuntime: poolRuntimeFactory(
+      {
+        index,
+        feeds,
+        metrics,
+        tokenizers,
+        guard: config.tokenization.guard,
+        strategies: plugins.strategies,
+      },
       log,
     ),
     drainTimeoutMs: config.drainTimeoutMs,
@@ -197,7 +207,7 @@ export async function startScorer(
     podsReportingCache: new Set<string>(),
     random: Math.random,
     log,
-    bundles: new PolicyBundleCache(),
+    bundles: new PolicyBundleCache(plugins),
     replica,
     decisions,
     replays: new ReplayGuard(),
@@ -300,35 +310,4 @@ function openStateStore(config: ScorerConfig): Promise<StateStore> {
     prefix: config.redisPrefix,
     maxDecisions: config.decisionLogLength,
   })
-}
-
-/** What runtimes of new pools share: the index, the pods' feeds, the tokenizers, the counters. */
-interface RuntimeShared {
-  index: KvIndex
-  feeds: PodFeeds
-  metrics: ScorerMetrics
-  tokenizers: TokenizerCache
-  guard: TokenizationGuardOptions
-}
-
-function runtimeFactory(
-  { index, feeds, metrics, tokenizers, guard }: RuntimeShared,
-  log: (message: string) => void,
-): (pool: StatePool) => PoolRuntime {
-  return (pool) =>
-    new PoolRuntime({
-      id: pool.id,
-      name: pool.name,
-      namespace: pool.namespace,
-      spec: pool.spec,
-      index,
-      feeds,
-      tokenizers,
-      guard,
-      onError: log,
-      random: Math.random,
-      onHoldEnd: (heldMs, outcome) =>
-        metrics.holdSeconds.labels({ pool: pool.name, outcome }).observe(heldMs / 1000),
-      counters: metrics,
-    })
 }

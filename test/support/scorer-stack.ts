@@ -12,6 +12,7 @@ import {
   type InferencePoolSpec as PoolSpec,
 } from '../../shared/crd/inference-pool.ts'
 import { type GpuProfile, l40s27bFp8 } from '../../shared/gpu/gpu-profile.ts'
+import type { Plugins } from '../../shared/plugins.ts'
 
 export const model = 'qwen3.8-27b-fp8'
 export const secret = 'test-signing-secret-0123456789'
@@ -53,6 +54,8 @@ export async function startStack(
     loraAdapters?: string[]
     /** Hears what the scorer and the pods log (printed with KINFERENCE_TEST_LOG anyway). */
     log?: (message: string) => void
+    /** The scorer's strategies and conditions (a spec on a strategy of its own, say). */
+    plugins?: Plugins
   } = {},
 ): Promise<Stack> {
   assets ??= loadSimModelAssets()
@@ -77,6 +80,7 @@ export async function startStack(
       maxBodyBytes: options.maxBodyBytes,
       allowUnsigned: options.allowUnsigned,
       eventsBind: options.eventsBind,
+      plugins: options.plugins,
     },
     log: (message) => {
       options.log?.(message)

@@ -3,12 +3,14 @@ import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { functionOption, parseOptions } from '../../../shared/config/parse-options.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import type { GpuProfile } from '../../../shared/gpu/gpu-profile.ts'
+import type { Plugins } from '../../../shared/plugins.ts'
 import { KvEventEncoding } from '../../kv-events/encode-event-batch.ts'
 import { dataParallelEndpoints } from '../../scorer/pools/data-parallel-endpoints.ts'
 import {
   ScorerConfig,
   type ScorerPodInput,
   type ScorerPoolInput,
+  scorerConfigSchema,
 } from '../../scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../../scorer/start-scorer.ts'
 import { poolIdOf } from '../../scorer/state/scorer-state.ts'
@@ -92,6 +94,8 @@ export interface SimulatedScorerOptions {
    * its hash for applySnapshot), the simulated pods given by hand.
    */
   snapshot?: ConfigSnapshot | null
+  /** The strategies and conditions the scorer runs; the built-in ones when absent. */
+  plugins?: Plugins
 }
 
 export interface SimulatedPoolsOptions {
@@ -187,9 +191,12 @@ export function startScorerOver(
   options: SimulatedScorerOptions,
   log: (message: string) => void,
 ): Promise<RunningScorer> {
+  const config = options.plugins
+    ? scorerConfigSchema(options.plugins).extend({ port: ListenPort })
+    : SimulatedScorerConfig
   return startScorer(
     // Absent fields take ScorerConfig's defaults.
-    SimulatedScorerConfig.parse({
+    config.parse({
       port: options.port,
       metricsPort: options.metricsPort,
       signingSecrets: options.signingSecrets,
@@ -222,5 +229,6 @@ export function startScorerOver(
       ],
     }),
     log,
+    options.plugins,
   )
 }

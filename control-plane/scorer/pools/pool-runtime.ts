@@ -8,6 +8,7 @@ import {
   PoolRouter,
   type ResolvedModel,
 } from '../../../shared/routing/pool-router.ts'
+import type { StrategyRegistry } from '../../../shared/routing/strategies/define-strategy.ts'
 import type { PoolCondition } from '../../../shared/state/pool-state.ts'
 import type { PodFeedSource } from '../../kv-feeds/pod-feed.ts'
 import { type PodFeedLease, PodFeeds } from '../../kv-feeds/pod-feeds.ts'
@@ -33,6 +34,8 @@ export interface PoolRuntimeOptions {
   name: string
   namespace?: string | null
   spec: InferencePoolSpec
+  /** The strategies the spec's routing names one of; the built-in ones when absent. */
+  strategies?: StrategyRegistry
   index: KvIndex
   /**
    * The pods' KV-event feeds, shared with the scorer's other runtimes (one replacing this
@@ -112,6 +115,7 @@ export class PoolRuntime {
     this.router = new PoolRouter<Waiter>({
       name: options.name,
       spec: options.spec,
+      ...(options.strategies && { strategies: options.strategies }),
       index: options.index,
       random: options.random ?? Math.random,
       // Replicas share the index: its entries expire on wall time.

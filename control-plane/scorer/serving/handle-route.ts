@@ -182,7 +182,9 @@ async function askPools(
   asked: Map<string, PoolAttempt>,
   statuses: Map<string, PoolStatus>,
 ): Promise<InterpretedRequest> {
-  let interpreted = interpretRequest(call.snapshot, call.facts)
+  // The bundle's rules are read with the conditions it was parsed with.
+  const { conditions } = context.bundles
+  let interpreted = interpretRequest(call.snapshot, call.facts, conditions)
   for (let round = 0; round < 2; round++) {
     const ids = interpreted.pools.filter((id) => !asked.has(id))
     for (const id of ids) {
@@ -226,7 +228,7 @@ async function askPools(
     const promptTokens = Math.max(...counts)
     if (promptTokens !== call.facts.promptTokens) {
       call.facts = { ...call.facts, promptTokens }
-      interpreted = interpretRequest(call.snapshot, call.facts)
+      interpreted = interpretRequest(call.snapshot, call.facts, conditions)
     }
   }
   return interpreted
