@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { builtinPlugins, type Plugins } from '../../shared/plugins.ts'
 import { builtinConditions } from '../../shared/policy/conditions/builtin-conditions.ts'
 import { requestCondition } from '../../shared/policy/conditions/policy-condition.ts'
 
@@ -24,3 +25,6 @@ export const tenantPrefixCondition = requestCondition({
 
 /** The built-in registry with the toy condition added: the one registry line. */
 export const toyConditions = [...builtinConditions, tenantPrefixCondition] as const
+
+/** What the edge and the scorer are started with to run it: the built-in strategies beside. */
+export const toyConditionPlugins: Plugins = { ...builtinPlugins, conditions: toyConditions }

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { builtinPlugins, type Plugins } from '../../shared/plugins.ts'
 import { defineStrategy } from '../../shared/routing/strategies/define-strategy.ts'
 import { noCandidateDecision } from '../../shared/routing/strategies/no-candidate-decision.ts'
 import { builtinStrategies } from '../../shared/routing/strategies/strategy-registry.ts'
@@ -46,3 +47,6 @@ export const pinnedStrategy = defineStrategy({
 
 /** The built-in registry with the toy strategy added: the one registry line. */
 export const toyStrategies = [...builtinStrategies, pinnedStrategy] as const
+
+/** What the scorer is started with to run it: the built-in conditions beside. */
+export const toyStrategyPlugins: Plugins = { ...builtinPlugins, strategies: toyStrategies }

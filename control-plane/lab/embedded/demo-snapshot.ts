@@ -4,15 +4,21 @@ import { compileSnapshot } from '../../../shared/config/compile-snapshot.ts'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { KinferenceResource } from '../../../shared/crd/resource.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { noWorkloads } from '../../../shared/kube/watched-pod.ts'
+import { builtinPlugins, type Plugins } from '../../../shared/plugins.ts'
 
 export const embeddedConfigPath = new URL('../../../infra/k8s/demo/embedded.yaml', import.meta.url)
 
-/** The demo resources with the start-time values filled in, compiled. */
+/**
+ * The demo resources with the start-time values filled in, compiled; with `plugins`, a
+ * patch may give them the plugins' strategies and conditions.
+ */
 export async function demoSnapshot(
   bedrockUrl: string,
   keyId: string,
   keySha256: string,
   patch?: (resource: KinferenceResource) => void,
+  plugins: Plugins = builtinPlugins,
 ): Promise<ConfigSnapshot> {
   const documents = parseAllDocuments(await readFile(embeddedConfigPath, 'utf8'))
   const resources = documents.map((doc) => {
@@ -25,7 +31,8 @@ export async function demoSnapshot(
     patch?.(resource)
     return resource
   })
-  const compiled = await compileSnapshot(resources, 'demo')
+  const { conditions, strategies } = plugins
+  const compiled = await compileSnapshot(resources, 'demo', noWorkloads, conditions, strategies)
   if (!compiled.ok)
     throw new KinfError(
       'invalid_config',

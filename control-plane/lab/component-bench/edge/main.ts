@@ -32,6 +32,9 @@ process.stdout.write(
     line('request', result.request) +
     `  cpu      ${ms(result.cpuPerRequestMs)} per request (user + system)\n` +
     `  scorer   ${result.scorerCallsPerRequest} calls per request (each a round trip in a cluster), the policy depending on ${result.statusPools} pool(s)\n` +
+    `  decided  ${Object.entries(result.decisions)
+      .map(([by, count]) => `${by}: ${count}`)
+      .join(', ')} (warm-up requests)\n` +
     line('auth', result.auth) +
     line('quota', result.quota) +
     line('pii', result.pii) +

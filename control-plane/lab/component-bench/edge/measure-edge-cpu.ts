@@ -1,9 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import type { ConfigSnapshot } from '../../../../shared/config/config-snapshot.ts'
+import type { KinferenceResource } from '../../../../shared/crd/resource.ts'
 import { estimatePromptTokens } from '../../../../shared/openai/estimate-prompt-tokens.ts'
 import { detectPii } from '../../../../shared/pii/detect-pii.ts'
+import type { Plugins } from '../../../../shared/plugins.ts'
 import { evaluatePolicy } from '../../../../shared/policy/evaluate-policy.ts'
 import { interpretRequest } from '../../../../shared/policy/interpret-request.ts'
+import { kinferenceHeaders } from '../../../../shared/protocol/kinference-headers.ts'
 import { createMemoryQuotaStore } from '../../../../shared/quota/memory-quota-store.ts'
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
 import { promptTokensHeader } from '../../../../shared/scorer-api/route-protocol.ts'
@@ -30,6 +33,12 @@ export interface EdgeCpuResult {
   statusPools: number
   /** Calls to the scorer per request: each is a network round trip in a cluster. */
   scorerCallsPerRequest: number
+  /**
+   * What decided the warm-up requests, counted: `rule -> backend` as x-kinference-decision
+   * names them when the edge decided; `scorer` when the scorer decided and served (the
+   * stand-in here names no rule).
+   */
+  decisions: Record<string, number>
   auth: PhaseTimes
   quota: PhaseTimes
   pii: PhaseTimes
@@ -105,16 +114,29 @@ function instantScorerFetch() {
   return { fetch: fetch as typeof globalThis.fetch, counts }
 }
 
+/** `rule -> backend` of an answer's x-kinference-decision; `scorer` when it names no rule. */
+function decidedBy(response: Response): string {
+  const header = response.headers.get(kinferenceHeaders.decision) ?? ''
+  const rule = /(?:^|; )rule=([^;]*)/.exec(header)?.[1]
+  const backend = /(?:^|; )backend=([^;]*)/.exec(header)?.[1]
+  return rule === undefined ? 'scorer' : `${rule} -> ${backend}`
+}
+
 /**
  * The edge's CPU time per request on a long prompt: the whole Hono handler (auth, body
  * parse, PII, quota, policy, response) against an upstream that answers at once, and each
- * phase on its own.
+ * phase on its own. Over the demo policy, or what `patch` makes of the demo resources with
+ * `plugins`' strategies and conditions (the built-in ones when absent), which the edge then
+ * runs with.
  */
 export async function measureEdgeCpu(options: {
   promptBytes: number
   requests: number
   seed: number
+  patch?: (resource: KinferenceResource) => void
+  plugins?: Plugins
 }): Promise<EdgeCpuResult> {
+  const { plugins } = options
   const key = mintApiKey((n) => randomBytes(n), { id: 'demo' })
   const snapshot: ConfigSnapshot = await demoSnapshot(
     'http://127.0.0.1:1',
@@ -129,7 +151,9 @@ export async function measureEdgeCpu(options: {
             tokensPerMinute: 1_000_000_000,
             failureMode: 'FailOpen',
           }
+      options.patch?.(resource)
     },
+    plugins,
   )
   const quotas = createMemoryQuotaStore()
   const prompt = promptOf(options.promptBytes, options.seed)
@@ -160,6 +184,7 @@ export async function measureEdgeCpu(options: {
     sleep: async () => {},
     newRequestId: () => 'bench',
     log: () => {},
+    ...(plugins && { plugins }),
   })
   const body = JSON.stringify({
     model: 'qwen3.8-27b-fp8',
@@ -176,8 +201,13 @@ export async function measureEdgeCpu(options: {
     )
     if (response.status !== 200) throw new Error(`edge answered ${response.status}`)
     await response.text()
+    return response
   }
-  for (let i = 0; i < 200; i++) await send()
+  const decisions: Record<string, number> = {}
+  for (let i = 0; i < 200; i++) {
+    const decided = decidedBy(await send())
+    decisions[decided] = (decisions[decided] ?? 0) + 1
+  }
   const request: number[] = []
   const callsBefore = network.counts.calls
   const cpuBefore = process.cpuUsage()
@@ -202,18 +232,23 @@ export async function measureEdgeCpu(options: {
     requests: options.requests,
     request: summarize(request),
     cpuPerRequestMs: (cpu.user + cpu.system) / 1000 / options.requests,
-    statusPools: interpretRequest(snapshot, policyRequest).pools.length,
+    statusPools: interpretRequest(snapshot, policyRequest, plugins?.conditions).pools.length,
     scorerCallsPerRequest,
+    decisions,
     auth: await time(() => resolveTenant(snapshot, key.key)),
     quota: await time(() =>
       quotas.admit('bench', { requestsPerMinute: 1e9 }, 9000, performance.now()),
     ),
     pii: await time(() => detectPii(prompt)),
     policy: await time(() =>
-      evaluatePolicy(snapshot, {
-        request: policyRequest,
-        poolStatus: () => ({ saturation: 0.2, saturated: false, predictedTtftMs: 120 }),
-      }),
+      evaluatePolicy(
+        snapshot,
+        {
+          request: policyRequest,
+          poolStatus: () => ({ saturation: 0.2, saturated: false, predictedTtftMs: 120 }),
+        },
+        plugins?.conditions,
+      ),
     ),
   }
 }

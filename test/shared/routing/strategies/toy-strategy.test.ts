@@ -2,6 +2,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { readSnapshotFile } from '../../../../control-plane/config-store/read-snapshot-file.ts'
 import { formatText, validateInputs } from '../../../../control-plane/kinfctl/validation-report.ts'
 import {
   benchPoolSpec,
@@ -10,14 +11,31 @@ import {
 } from '../../../../control-plane/lab/bench/bench-pool-spec.ts'
 import { type DesJob, runDesJob } from '../../../../control-plane/lab/bench/des/des-job.ts'
 import { loadSimModelAssets } from '../../../../control-plane/lab/sim/sim-model-assets.ts'
+import { ScorerConfig, scorerConfigSchema } from '../../../../control-plane/scorer/scorer-config.ts'
+import { compileSnapshot } from '../../../../shared/config/compile-snapshot.ts'
+import { validateResources } from '../../../../shared/config/validate-resources.ts'
+import { inferencePoolSpecSchema } from '../../../../shared/crd/inference-pool.ts'
 import { inferencePoolKind } from '../../../../shared/crd/inference-pool-kind.ts'
 import { buildCrd } from '../../../../shared/crd/openapi/build-crd.ts'
 import { checkStructural } from '../../../../shared/crd/openapi/check-structural.ts'
 import type { OpenApiSchema } from '../../../../shared/crd/openapi/to-structural-schema.ts'
+import { noWorkloads } from '../../../../shared/kube/watched-pod.ts'
+import type { Plugins } from '../../../../shared/plugins.ts'
+import { builtinConditions } from '../../../../shared/policy/conditions/builtin-conditions.ts'
 import { createRoutingStrategy } from '../../../../shared/routing/strategies/create-routing-strategy.ts'
+import { createKvSnapshotLoader } from '../../../../workers/worker/kv-snapshot-loader.ts'
 import { crdValidator } from '../../../support/crd-validator.ts'
 import { examplesDir } from '../../../support/read-yaml-documents.ts'
-import { toyStrategies } from '../../../support/toy-strategy.ts'
+import {
+  decisionOf,
+  poolSpec,
+  type Stack,
+  send,
+  startStack,
+  systemChat,
+  words,
+} from '../../../support/scorer-stack.ts'
+import { toyStrategies, toyStrategyPlugins } from '../../../support/toy-strategy.ts'
 import { context, pod, request } from './routing-fixtures.ts'
 
 type Node = OpenApiSchema & { properties: Record<string, Node> }
@@ -197,5 +215,86 @@ describe('the DES bench with the registry', () => {
     const roundRobin = await runDesJob(job('round-robin'), assets, undefined, toyStrategies)
     expect(new Set(roundRobin.records.map((record) => record.pod)).size).toBe(3)
     await expect(runDesJob(job('pinned'), assets)).rejects.toThrow('unknown router "pinned"')
+  })
+})
+
+describe('a real scorer with the registry', () => {
+  /** The scorer stack's pool, on the toy: every request to the second pod by name. */
+  const pinnedSpec = inferencePoolSpecSchema(toyStrategies).parse({
+    ...poolSpec(),
+    routing: { strategy: 'pinned', pinned: { podIndex: 1 } },
+  })
+  let stack: Stack | null = null
+  afterAll(() => stack?.close())
+
+  it('routes every request to the pod the toy pins, whatever their prompts', async () => {
+    stack = await startStack({ pods: 3, spec: pinnedSpec, plugins: toyStrategyPlugins })
+    const pods = await Promise.all(
+      [1, 2, 3, 4, 5, 6].map(async (seed) => {
+        const answer = await send(
+          stack as Stack,
+          '/v1/chat/completions',
+          systemChat(words(seed, 300), 'q'),
+        )
+        expect(answer.status).toBe(200)
+        return decisionOf(answer.headers).pod
+      }),
+    )
+    expect(new Set(pods)).toEqual(new Set(['sim-pod-1']))
+    expect(stack.scorer.pools[0]?.router.strategy).toBe('pinned')
+  }, 60_000)
+
+  it('is a config error to a scorer without it', () => {
+    const pool = { name: 'default', spec: pinnedSpec }
+    const config = { port: 0, signingSecrets: ['x'.repeat(16)], pools: [pool] }
+    expect(scorerConfigSchema(toyStrategyPlugins).safeParse(config).success).toBe(true)
+    expect(ScorerConfig.safeParse(config).error?.issues[0]?.path).toEqual([
+      'pools',
+      0,
+      'spec',
+      'routing',
+      'strategy',
+    ])
+  })
+})
+
+describe('snapshots with the registry', () => {
+  /** A compiled snapshot whose one pool is on the toy strategy. */
+  async function pinnedSnapshot() {
+    const document = { ...pool({ strategy: 'pinned', pinned: { podIndex: 1 } }) }
+    document.metadata = { name: 'pinned-pool', namespace: 'test' }
+    const [check] = validateResources([document], 'test', builtinConditions, toyStrategies)
+    if (check?.status !== 'valid') throw new Error(JSON.stringify(check))
+    const compiled = await compileSnapshot(
+      [check.resource],
+      'test',
+      noWorkloads,
+      builtinConditions,
+      toyStrategies,
+    )
+    if (!compiled.ok) throw new Error(JSON.stringify(compiled.issues))
+    return compiled.snapshot
+  }
+  const folder = mkdtempSync(join(tmpdir(), 'kinf-toy-snapshot-'))
+  afterAll(() => rmSync(folder, { recursive: true, force: true }))
+
+  it('is read from a file, KV or a scorer config with it, and refused without', async () => {
+    const snapshot = await pinnedSnapshot()
+    expect(snapshot.pools['test/pinned-pool']?.spec.routing).toEqual({
+      strategy: 'pinned',
+      pinned: { podIndex: 1 },
+    })
+    const path = join(folder, 'snapshot.json')
+    writeFileSync(path, JSON.stringify(snapshot))
+    expect((await readSnapshotFile(path, toyStrategyPlugins)).snapshot).toEqual(snapshot)
+    await expect(readSnapshotFile(path)).rejects.toThrow('routing.strategy')
+    const kv = { get: async () => JSON.stringify(snapshot) }
+    const loader = (plugins?: Plugins) =>
+      createKvSnapshotLoader(kv, { ttlMs: 0, nowMs: () => 0, ...(plugins && { plugins }) })
+    expect(await loader(toyStrategyPlugins)()).toEqual(snapshot)
+    await expect(loader()()).rejects.toThrow('routing.strategy')
+    const config = { port: 0, signingSecrets: ['x'.repeat(16)], snapshot }
+    expect(scorerConfigSchema(toyStrategyPlugins).parse(config).snapshot).toEqual(snapshot)
+    expect(ScorerConfig.safeParse(config).success).toBe(false)
   })
 })
