@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { ConfigSnapshot, snapshotSchemaOf } from '../../shared/config/config-snapshot.ts'
 import { InferencePoolSpec, inferencePoolSpecSchema } from '../../shared/crd/inference-pool.ts'
 import { builtinPlugins, type Plugins } from '../../shared/plugins.ts'
+import { defaultKeyPrefix } from '../../shared/protocol/key-prefix.ts'
 import { NodeServerLimits } from '../http/node-server-limits.ts'
 import { TokenizationOptions } from './serving/tokenization-options.ts'
 
@@ -86,7 +87,7 @@ function scorerConfigOf(snapshot: typeof ConfigSnapshot, pool: typeof ScorerPool
     adminToken: z.string().min(16).nullable().default(null),
     /** Shared index in Redis when set (scorer replicas); in memory otherwise. */
     redisUrl: z.string().nullable().default(null),
-    redisPrefix: z.string().default('kinf:'),
+    redisPrefix: z.string().default(defaultKeyPrefix),
     /**
      * The pools, backends and pods (its endpoints) to start with, verified by the caller.
      * Without one, `pools` and `backends` say; applySnapshot replaces them either way.

@@ -8,7 +8,7 @@ import type { TierHoldings } from '../../shared/kv-index/tier-holdings.ts'
 import { builtinPlugins, type Plugins } from '../../shared/plugins.ts'
 import { createMemoryStateStore } from '../../shared/state/memory-state-store.ts'
 import type { StateStore } from '../../shared/state/state-store.ts'
-import { drainHttpServer } from '../http/drain-http-server.ts'
+import { drainHttpServer, type ServerActivity } from '../http/drain-http-server.ts'
 import { bindKvEventSubscriber } from '../kv-events/create-kv-event-subscriber.ts'
 import { PodFeeds } from '../kv-feeds/pod-feeds.ts'
 import { learnBlockSizes, openScorerIndex, resyncFeeds } from '../kv-index/open-scorer-index.ts'
@@ -17,11 +17,7 @@ import { openStatusReader } from '../status-page/open-status-reader.ts'
 import { stateStatusSource } from '../status-page/state-status-source.ts'
 import { statusPageRoutes } from '../status-page/status-page-routes.ts'
 import { ReplayGuard } from './http/replay-guard.ts'
-import {
-  createScorerServer,
-  type ServerActivity,
-  startScorerMetricsListener,
-} from './http/scorer-server.ts'
+import { createScorerServer, startScorerMetricsListener } from './http/scorer-server.ts'
 import { PoolMetricsScraper } from './metrics/pool-metrics-scraper.ts'
 import { createScorerMetricsRefresh } from './metrics/refresh-scorer-metrics.ts'
 import { createScorerMetrics } from './metrics/scorer-metrics.ts'

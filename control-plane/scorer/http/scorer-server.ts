@@ -21,9 +21,6 @@ function json(res: ServerResponse, status: number, value: unknown): void {
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void
 
-// start-scorer.ts takes the drain's counter from here, beside the server it counts for.
-export type { ServerActivity }
-
 /**
  * The scorer's API: OpenAI routes (signed by the edge), /admin. A request is served by the
  * pools of its start: it leases them until it is answered. /metrics and /health are not
