@@ -1,5 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import {
   importClosure,
@@ -9,14 +8,7 @@ import {
   labGateway,
   layerViolations,
 } from './support/import-violations.ts'
-
-function sourceFiles(folder: string): string[] {
-  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(folder, entry.name)
-    if (entry.isDirectory()) return sourceFiles(path)
-    return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : []
-  })
-}
+import { sourceFiles } from './support/source-files.ts'
 
 const read = (file: string) => readFileSync(file, 'utf8')
 /** The services (what the image ships) and the lab, every TypeScript file of each. */

@@ -1,16 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { labFolder } from './support/import-violations.ts'
 import { basenameClashes, declaredNames, nameClashes } from './support/name-clashes.ts'
-
-function sourceFiles(folder: string): string[] {
-  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(folder, entry.name)
-    if (entry.isDirectory()) return sourceFiles(path)
-    return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : []
-  })
-}
+import { sourceFiles } from './support/source-files.ts'
 
 const read = (file: string) => readFileSync(file, 'utf8')
 /** The services (what the image ships): the lab may reuse their names. */
