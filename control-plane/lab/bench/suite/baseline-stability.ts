@@ -4,9 +4,11 @@ import type { BenchmarkRun, RequestRecord } from '../request-record.ts'
 /** Served fraction below which an open-loop run is falling behind its arrivals. */
 export const minServedFraction = 0.95
 /**
- * The last third's median TTFT may exceed the first third's by this factor plus
+ * The last third's median or p90 TTFT may exceed the first third's by this factor plus
  * `trendSlackS` before the run counts as trending: a queue that grows for the whole run
- * makes every ratio against it a function of the run's length.
+ * makes every ratio against it, and every capacity measured by it, a function of the run's
+ * length. The p90 is compared as well as the median because a pool just past its knee
+ * queues its slowest requests first: the tail trends while the median still looks flat.
  */
 export const maxTrendFactor = 1.5
 export const trendSlackS = 0.25
@@ -25,27 +27,38 @@ export interface Stability {
   why: string
 }
 
-function median(values: readonly number[]): number {
+type Thirds = [number, number, number]
+
+/** The q-quantile (0..1) by linear interpolation between closest ranks; NaN when empty. */
+function quantile(values: readonly number[], q: number): number {
   if (values.length === 0) return Number.NaN
   const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2
+  const at = q * (sorted.length - 1)
+  const below = sorted[Math.floor(at)] as number
+  const above = sorted[Math.ceil(at)] as number
+  return below + (above - below) * (at - Math.floor(at))
 }
 
-function thirds(records: readonly RequestRecord[]): [number, number, number] {
+/** TTFTs (s) of the successful requests, split into thirds by start time. */
+function ttftThirds(records: readonly RequestRecord[]): [number[], number[], number[]] {
   const ok = records
     .filter((r) => statusOf(r) === 'successful' && r.firstTokenMs !== null)
     .sort((a, b) => a.startMs - b.startMs)
   const cut = (from: number, to: number) =>
-    median(
-      ok
-        .slice(Math.floor((from * ok.length) / 3), Math.floor((to * ok.length) / 3))
-        .map((r) => ((r.firstTokenMs as number) - r.startMs) / 1000),
-    )
+    ok
+      .slice(Math.floor((from * ok.length) / 3), Math.floor((to * ok.length) / 3))
+      .map((r) => ((r.firstTokenMs as number) - r.startMs) / 1000)
   return [cut(0, 1), cut(1, 2), cut(2, 3)]
 }
+
+const quantiles = (parts: readonly number[][], q: number): Thirds => [
+  quantile(parts[0] ?? [], q),
+  quantile(parts[1] ?? [], q),
+  quantile(parts[2] ?? [], q),
+]
+
+const trending = ([a, , c]: Thirds) =>
+  Number.isFinite(a) && Number.isFinite(c) && c > a * maxTrendFactor + trendSlackS
 
 function servedFraction(run: BenchmarkRun): number | null {
   const open = run.config.profile.startsWith('poisson') || run.config.profile.startsWith('constant')
@@ -63,24 +76,28 @@ function servedFraction(run: BenchmarkRun): number | null {
 }
 
 /**
- * Whether a run is a usable baseline for a ratio: it served (nearly) what was offered and
- * its TTFT did not trend upward across the run. Round robin past its collapse fails both,
+ * Whether a run is in steady state, so usable as a baseline for a ratio or as a capacity
+ * (find-capacity.ts): it served (nearly) what was offered and neither its median nor its
+ * p90 TTFT trended upward across the run. Round robin past its collapse fails both,
  * and a ratio against it then grows with --max-requests instead of measuring routing.
  */
 export function baselineStability(run: BenchmarkRun): Stability {
   const served = servedFraction(run)
-  const [a, b, c] = thirds(run.records)
+  const parts = ttftThirds(run.records)
+  const medians = quantiles(parts, 0.5)
+  const p90s = quantiles(parts, 0.9)
   const problems: string[] = []
   if (served !== null && served < minServedFraction)
     problems.push(`served ${(served * 100).toFixed(0)}% of offered`)
-  if (Number.isFinite(a) && Number.isFinite(c) && c > a * maxTrendFactor + trendSlackS)
-    problems.push(`TTFT trending ${fmt(a)} → ${fmt(b)} → ${fmt(c)} s`)
+  if (trending(medians)) problems.push(`TTFT trending ${arrow(medians)} s`)
+  else if (trending(p90s)) problems.push(`p90 TTFT trending ${arrow(p90s)} s`)
   return {
     servedFraction: served,
-    thirdsTtftS: [a, b, c],
+    thirdsTtftS: medians,
     stable: problems.length === 0,
     why: problems.length === 0 ? 'stable' : problems.join(', '),
   }
 }
 
+const arrow = (thirds: Thirds) => thirds.map(fmt).join(' → ')
 const fmt = (seconds: number) => (seconds >= 10 ? seconds.toFixed(1) : seconds.toFixed(2))

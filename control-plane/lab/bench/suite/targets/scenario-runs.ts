@@ -1,5 +1,9 @@
 import type { BenchPreset } from '../../bench-presets.ts'
-import { type CapacityResult, findCapacity } from '../../bounds/find-capacity.ts'
+import {
+  type CapacityResult,
+  findCapacity,
+  steadyStateRequests,
+} from '../../bounds/find-capacity.ts'
 import { rateGrid } from '../rate-grid.ts'
 import type { RunSummary } from './run-summary.ts'
 import { sloTtftMs } from './run-summary.ts'
@@ -29,9 +33,12 @@ export interface CapacityOutcome {
 const bracket = { low: 0.125, high: 1 }
 
 /**
- * The highest Poisson rate at which p90 TTFT ≤ 2 s and ≥ 98% of the requests complete
- * within the run (finished by the last arrival plus the slowest early request's e2e:
- * run-summary.ts), by bisection from the fluid bound down.
+ * The highest Poisson rate, never above the fluid bound, whose run is in steady state
+ * (baseline-stability.ts: no TTFT trend across its thirds, its arrivals served) with p90
+ * TTFT ≤ 2 s and ≥ 98% of the requests complete within the run (finished by the last
+ * arrival plus the slowest early request's e2e: run-summary.ts), by bisection from the
+ * fluid bound down. Each run spans at least 600 requests and 180 s of arrivals, scaled by
+ * the suite's request scale (steadyStateRequests), whatever the preset's request count.
  */
 export async function measureCapacity(
   ctx: TargetsContext,
@@ -44,11 +51,25 @@ export async function measureCapacity(
   const byRate = new Map<number, RunSummary>()
   const result = await findCapacity(
     async (rate) => {
-      const summary = await ctx.run({ preset, router, seed, replicas, rate, profile: 'poisson' })
+      const maxRequests = Math.max(
+        ctx.requestsOf(preset),
+        steadyStateRequests(rate, ctx.requestScale),
+      )
+      const summary = await ctx.run({
+        preset,
+        router,
+        seed,
+        replicas,
+        rate,
+        profile: 'poisson',
+        maxRequests,
+      })
       byRate.set(rate, summary)
       return {
         p90TtftMs: Number.isFinite(summary.ttftP90S) ? summary.ttftP90S * 1000 : Infinity,
         completedFraction: summary.completedWithinRun,
+        stable: summary.stability.stable,
+        why: summary.stability.why,
       }
     },
     {
@@ -57,6 +78,7 @@ export async function measureCapacity(
       tolerance: 0.02,
       maxSteps: 10,
       maxP90TtftMs: sloTtftMs,
+      ceiling: fluidRps,
     },
   )
   return {

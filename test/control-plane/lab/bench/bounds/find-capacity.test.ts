@@ -8,6 +8,7 @@ import {
 const exponential = async (rate: number): Promise<CapacityProbe> => ({
   p90TtftMs: 100 * Math.exp(rate / 10),
   completedFraction: 1,
+  stable: true,
 })
 const knee = 10 * Math.log(20)
 
@@ -43,7 +44,7 @@ describe('findCapacity', () => {
 
   it('fails a rate whose run does not complete 98% of its requests, however fast', async () => {
     const result = await findCapacity(
-      async (rate) => ({ p90TtftMs: 50, completedFraction: rate <= 12 ? 1 : 0.97 }),
+      async (rate) => ({ p90TtftMs: 50, completedFraction: rate <= 12 ? 1 : 0.97, stable: true }),
       { low: 1, high: 64, tolerance: 0.001, maxSteps: 30 },
     )
     expect(result.converged).toBe(true)
@@ -57,11 +58,14 @@ describe('findCapacity', () => {
     expect(growing.converged).toBe(false)
     // Still doubling: the highest rate that passed.
     expect(growing.rate).toBe(0.016)
-    const never = await findCapacity(async () => ({ p90TtftMs: 5000, completedFraction: 1 }), {
-      low: 1,
-      high: 2,
-      maxSteps: 5,
-    })
+    const never = await findCapacity(
+      async () => ({ p90TtftMs: 5000, completedFraction: 1, stable: true }),
+      {
+        low: 1,
+        high: 2,
+        maxSteps: 5,
+      },
+    )
     expect(never).toMatchObject({ rate: null, converged: false })
     expect(never.steps.map((s) => s.rate)).toEqual([2, 1, 0.5, 0.25, 0.125])
   })
@@ -71,6 +75,7 @@ describe('findCapacity', () => {
     const bumpy = async (rate: number): Promise<CapacityProbe> => ({
       p90TtftMs: rate < 10 || (rate >= 20 && rate < 30) ? 500 : 3000,
       completedFraction: 1,
+      stable: true,
     })
     const lowEdge = await findCapacity(bumpy, { low: 1, high: 32, tolerance: 0.01, maxSteps: 20 })
     expect(lowEdge.converged).toBe(true)

@@ -69,6 +69,15 @@ describe('baselineStability', () => {
     expect(falling.stable).toBe(true)
   })
 
+  it('a tail growing across the run is a trend even while the median stays flat', () => {
+    // One request in five of the last third waits 5 s: its p90 rises, its median does not.
+    const slow = (i: number) => (i >= 60 && i % 5 === 0 ? 5000 : 300)
+    const tail = baselineStability(runOf('poisson@1', 90, 1000, slow, (i) => slow(i) + 1000))
+    expect(tail.thirdsTtftS).toEqual([0.3, 0.3, 0.3])
+    expect(tail.stable).toBe(false)
+    expect(tail.why).toBe('p90 TTFT trending 0.30 → 0.30 → 5.00 s')
+  })
+
   it('tolerates noise within the slack', () => {
     const noisy = baselineStability(
       runOf(
