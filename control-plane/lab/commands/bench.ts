@@ -6,6 +6,7 @@ import { renderBenchmarkMarkdown } from '../bench/render-benchmark-markdown.ts'
 import type { BenchmarkRun } from '../bench/request-record.ts'
 import { type MatrixWorkload, runBenchmarkMatrix } from '../bench/run-benchmark-matrix.ts'
 import { runTargetsSuite } from '../bench/suite/targets/run-targets-suite.ts'
+import { tallyTargets } from '../bench/suite/targets/target-verdict.ts'
 import { summarizeSuite } from '../bench/summarize-suite.ts'
 import { isTraceData } from '../bench/trace/load-mooncake-trace.ts'
 import {
@@ -108,8 +109,7 @@ async function targetsSuite(parsed: BenchArgs, assets: SimModelAssets, io: CliIo
     log: (line) => io.stderr(`${line}\n`),
   })
   const seconds = (performance.now() - started) / 1000
-  const notMet = report.targets.filter((t) => !t.met).length
-  const footer = `${report.targets.length} targets, ${report.targets.length - notMet} met, ${notMet} not met; ${seconds.toFixed(0)} s (des)\n`
+  const footer = `${tallyTargets(report.targets)}; ${seconds.toFixed(0)} s (des)\n`
   await mkdir(parsed.values.out, { recursive: true })
   const file = join(parsed.values.out, 'targets.md')
   await writeFile(file, `${report.markdown}\n${footer}`)

@@ -11,6 +11,7 @@ import {
   type RatePoint,
   ratePoints,
 } from '../../../../control-plane/lab/bench/suite/rate-points.ts'
+import type { TargetCheck } from '../../../../control-plane/lab/bench/suite/targets/target-verdict.ts'
 import {
   matchedRate,
   peakRate,
@@ -101,8 +102,8 @@ function collapsing(workload: string, router: string, rate: number, seed = 42): 
   return { ...base, records, endMs: Math.max(...records.map((r) => r.endMs)) }
 }
 
-const targetMap = (targets: { name: string; met: boolean; detail: string }[]) =>
-  Object.fromEntries(targets.map((t) => [t.name, { met: t.met, detail: t.detail }]))
+const targetMap = (targets: TargetCheck[]) =>
+  Object.fromEntries(targets.map((t) => [t.name, { verdict: t.verdict, detail: t.detail }]))
 
 describe('ratePoints', () => {
   it('gives each workload and router its points in ascending rate, TTFT in seconds', () => {
@@ -283,29 +284,50 @@ describe('summarizeSuite', () => {
     const e2e =
       "shared-prefix: median e2e ≥ 1.8x lower than round robin where its median TTFT is closest to the target's 6.88 s"
     expect(byName[ttft]).toEqual({
-      met: true,
+      verdict: 'met',
       detail: '28x at req/s 4, round robin 7.00 s, stable',
     })
-    expect(byName[e2e]?.met).toBe(true)
+    expect(byName[e2e]?.verdict).toBe('met')
     // 7 s / 0.5 s = 14x: not met.
     byName = targetMap(
       summarizeSuite(sharedPrefixRuns([200, 500, 300]), [preset('shared-prefix')], new Map(), 1000)
         .targets,
     )
     expect(byName[ttft]).toEqual({
-      met: false,
+      verdict: 'not met',
       detail: '14x at req/s 4, round robin 7.00 s, stable',
     })
   })
 
-  it('judges a ratio against an unstable baseline as the article states it, and says it is unstable', () => {
+  it('does not judge a ratio against an unstable baseline, and gives the ratio where it is stable', () => {
+    // Round robin collapses at 4 req/s (its median TTFT, 43 s, is the closest to 6.88 s)
+    // and is stable at 2; kinference is 430x better at 4, which would be "met".
     const runs = [
+      run('shared-prefix', 'round-robin', 2, spread(1000), 2000),
+      run('shared-prefix', 'kinference', 2, spread(250), 1000),
       collapsing('shared-prefix', 'round-robin', 4),
       run('shared-prefix', 'kinference', 4, spread(100), 2000),
     ]
-    const [ttft] = summarizeSuite(runs, [preset('shared-prefix')], new Map(), 1000).targets
-    expect(ttft?.met).toBe(true)
-    expect(ttft?.detail).toContain('TTFT trending 14.5 → 44.5 → 74.5 s')
+    const { targets, markdown } = summarizeSuite(runs, [preset('shared-prefix')], new Map(), 1000)
+    const [ttft, e2e] = targets
+    expect(ttft?.verdict).toBe('baseline unstable')
+    expect(e2e?.verdict).toBe('baseline unstable')
+    expect(ttft?.detail).toMatch(
+      /^430x at req\/s 4, round robin 43\.0 s, baseline unstable: .*TTFT trending 14\.5 → 44\.5 → 74\.5 s; at req\/s 2, the highest rate where round robin is stable: 4\.00x, round robin 1\.00 s$/,
+    )
+    expect(markdown).toContain(
+      "- not judged (baseline unstable): shared-prefix: median TTFT ≥ 22x lower than round robin where its median TTFT is closest to the target's 6.88 s (430x",
+    )
+    expect(markdown).toContain('2 targets, 0 met, 0 not met, 2 not judged (baseline unstable)')
+    // Without a stable rate, it says so.
+    const [alone] = summarizeSuite(
+      runs.slice(2),
+      [preset('shared-prefix')],
+      new Map(),
+      1000,
+    ).targets
+    expect(alone?.verdict).toBe('baseline unstable')
+    expect(alone?.detail).toMatch(/; round robin is stable at no rate run$/)
   })
 
   it('checks multi-turn’s TTFT ratio in streams, and no-prefix within 1% of the best peer', () => {
@@ -318,8 +340,8 @@ describe('summarizeSuite', () => {
       new Map(),
       1000,
     )
-    expect(multi.targets.map((t) => [t.met, t.detail])).toEqual([
-      [true, '3.40x at streams 80, round robin 1.70 s, stable'],
+    expect(multi.targets.map((t) => [t.verdict, t.detail])).toEqual([
+      ['met', '3.40x at streams 80, round robin 1.70 s, stable'],
     ])
     const noPrefix = (kin: number) =>
       summarizeSuite(
@@ -332,9 +354,9 @@ describe('summarizeSuite', () => {
         new Map(),
         1000,
       ).targets
-    expect(noPrefix(905).map((t) => t.met)).toEqual([true])
+    expect(noPrefix(905).map((t) => t.verdict)).toEqual(['met'])
     expect(noPrefix(950)[0]).toMatchObject({
-      met: false,
+      verdict: 'not met',
       detail: 'worst 1.056x of the best peer, at 1',
     })
   })

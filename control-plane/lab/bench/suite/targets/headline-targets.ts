@@ -1,10 +1,10 @@
 import { type BenchPreset, benchPresets } from '../../bench-presets.ts'
-import type { TargetCheck } from '../../summarize-suite.ts'
 import { closestByRatio, matchRate } from '../match-rate.ts'
 import { loadAt } from '../rate-grid.ts'
 import { spreadOf } from '../rate-points.ts'
 import type { RunSummary } from './run-summary.ts'
 import { gridOf, runAtLoad, type ScenarioRuns } from './scenario-runs.ts'
+import { ratioVerdict, type TargetCheck } from './target-verdict.ts'
 import type { TargetsContext } from './targets-context.ts'
 
 /** The target ratios: the published round robin ÷ Kinference figures (docs/architecture.md §7). */
@@ -16,12 +16,25 @@ const headlineRatios = [
 const mean = (runs: readonly RunSummary[], router: string, metric: (r: RunSummary) => number) =>
   spreadOf(runs.filter((r) => r.router === router).map(metric)).mean
 
+const unstableSeeds = (load: ScenarioRuns) =>
+  load.runs.filter((r) => r.router === 'round-robin' && !r.stability.stable)
+
+/** Round robin's mean over kinference's, at one load. */
+const ratioAt = (load: ScenarioRuns, get: (r: RunSummary) => number) =>
+  mean(load.runs, 'round-robin', get) / mean(load.runs, 'kinference', get)
+
+/** The highest-rate load where round robin was stable on every seed, if any. */
+const highestStable = (loads: readonly ScenarioRuns[]) =>
+  [...loads].sort((a, b) => b.rate - a.rate).find((load) => unstableSeeds(load).length === 0) ??
+  null
+
 /**
  * The target table as targets: each workload over its grid (round robin and kinference,
  * every seed), judged at the rate where round robin's mean median TTFT is closest, as a
  * ratio, to the published one (the grid plus the rate bisection finds for it); the ratio
- * is judged as the article states it, and round robin's stability there is printed with it
- * (an unstable one makes the ratio grow with the run's length).
+ * is judged only where round robin is stable there on every seed: an unstable one makes the
+ * ratio grow with the run's length, so the target is then "baseline unstable", not judged,
+ * with the ratio at the highest stable rate printed beside it.
  */
 export async function headlineTargets(
   ctx: TargetsContext,
@@ -67,13 +80,15 @@ export async function headlineTargets(
       published.roundRobin.ttftS,
     )
     if (!matched) continue
-    const rrRuns = matched.runs.filter((r) => r.router === 'round-robin')
-    const unstable = rrRuns.filter((r) => !r.stability.stable)
+    const unstable = unstableSeeds(matched)
     const stability =
       unstable.length === 0
         ? 'stable'
         : `baseline unstable on seed ${unstable.map((r) => r.seed).join(', ')}: ${unstable[0]?.stability.why}`
     const rrTtft = mean(matched.runs, 'round-robin', (r) => r.ttftMedianS)
+    // Where round robin is unstable at the matched rate, the ratio at the highest grid rate
+    // where it is stable is printed beside it: a figure that measures routing, not judged.
+    const stableLoad = unstable.length === 0 ? null : highestStable(loads)
     sections.push(
       `### the target table: ${preset.name}`,
       '',
@@ -81,11 +96,16 @@ export async function headlineTargets(
       '',
     )
     const check = (metric: string, want: number, get: (r: RunSummary) => number) => {
-      const ratio = mean(matched.runs, 'round-robin', get) / mean(matched.runs, 'kinference', get)
+      const ratio = ratioAt(matched, get)
+      const atStable = stableLoad
+        ? `; at ${stableLoad.rate}, the highest rate where round robin is stable: ${ratioAt(stableLoad, get).toFixed(2)}x, round robin ${mean(stableLoad.runs, 'round-robin', (r) => r.ttftMedianS).toFixed(2)} s`
+        : unstable.length > 0
+          ? '; round robin is stable at no rate of the grid'
+          : ''
       targets.push({
         name: `${preset.name}, the target table: median ${metric} ≥ ${want}x lower than round robin`,
-        met: ratio >= want,
-        detail: `${ratio.toFixed(2)}x at ${matched.rate}, round robin ${rrTtft.toFixed(2)} s, ${stability}`,
+        verdict: ratioVerdict(ratio >= want, unstable.length === 0),
+        detail: `${ratio.toFixed(2)}x at ${matched.rate}, round robin ${rrTtft.toFixed(2)} s, ${stability}${atStable}`,
       })
     }
     check('TTFT', wanted.ttft, (r) => r.ttftMedianS)

@@ -1,5 +1,4 @@
 import { type BenchPreset, benchPresets } from '../../bench-presets.ts'
-import type { TargetCheck } from '../../summarize-suite.ts'
 import { spreadOf } from '../rate-points.ts'
 import {
   type CapacityOutcome,
@@ -15,6 +14,7 @@ import {
   samplesOf,
   scenarioTable,
 } from './target-checks.ts'
+import { type TargetCheck, targetLine, verdictOf } from './target-verdict.ts'
 import { createTargetsContext, type TargetsOptions } from './targets-context.ts'
 
 export interface TargetsReport {
@@ -32,7 +32,7 @@ const overloadFactor = 1.5
  * open, multi-turn tails, the Mooncake trace on h200-32b-fp8, fan-out, the target table at
  * the matched rate, no regression on no-prefix and reasoning, each under every replica
  * count asked for where the issue asks; every router and seed side by side on one pool of
- * DES workers. Returns the report and every target, met or not, with its figure.
+ * DES workers. Returns the report and every target, met, not met or not judged (its baseline unstable), with its figure.
  */
 export async function runTargetsSuite(options: TargetsOptions): Promise<TargetsReport> {
   const ctx = createTargetsContext(options)
@@ -81,7 +81,7 @@ export async function runTargetsSuite(options: TargetsOptions): Promise<TargetsR
       ...sections,
       '## Targets',
       '',
-      ...targets.map((t) => `- ${t.met ? 'met' : '**not met**'}: ${t.name} (${t.detail})`),
+      ...targets.map(targetLine),
       '',
     ]
     return { markdown: lines.join('\n'), targets }
@@ -190,7 +190,7 @@ function overloadTargets(
     ),
     {
       name: `overload open${tag}: SLO goodput ≥ 0.9 of kinference's goodput at capacity`,
-      met: openGoodput >= 0.9 * goodputAtCapacity,
+      verdict: verdictOf(openGoodput >= 0.9 * goodputAtCapacity),
       detail: `${openGoodput.toFixed(2)} vs ${goodputAtCapacity.toFixed(2)} req/s at capacity (${((openGoodput / goodputAtCapacity) * 100).toFixed(0)}%)`,
     },
   ]

@@ -1,10 +1,10 @@
 import { type BenchPreset, benchPresets } from '../../bench-presets.ts'
-import type { TargetCheck } from '../../summarize-suite.ts'
 import { spreadOf } from '../rate-points.ts'
 import { describeBounds } from '../rate-table.ts'
 import { headlineTargets } from './headline-targets.ts'
 import { runAtLoad, traceSpeed } from './scenario-runs.ts'
 import { compareWith, compareWithBest, samplesOf, scenarioTable } from './target-checks.ts'
+import { type TargetCheck, verdictOf } from './target-verdict.ts'
 import type { TargetsContext } from './targets-context.ts'
 
 const preset = (name: string): BenchPreset => benchPresets[name] as BenchPreset
@@ -83,7 +83,7 @@ export async function singleReplicaScenarios(ctx: TargetsContext) {
     ),
     {
       name: 'mooncake: hit rate ≥ 0.95 of the capacity-constrained ceiling',
-      met: hit >= 0.95 * ceiling,
+      verdict: verdictOf(hit >= 0.95 * ceiling),
       detail: `${(hit * 100).toFixed(1)}% vs ceiling ${(ceiling * 100).toFixed(1)}% (${((hit / ceiling) * 100).toFixed(0)}%); the pool as one LRU cache ${(lru * 100).toFixed(1)}%${roundRobinMedianS * 1000 > 2000 ? '' : '; round robin never exceeded 2 s on the grid'}`,
     },
   )
@@ -103,7 +103,7 @@ export async function singleReplicaScenarios(ctx: TargetsContext) {
   targets.push(
     {
       name: 'fan-out: duplicate-prefill ratio ≤ 1.05',
-      met: duplicate.mean <= 1.05,
+      verdict: verdictOf(duplicate.mean <= 1.05),
       detail: `${duplicate.mean.toFixed(3)} (${duplicate.min.toFixed(3)}–${duplicate.max.toFixed(3)})`,
     },
     compareWithBest(

@@ -1,7 +1,7 @@
-import type { TargetCheck } from '../../summarize-suite.ts'
 import { formatSpread, type Spread, spreadOf } from '../rate-points.ts'
 import type { RunSummary } from './run-summary.ts'
 import type { CapacityOutcome, ScenarioRuns } from './scenario-runs.ts'
+import { type TargetCheck, verdictOf } from './target-verdict.ts'
 
 const ours = 'kinference'
 
@@ -55,14 +55,14 @@ export function compareWithBest(
   const mine = spreads.get(ours)
   const best = bestPeer(spreads, options.higher)
   const factor = options.factor ?? 1
-  if (!mine || !best) return { name, met: false, detail: 'not measured' }
+  if (!mine || !best) return { name, verdict: 'not met', detail: 'not measured' }
   const met = options.higher
     ? mine.mean >= factor * best.spread.mean
     : mine.mean <= factor * best.spread.mean
   const unit = options.unit ?? ''
   return {
     name,
-    met,
+    verdict: verdictOf(met),
     detail: `kinference ${fmt(mine)}${unit} vs ${best.router} ${fmt(best.spread)}${unit}${factor !== 1 ? ` (× ${factor} = ${(factor * best.spread.mean).toFixed(3)}${unit})` : ''}`,
   }
 }
@@ -78,11 +78,11 @@ export function compareWith(
   const spreads = byRouter(samples)
   const mine = spreads.get(ours)
   const theirs = spreads.get(other)
-  if (!mine || !theirs) return { name, met: false, detail: 'not measured' }
+  if (!mine || !theirs) return { name, verdict: 'not met', detail: 'not measured' }
   const met = higher ? mine.mean >= factor * theirs.mean : mine.mean <= factor * theirs.mean
   return {
     name,
-    met,
+    verdict: verdictOf(met),
     detail: `kinference ${fmt(mine)} vs ${other} ${fmt(theirs)}${factor !== 1 ? ` (× ${factor} = ${(factor * theirs.mean).toFixed(3)})` : ''}`,
   }
 }
@@ -104,7 +104,7 @@ export function capacityTargets(
     vsPeers,
     {
       name: `${label}: capacity ≥ 0.9 of the fluid bound`,
-      met: mine.mean >= 0.9 * fluid.mean,
+      verdict: verdictOf(mine.mean >= 0.9 * fluid.mean),
       detail: `kinference ${fmt(mine)} req/s vs fluid bound ${fmt(fluid)} req/s (${((mine.mean / fluid.mean) * 100).toFixed(0)}%)${unconverged > 0 ? `; ${unconverged} bisections did not converge` : ''}`,
     },
   ]

@@ -22,24 +22,24 @@ describe('the targets suite’s comparisons', () => {
 
   it('judge kinference against the best peer on the mean, scaled, in either direction', () => {
     const ttft = samples({ kinference: [0.9, 1.1], gie: [1.2, 1.2], rr: [3, 3] })
-    expect(compareWithBest('median', ttft)).toMatchObject({ met: true })
+    expect(compareWithBest('median', ttft)).toMatchObject({ verdict: 'met' })
     expect(compareWithBest('p90 0.85x', ttft, { factor: 0.85 })).toMatchObject({
-      met: true,
+      verdict: 'met',
       detail: 'kinference 1.00 (0.900–1.10) vs gie 1.20 (× 0.85 = 1.020)',
     })
-    expect(compareWithBest('p90 0.8x', ttft, { factor: 0.8 }).met).toBe(false)
+    expect(compareWithBest('p90 0.8x', ttft, { factor: 0.8 }).verdict).toBe('not met')
     const served = samples({ kinference: [7], gie: [7.5] })
-    expect(compareWithBest('served', served, { higher: true }).met).toBe(false)
+    expect(compareWithBest('served', served, { higher: true }).verdict).toBe('not met')
     expect(compareWithBest('nobody', samples({ kinference: [1] }))).toEqual({
       name: 'nobody',
-      met: false,
+      verdict: 'not met',
       detail: 'not measured',
     })
   })
 
   it('compare with one named router, and miss when it was not measured', () => {
     const preemptions = samples({ kinference: [300, 340], 'llmd-sticky': [335] })
-    expect(compareWith('≤ sticky', preemptions, 'llmd-sticky', 1).met).toBe(true)
+    expect(compareWith('≤ sticky', preemptions, 'llmd-sticky', 1).verdict).toBe('met')
     expect(compareWith('≤ 0.45 rr', preemptions, 'round-robin', 0.45).detail).toBe('not measured')
   })
 
@@ -58,11 +58,11 @@ describe('the targets suite’s comparisons', () => {
       outcome('gie-default', 9.5, false),
       outcome('round-robin', null),
     ])
-    expect(peers).toMatchObject({ met: false })
-    expect(bound).toMatchObject({ met: true })
+    expect(peers).toMatchObject({ verdict: 'not met' })
+    expect(bound).toMatchObject({ verdict: 'met' })
     expect(bound?.detail).toContain('(92%)')
     const [, none] = capacityTargets('x', [outcome('kinference', null, false)])
-    expect(none).toMatchObject({ met: false })
+    expect(none).toMatchObject({ verdict: 'not met' })
     expect(none?.detail).toContain('1 bisections did not converge')
   })
 })
