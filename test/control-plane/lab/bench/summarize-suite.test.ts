@@ -319,6 +319,14 @@ describe('summarizeSuite', () => {
       "- not judged (baseline unstable): shared-prefix: median TTFT ≥ 22x lower than round robin where its median TTFT is closest to the target's 6.88 s (430x",
     )
     expect(markdown).toContain('2 targets, 0 met, 0 not met, 2 not judged (baseline unstable)')
+    // The table shows the gain where round robin is last stable, labelled, beside the matched rate.
+    const lines = markdown.split('\n')
+    expect(
+      lines.find((l) => l.includes('poisson 4 (closest to the target) | median TTFT')),
+    ).toContain('| baseline unstable |')
+    expect(lines).toContain(
+      '| shared-prefix | poisson 2 (highest rate where round robin is stable) | median TTFT (s) | 6.88 | 0.310 | 1.00 | 0.250 | 4.0x | stable |',
+    )
     // Without a stable rate, it says so.
     const [alone] = summarizeSuite(
       runs.slice(2),
