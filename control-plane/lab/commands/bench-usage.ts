@@ -18,7 +18,8 @@ What to run:
                             with the targets checked
       --suite targets       every target (capacity by bisection, overload, multi-turn
                             tails, the Mooncake trace, fan-out, no regression, scorer
-                            replicas), each printed met or not met with its figure
+                            replicas), each printed met, not met or not judged
+                            (its round robin baseline unstable) with its figure
       --preset NAMES        named workloads (${Object.keys(benchPresets).join(', ')}), comma-separated
       --data SPEC           GuideLLM synthetic data: key=value,... (prompt_tokens,
                             output_tokens, first_prompt_tokens, first_output_tokens, each
