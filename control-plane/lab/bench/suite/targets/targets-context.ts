@@ -45,8 +45,11 @@ export interface TargetsContext extends TargetsOptions {
   frame: ChatFrame
   /** The preset's request count, scaled (at least 24). */
   requestsOf(preset: BenchPreset): number
-  /** The preset's bounds on the pool, for a seed (cached). */
-  bounds(preset: BenchPreset, seed: number): Promise<ComputedBounds>
+  /**
+   * The preset's bounds on the pool, for a seed (cached), over its first `count` requests
+   * (default: the preset's scaled request count).
+   */
+  bounds(preset: BenchPreset, seed: number, count?: number): Promise<ComputedBounds>
   /** Runs one benchmark on the pool's workers and keeps its summary. */
   run(probe: Probe): Promise<RunSummary>
   close(): Promise<void>
@@ -68,12 +71,11 @@ export function createTargetsContext(options: TargetsOptions): TargetsContext {
     ...options,
     frame,
     requestsOf,
-    bounds(preset, seed) {
-      const key = `${preset.name}@${seed}`
+    bounds(preset, seed, count = requestsOf(preset)) {
+      const key = `${preset.name}@${seed}×${count}`
       let found = bounds.get(key)
       if (!found) {
         const profile = profileOf(preset)
-        const count = requestsOf(preset)
         found = createBenchWorkload(preset.data, {
           seed,
           vocabulary: options.assets.vocabulary,
