@@ -42,8 +42,11 @@ export interface RouterSettings extends RoutedPodSettings {
   onlineCalibration: boolean
   forgettingFactor: number
   admission: AdmissionQueueOptions
-  /** How long a routed request's blocks count as cached on its pod before events confirm them. */
-  speculativeTtlMs: number
+  /**
+   * How long a routed request's blocks count as cached on its pod before events confirm them;
+   * null: no speculative entries (a strategy that declares speculativeEntries false).
+   */
+  speculativeTtlMs: number | null
   /** Output tokens planned for a request that sets no limit (see KinferenceParameters). */
   expectedOutputTokens: number
 }
@@ -127,16 +130,17 @@ export function routerSettings(
 ): RouterSettings {
   const kinference = kinferenceParametersOf(spec)
   const prior = ttftPrior(spec)
+  const strategy = createRoutingStrategy(
+    spec.routing.strategy,
+    spec.routing,
+    {
+      stepBudget: spec.scheduler.maxNumBatchedTokens,
+      peakPrefillTokensPerSecond: 1000 / prior.msPerToken,
+    },
+    strategies,
+  )
   return {
-    strategy: createRoutingStrategy(
-      spec.routing.strategy,
-      spec.routing,
-      {
-        stepBudget: spec.scheduler.maxNumBatchedTokens,
-        peakPrefillTokensPerSecond: 1000 / prior.msPerToken,
-      },
-      strategies,
-    ),
+    strategy,
     stepBudget: spec.scheduler.maxNumBatchedTokens,
     prior,
     onlineCalibration: kinference.onlineCalibration,
@@ -147,7 +151,7 @@ export function routerSettings(
     kvCapacityTokens: kvCapacityOf(spec),
     stepCost: stepCostOf(spec),
     admission: admissionQueueOptions(spec),
-    speculativeTtlMs: kinference.speculativeTtlMs,
+    speculativeTtlMs: strategy.speculativeEntries === false ? null : kinference.speculativeTtlMs,
     expectedOutputTokens: kinference.expectedOutputTokens,
   }
 }

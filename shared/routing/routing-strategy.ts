@@ -145,6 +145,13 @@ export interface RoutingStrategy {
   readonly name: string
   /** It hashes the request's characters (RoutingRequest.promptText), which then must be filled in. */
   readonly usesPromptText?: boolean
+  /**
+   * false: the pool writes no speculative entries for the requests it sends (a peer that
+   * does not predict its own routing into its index as deployed, e.g. Dynamo without
+   * router_predicted_ttl_secs). Absent or true: a routed request's blocks count as cached on
+   * its pod for kinference's speculativeTtlMs, until the pod's KV events confirm them.
+   */
+  readonly speculativeEntries?: boolean
   choose(
     request: RoutingRequest,
     candidates: readonly PodCandidate[],

@@ -1,3 +1,22 @@
+import type { PodCandidate } from '../routing-strategy.ts'
+
+/**
+ * GIE's default `lruCapacityPerServer`: blocks remembered per pod when its capacity is unknown
+ * or `autoTune` is off (approximateprefix/types.go).
+ */
+export const APPROXIMATE_LRU_CAPACITY_PER_SERVER = 31_250
+
+/** GIE's default `maxPrefixBlocksToMatch` (approximateprefix/types.go). */
+export const APPROXIMATE_MAX_PREFIX_BLOCKS_TO_MATCH = 256
+
+/**
+ * `autoTune` (on by default): a pod's LRU holds as many entries as the pod has KV blocks
+ * (vllm:cache_config_info num_gpu_blocks); null when the pod's capacity is unknown.
+ */
+export function autoTunedCapacity(pod: PodCandidate, blockSize: number): number | null {
+  return pod.memory === null ? null : Math.floor(pod.memory.capacityTokens / blockSize)
+}
+
 /**
  * GIE's approximate prefix index (GIE `P/requestcontrol/dataproducer/approximateprefix/
  * indexer.go`): one LRU of block hashes per pod, learnt only from the router's own decisions,

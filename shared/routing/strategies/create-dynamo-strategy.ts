@@ -35,6 +35,12 @@ export const DynamoParameters = z.strictObject({
     .describe(
       'default: cost = prefill_load_scale × adjusted prefill blocks + decode blocks. lmetric: cost = adjusted prefill blocks × (decode blocks + 1) (Dynamo router_selection_policy, docs/components/router/router-concepts.md).',
     ),
+  speculativeEntries: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Count a routed request’s blocks as cached on its worker before its KV events arrive, for the pool’s kinference speculativeTtlMs (Dynamo router_predicted_ttl_secs, off by default).',
+    ),
 })
 
 export type DynamoStrategyParameters = z.output<typeof DynamoParameters>
@@ -128,7 +134,9 @@ function prefillTokensOn(request: RoutingRequest, pod: PodCandidate): number {
  * kept here as Dynamo's `ActiveSequences`: a request adds its prompt blocks to its worker when
  * routed, counted once however many requests share them, and its uncached tokens to the
  * worker's prefill load until its first token; both leave when it finishes or fails. The lowest
- * cost wins, exact ties at random; a `temperature` above 0 samples with softmax instead.
+ * cost wins, exact ties at random; a `temperature` above 0 samples with softmax instead. Its
+ * overlap is what KV events stored, as deployed: the pool writes speculative entries for it
+ * only with `speculativeEntries` (Dynamo's predicted-TTL index, off by default).
  */
 export function createDynamoStrategy(
   parameters: DynamoStrategyParameters = DynamoParameters.parse({}),
@@ -136,6 +144,7 @@ export function createDynamoStrategy(
   const sequences = createActiveSequences()
   return {
     name: 'dynamo',
+    speculativeEntries: parameters.speculativeEntries,
     choose(request, candidates, context) {
       if (candidates.length === 0) return noCandidateDecision('dynamo')
       const blocks = blockIdsOf(request.blockKeys)
@@ -208,6 +217,9 @@ export const dynamoStrategy = defineStrategy({
   name: 'dynamo',
   description: 'NVIDIA Dynamo block cost.',
   parameters: { block: 'dynamo', schema: DynamoParameters },
-  variants: { 'dynamo-lmetric': { selectionPolicy: 'lmetric' } },
+  variants: {
+    'dynamo-lmetric': { selectionPolicy: 'lmetric' },
+    'dynamo-speculative': { speculativeEntries: true },
+  },
   create: (parameters) => createDynamoStrategy(parameters),
 })

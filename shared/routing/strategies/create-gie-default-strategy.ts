@@ -5,7 +5,12 @@ import type {
   RoutingRequest,
   RoutingStrategy,
 } from '../routing-strategy.ts'
-import { createApproximatePrefixIndex } from './create-approximate-prefix-index.ts'
+import {
+  APPROXIMATE_LRU_CAPACITY_PER_SERVER,
+  APPROXIMATE_MAX_PREFIX_BLOCKS_TO_MATCH,
+  autoTunedCapacity,
+  createApproximatePrefixIndex,
+} from './create-approximate-prefix-index.ts'
 import { defineStrategy } from './define-strategy.ts'
 import { formatRange } from './format-range.ts'
 import { hashPromptBlocks } from './hash-prompt-blocks.ts'
@@ -38,14 +43,14 @@ export const GieDefaultParameters = z.strictObject({
   lruCapacityPerServer: z
     .int()
     .positive()
-    .default(31_250)
+    .default(APPROXIMATE_LRU_CAPACITY_PER_SERVER)
     .describe(
       'Blocks remembered per pod by the approximate prefix index when autoTune is off or the pod’s capacity is unknown (GIE default, approximateprefix/types.go).',
     ),
   maxPrefixBlocksToMatch: z
     .int()
     .positive()
-    .default(256)
+    .default(APPROXIMATE_MAX_PREFIX_BLOCKS_TO_MATCH)
     .describe('Longest prefix matched, in blocks (GIE default, approximateprefix/types.go).'),
 })
 
@@ -60,17 +65,14 @@ const neverScraped: PodMetricsView = { running: 0, waiting: 0, kvCacheUsage: 0, 
 /** GIE forgets a request's block hashes once PreRequest has used them; this bounds a lost one. */
 const maxPendingRequests = 1024
 
-/**
- * GIE's `autoTune` (on by default): a pod's LRU holds as many entries as the pod has KV blocks
- * (vllm:cache_config_info num_gpu_blocks); without that, `lruCapacityPerServer`.
- */
+/** GIE's `autoTune` (on by default), else `lruCapacityPerServer`. */
 function lruCapacityOf(
   request: RoutingRequest,
   pod: PodCandidate,
   parameters: GieDefaultStrategyParameters,
 ): number {
-  if (!parameters.autoTune || pod.memory === null) return parameters.lruCapacityPerServer
-  return Math.floor(pod.memory.capacityTokens / request.blockSize)
+  const tuned = parameters.autoTune ? autoTunedCapacity(pod, request.blockSize) : null
+  return tuned ?? parameters.lruCapacityPerServer
 }
 
 /** GIE clamps every scorer's output to [0, 1] before weighting it. */

@@ -1,5 +1,9 @@
 import { z } from 'zod'
 import type { PodCandidate, RoutingRequest, RoutingStrategy } from '../routing-strategy.ts'
+import {
+  type ApproximateMatch,
+  createApproximatePrefixProducer,
+} from './create-approximate-prefix-producer.ts'
 import { defineStrategy } from './define-strategy.ts'
 import { fraction } from './fraction.ts'
 import { noCandidateDecision } from './no-candidate-decision.ts'
@@ -7,6 +11,18 @@ import { pickMaxScore } from './pick-max-score.ts'
 
 /** A pool’s `routing.llmdSticky` block, with llm-d’s published defaults. */
 export const LlmdStickyParameters = z.strictObject({
+  prefixProducer: z
+    .enum(['approximate', 'precise'])
+    .default('approximate')
+    .describe(
+      'Where the hit ratio comes from. approximate: the approximate prefix producer the sticky-until-saturated guide ships, character blocks learnt from this router’s own decisions, one LRU per pod sized from its num_gpu_blocks. precise: the KV index built from the pods’ KV events (llm-d precise-prefix-cache producer).',
+    ),
+  speculativeIndexing: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Count a routed request’s blocks as cached on its pod before its KV events arrive, for the pool’s kinference speculativeTtlMs (llm-d precise-prefix-cache producer speculativeIndexing, off by default).',
+    ),
   affinityThreshold: fraction
     .default(0.8)
     .describe(
@@ -131,6 +147,24 @@ function affinityGate(
   }
 }
 
+/**
+ * The prompt tokens the pod holds as the producer sees them: the approximate producer's
+ * matched share of the prompt's character blocks (llm-d's hit ratio, matchLength ÷
+ * totalBlocks), or the precise index's cached blocks.
+ */
+function cachedTokens(
+  request: RoutingRequest,
+  pod: PodCandidate,
+  approximate: ApproximateMatch | null,
+): number {
+  if (approximate === null) {
+    return Math.min(pod.cachedBlocks * request.blockSize, request.promptTokens)
+  }
+  if (approximate.blocks === 0) return 0
+  const matched = approximate.matched.get(pod.name) ?? 0
+  return (request.promptTokens * matched) / approximate.blocks
+}
+
 /** llm-d's output estimate: round(prompt × outputRatio), capped by the request's max_tokens. */
 function estimatedOutput(
   request: RoutingRequest,
@@ -145,8 +179,10 @@ function estimatedOutput(
  * for-llm-inference.mdx`; LDR `P/scheduling/filter/prefixcacheaffinity/plugin.go`,
  * `P/scheduling/scorer/tokenload/token_load.go`, `P/requestcontrol/dataproducer/inflightload/`):
  *
- * 1. prefix-cache-affinity-filter: a pod is sticky when its precise hit ratio
- *    `cachedBlocks·blockSize / promptTokens` ≥ `affinityThreshold`; with probability
+ * 1. prefix-cache-affinity-filter: a pod is sticky when its hit ratio ≥ `affinityThreshold`:
+ *    by default the approximate producer's matched ÷ total character blocks, as the guide
+ *    ships it (`prefixProducer` precise: `cachedBlocks·blockSize / promptTokens` from the KV
+ *    index, with speculative entries only under `speculativeIndexing`); with probability
  *    `explorationProbability` the gate is skipped; with no sticky pod every pod stays. Each
  *    pod's TTFT is its tokens in flight ÷ R_peak, a calibrated constant, and the gate breaks
  *    (every pod stays) when the best sticky pod's exceeds the best cold pod's by more than
@@ -171,9 +207,15 @@ export function createLlmdStickyStrategy(
   // Output estimates held per pod until their requests end (addEstimatedOutputTokens).
   const outputByRequest = new Map<string, { pod: string; tokens: number }>()
   const outputByPod = new Map<string, number>()
+  const producer =
+    parameters.prefixProducer === 'approximate' ? createApproximatePrefixProducer() : null
 
-  function viewOf(request: RoutingRequest, pod: PodCandidate): StickyPodLoad {
-    const cached = Math.min(pod.cachedBlocks * request.blockSize, request.promptTokens)
+  function viewOf(
+    request: RoutingRequest,
+    pod: PodCandidate,
+    approximate: ApproximateMatch | null,
+  ): StickyPodLoad {
+    const cached = cachedTokens(request, pod, approximate)
     const inFlight = pod.load.pendingPrefillTokens + (outputByPod.get(pod.name) ?? 0)
     return {
       hit: request.promptTokens > 0 ? cached / request.promptTokens : 0,
@@ -193,9 +235,12 @@ export function createLlmdStickyStrategy(
 
   return {
     name: 'llmd-sticky',
+    usesPromptText: producer !== null,
+    speculativeEntries: parameters.speculativeIndexing,
     choose(request, candidates, context) {
       if (candidates.length === 0) return noCandidateDecision('llmd-sticky')
-      const views = candidates.map((pod) => viewOf(request, pod))
+      const approximate = producer?.match(request) ?? null
+      const views = candidates.map((pod) => viewOf(request, pod, approximate))
       const gate = affinityGate(views, candidates, parameters, tau, context.random)
       const lookahead = views.map((view) => view.inFlight + view.own)
       const scores = lookahead.map((tokens, i) =>
@@ -221,7 +266,8 @@ export function createLlmdStickyStrategy(
         })),
       }
     },
-    onRouted(request, pod) {
+    onRouted(request, pod, _context, candidate) {
+      producer?.routed(request, candidate)
       const tokens = estimatedOutput(request, parameters)
       if (tokens === 0) return
       release(request.id)
@@ -230,6 +276,7 @@ export function createLlmdStickyStrategy(
     },
     onReleased: release,
     onPodRemoved(pod) {
+      producer?.removePod(pod)
       outputByPod.delete(pod)
       for (const [id, held] of outputByRequest) if (held.pod === pod) outputByRequest.delete(id)
     },
@@ -241,6 +288,9 @@ export const llmdStickyStrategy = defineStrategy({
   name: 'llmd-sticky',
   description: 'llm-d sticky-until-saturated.',
   parameters: { block: 'llmdSticky', schema: LlmdStickyParameters },
+  variants: {
+    'llmd-sticky-precise': { prefixProducer: 'precise', speculativeIndexing: true },
+  },
   create: (parameters, pool) =>
     createLlmdStickyStrategy(parameters, {
       peakPrefillTokensPerSecond:

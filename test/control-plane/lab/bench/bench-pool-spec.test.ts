@@ -15,8 +15,10 @@ describe('benchRouterNames', () => {
       'least-request',
       'gie-default',
       'llmd-sticky',
+      'llmd-sticky-precise',
       'dynamo',
       'dynamo-lmetric',
+      'dynamo-speculative',
       'sglang-cache-aware',
       'kinference',
     ])
@@ -41,6 +43,23 @@ describe('benchPoolSpec', () => {
       prefillLoadScale: 1,
       temperature: 0,
       selectionPolicy: 'lmetric',
+      speculativeEntries: false,
+    })
+  })
+
+  it('runs dynamo-speculative as Dynamo with speculative entries and its other defaults', () => {
+    const { routing } = benchPoolSpec('dynamo-speculative', 'l40s-27b-fp8')
+    expect(routing.strategy).toBe('dynamo')
+    expect(routing.dynamo).toMatchObject({ selectionPolicy: 'default', speculativeEntries: true })
+  })
+
+  it('runs llmd-sticky-precise on the precise index with speculative indexing', () => {
+    const { routing } = benchPoolSpec('llmd-sticky-precise', 'l40s-27b-fp8')
+    expect(routing.strategy).toBe('llmd-sticky')
+    expect(routing.llmdSticky).toMatchObject({
+      prefixProducer: 'precise',
+      speculativeIndexing: true,
+      affinityThreshold: 0.8,
     })
   })
 

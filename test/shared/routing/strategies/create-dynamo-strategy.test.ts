@@ -5,6 +5,7 @@ import {
   createDynamoStrategy,
   DynamoParameters,
   dynamoCost,
+  dynamoStrategy,
   softmaxProbabilities,
 } from '../../../../shared/routing/strategies/create-dynamo-strategy.ts'
 import { blockKeys, context, expectSeededProperties, pod, request } from './routing-fixtures.ts'
@@ -229,5 +230,16 @@ describe('createDynamoStrategy', () => {
     expectSeededProperties(createDynamoStrategy)
     expectSeededProperties(() => createDynamoStrategy(DynamoParameters.parse({ temperature: 0.5 })))
     expectSeededProperties(() => createDynamoStrategy(lmetric))
+  })
+})
+
+describe('dynamo speculative entries', () => {
+  it('runs without them by default, as Dynamo ships; dynamo-speculative asks for them', () => {
+    expect(defaults.speculativeEntries).toBe(false)
+    expect(createDynamoStrategy().speculativeEntries).toBe(false)
+    expect(dynamoStrategy.variants?.['dynamo-speculative']).toEqual({ speculativeEntries: true })
+    const helped = DynamoParameters.parse(dynamoStrategy.variants?.['dynamo-speculative'])
+    expect(helped).toEqual({ ...defaults, speculativeEntries: true })
+    expect(createDynamoStrategy(helped).speculativeEntries).toBe(true)
   })
 })

@@ -5,11 +5,15 @@ import {
   LlmdStickyParameters,
   QUEUE_THRESHOLD_TOKENS,
 } from '../../../../shared/routing/strategies/create-llmd-sticky-strategy.ts'
-import { context, expectSeededProperties, pod, request } from './routing-fixtures.ts'
+import { hashPromptBlocks } from '../../../../shared/routing/strategies/hash-prompt-blocks.ts'
+import { context, expectSeededProperties, pod, request, route } from './routing-fixtures.ts'
 
 // R_peak 4,000 tokens/s is 4 tokens/ms: with T_max 5,000 ms, τ = 20,000 tokens.
 const calibration = { peakPrefillTokensPerSecond: 4_000 }
-const penalty5s = LlmdStickyParameters.parse({ maxTtftPenaltyMs: 5_000 })
+// The precise producer: a pod's hit is its cachedBlocks in the KV index.
+const precise = (overrides: object = {}) =>
+  LlmdStickyParameters.parse({ prefixProducer: 'precise', ...overrides })
+const penalty5s = precise({ maxTtftPenaltyMs: 5_000 })
 const sticky = (parameters = penalty5s) => createLlmdStickyStrategy(parameters, calibration)
 const prompt = request({ promptTokens: 1000, blockSize: 16, maxTokens: 128 })
 const warm = (pendingPrefillTokens: number) =>
@@ -19,6 +23,8 @@ const cold = (pendingPrefillTokens = 0) => pod('pod-cold', { load: { pendingPref
 describe('createLlmdStickyStrategy', () => {
   it('defaults to the filter’s current values: threshold 0.8, no exploration, T_max 18 s', () => {
     expect(LlmdStickyParameters.parse({})).toEqual({
+      prefixProducer: 'approximate',
+      speculativeIndexing: false,
       affinityThreshold: 0.8,
       explorationProbability: 0,
       maxTtftPenaltyMs: 18_000,
@@ -83,13 +89,13 @@ describe('createLlmdStickyStrategy', () => {
 
   it('never explores by default, and ignores stickiness with an exploration probability set', () => {
     expect(
-      createLlmdStickyStrategy().choose(
+      createLlmdStickyStrategy(precise()).choose(
         prompt,
         [cold(), warm(5_000)],
         context(() => 0),
       ).pod,
     ).toBe('pod-warm')
-    const exploring = sticky(LlmdStickyParameters.parse({ explorationProbability: 0.01 }))
+    const exploring = sticky(precise({ explorationProbability: 0.01 }))
     const skipped = exploring.choose(
       prompt,
       [cold(), warm(5_000)],
@@ -107,14 +113,12 @@ describe('createLlmdStickyStrategy', () => {
   })
 
   it('never breaks stickiness with a penalty of 0', () => {
-    const strategy = sticky(LlmdStickyParameters.parse({ maxTtftPenaltyMs: 0 }))
+    const strategy = sticky(precise({ maxTtftPenaltyMs: 0 }))
     expect(strategy.choose(prompt, [cold(), warm(1_000_000)], context()).pod).toBe('pod-warm')
   })
 
   it('holds an output estimate per request until it ends, with addEstimatedOutputTokens', () => {
-    const strategy = sticky(
-      LlmdStickyParameters.parse({ maxTtftPenaltyMs: 5_000, addEstimatedOutputTokens: true }),
-    )
+    const strategy = sticky(precise({ maxTtftPenaltyMs: 5_000, addEstimatedOutputTokens: true }))
     // min(round(1000 × 1.5), max_tokens 128) = 128 output tokens a request.
     const pods = [cold(), warm(19_900)]
     expect(strategy.choose(prompt, pods, context()).scores[1]?.score).toBe(
@@ -158,10 +162,69 @@ describe('createLlmdStickyStrategy', () => {
 
   it('only picks candidates, identically for a seed', () => {
     expectSeededProperties(createLlmdStickyStrategy)
+    expectSeededProperties(() => createLlmdStickyStrategy(precise()))
     expectSeededProperties(() =>
-      sticky(
-        LlmdStickyParameters.parse({ addEstimatedOutputTokens: true, explorationProbability: 0.1 }),
-      ),
+      sticky(precise({ addEstimatedOutputTokens: true, explorationProbability: 0.1 })),
     )
+  })
+})
+
+describe('createLlmdStickyStrategy with the approximate producer, as llm-d’s guide ships it', () => {
+  const approximate = LlmdStickyParameters.parse({ maxTtftPenaltyMs: 5_000 })
+  const text = 'x'.repeat(4000) // 62 character blocks of 64 and a partial one: 63
+  const ask = (promptText = text) =>
+    request({ promptTokens: 1000, blockSize: 16, maxTokens: 128, promptText })
+
+  it('hashes the prompt’s characters and writes no speculative entries; the precise variant does', () => {
+    const asDeployed = createLlmdStickyStrategy(approximate, calibration)
+    expect(asDeployed.usesPromptText).toBe(true)
+    expect(asDeployed.speculativeEntries).toBe(false)
+    const helped = createLlmdStickyStrategy(precise({ speculativeIndexing: true }), calibration)
+    expect(helped.usesPromptText).toBe(false)
+    expect(helped.speculativeEntries).toBe(true)
+    expect(sticky().speculativeEntries).toBe(false)
+  })
+
+  it('does not prefer a pod the KV index says holds the prefix but sticky never routed it to', () => {
+    const pods = [cold(), warm(5_000)] // warm: 960 of 1,000 tokens in the index
+    const decision = createLlmdStickyStrategy(approximate, calibration).choose(
+      ask(),
+      pods,
+      context(),
+    )
+    expect(decision.pod).toBe('pod-cold')
+    expect(decision.reason).toContain('no sticky pod (best hit 0% < 80%)')
+    expect(sticky().choose(ask(), pods, context()).pod).toBe('pod-warm')
+  })
+
+  it('sticks to the pod it routed the prefix to, whatever the KV index says', () => {
+    const strategy = createLlmdStickyStrategy(approximate, calibration)
+    const idle = [pod('pod-a'), pod('pod-b')]
+    const first = route(strategy, ask(), idle) as string
+    const other = first === 'pod-a' ? 'pod-b' : 'pod-a'
+    const busier = [pod(first, { load: { pendingPrefillTokens: 5_000 } }), pod(other)]
+    const decision = strategy.choose(ask(), busier, context())
+    expect(decision.pod).toBe(first)
+    expect(decision.reason).toContain('hit 100%')
+    // Its own uncached tokens are the unmatched share of the prompt: none here.
+    expect(decision.scores.find((score) => score.pod === first)?.score).toBe(
+      1 - 5_000 / QUEUE_THRESHOLD_TOKENS,
+    )
+    strategy.onPodRemoved?.(first)
+    expect(strategy.choose(ask(), busier, context()).pod).toBe(other)
+  })
+
+  it('takes the hit as matched ÷ total character blocks, the affinity threshold applying to it', () => {
+    expect(hashPromptBlocks(text, 'qwen3', 16, 256)).toHaveLength(63)
+    const strategy = createLlmdStickyStrategy(approximate, calibration)
+    const first = route(strategy, ask(), [pod('pod-a')]) as string
+    const pods = [pod(first, { load: { pendingPrefillTokens: 5_000 } }), cold()]
+    // 51 of 63 blocks shared: 81% ≥ 80%; 50 of 63: 79%.
+    const shares51 = ask('x'.repeat(51 * 64) + 'y'.repeat(4000 - 51 * 64))
+    expect(strategy.choose(shares51, pods, context()).pod).toBe(first)
+    const shares50 = ask('x'.repeat(50 * 64) + 'y'.repeat(4000 - 50 * 64))
+    const below = strategy.choose(shares50, pods, context())
+    expect(below.pod).toBe('pod-cold')
+    expect(below.reason).toContain('no sticky pod (best hit 79% < 80%)')
   })
 })

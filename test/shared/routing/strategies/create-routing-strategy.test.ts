@@ -69,20 +69,28 @@ describe('createRoutingStrategy', () => {
     ]
     const calibrated = createRoutingStrategy(
       'llmd-sticky',
-      { llmdSticky: { maxTtftPenaltyMs: 1_000 } },
+      { llmdSticky: { prefixProducer: 'precise', maxTtftPenaltyMs: 1_000 } },
       pool,
     )
     expect(calibrated.choose(request({ promptTokens: 1000 }), pods, context()).pod).toBe('pod-cold')
     const named = createRoutingStrategy(
       'llmd-sticky',
-      { llmdSticky: { maxTtftPenaltyMs: 1_000, peakPrefillTokensPerSecond: 10_000 } },
+      {
+        llmdSticky: {
+          prefixProducer: 'precise',
+          maxTtftPenaltyMs: 1_000,
+          peakPrefillTokensPerSecond: 10_000,
+        },
+      },
       pool,
     )
     expect(named.choose(request({ promptTokens: 1000 }), pods, context()).pod).toBe('pod-warm')
   })
 
   it('applies defaults to a partial block', () => {
-    const strategy = createRoutingStrategy('llmd-sticky', { llmdSticky: { maxTtftPenaltyMs: 0 } })
+    const strategy = createRoutingStrategy('llmd-sticky', {
+      llmdSticky: { prefixProducer: 'precise', maxTtftPenaltyMs: 0 },
+    })
     const decision = strategy.choose(
       request({ promptTokens: 1000 }),
       [

@@ -57,12 +57,15 @@ describe('a stale index in the DES', () => {
   it('losing KV events leaves the precise routers blind to what the pods hold', async () => {
     const hits = (run: Awaited<ReturnType<typeof runDesJob>>) =>
       run.records.reduce((n, r) => n + r.cachedTokens, 0)
-    const plain = await runDesJob(job('llmd-sticky'), assets)
-    const zero = await runDesJob({ ...job('llmd-sticky'), timing: { eventLossRate: 0 } }, assets)
+    const plain = await runDesJob(job('llmd-sticky-precise'), assets)
+    const zero = await runDesJob(
+      { ...job('llmd-sticky-precise'), timing: { eventLossRate: 0 } },
+      assets,
+    )
     expect(trace(zero)).toEqual(trace(plain))
     // 40 prefixes of 4096 tokens: more than one pod holds, less than the pool does.
     const wide = {
-      ...job('llmd-sticky'),
+      ...job('llmd-sticky-precise'),
       data: 'prefix_count=40,prefix_tokens=4096,prompt_tokens=128,output_tokens=32',
       maxRequests: 240,
       rate: 4,
