@@ -54,7 +54,8 @@ export interface RouterSettings extends RoutedPodSettings {
 /**
  * The kinference parameters of a pool, defaults applied by their schema: the block is
  * optional in the CRD (and only allowed with the kinference strategy), but late binding,
- * speculative entries and the TTFT fit read it whatever the strategy.
+ * the speculative entries' TTL (for a strategy that has them) and the TTFT fit read it
+ * whatever the strategy.
  */
 export function kinferenceParametersOf(spec: InferencePoolSpec): KinferenceParameters {
   return spec.routing.kinference ?? KinferenceParameters.parse({})
