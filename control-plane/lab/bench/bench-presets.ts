@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { l40s27bFp8, numGpuBlocks } from '../../../shared/gpu/gpu-profile.ts'
 
 /** Requests per benchmark, as GuideLLM's --max-requests. */
 export const BenchMaxRequests = z
@@ -47,6 +48,35 @@ export interface BenchPreset {
   published: PublishedNumbers | null
   /** Pods' GPU profile when not the default l40s-27b-fp8. */
   gpuProfile?: string
+  /** Pods in the pool when not `defaultBenchPods` (--pods overrides it). */
+  pods?: number
+}
+
+/** The pool's size when neither --pods nor the preset gives one. */
+export const defaultBenchPods = 3
+
+/**
+ * The audit's prefix-heavy traffic (48 system prompts of 3,000 tokens, each followed by 256
+ * unique tokens; 256 out), one data set run on several pool sizes. Its prefixes (144k
+ * tokens) overflow one pod's KV cache (94k) and fit in three pods' (283k), so the pool
+ * size, not the data, decides how much of it a router can keep resident.
+ */
+const prefixHeavyData = 'prefix_count=48,prefix_tokens=3000,prompt_tokens=256,output_tokens=256'
+
+/** One default pod's KV cache in tokens. */
+const podKvTokens = numGpuBlocks(l40s27bFp8) * l40s27bFp8.blockSize
+
+function prefixHeavy(pods: number): BenchPreset {
+  return {
+    name: `prefix-heavy-${pods}pods`,
+    description: `48 system prompts of 3000 tokens, drawn uniformly, each followed by 256 unique tokens (the prefix is 92% of the prompt); 256 out; ${pods} pods. The prefixes (144k tokens) overflow one pod’s KV cache (94k) and fill ${Math.round((48 * 3000 * 100) / (pods * podKvTokens))}% of the pool’s.`,
+    data: prefixHeavyData,
+    profile: 'poisson',
+    rates: null,
+    maxRequests: defaultMaxRequests,
+    published: null,
+    pods,
+  }
 }
 
 export const benchPresets: Record<string, BenchPreset> = {
@@ -167,6 +197,57 @@ export const benchPresets: Record<string, BenchPreset> = {
     maxRequests: 1000,
     published: null,
     gpuProfile: 'h200-32b-fp8',
+  },
+  // The independent audit's shapes (docs/benchmarks.md, "Audit presets"), with parameters
+  // set from its descriptions before any run: not part of the targets suite.
+  'prefix-heavy-3pods': prefixHeavy(3),
+  'prefix-heavy-4pods': prefixHeavy(4),
+  'prefix-heavy-6pods': prefixHeavy(6),
+  'long-outputs': {
+    name: 'long-outputs',
+    description:
+      'Long outputs of varied length: 16 system prompts of 2048 tokens, 512±256 unique tokens (64–2048), output 2048±1024 tokens (128–8192, a clipped Gaussian): decode time varies by an order of magnitude between requests, so counting requests is not counting work.',
+    data: JSON.stringify({
+      prefix_count: 16,
+      prefix_tokens: 2048,
+      prompt_tokens: 512,
+      prompt_tokens_stdev: 256,
+      prompt_tokens_min: 64,
+      prompt_tokens_max: 2048,
+      output_tokens: 2048,
+      output_tokens_stdev: 1024,
+      output_tokens_min: 128,
+      output_tokens_max: 8192,
+    }),
+    profile: 'poisson',
+    rates: null,
+    maxRequests: defaultMaxRequests,
+    published: null,
+  },
+  'prefix-buckets': {
+    name: 'prefix-buckets',
+    description:
+      'A mixed set of prefix buckets, popularity falling as the set grows: 40% of requests share 4 prompts of 8192 tokens, 30% 16 of 2048, 20% 64 of 1024, 10% 256 of 512 (262k prefix tokens in all, 93% of the three pods’ 283k-token KV cache); prompt 256±128 (32–1024) and output 256±128 (16–1024) tokens.',
+    data: JSON.stringify({
+      prompt_tokens: 256,
+      prompt_tokens_stdev: 128,
+      prompt_tokens_min: 32,
+      prompt_tokens_max: 1024,
+      output_tokens: 256,
+      output_tokens_stdev: 128,
+      output_tokens_min: 16,
+      output_tokens_max: 1024,
+      prefix_buckets: [
+        { bucket_weight: 40, prefix_count: 4, prefix_tokens: 8192 },
+        { bucket_weight: 30, prefix_count: 16, prefix_tokens: 2048 },
+        { bucket_weight: 20, prefix_count: 64, prefix_tokens: 1024 },
+        { bucket_weight: 10, prefix_count: 256, prefix_tokens: 512 },
+      ],
+    }),
+    profile: 'poisson',
+    rates: null,
+    maxRequests: defaultMaxRequests,
+    published: null,
   },
 }
 

@@ -22,7 +22,7 @@ export const benchOptions = {
   target: { type: 'string' },
   'time-scale': { type: 'string', default: '20' },
   routers: { type: 'string' },
-  pods: { type: 'string', default: '3' },
+  pods: { type: 'string' },
   'gpu-profile': { type: 'string' },
   seed: { type: 'string', default: '42' },
   seeds: { type: 'string' },
@@ -46,7 +46,8 @@ export interface BenchArgs {
   mode: 'des' | 'live'
   /** --gpu-profile when given; else each preset's own or l40s-27b-fp8. */
   gpuProfile: GpuProfile | null
-  pods: number
+  /** --pods when given; else each preset's own or `defaultBenchPods`. */
+  pods: number | null
   seeds: number[]
   replicas: number[]
   routers: string[]
@@ -159,8 +160,8 @@ export function parseBenchArgs(args: string[]): BenchArgs {
   const name = values['gpu-profile']
   const gpuProfile = name === undefined ? null : (gpuProfiles[name] ?? null)
   if (name !== undefined && !gpuProfile) throw new UsageError(`unknown GPU profile "${name}"`)
-  const pods = positive('pods', values.pods, true)
-  if (pods > 1024) throw new UsageError('--pods must be at most 1024')
+  const pods = values.pods === undefined ? null : positive('pods', values.pods, true)
+  if (pods !== null && pods > 1024) throw new UsageError('--pods must be at most 1024')
   const routers = listOf(values.routers ?? benchRouterNames.join(','))
   if (routers.length === 0) throw new UsageError('--routers names no router')
   // Against a --target the server routes; the names only label the runs.

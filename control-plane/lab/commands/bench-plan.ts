@@ -3,6 +3,7 @@ import { UsageError } from '../../kinfctl/cli-io.ts'
 import {
   type BenchPreset,
   benchPresets,
+  defaultBenchPods,
   defaultMaxRequests,
   headlineSuite,
 } from '../bench/bench-presets.ts'
@@ -20,9 +21,10 @@ import { isTraceData } from '../bench/trace/load-mooncake-trace.ts'
 import type { SimModelAssets } from '../sim/sim-model-assets.ts'
 import { asUsage, type BenchArgs, positive } from './bench-args.ts'
 
-/** Workloads that run on one GPU profile: one matrix. */
+/** Workloads that run on one GPU profile and pool size: one matrix. */
 export interface BenchGroup {
   profile: GpuProfile
+  pods: number
   workloads: MatrixWorkload[]
   presets: BenchPreset[]
   /** Each workload's bounds on the pool (its first seed's request stream). */
@@ -74,7 +76,7 @@ async function targetRate(
         rate,
         router: 'round-robin',
         maxRequests: args.maxRequests ?? preset.maxRequests,
-        pods: args.pods,
+        pods: podsOf(args, preset),
         gpuProfile: profile.name,
         seed: args.seeds[0] as number,
         timing: args.desTiming,
@@ -107,10 +109,14 @@ function profileOf(args: BenchArgs, preset: BenchPreset | null): GpuProfile {
   return args.gpuProfile ?? gpuProfiles[preset?.gpuProfile ?? ''] ?? l40s27bFp8
 }
 
+function podsOf(args: BenchArgs, preset: BenchPreset | null): number {
+  return args.pods ?? preset?.pods ?? defaultBenchPods
+}
+
 /**
  * What `kinfctl bench` will run: every workload with its rates (a preset's by the one grid
  * rule from its bounds unless --rate, --trace-speed or the preset fixes them) and bounds,
- * grouped by GPU profile. A bad trace fails here, naming its file and line.
+ * grouped by GPU profile and pool size. A bad trace fails here, naming its file and line.
  */
 export async function planBench(
   args: BenchArgs,
@@ -121,6 +127,7 @@ export async function planBench(
   const seed = args.seeds[0] as number
   const add = async (preset: BenchPreset | null, workload: MatrixWorkload, kind: string) => {
     const profile = profileOf(args, preset)
+    const pods = podsOf(args, preset)
     const plan = await createBenchWorkload(workload.data, {
       seed,
       vocabulary: assets.vocabulary,
@@ -129,7 +136,7 @@ export async function planBench(
       maxRequests: workload.maxRequests,
       ...(workload.traceOffset !== undefined && { traceOffset: workload.traceOffset }),
     })
-    const bounds = computeWorkloadBounds(plan, frame, profile, args.pods, workload.maxRequests)
+    const bounds = computeWorkloadBounds(plan, frame, profile, pods, workload.maxRequests)
     const rates: (number | null)[] =
       workload.rates.length > 0 ? [...workload.rates] : rateGrid(kind, bounds)
     if (preset?.published && workload.rates.length === 0 && args.mode === 'des') {
@@ -138,13 +145,15 @@ export async function planBench(
       rates.sort((a, b) => (a ?? 0) - (b ?? 0))
     }
     for (const rate of rates) asUsage(() => profileFor(kind, rate))
-    const group: BenchGroup = groups.get(profile.name) ?? {
+    const key = `${profile.name}/${pods}`
+    const group: BenchGroup = groups.get(key) ?? {
       profile,
+      pods,
       workloads: [],
       presets: [],
       bounds: new Map(),
     }
-    groups.set(profile.name, group)
+    groups.set(key, group)
     group.workloads.push({ ...workload, rates })
     if (preset) group.presets.push(preset)
     group.bounds.set(workload.name, bounds)

@@ -1,6 +1,11 @@
 import { gpuProfiles } from '../../../shared/gpu/gpu-profile.ts'
 import { benchRouterNames } from '../bench/bench-pool-spec.ts'
-import { benchPresets, defaultMaxRequests, peakTtftSloMs } from '../bench/bench-presets.ts'
+import {
+  benchPresets,
+  defaultBenchPods,
+  defaultMaxRequests,
+  peakTtftSloMs,
+} from '../bench/bench-presets.ts'
 import { DesTimingOptions } from '../bench/des/des-timing-options.ts'
 
 const desTimingDefaults = DesTimingOptions.parse({})
@@ -51,7 +56,7 @@ How:
       --time-scale X        live: pods run X times faster than the GPU they model; times
                             are reported in modelled time (default 20)
       --routers LIST        strategies (default all: ${benchRouterNames.join(', ')})
-      --pods N              pods in the pool (default 3)
+      --pods N              pods in the pool (default: the preset's, else ${defaultBenchPods})
       --gpu-profile NAME    pod profile (default l40s-27b-fp8, or the preset's; known:
                             ${Object.keys(gpuProfiles).join(', ')})
       --seed S              seed of the data, arrivals and simulation (default 42)

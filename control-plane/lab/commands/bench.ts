@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { type CliIo, exitCode } from '../../kinfctl/cli-io.ts'
+import { defaultBenchPods } from '../bench/bench-presets.ts'
 import { createChatFrame } from '../bench/chat-prompt-ids.ts'
 import { renderBenchmarkMarkdown } from '../bench/render-benchmark-markdown.ts'
 import type { BenchmarkRun } from '../bench/request-record.ts'
@@ -66,7 +67,7 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
   return exitCode.ok
 }
 
-/** One GPU profile's workloads, every seed, side by side. */
+/** One GPU profile's and pool size's workloads, every seed, side by side. */
 async function runGroup(
   parsed: BenchArgs,
   group: BenchGroup,
@@ -80,7 +81,7 @@ async function runGroup(
         mode: parsed.mode,
         workloads: group.workloads,
         routers: parsed.routers,
-        pods: parsed.pods,
+        pods: group.pods,
         profile: group.profile,
         seed,
         assets,
@@ -101,7 +102,7 @@ async function targetsSuite(parsed: BenchArgs, assets: SimModelAssets, io: CliIo
     seeds: parsed.seeds,
     routers: parsed.routers,
     replicas: parsed.replicas,
-    pods: parsed.pods,
+    pods: parsed.pods ?? defaultBenchPods,
     threads: parsed.threads,
     assets,
     requestScale: parsed.requestScale,
