@@ -2,12 +2,16 @@ import { type GpuProfile, numGpuBlocks } from '../../../../shared/gpu/gpu-profil
 import { createStepCostModel } from '../../../../shared/gpu/step-cost-model.ts'
 import type { HitCeiling } from './hit-ceiling.ts'
 import type { RequestStream } from './request-stream.ts'
+import { sharedStepWork } from './shared-step-work.ts'
 
-export type FluidTerm = 'prefill' | 'kv' | 'decode'
+/** `steps`: prefill and decode sharing each step's budget (shared-step-work.ts). */
+export type FluidTerm = 'prefill' | 'kv' | 'decode' | 'steps'
 
 export interface FluidThroughputBound {
-  /** The smallest of the three terms, requests/s over the pool. */
+  /** The smallest of the four terms, requests/s over the pool. */
   requestsPerSecond: number
+  /** The smallest of prefill, kv and decode alone: the bound before `steps`, for comparison. */
+  loose: number
   binding: FluidTerm
   terms: Record<FluidTerm, number>
   /** R_peak: prefill tokens/s of one pod in budget-sized steps. */
@@ -19,13 +23,15 @@ export interface FluidThroughputBound {
   meanUncachedTokens: number
   /** Seconds a request holds KV at the least: prefill at R_peak, decodes at batch 1. */
   meanServiceSeconds: number
+  /** Least busy seconds of one pod per request with prefill and decode in shared steps. */
+  sharedStepSeconds: number
 }
 
 /**
  * The fluid throughput bound of `pods` pods of `profile` on a request stream, with the
  * prompt tokens the capacity-constrained ceiling (`capacity`) would serve from cache:
  *
- *   λ ≤ min( N / P̄,  N·C / S,  N·D_peak / (ō − 1) )
+ *   λ ≤ min( N / P̄,  N·C / S,  N·D_peak / (ō − 1),  N / W̄ )
  *
  * - P̄: the mean time one pod needs for a request's prefill, its u uncached tokens after c
  *   cached (the capacity ceiling's hits for that request) in full-budget steps of B tokens
@@ -41,8 +47,12 @@ export interface FluidThroughputBound {
  *   time a request holds its KV (the first output token comes with the last prefill chunk).
  * - D_peak = C / t_step(C decodes at context x̄): the decode tokens/s of a full pod, the
  *   term that binds when decode dominates.
- * The step times are the profile's cost model; nothing is fitted. The terms treat prefill
- * and decode separately, so a mix of both may be somewhat slower than the smallest.
+ * - W̄: the least busy time of a pod per request when its prefill chunks and decodes
+ *   share steps (sharedStepWork): every token, context read and attention unit of both,
+ *   in at least max(τ̄/B, (ō − 1)/C) steps. It is at least P̄ and at least the decode term's
+ *   time, so it is the tighter where both kinds of work matter; `loose` is the bound
+ *   without it.
+ * The step times are the profile's cost model; nothing is fitted.
  */
 export function fluidThroughputBound(
   stream: RequestStream,
@@ -59,7 +69,8 @@ export function fluidThroughputBound(
   const meanUncachedTokens = (capacity.promptTokens - capacity.hitTokens) / n
   const meanBlocks = (meanUncachedTokens + meanOutput) / blockSize
   const context = meanPrompt + meanOutput / 2
-  const { stepMs } = createStepCostModel(profile)
+  const cost = createStepCostModel(profile)
+  const { stepMs } = cost
   const budget = profile.scheduler.maxNumBatchedTokens
   const prefillTokensPerSecond =
     (budget * 1000) /
@@ -100,16 +111,33 @@ export function fluidThroughputBound(
         }, 0) / n
       : prefillSeconds(0, meanUncachedTokens)
   const meanServiceSeconds = meanPrefillSeconds + (decodes * decodeMs(1)) / 1000
+  const hasHits = byRequest && byRequest.length === requests.length
+  // Without per-request hits, the mean uncached prompt with nothing cached, as for P̄: less
+  // context and (convexity) less attention than the requests' own, so still a bound.
+  const shared = sharedStepWork(
+    requests.map((r, i) => {
+      const cached = hasHits ? (byRequest[i] as number) * blockSize : 0
+      const uncached = hasHits ? r.promptTokens - cached : meanUncachedTokens
+      return { cachedTokens: cached, uncachedTokens: uncached, outputTokens: r.outputTokens }
+    }),
+    cost,
+    budget,
+    kvConcurrency,
+  )
   const terms: Record<FluidTerm, number> = {
     prefill: pods / meanPrefillSeconds,
     kv: (pods * kvConcurrency) / meanServiceSeconds,
     decode: (pods * decodeTokensPerSecond) / decodes,
+    steps: pods / shared.secondsPerRequest,
   }
-  const binding = (Object.keys(terms) as FluidTerm[]).reduce((a, b) =>
-    terms[b] < terms[a] ? b : a,
-  )
+  // A later term binds only when clearly below: with no decodes `steps` is the prefill term
+  // in other arithmetic, and the earlier name says why.
+  const smallest = (names: FluidTerm[]) =>
+    names.reduce((a, b) => (terms[b] < terms[a] * (1 - 1e-9) ? b : a))
+  const binding = smallest(['prefill', 'kv', 'decode', 'steps'])
   return {
     requestsPerSecond: terms[binding],
+    loose: terms[smallest(['prefill', 'kv', 'decode'])],
     binding,
     terms,
     prefillTokensPerSecond,
@@ -117,5 +145,6 @@ export function fluidThroughputBound(
     kvConcurrency,
     meanUncachedTokens,
     meanServiceSeconds,
+    sharedStepSeconds: shared.secondsPerRequest,
   }
 }

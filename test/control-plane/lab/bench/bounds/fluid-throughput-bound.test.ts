@@ -103,11 +103,15 @@ describe('fluidThroughputBound', () => {
   it('is bound by decode for long answers: a full pod’s decode rate over the tokens to decode', () => {
     const s = uniform(250, 8000)
     const bound = fluidThroughputBound(s, served(s, 0), l40s27bFp8, 3)
-    expect(bound.binding).toBe('decode')
     // KV for 5,888 blocks ÷ 8250/16 = 515.6 blocks each: ~11.4 requests a pod.
     expect(bound.kvConcurrency).toBeCloseTo(5888 / (8250 / 16), 9)
     const perPod = (bound.kvConcurrency * 1000) / decodeMs(bound.kvConcurrency, 250 + 4000)
-    expect(bound.requestsPerSecond).toBeCloseTo((3 * perPod) / 7999, 9)
+    expect(bound.terms.decode).toBeCloseTo((3 * perPod) / 7999, 9)
+    expect(bound.loose).toBe(bound.terms.decode)
+    // The prefills share the decodes' steps: a little below the decode term, and binding.
+    expect(bound.binding).toBe('steps')
+    expect(bound.requestsPerSecond).toBeLessThan(bound.terms.decode)
+    expect(bound.requestsPerSecond).toBeGreaterThan(0.97 * bound.terms.decode)
   })
 
   it('is bound by KV when few requests fit and each holds it through a long prefill', () => {
