@@ -49,9 +49,11 @@ export interface FluidThroughputBound {
  *   term that binds when decode dominates.
  * - W̄: the least busy time of a pod per request when its prefill chunks and decodes
  *   share steps (sharedStepWork): every token, context read and attention unit of both,
- *   in at least max(τ̄/B, (ō − 1)/C) steps. It is at least P̄ and at least the decode term's
- *   time, so it is the tighter where both kinds of work matter; `loose` is the bound
- *   without it.
+ *   in at least as many steps as the budget, max_num_seqs and the KV the decoding requests
+ *   hold on average allow. It is at least P̄, so it is the tighter where both kinds of work
+ *   matter; `loose` is the bound without it. (The decode term's C counts each request's
+ *   peak KV, u + o, so it is not strictly a bound on the batch: staggered requests hold
+ *   u + o/2 on average.)
  * The step times are the profile's cost model; nothing is fitted.
  */
 export function fluidThroughputBound(
@@ -121,8 +123,11 @@ export function fluidThroughputBound(
       return { cachedTokens: cached, uncachedTokens: uncached, outputTokens: r.outputTokens }
     }),
     cost,
-    budget,
-    kvConcurrency,
+    {
+      budget,
+      maxNumSeqs: profile.scheduler.maxNumSeqs,
+      kvTokens: numGpuBlocks(profile) * blockSize,
+    },
   )
   const terms: Record<FluidTerm, number> = {
     prefill: pods / meanPrefillSeconds,

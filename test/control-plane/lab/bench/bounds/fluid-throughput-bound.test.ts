@@ -108,10 +108,12 @@ describe('fluidThroughputBound', () => {
     const perPod = (bound.kvConcurrency * 1000) / decodeMs(bound.kvConcurrency, 250 + 4000)
     expect(bound.terms.decode).toBeCloseTo((3 * perPod) / 7999, 9)
     expect(bound.loose).toBe(bound.terms.decode)
-    // The prefills share the decodes' steps: a little below the decode term, and binding.
-    expect(bound.binding).toBe('steps')
-    expect(bound.requestsPerSecond).toBeLessThan(bound.terms.decode)
-    expect(bound.requestsPerSecond).toBeGreaterThan(0.97 * bound.terms.decode)
+    // The decode term counts each request's peak KV (8,250 tokens) against the batch;
+    // `steps` counts what it holds on average over its decodes (250 + 4,000), so it allows
+    // twice the batch and does not bind here.
+    expect(bound.binding).toBe('decode')
+    expect(bound.requestsPerSecond).toBe(bound.terms.decode)
+    expect(bound.terms.steps).toBeGreaterThan(bound.terms.decode)
   })
 
   it('is bound by KV when few requests fit and each holds it through a long prefill', () => {
