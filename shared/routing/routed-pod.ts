@@ -23,24 +23,7 @@ export interface RoutedPodSettings {
   kvCapacityTokens: number | null
   /** Decode step time, for admission waits (GPU profile). */
   stepCost: StepCost
-  /**
-   * How long a routed request's blocks count as cached on a pod whose feed is not shown
-   * complete (see RoutedPod.speculativeTtlMs); absent or null: the pool's TTL always.
-   */
-  lossySpeculativeTtlMs?: number | null
 }
-
-/**
- * Share of answers, as a moving average over about the last 1/missAlpha, whose reported
- * cached tokens exceeded what the index said the pod held: the pod's KV events arrive late
- * or not at all. In the DES on shared-prefix near its bound, a fresh feed misses a few
- * requests in a thousand; events 500 ms late with a tenth lost, 3-8% of them.
- */
-const missAlpha = 0.05
-/** The miss share at which a pod's speculative entries are held for the pool's lossy TTL. */
-const lossyMissShare = 0.02
-/** The miss share under which the feed counts as complete (the pool's own TTL). */
-const completeMissShare = 0.005
 
 /** A pod as the admin API, the replica's published view and the inspector show it. */
 export interface PodReport {
@@ -86,13 +69,6 @@ export class RoutedPod {
   /** KV tokens written (+) and freed (−) by those requests since the pod's last metrics. */
   private tokensSinceMetrics = 0
   private readonly trust: IndexTrustTracker
-  /**
-   * Moving share of answers that found more cached than the index said (see missAlpha).
-   * A feed is taken as lossy until its answers show otherwise: the routing of the first
-   * minute decides where the prefixes live, and a batch of events lost then is never
-   * replayed.
-   */
-  private feedMisses = 1
   private indexReady = false
   private unhealthyUntilMs = 0
   /** False while the pod does not answer at all (its metrics unreachable): out until it does. */
@@ -126,10 +102,7 @@ export class RoutedPod {
 
   /** false while the pod's index cannot be believed (gap awaiting replay, new incarnation). */
   setIndexReady(ready: boolean): void {
-    if (ready && !this.indexReady) {
-      this.trust.reset()
-      this.feedMisses = 1
-    }
+    if (ready && !this.indexReady) this.trust.reset()
     this.indexReady = ready
   }
 
@@ -160,25 +133,6 @@ export class RoutedPod {
   /** The pod reported the cached tokens of a request that ended there (index drift). */
   observeCachedTokens(request: RoutedRequest, reportedCachedTokens: number): void {
     this.trust.observe(request.indexedCachedTokens, reportedCachedTokens, request.promptTokens)
-    const missed = reportedCachedTokens > request.indexedCachedTokens ? 1 : 0
-    this.feedMisses += missAlpha * (missed - this.feedMisses)
-  }
-
-  /**
-   * How long blocks sent here count as cached before the pod's events confirm them: the
-   * pool's `baseMs` once its answers show the index complete, up to the lossy TTL while
-   * they show it missing what the pod held (late or lost events). Long entries keep a lost
-   * batch (which nothing replays) from leaving a hole in a prefix's chain that makes the
-   * pod holding it look cold, as long as the prefix's requests keep refreshing them; an
-   * eviction they hide shows as drift (reported below predicted) and demotes the pod.
-   */
-  speculativeTtlMs(baseMs: number): number {
-    const lossyMs = this.settings.lossySpeculativeTtlMs
-    // A pool that sets its TTL to 0 asked for no speculative entries at all.
-    if (lossyMs == null || baseMs === 0) return baseMs
-    const excess = (this.feedMisses - completeMissShare) / (lossyMissShare - completeMissShare)
-    const lossy = Math.min(1, Math.max(0, excess))
-    return Math.round(baseMs + lossy * Math.max(0, lossyMs - baseMs))
   }
 
   /** The pod as the strategy sees it for a request of which it holds `indexed` blocks (index). */
