@@ -58,7 +58,10 @@ export function statusPageSessions(
       const [, expiry = '', id = '', mac = ''] = parts
       const given = Buffer.from(mac, 'base64url')
       const wanted = sign(`${version}.${expiry}.${id}`)
-      if (given.length !== wanted.length || !timingSafeEqual(given, wanted))
+      // The last of a 32-byte MAC's 43 characters carries 2 unused bits: only the canonical
+      // spelling is the one we issued, so another spelling of the same bytes is refused too.
+      const canonical = given.toString('base64url') === mac
+      if (!canonical || given.length !== wanted.length || !timingSafeEqual(given, wanted))
         return { kind: 'invalid' }
       const expiresAtMs = Number.parseInt(expiry, 36)
       if (options.nowMs() >= expiresAtMs) return { kind: 'expired' }

@@ -69,6 +69,20 @@ describe('statusPageSessions', () => {
       expect(sessions.check(forged.join('.')), forged.join('.')).toEqual({ kind: 'invalid' })
   })
 
+  it('refuses another spelling of its signature: the bits the last character does not carry', () => {
+    const { sessions } = sessionsAt(1_000)
+    const value = sessions.issue().value
+    const [version, expiry, id, mac] = value.split('.') as [string, string, string, string]
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+    const last = alphabet.indexOf(mac.at(-1) ?? '')
+    // 32 bytes are 43 characters; the last holds 4 bits of the MAC and 2 unused ones.
+    const sameBytes = alphabet[(last & 0b111100) | (~last & 0b000011)] as string
+    const respelled = `${mac.slice(0, -1)}${sameBytes}`
+    expect(Buffer.from(respelled, 'base64url')).toEqual(Buffer.from(mac, 'base64url'))
+    expect(sessions.check([version, expiry, id, respelled].join('.'))).toEqual({ kind: 'invalid' })
+    expect(sessions.check(value)).toEqual({ kind: 'valid', expiresAtMs: 1_000 + ttlMs })
+  })
+
   it('refuses malformed values, never throwing', () => {
     const { sessions } = sessionsAt(1_000)
     const good = sessions.issue().value
