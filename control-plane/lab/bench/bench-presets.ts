@@ -79,6 +79,18 @@ function prefixHeavy(pods: number): BenchPreset {
   }
 }
 
+/** Prompt and output lengths of the prefix-bucket workloads: 256±128 tokens each, clipped. */
+const bucketedLengths = {
+  prompt_tokens: 256,
+  prompt_tokens_stdev: 128,
+  prompt_tokens_min: 32,
+  prompt_tokens_max: 1024,
+  output_tokens: 256,
+  output_tokens_stdev: 128,
+  output_tokens_min: 16,
+  output_tokens_max: 1024,
+}
+
 export const benchPresets: Record<string, BenchPreset> = {
   'shared-prefix': {
     name: 'shared-prefix',
@@ -127,14 +139,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     description:
       'Four tenants: 40% share one 6144-token prompt (more than one pod can serve), 30% eight of 4096, 20% sixty-four of 2048, 10% nothing shared; prompt 256±128 (32–1024) and output 256±128 (16–1024) tokens.',
     data: JSON.stringify({
-      prompt_tokens: 256,
-      prompt_tokens_stdev: 128,
-      prompt_tokens_min: 32,
-      prompt_tokens_max: 1024,
-      output_tokens: 256,
-      output_tokens_stdev: 128,
-      output_tokens_min: 16,
-      output_tokens_max: 1024,
+      ...bucketedLengths,
       prefix_buckets: [
         { bucket_weight: 40, prefix_count: 1, prefix_tokens: 6144 },
         { bucket_weight: 30, prefix_count: 8, prefix_tokens: 4096 },
@@ -229,14 +234,7 @@ export const benchPresets: Record<string, BenchPreset> = {
     description:
       'A mixed set of prefix buckets, popularity falling as the set grows: 40% of requests share 4 prompts of 8192 tokens, 30% 16 of 2048, 20% 64 of 1024, 10% 256 of 512 (262k prefix tokens in all, 93% of the three pods’ 283k-token KV cache); prompt 256±128 (32–1024) and output 256±128 (16–1024) tokens.',
     data: JSON.stringify({
-      prompt_tokens: 256,
-      prompt_tokens_stdev: 128,
-      prompt_tokens_min: 32,
-      prompt_tokens_max: 1024,
-      output_tokens: 256,
-      output_tokens_stdev: 128,
-      output_tokens_min: 16,
-      output_tokens_max: 1024,
+      ...bucketedLengths,
       prefix_buckets: [
         { bucket_weight: 40, prefix_count: 4, prefix_tokens: 8192 },
         { bucket_weight: 30, prefix_count: 16, prefix_tokens: 2048 },
