@@ -6,6 +6,7 @@ import { UsageError } from '../../kinfctl/cli-io.ts'
 import { benchPoolSpec, benchRouterNames } from '../bench/bench-pool-spec.ts'
 import { peakTtftSloMs } from '../bench/bench-presets.ts'
 import type { DesTimingOptionsInput } from '../bench/des/des-timing-options.ts'
+import { routingWorkloads } from '../bench/suite/routing/routing-workloads.ts'
 import { isTraceData } from '../bench/trace/load-mooncake-trace.ts'
 
 export const benchOptions = {
@@ -42,7 +43,7 @@ export type BenchValues = ReturnType<typeof parseArgs<{ options: typeof benchOpt
 /** Everything `kinfctl bench` was asked, checked once. */
 export interface BenchArgs {
   values: BenchValues
-  suite: 'headline' | 'targets' | null
+  suite: 'headline' | 'targets' | 'routing' | null
   mode: 'des' | 'live'
   /** --gpu-profile when given; else each preset's own or l40s-27b-fp8. */
   gpuProfile: GpuProfile | null
@@ -59,6 +60,8 @@ export interface BenchArgs {
   traceOffset: number | undefined
   desTiming: DesTimingOptionsInput
   requestScale: number
+  /** --suite routing --preset: the prefix workloads judged (default all of them). */
+  routingWorkloads: string[] | undefined
 }
 
 /** A KinfError from checking an argument is a usage mistake (exit 2), not a failed run. */
@@ -108,7 +111,9 @@ const listOf = (text: string) =>
     .filter(Boolean)
 
 function seedsOf(values: BenchValues, suite: BenchArgs['suite']): number[] {
-  const text = values.seeds ?? (suite === 'targets' ? '1,2,42' : values.seed)
+  // The routing suite's seeds are held out from tuning, which uses the targets suite's.
+  const text =
+    values.seeds ?? (suite === 'targets' ? '1,2,42' : suite === 'routing' ? '7,11' : values.seed)
   const seeds = listOf(text).map((s) => Number(s))
   if (seeds.length === 0 || seeds.some((s) => !Number.isInteger(s)))
     throw new UsageError(
@@ -128,13 +133,17 @@ function replicasOf(values: BenchValues, suite: BenchArgs['suite'], mode: string
   return [...new Set(list)]
 }
 
+const suites = ['headline', 'targets', 'routing'] as const
+
 function suiteOf(values: BenchValues): BenchArgs['suite'] {
-  const sources = [values.suite, values.preset, values.data].filter((v) => v !== undefined)
+  // The routing suite takes --preset as the subset of its prefix workloads to judge.
+  const preset = values.suite === 'routing' ? undefined : values.preset
+  const sources = [values.suite, preset, values.data].filter((v) => v !== undefined)
   if (sources.length !== 1) throw new UsageError('give exactly one of --suite, --preset, --data')
   if (values.suite === undefined) return null
-  if (values.suite !== 'headline' && values.suite !== 'targets')
-    throw new UsageError(`unknown suite "${values.suite}" (known: headline, targets)`)
-  return values.suite
+  const suite = suites.find((s) => s === values.suite)
+  if (!suite) throw new UsageError(`unknown suite "${values.suite}" (known: ${suites.join(', ')})`)
+  return suite
 }
 
 /** --trace-offset, which only a trace takes. */
@@ -148,6 +157,19 @@ function traceOffsetOf(text: string | undefined, data: string | undefined): numb
   return offset
 }
 
+/** --preset with --suite routing: the subset of its workloads to judge. */
+function routingSubset(text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined
+  const names = listOf(text)
+  const known: readonly string[] = routingWorkloads
+  const unknown = names.filter((n) => !known.includes(n))
+  if (names.length === 0 || unknown.length > 0)
+    throw new UsageError(
+      `--suite routing --preset takes its prefix workloads (${known.join(', ')}), not "${text}"`,
+    )
+  return names
+}
+
 export function parseBenchArgs(args: string[]): BenchArgs {
   const { values } = parseArgs({ args, options: benchOptions })
   const suite = suiteOf(values)
@@ -155,8 +177,8 @@ export function parseBenchArgs(args: string[]): BenchArgs {
   if (mode !== 'des' && mode !== 'live') throw new UsageError('--mode must be des or live')
   if (values.target !== undefined && mode !== 'live')
     throw new UsageError('--target needs --mode live')
-  if (suite === 'targets' && mode !== 'des')
-    throw new UsageError('--suite targets runs in des mode')
+  if ((suite === 'targets' || suite === 'routing') && mode !== 'des')
+    throw new UsageError(`--suite ${suite} runs in des mode`)
   const name = values['gpu-profile']
   const gpuProfile = name === undefined ? null : (gpuProfiles[name] ?? null)
   if (name !== undefined && !gpuProfile) throw new UsageError(`unknown GPU profile "${name}"`)
@@ -198,6 +220,7 @@ export function parseBenchArgs(args: string[]): BenchArgs {
         : positive('max-requests', values['max-requests'], true),
     traceOffset: traceOffsetOf(values['trace-offset'], values.data),
     desTiming: Object.fromEntries(Object.entries(timing).filter(([, v]) => v !== undefined)),
+    routingWorkloads: suite === 'routing' ? routingSubset(values.preset) : undefined,
     requestScale:
       values['request-scale'] === undefined
         ? 1

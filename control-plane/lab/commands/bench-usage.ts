@@ -7,11 +7,12 @@ import {
   peakTtftSloMs,
 } from '../bench/bench-presets.ts'
 import { DesTimingOptions } from '../bench/des/des-timing-options.ts'
+import { routingWorkloads } from '../bench/suite/routing/routing-workloads.ts'
 
 const desTimingDefaults = DesTimingOptions.parse({})
 
 /** kinfctl bench --help. */
-export const benchUsage = `Usage: kinfctl bench [--suite headline|targets | --preset NAMES | --data SPEC] [options]
+export const benchUsage = `Usage: kinfctl bench [--suite headline|targets|routing | --preset NAMES | --data SPEC] [options]
 
 Benchmarks routing strategies on one simulated pool, side by side at fixed loads, with
 GuideLLM's synthetic data, profiles and metrics. Writes benchmarks.json (GuideLLM's
@@ -25,6 +26,12 @@ What to run:
                             tails, the Mooncake trace, fan-out, no regression, scorer
                             replicas), each printed met, not met or not judged
                             (its round robin baseline unstable) with its figure
+      --suite routing       issue 25's routing targets on seeds 7,11 (held out from
+                            tuning): each prefix workload's steady-state capacity per
+                            router and seed, a grid at 50-150% of the best peer's
+                            capacity, multi-turn at 80 streams, a stale index, no
+                            regression; writes benchmarks.md and targets.json. With
+                            --preset NAMES, only those of its workloads (${routingWorkloads.join(', ')})
       --preset NAMES        named workloads (${Object.keys(benchPresets).join(', ')}), comma-separated
       --data SPEC           GuideLLM synthetic data: key=value,... (prompt_tokens,
                             output_tokens, first_prompt_tokens, first_output_tokens, each
@@ -61,14 +68,15 @@ How:
                             ${Object.keys(gpuProfiles).join(', ')})
       --seed S              seed of the data, arrivals and simulation (default 42)
       --seeds LIST          several seeds, each a full run; reports show means and the
-                            spread (default: --seed; targets: 1,2,42)
+                            spread (default: --seed; targets: 1,2,42; routing: 7,11)
       --replicas LIST       des: scorer replicas sharing the KV index (default 1; targets:
                             1,3), each with its own in-flight view and metrics scrapes
       --event-delay-ms MS   des: KV events reach the index this late (default ${desTimingDefaults.eventDelayMs})
       --metrics-interval-ms MS  des: pods' metrics are scraped this often (default ${desTimingDefaults.metricsIntervalMs})
       --metrics-delay-ms MS des: scraped metrics are this old when read (default ${desTimingDefaults.metricsDelayMs})
       --event-loss-rate F   des: share of KV event batches the index never sees (default 0)
-      --request-scale X     targets: scale every scenario's request count (default 1)
+      --request-scale X     targets, routing: scale every scenario's request count
+                            (default 1)
       --slo-ms MS           median TTFT limit for peak throughput (default ${peakTtftSloMs})
       --threads N           des: benchmarks run side by side on N threads (default: the
                             cores); the results do not depend on it

@@ -6,6 +6,7 @@ import { createChatFrame } from '../bench/chat-prompt-ids.ts'
 import { renderBenchmarkMarkdown } from '../bench/render-benchmark-markdown.ts'
 import type { BenchmarkRun } from '../bench/request-record.ts'
 import { type MatrixWorkload, runBenchmarkMatrix } from '../bench/run-benchmark-matrix.ts'
+import { runRoutingSuite } from '../bench/suite/routing/run-routing-suite.ts'
 import { runTargetsSuite } from '../bench/suite/targets/run-targets-suite.ts'
 import { tallyTargets } from '../bench/suite/targets/target-verdict.ts'
 import { summarizeSuite } from '../bench/summarize-suite.ts'
@@ -25,6 +26,7 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
   const parsed = parseBenchArgs(args)
   const assets = loadSimModelAssets()
   if (parsed.suite === 'targets') return targetsSuite(parsed, assets, io)
+  if (parsed.suite === 'routing') return routingSuite(parsed, assets, io)
   const groups = await planBench(parsed, assets, createChatFrame(assets.tokenizer))
   const started = performance.now()
   const runs: BenchmarkRun[] = []
@@ -115,6 +117,31 @@ async function targetsSuite(parsed: BenchArgs, assets: SimModelAssets, io: CliIo
   const file = join(parsed.values.out, 'targets.md')
   await writeFile(file, `${report.markdown}\n${footer}`)
   io.stdout(`${report.markdown}\n${footer}wrote ${file}\n`)
+  return exitCode.ok
+}
+
+async function routingSuite(parsed: BenchArgs, assets: SimModelAssets, io: CliIo): Promise<number> {
+  const workloads = parsed.routingWorkloads
+  const started = performance.now()
+  const report = await runRoutingSuite({
+    seeds: parsed.seeds,
+    routers: parsed.routers,
+    pods: parsed.pods,
+    threads: parsed.threads,
+    assets,
+    requestScale: parsed.requestScale,
+    desTiming: parsed.desTiming,
+    ...(workloads ? { workloads } : {}),
+    log: (line) => io.stderr(`${line}\n`),
+  })
+  const seconds = (performance.now() - started) / 1000
+  const footer = `${report.json.tally}; ${seconds.toFixed(0)} s (des)\n`
+  await mkdir(parsed.values.out, { recursive: true })
+  const markdown = join(parsed.values.out, 'benchmarks.md')
+  const json = join(parsed.values.out, 'targets.json')
+  await writeFile(markdown, `${report.markdown}\n${footer}`)
+  await writeFile(json, `${JSON.stringify({ ...report.json, seconds }, null, 2)}\n`)
+  io.stdout(`${report.markdown}\n${footer}wrote ${markdown}, ${json}\n`)
   return exitCode.ok
 }
 

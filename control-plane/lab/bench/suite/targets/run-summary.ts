@@ -21,6 +21,8 @@ export interface RunSummary {
   ttftP90S: number
   ttftMeanS: number
   e2eMedianS: number
+  /** p90 of the successful requests' end-to-end latency (the routing suite judges it). */
+  e2eP90S: number
   servedRps: number
   hitRate: number
   /** Preemptions the pods reported over the run; null when the run does not say. */
@@ -80,6 +82,7 @@ export function summarizeRun(run: BenchmarkRun, frame: ChatFrame): RunSummary {
     ttftP90S: ttft.percentiles.p90 / 1000,
     ttftMeanS: ttft.mean / 1000,
     e2eMedianS: metrics.request_latency.successful.median,
+    e2eP90S: metrics.request_latency.successful.percentiles.p90,
     servedRps: metrics.requests_per_second.successful.mean,
     hitRate: computePrefixCacheSummary(run).request_hit_rate ?? 0,
     preemptions: run.preemptions ?? null,

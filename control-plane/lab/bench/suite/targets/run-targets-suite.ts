@@ -8,6 +8,7 @@ import {
 } from './scenario-runs.ts'
 import { singleReplicaScenarios } from './single-replica-scenarios.ts'
 import {
+  capacityTable,
   capacityTargets,
   compareWith,
   compareWithBest,
@@ -101,27 +102,6 @@ async function capacityRuns(
       ),
     ),
   )
-}
-
-function capacityTable(name: string, tag: string, outcomes: readonly CapacityOutcome[]): string {
-  const rows = [
-    `### capacity: ${name}${tag}`,
-    '',
-    'Highest Poisson rate with p90 TTFT ≤ 2 s and ≥ 98% of requests completing within the run, by bisection.',
-    '',
-    '| router | capacity req/s | of fluid bound | runs | converged |',
-    '| --- | ---: | ---: | ---: | ---: |',
-  ]
-  for (const router of [...new Set(outcomes.map((o) => o.router))]) {
-    const mine = outcomes.filter((o) => o.router === router)
-    const rate = spreadOf(mine.map((o) => o.result.rate ?? 0))
-    const fluid = spreadOf(mine.map((o) => o.fluidRps))
-    rows.push(
-      `| ${router} | ${rate.mean.toFixed(2)} (${rate.min.toFixed(2)}–${rate.max.toFixed(2)}) | ${((rate.mean / fluid.mean) * 100).toFixed(0)}% | ${mine.reduce((n, o) => n + o.result.steps.length, 0)} | ${mine.filter((o) => o.result.converged).length}/${mine.length} |`,
-    )
-  }
-  rows.push('')
-  return rows.join('\n')
 }
 
 async function overloadRuns(

@@ -27,6 +27,7 @@ function syntheticContext(): TargetsContext {
       ttftP90S: 2 * ttft,
       ttftMeanS: ttft,
       e2eMedianS: rr ? 20 : 2,
+      e2eP90S: rr ? 30 : 3,
       servedRps: probe.rate,
       hitRate: 0,
       preemptions: null,
