@@ -122,6 +122,15 @@ export function kvCapacityOf(spec: InferencePoolSpec): number | null {
 const unhealthyCooldownMs = 5_000
 
 /**
+ * kinference's speculative TTL on a pod whose feed is held lossy, a new pod's and one whose
+ * answers show its KV events late or lost (RoutedPod.speculativeTtlMs, FeedLossTracker):
+ * long enough that a prefix's next requests refresh the entries before they lapse, so a
+ * lost batch of events does not leave a hole in the prefix's chain. The peers keep their
+ * deployed behaviour.
+ */
+const lossySpeculativeTtlMs = 30_000
+
+/**
  * What the pool's spec says its router runs with: its strategy (from `strategies`, the
  * built-ins unless a caller registers more), TTFT prior, memory and step cost.
  */
@@ -153,6 +162,7 @@ export function routerSettings(
     stepCost: stepCostOf(spec),
     admission: admissionQueueOptions(spec),
     speculativeTtlMs: strategy.speculativeEntries === false ? null : kinference.speculativeTtlMs,
+    lossySpeculativeTtlMs: spec.routing.strategy === 'kinference' ? lossySpeculativeTtlMs : null,
     expectedOutputTokens: kinference.expectedOutputTokens,
   }
 }

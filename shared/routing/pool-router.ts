@@ -276,7 +276,8 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
    * Counts the request's load on its pod until its first token and its end, lets strategies
    * that learn from their own decisions (GIE's and SGLang's prefixes) or keep their own
    * accounts (Dynamo's active blocks) follow it, and adds its blocks there as speculative
-   * entries unless the strategy runs without them.
+   * entries unless the strategy runs without them, for as long as the pod's feed needs
+   * (RoutedPod.speculativeTtlMs).
    */
   private dispatch(lookup: PoolLookup, route: RouteResult, nowMs: number): void {
     const name = route.decision.pod
@@ -292,7 +293,9 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
       pod.started(request)
     }
     if (this.settings.speculativeTtlMs === null) return
-    const expiresAtMs = this.options.indexNowMs() + this.settings.speculativeTtlMs
+    const ttlMs =
+      pod?.speculativeTtlMs(this.settings.speculativeTtlMs) ?? this.settings.speculativeTtlMs
+    const expiresAtMs = this.options.indexNowMs() + ttlMs
     this.options.index
       .addSpeculative(name, keys, keys.length / 2, expiresAtMs)
       .catch((error: unknown) =>

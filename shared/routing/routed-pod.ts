@@ -1,3 +1,4 @@
+import { FeedLossTracker } from './feed-loss-tracker.ts'
 import { IndexTrustTracker } from './index-trust.ts'
 import { memoryOutlook } from './pod-memory.ts'
 import type { RoutedRequest } from './routed-request.ts'
@@ -23,6 +24,11 @@ export interface RoutedPodSettings {
   kvCapacityTokens: number | null
   /** Decode step time, for admission waits (GPU profile). */
   stepCost: StepCost
+  /**
+   * How long a routed request's blocks count as cached on a pod whose feed is not shown
+   * complete (see RoutedPod.speculativeTtlMs); absent or null: the pool's TTL always.
+   */
+  lossySpeculativeTtlMs?: number | null
 }
 
 /** A pod as the admin API, the replica's published view and the inspector show it. */
@@ -69,6 +75,8 @@ export class RoutedPod {
   /** KV tokens written (+) and freed (−) by those requests since the pod's last metrics. */
   private tokensSinceMetrics = 0
   private readonly trust: IndexTrustTracker
+  /** Whether the pod's KV events arrive late or lost, from its answers. */
+  private feed = new FeedLossTracker()
   private indexReady = false
   private unhealthyUntilMs = 0
   /** False while the pod does not answer at all (its metrics unreachable): out until it does. */
@@ -102,7 +110,10 @@ export class RoutedPod {
 
   /** false while the pod's index cannot be believed (gap awaiting replay, new incarnation). */
   setIndexReady(ready: boolean): void {
-    if (ready && !this.indexReady) this.trust.reset()
+    if (ready && !this.indexReady) {
+      this.trust.reset()
+      this.feed = new FeedLossTracker()
+    }
     this.indexReady = ready
   }
 
@@ -133,6 +144,22 @@ export class RoutedPod {
   /** The pod reported the cached tokens of a request that ended there (index drift). */
   observeCachedTokens(request: RoutedRequest, reportedCachedTokens: number): void {
     this.trust.observe(request.indexedCachedTokens, reportedCachedTokens, request.promptTokens)
+    this.feed.observe(reportedCachedTokens > request.indexedCachedTokens)
+  }
+
+  /**
+   * How long blocks sent here count as cached before the pod's events confirm them: the
+   * pool's `baseMs` once its answers have shown the index complete, the lossy TTL while
+   * its feed is held lossy (FeedLossTracker). Long entries keep a lost batch (which
+   * nothing replays) from leaving a hole in a prefix's chain that makes the pod holding it
+   * look cold, as long as the prefix's requests keep refreshing them; an eviction they
+   * hide shows as drift (reported below predicted) and demotes the pod.
+   */
+  speculativeTtlMs(baseMs: number): number {
+    const lossyMs = this.settings.lossySpeculativeTtlMs
+    // A pool that sets its TTL to 0 asked for no speculative entries at all.
+    if (lossyMs == null || baseMs === 0 || !this.feed.lossy()) return baseMs
+    return Math.max(baseMs, lossyMs)
   }
 
   /** The pod as the strategy sees it for a request of which it holds `indexed` blocks (index). */

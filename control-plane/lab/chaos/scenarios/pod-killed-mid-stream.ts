@@ -77,7 +77,7 @@ async function killMidStream(
       nowMs: context.nowMs,
     },
   )
-  const { victim, held } = await chooseVictim(stack, index, timed.outcomes, context.nowMs)
+  const { victim, held, streams } = await chooseVictim(stack, index, timed.outcomes, context.nowMs)
   // Requests that wait on the victim for their first token when it dies: its engine is
   // frozen, and they are for a prompt it holds, so the router sends them there.
   const probes = Promise.all(
@@ -147,7 +147,7 @@ async function killMidStream(
       },
     ],
     notes: [
-      `killed ${victim.name} with ${waiting} requests waiting for their first token there`,
+      `killed ${victim.name} with ${waiting} requests waiting for their first token there (streams under way when chosen: ${streams})`,
       `completed latency p50 ${Math.round(percentile(latencies, 50) ?? 0)} ms, p99 ${Math.round(percentile(latencies, 99) ?? 0)} ms`,
       `scorer view after: ${pods.map((pod) => `${pod.name} ${pod.healthy ? 'healthy' : 'unhealthy'}`).join(', ')}`,
     ],
@@ -164,17 +164,30 @@ function watchEnd(ends: Map<number, StreamEnd>, i: number): (data: string) => vo
 }
 
 /**
+ * How long after pausing a pod its streams are counted. The engine finishes the step it
+ * was running when paused (the driver looks at the pause between steps), so a stream whose
+ * last token is in that step still ends, and the scorer hears of it a little later. When
+ * the router has put one prefix's requests on the pod together, they decode in lockstep
+ * and all end in the same step: counted at once, the pod looked as if it had streams to
+ * cut and had none at the kill. A full 2,048-token step of the chaos pods' profile
+ * (l40s-27b-fp8) takes about 0.3 s; the rest is slack for a loaded machine.
+ */
+const pauseSettleMs = 1_000
+
+/**
  * A pod with streams past their first token and blocks in the index (waiting a little
- * for one, as streams come and go), paused, and a prompt of the traffic it answered.
+ * for one, as streams come and go), paused with streams that stayed under way once its
+ * last step landed, and a prompt of the traffic it answered.
  */
 async function chooseVictim(
   stack: ChaosStack,
   index: IndexReader,
   served: readonly TimedOutcome[],
   nowMs: () => number,
-): Promise<{ victim: ChaosPod; held: ChatCompletionMessageParam[] }> {
+): Promise<{ victim: ChaosPod; held: ChatCompletionMessageParam[]; streams: number }> {
   const scorer = required(stack.scorers[0], 'scorer')
   let victim: ChaosPod | undefined
+  let streams = 0
   await timeUntil(
     async () => {
       const views = await scorerPods(stack, scorer)
@@ -190,17 +203,20 @@ async function chooseVictim(
         )
         .sort((a, b) => streaming(b) - streaming(a))[0]
       if (!victim) return false
-      // Frozen, its streams stay under way until the kill; unless they just ended.
+      // Frozen, the streams still under way once its last step has landed stay so until
+      // the kill (see pauseSettleMs).
       await victim.setFaults({ paused: true })
+      await sleep(pauseSettleMs)
       const load = (await scorerPod(stack, scorer, victim.name))?.load
-      if (load && load.inFlight - load.pendingRequests > 0) return true
+      streams = load ? load.inFlight - load.pendingRequests : 0
+      if (streams > 0) return true
       await victim.setFaults({ paused: false })
       return false
     },
-    { limitMs: 5_000, everyMs: 20, nowMs },
+    { limitMs: 15_000, everyMs: 20, nowMs },
   )
   if (!victim) throw new Error('no pod with blocks in the index and streams under way')
   const name = victim.name
   const servedThere = served.find((o) => o.outcome.kind === 'completed' && o.outcome.pod === name)
-  return { victim, held: servedThere?.request.messages ?? [] }
+  return { victim, held: servedThere?.request.messages ?? [], streams }
 }
