@@ -31,6 +31,7 @@ export function memoryOutlook(input: {
     usedTokens: Math.max(0, used),
     pendingTokens: load.pendingPrefillTokens,
     stepMs: stepCost.decodeStepMs + stepCost.msPerContextToken * load.activeTokens,
+    msPerContextToken: stepCost.msPerContextToken,
     releases: () => {
       if (releases) return releases
       releases = []

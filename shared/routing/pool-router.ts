@@ -1,4 +1,5 @@
 import type { InferencePoolSpec } from '../crd/inference-pool.ts'
+import type { BlockKeyChain } from '../kv-index/block-keys.ts'
 import {
   AdmissionQueue,
   type HeldPayload,
@@ -51,6 +52,8 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   private readonly settings: RouterSettings
   private readonly pods = new Map<string, RoutedPod>()
   private readonly requests = new Map<string, RoutedRequest>()
+  /** Block keys of requests sent and not yet answered, to renew their speculative entries. */
+  private readonly unconfirmed = new Map<string, { pod: string; keys: BlockKeyChain }>()
   /**
    * One TTFT model for the pool, fitted from every pod's answers: the pods share a GPU
    * profile, and a per-pod fit drifts where traffic is thin; a pod that looked slow once
@@ -174,6 +177,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     if (request && pod && request.firstTokenAtMs === null) {
       request.firstTokenAtMs = nowMs
       pod.answered(request)
+      this.renewSpeculative(id)
       const ttftMs = nowMs - request.dispatchedAtMs - request.admissionWaitMs
       if (this.settings.onlineCalibration && request.sawWholeQueue)
         this.ttft.observe(request.work, ttftMs)
@@ -229,6 +233,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   removePod(name: string, nowMs: number): void {
     if (this.pods.delete(name)) {
       for (const [id, request] of this.requests) if (request.pod === name) this.requests.delete(id)
+      for (const [id, sent] of this.unconfirmed) if (sent.pod === name) this.unconfirmed.delete(id)
       this.settings.strategy.onPodRemoved?.(name)
     }
     this.release(nowMs)
@@ -293,9 +298,31 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
       pod.started(request)
     }
     if (this.settings.speculativeTtlMs === null) return
-    const ttlMs =
-      pod?.speculativeTtlMs(this.settings.speculativeTtlMs) ?? this.settings.speculativeTtlMs
-    const expiresAtMs = this.options.indexNowMs() + ttlMs
+    this.unconfirmed.set(routing.id, { pod: name, keys })
+    // Until its prefill has run, nothing but this entry says where the prefix is going:
+    // it lasts the predicted wait for the first token, then the TTL.
+    this.addSpeculative(name, keys, route.predictedTtftMs.get(name) ?? 0)
+  }
+
+  /**
+   * The request's prefill is done: its blocks are on the pod, and its events on their
+   * way. Its entries, written at dispatch, may have lapsed while it queued for longer than
+   * predicted (in overload, queues outlast the TTL); renewed from now, they bridge to the
+   * events, and the index does not forget where a prefix went when the pod is busiest.
+   */
+  private renewSpeculative(id: string): void {
+    const sent = this.unconfirmed.get(id)
+    if (!sent) return
+    this.unconfirmed.delete(id)
+    if (this.pods.has(sent.pod)) this.addSpeculative(sent.pod, sent.keys, 0)
+  }
+
+  /** Entries for `pod` lasting `waitMs` and then the pod's TTL (none with a TTL of 0). */
+  private addSpeculative(name: string, keys: BlockKeyChain, waitMs: number): void {
+    const base = this.settings.speculativeTtlMs ?? 0
+    const ttlMs = this.pods.get(name)?.speculativeTtlMs(base) ?? base
+    if (ttlMs <= 0) return
+    const expiresAtMs = this.options.indexNowMs() + waitMs + ttlMs
     this.options.index
       .addSpeculative(name, keys, keys.length / 2, expiresAtMs)
       .catch((error: unknown) =>
@@ -306,6 +333,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   /** The request finished or failed: nothing of it is active on its pod any more. */
   private ended(id: string, request: RoutedRequest): void {
     this.requests.delete(id)
+    this.unconfirmed.delete(id)
     this.settings.strategy.onReleased?.(id)
     this.pods.get(request.pod)?.ended(request)
   }

@@ -72,6 +72,8 @@ export interface PodMemory {
   pendingTokens: number
   /** Time of one decode step on the pod now (its batch's KV reads included). */
   stepMs: number
+  /** What each token of context its running requests hold adds to every step (KV read). */
+  msPerContextToken: number
   /**
    * Requests decoding on the pod, as [steps left, tokens they free], soonest first; steps
    * left assume they run to max_tokens (an upper bound: a stop ends them sooner). A

@@ -3,6 +3,7 @@ import type {
   PodCandidate,
   PodScore,
   RoutingDecision,
+  RoutingRequest,
   RoutingStrategy,
 } from '../routing-strategy.ts'
 import { cachedTokensOf, effectiveWork, predictTtftMs, ttftFeatures } from '../ttft-model.ts'
@@ -69,6 +70,14 @@ export const KinferenceParameters = z.strictObject({
     .describe(
       'Output tokens the memory outlook assumes for a request that sets no max_tokens (vLLM would allow up to the context length); a request that sets one is planned with its own.',
     ),
+  decodeWeight: z
+    .number()
+    .min(0)
+    .max(4)
+    .default(0.25)
+    .describe(
+      'How much a millisecond of decoding counts against a millisecond of time to first token when choosing a pod: the slowdown a request suffers from the batch it joins, and the one it causes the requests running there. 0 chooses by TTFT alone.',
+    ),
   driftTolerance: fraction
     .default(0.25)
     .describe(
@@ -86,6 +95,8 @@ export interface KinferenceStrategyOptions {
    * under this fraction with the copy (the pool's routing.kinference.copyHeadroom).
    */
   copyHeadroom: number
+  /** Weight of decode interference against TTFT (routing.kinference.decodeWeight). */
+  decodeWeight?: number
   /** How far back the pool's arrival rate is averaged. */
   rateWindowMs?: number
 }
@@ -116,6 +127,8 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
       const perPodRate =
         (arrivals.rate(context.nowMs) * trafficShareScale(candidates)) / candidates.length
       const costs: number[] = []
+      const ttftCosts: number[] = []
+      const decodeWeight = options.decodeWeight ?? 0
       const bestCached = Math.max(
         ...candidates.map((pod) => cachedTokensOf(request, pod.cachedBlocks)),
       )
@@ -128,6 +141,9 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
         const ownWork = pod.ttft.msPerToken * effectiveWork({ ...features, queuedTokens: 0 })
         const backlog = predicted - pod.ttft.overheadMs
         let cost = predicted + perPodRate * backlog * ownWork
+        ttftCosts.push(cost)
+        cost +=
+          decodeWeight * decodeInterferenceMs(request, pod, features.decoding, ahead[i] as number)
         // What the pod's KV must hold once every answer in flight and this request's own
         // are written: the running requests still write theirs.
         const reserved = pod.memory
@@ -155,12 +171,15 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
         }
       })
       const best = Math.min(...costs)
+      // Ties are judged on the TTFT side: decode terms run to seconds, and a slack in
+      // proportion to them would make every pod a near-tie.
+      const bestTtft = Math.min(...ttftCosts)
       // A request no pod holds half of places its prefix for the requests that follow:
       // among pods within 10% of the best, the one with the most free memory takes it
       // (it will hold the prefix and its traffic); otherwise near-ties (2% or 2 ms) go to
       // the pod with the least decode work ahead.
       const placing = bestCached * 2 < request.promptTokens
-      const slack = Math.max(2, best * (placing ? 0.1 : 0.02))
+      const slack = Math.max(2, bestTtft * (placing ? 0.1 : 0.02))
       // Memory counts what the requests in flight will still write (their answers), not
       // only what they hold now: a pod of fresh long answers is fuller than it looks.
       const loads = candidates.map((pod, i) => {
@@ -210,6 +229,29 @@ function remainingDecodeSteps(pod: PodCandidate, ownMaxTokens: number): number {
   const waiting = pod.load.pendingRequests + (pod.metrics?.unseenWaiting ?? 0)
   const others = releases.length === 0 ? Math.max(0, running) * ownMaxTokens : 0
   return waiting * ownMaxTokens + own * scale + others
+}
+
+/**
+ * What joining this pod's batch costs in decoding, where pods differ: every step reads the
+ * KV of every running request, so the request's own steps are slowed by the context the
+ * pod holds, and the steps it shares with the running requests (as many as each has left,
+ * up to its own length) are slowed by its context. Summed, like the TTFT terms, as time
+ * added to requests' latencies. A pod crowded with long contexts then loses work it could
+ * hand to another for a little more prefill, which is how Dynamo's decode-block term
+ * keeps end-to-end latency down on mixed loads (docs/peer-routers.md).
+ */
+function decodeInterferenceMs(
+  request: RoutingRequest,
+  pod: PodCandidate,
+  decoding: number,
+  othersSteps: number,
+): number {
+  if (!pod.memory) return 0
+  const perToken = pod.memory.msPerContextToken
+  const batchContext = pod.memory.usedTokens + pod.memory.pendingTokens
+  const ownContext = request.promptTokens + request.maxTokens / 2
+  const shared = Math.min(othersSteps, decoding * request.maxTokens)
+  return perToken * (request.maxTokens * batchContext + ownContext * shared)
 }
 
 /**
@@ -268,6 +310,6 @@ export const kinferenceStrategy = defineStrategy({
   name: 'kinference',
   description: 'lowest predicted TTFT from KV overlap and queued prefill.',
   parameters: { block: 'kinference', schema: KinferenceParameters },
-  create: ({ copyHeadroom }, pool) =>
-    createKinferenceStrategy({ stepBudget: pool.stepBudget, copyHeadroom }),
+  create: ({ copyHeadroom, decodeWeight }, pool) =>
+    createKinferenceStrategy({ stepBudget: pool.stepBudget, copyHeadroom, decodeWeight }),
 })

@@ -7,6 +7,7 @@ const memory = (overrides: Partial<PodMemory> = {}): PodMemory => ({
   usedTokens: 8_000,
   pendingTokens: 0,
   stepMs: 50,
+  msPerContextToken: 2e-4,
   releases: () => [
     [10, 500],
     [40, 1_500],

@@ -81,3 +81,71 @@ describe('speculative entries per strategy', () => {
     }
   })
 })
+
+describe('a speculative entry’s life', () => {
+  /** Routes one request at 0 on a dynamo pool with speculative entries (a fixed 2-s TTL). */
+  async function routed() {
+    const expiries: { pod: string; expiresAtMs: number }[] = []
+    let nowMs = 0
+    const memory = createMemoryKvIndex()
+    const index: KvIndex = {
+      ...memory,
+      addSpeculative: (pod, chain, blocks, expiresAtMs) => {
+        expiries.push({ pod, expiresAtMs })
+        return memory.addSpeculative(pod, chain, blocks, expiresAtMs)
+      },
+    }
+    const router = new PoolRouter({
+      name: 'p',
+      spec: spec({ strategy: 'dynamo', dynamo: { speculativeEntries: true } }),
+      index,
+      random: createSeededRandom(1),
+      indexNowMs: () => nowMs,
+      onError: (message) => {
+        throw new Error(message)
+      },
+    })
+    for (const pod of ['a', 'b']) {
+      router.addPod(pod, 0)
+      router.setIndexReady(pod, true)
+    }
+    const request = router.prepare({
+      id: 'r',
+      model: 'm',
+      promptIds: ids,
+      maxTokens: 8,
+      cacheSalt: null,
+      promptText: () => 'x'.repeat(2_560),
+    })
+    const route = router.dispatchNow(await router.lookup(request), 0)
+    const pod = route.decision.pod as string
+    const at = (ms: number) => {
+      nowMs = ms
+    }
+    return { router, expiries, pod, predicted: route.predictedTtftMs.get(pod) as number, at }
+  }
+
+  it('covers the predicted wait for the first token, then the TTL', async () => {
+    const { expiries, pod, predicted } = await routed()
+    expect(predicted).toBeGreaterThan(0)
+    expect(expiries).toEqual([{ pod, expiresAtMs: predicted + 2_000 }])
+  })
+
+  it('is renewed from the first token, however long the request queued', async () => {
+    const { router, expiries, pod, at } = await routed()
+    at(9_000)
+    router.firstToken('r', 9_000)
+    expect(expiries.at(-1)).toEqual({ pod, expiresAtMs: 11_000 })
+    // Once, at the first token: later tokens and the end write nothing.
+    router.progress('r', 4)
+    router.finished('r', 9_500, 0)
+    expect(expiries).toHaveLength(2)
+  })
+
+  it('is not renewed for a request that failed before its first token', async () => {
+    const { router, expiries } = await routed()
+    router.failed('r', 500, false)
+    router.firstToken('r', 600)
+    expect(expiries).toHaveLength(1)
+  })
+})

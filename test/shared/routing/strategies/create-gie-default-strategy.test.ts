@@ -170,6 +170,7 @@ describe('createGieDefaultStrategy', () => {
         usedTokens: 0,
         pendingTokens: 0,
         stepMs: 30,
+        msPerContextToken: 2e-4,
         releases: () => [],
       },
     })

@@ -51,6 +51,7 @@ function withMemory(
       usedTokens: used,
       pendingTokens: candidate.load.pendingPrefillTokens,
       stepMs: 40,
+      msPerContextToken: 2e-4,
       releases: () => decoding,
     },
   }
@@ -162,6 +163,47 @@ describe('the kinference strategy', () => {
       pod: null,
       reason: 'kinference: no candidate pod',
       scores: [],
+    })
+  })
+
+  describe('decode interference', () => {
+    // Both hold most of the prompt; `crowded` a little more of it, but its batch holds
+    // 60k tokens of context that every one of a long answer's steps reads.
+    const long = { ...request, maxTokens: 1024 }
+    const decoding = (n: number) => Array.from({ length: n }, () => [200, 2_000] as const)
+    const crowded = withMemory(pod('crowded', 256), 60_000, decoding(30))
+    const light = withMemory(pod('light', 200), 10_000, decoding(3))
+
+    it('by TTFT alone, takes the pod that holds more of the prompt', () => {
+      const ttftOnly = createKinferenceStrategy({ stepBudget: 2048, copyHeadroom: 0.85 })
+      expect(ttftOnly.choose(long, [crowded, light], context).pod).toBe('crowded')
+    })
+
+    it('weighing decoding, a long answer goes where its steps are not slowed by a crowded batch', () => {
+      const whole = createKinferenceStrategy({
+        stepBudget: 2048,
+        copyHeadroom: 0.85,
+        decodeWeight: 0.25,
+      })
+      const decision = whole.choose(long, [crowded, light], context)
+      expect(decision.pod).toBe('light')
+      // The score holds the decode term; the TTFT prediction stays the TTFT alone.
+      const scores = new Map(decision.scores.map((s) => [s.pod, s]))
+      expect(scores.get('crowded')?.predictedTtftMs).toBeLessThan(
+        scores.get('light')?.predictedTtftMs as number,
+      )
+      expect(scores.get('crowded')?.score).toBeGreaterThan(scores.get('light')?.score as number)
+    })
+
+    it('a short answer still takes the pod holding more of its prompt', () => {
+      const whole = createKinferenceStrategy({
+        stepBudget: 2048,
+        copyHeadroom: 0.85,
+        decodeWeight: 0.25,
+      })
+      expect(whole.choose({ ...request, maxTokens: 8 }, [crowded, light], context).pod).toBe(
+        'crowded',
+      )
     })
   })
 })

@@ -112,6 +112,7 @@ export function runRandomScenario(strategy: RoutingStrategy, seed: number, steps
                 usedTokens: 0,
                 pendingTokens: 0,
                 stepMs: 30,
+                msPerContextToken: 2e-4,
                 releases: () => [],
               },
         load: {
