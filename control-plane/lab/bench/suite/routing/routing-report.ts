@@ -6,6 +6,7 @@ import {
   tailFactor,
   tailFrom,
 } from './rate-grid-targets.ts'
+import type { RoutingOptions, WorkloadResult } from './routing-options.ts'
 import {
   multiTurnMinRequests,
   multiTurnStreams,
@@ -14,7 +15,6 @@ import {
   staleAt,
   staleTiming,
 } from './routing-scenarios.ts'
-import type { RoutingOptions, WorkloadResult } from './run-routing-suite.ts'
 
 export interface RoutingReport {
   markdown: string

@@ -1,18 +1,15 @@
-import type { SimModelAssets } from '../../../sim/sim-model-assets.ts'
 import type { BenchPreset } from '../../bench-presets.ts'
-import type { DesTimingOptionsInput } from '../../des/des-timing-options.ts'
 import { type CapacityOutcome, measureCapacity, runAtLoad } from '../targets/scenario-runs.ts'
 import { capacityTable, capacityTargets } from '../targets/target-checks.ts'
-import type { TargetCheck } from '../targets/target-verdict.ts'
 import { createTargetsContext, type TargetsContext } from '../targets/targets-context.ts'
 import {
   capacityMargin,
   gridRates,
   gridTable,
   rateTargets,
-  type WorkloadCapacity,
   workloadCapacity,
 } from './rate-grid-targets.ts'
+import type { RoutingOptions, WorkloadResult } from './routing-options.ts'
 import { type RoutingReport, routingReport } from './routing-report.ts'
 import {
   multiTurnScenario,
@@ -21,31 +18,6 @@ import {
   staleIndexScenario,
 } from './routing-scenarios.ts'
 import { groupByPods, presetNamed, routingWorkloads } from './routing-workloads.ts'
-
-export interface RoutingOptions {
-  seeds: readonly number[]
-  routers: readonly string[]
-  /** --pods: every workload's pool; null: each preset's own, else the default. */
-  pods: number | null
-  threads: number
-  assets: SimModelAssets
-  /** Multiplies every run's request count (capacity runs' steady-state length too). */
-  requestScale: number
-  /** The prefix workloads judged (default `routingWorkloads`). */
-  workloads?: readonly string[]
-  desTiming?: DesTimingOptionsInput
-  log?: (line: string) => void
-}
-
-/** One prefix workload: capacity per router and seed, the grid built on it, its targets. */
-export interface WorkloadResult {
-  preset: BenchPreset
-  pods: number
-  outcomes: CapacityOutcome[]
-  capacity: WorkloadCapacity | null
-  sections: string[]
-  targets: TargetCheck[]
-}
 
 /** Capacity by bisection, at most once per workload, router and seed in a context. */
 function capacityCache(ctx: TargetsContext) {
