@@ -1,58 +1,20 @@
 import { describe, expect, it } from 'vitest'
-import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import type { RoutingSpecInput } from '../../../shared/crd/routing-spec.ts'
-import type { KvIndex } from '../../../shared/kv-index/kv-index.ts'
-import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
-import { createSeededRandom } from '../../../shared/random/create-seeded-random.ts'
-import { PoolRouter } from '../../../shared/routing/pool-router.ts'
 import { createKinferenceStrategy } from '../../../shared/routing/strategies/create-kinference-strategy.ts'
+import { recordingPoolRouter } from '../../support/recording-pool-router.ts'
 import { context, pod, request } from './strategies/routing-fixtures.ts'
-
-const spec = (routing: RoutingSpecInput) =>
-  InferencePoolSpec.parse({
-    selector: { matchLabels: {} },
-    targetPort: 8000,
-    models: [{ name: 'm', tokenizer: 'qwen3', maxContextTokens: 32_768 }],
-    gpuProfile: 'l40s-27b-fp8',
-    routing,
-  })
 
 /** A pool of pods a and b whose speculative entries' TTLs (per pod, in order) are kept. */
 function pool(routing: RoutingSpecInput) {
-  const ttls = new Map<string, number[]>([
-    ['a', []],
-    ['b', []],
-  ])
-  let nowMs = 0
-  const memory = createMemoryKvIndex()
-  const index: KvIndex = {
-    ...memory,
-    addSpeculative: (pod, chain, blocks, expiresAtMs) => {
-      ttls.get(pod)?.push(expiresAtMs - nowMs)
-      return memory.addSpeculative(pod, chain, blocks, expiresAtMs)
-    },
-  }
-  const router = new PoolRouter({
-    name: 'p',
-    spec: spec(routing),
-    index,
-    random: createSeededRandom(1),
-    indexNowMs: () => nowMs,
-    onError: (message) => {
-      throw new Error(message)
-    },
-  })
-  for (const name of ['a', 'b']) {
-    router.addPod(name, 0)
-    router.setIndexReady(name, true)
-  }
+  const { router, writes, setNow, now } = recordingPoolRouter(routing)
   let sent = 0
   /**
    * One request of its own prompt (nothing of it indexed anywhere), answered at once with
    * `reportedCachedTokens` cached: above 0, the pod held what the index did not show.
    */
   const answer = async (reportedCachedTokens: number): Promise<string> => {
-    nowMs += 10
+    setNow(now() + 10)
+    const nowMs = now()
     sent++
     const promptIds = Array.from({ length: 640 }, (_, i) => sent * 100_000 + i)
     const prepared = router.prepare({
@@ -68,7 +30,11 @@ function pool(routing: RoutingSpecInput) {
     router.finished(`r${sent}`, nowMs + 2, reportedCachedTokens)
     return route.decision.pod as string
   }
-  const last = (name: string) => ttls.get(name)?.at(-1)
+  // The TTL of the last entry written there (the renewal at the first token).
+  const last = (name: string) => {
+    const write = writes.filter((w) => w.pod === name).at(-1)
+    return write && write.expiresAtMs - write.atMs
+  }
   return { answer, last }
 }
 
