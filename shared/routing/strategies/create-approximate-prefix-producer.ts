@@ -27,11 +27,30 @@ export interface ApproximatePrefixProducer {
   removePod(pod: string): void
 }
 
+/** The producer's knobs (GIE's gieDefault block sets them; llm-d ships the defaults). */
+export interface ApproximatePrefixProducerOptions {
+  /** Blocks per pod's LRU when `autoTune` is off or the pod's capacity is unknown. */
+  lruCapacityPerServer: number
+  /** Character blocks of the prompt matched, at most. */
+  maxPrefixBlocksToMatch: number
+  /** Size each pod's LRU from its num_gpu_blocks. */
+  autoTune: boolean
+}
+
+const shippedDefaults: ApproximatePrefixProducerOptions = {
+  lruCapacityPerServer: APPROXIMATE_LRU_CAPACITY_PER_SERVER,
+  maxPrefixBlocksToMatch: APPROXIMATE_MAX_PREFIX_BLOCKS_TO_MATCH,
+  autoTune: true,
+}
+
 /** The producer forgets a request's hashes once routed; this bounds a lost one. */
 const maxPendingRequests = 1024
 
-export function createApproximatePrefixProducer(): ApproximatePrefixProducer {
-  const index = createApproximatePrefixIndex(APPROXIMATE_LRU_CAPACITY_PER_SERVER)
+export function createApproximatePrefixProducer(
+  options: ApproximatePrefixProducerOptions = shippedDefaults,
+): ApproximatePrefixProducer {
+  const index = createApproximatePrefixIndex(options.lruCapacityPerServer)
+  // The hashes computed for matching, reused when the decision is recorded.
   const pendingHashes = new Map<string, number[]>()
 
   function hashesOf(request: RoutingRequest): number[] {
@@ -39,7 +58,7 @@ export function createApproximatePrefixProducer(): ApproximatePrefixProducer {
       request.promptText,
       request.model,
       request.blockSize,
-      APPROXIMATE_MAX_PREFIX_BLOCKS_TO_MATCH,
+      options.maxPrefixBlocksToMatch,
     )
   }
 
@@ -55,8 +74,8 @@ export function createApproximatePrefixProducer(): ApproximatePrefixProducer {
     routed(request, candidate) {
       const hashes = pendingHashes.get(request.id) ?? hashesOf(request)
       pendingHashes.delete(request.id)
-      const capacity = autoTunedCapacity(candidate, request.blockSize)
-      index.add(candidate.name, hashes, capacity ?? APPROXIMATE_LRU_CAPACITY_PER_SERVER)
+      const tuned = options.autoTune ? autoTunedCapacity(candidate, request.blockSize) : null
+      index.add(candidate.name, hashes, tuned ?? options.lruCapacityPerServer)
     },
     removePod(pod) {
       index.removePod(pod)

@@ -1,19 +1,12 @@
 import { z } from 'zod'
-import type {
-  PodCandidate,
-  PodMetricsView,
-  RoutingRequest,
-  RoutingStrategy,
-} from '../routing-strategy.ts'
+import type { PodMetricsView, RoutingStrategy } from '../routing-strategy.ts'
 import {
   APPROXIMATE_LRU_CAPACITY_PER_SERVER,
   APPROXIMATE_MAX_PREFIX_BLOCKS_TO_MATCH,
-  autoTunedCapacity,
-  createApproximatePrefixIndex,
 } from './create-approximate-prefix-index.ts'
+import { createApproximatePrefixProducer } from './create-approximate-prefix-producer.ts'
 import { defineStrategy } from './define-strategy.ts'
 import { formatRange } from './format-range.ts'
-import { hashPromptBlocks } from './hash-prompt-blocks.ts'
 import { noCandidateDecision } from './no-candidate-decision.ts'
 import { pickMaxScore } from './pick-max-score.ts'
 
@@ -62,19 +55,6 @@ export type GieDefaultStrategyParameters = z.output<typeof GieDefaultParameters>
  */
 const neverScraped: PodMetricsView = { running: 0, waiting: 0, kvCacheUsage: 0, ageMs: Infinity }
 
-/** GIE forgets a request's block hashes once PreRequest has used them; this bounds a lost one. */
-const maxPendingRequests = 1024
-
-/** GIE's `autoTune` (on by default), else `lruCapacityPerServer`. */
-function lruCapacityOf(
-  request: RoutingRequest,
-  pod: PodCandidate,
-  parameters: GieDefaultStrategyParameters,
-): number {
-  const tuned = parameters.autoTune ? autoTunedCapacity(pod, request.blockSize) : null
-  return tuned ?? parameters.lruCapacityPerServer
-}
-
 /** GIE clamps every scorer's output to [0, 1] before weighting it. */
 function clamp01(value: number): number {
   return Math.min(1, Math.max(0, value))
@@ -102,31 +82,16 @@ function clamp01(value: number): number {
 export function createGieDefaultStrategy(
   parameters: GieDefaultStrategyParameters = GieDefaultParameters.parse({}),
 ): RoutingStrategy {
-  const index = createApproximatePrefixIndex(parameters.lruCapacityPerServer)
+  // GIE's plugin state: its approximate prefix producer, with this pool's knobs.
+  const producer = createApproximatePrefixProducer(parameters)
   const lastMetrics = new Map<string, PodMetricsView>()
-  // GIE's plugin state: the hashes computed for scoring, reused when the decision is recorded.
-  const pendingHashes = new Map<string, number[]>()
-
-  function hashesOf(request: RoutingRequest): number[] {
-    return hashPromptBlocks(
-      request.promptText,
-      request.model,
-      request.blockSize,
-      parameters.maxPrefixBlocksToMatch,
-    )
-  }
 
   return {
     name: 'gie-default',
     usesPromptText: true,
     choose(request, candidates, context) {
       if (candidates.length === 0) return noCandidateDecision('gie-default')
-      const hashes = hashesOf(request)
-      if (pendingHashes.size >= maxPendingRequests) {
-        pendingHashes.delete(pendingHashes.keys().next().value as string)
-      }
-      pendingHashes.set(request.id, hashes)
-      const matched = index.match(hashes)
+      const { blocks: promptBlocks, matched } = producer.match(request)
 
       const metrics = candidates.map((pod) => {
         if (pod.metrics === null) return lastMetrics.get(pod.name) ?? neverScraped
@@ -142,7 +107,7 @@ export function createGieDefaultStrategy(
           maxQueue === minQueue ? 1 : clamp01((maxQueue - m.waiting) / (maxQueue - minQueue))
         const kvUtil = clamp01(1 - m.kvCacheUsage)
         const blocks = matched.get(pod.name) ?? 0
-        const prefix = hashes.length === 0 ? 0 : clamp01(blocks / hashes.length)
+        const prefix = promptBlocks === 0 ? 0 : clamp01(blocks / promptBlocks)
         const total =
           parameters.queueWeight * queue +
           parameters.kvCacheUtilWeight * kvUtil +
@@ -161,7 +126,7 @@ export function createGieDefaultStrategy(
       const stale = chosen.metrics === null ? ', metrics stale: last seen' : ''
       const reason =
         `gie-default: ${chosen.name} scored ${part.total.toFixed(2)} (queue ${part.queue.toFixed(2)}, ` +
-        `kv-util ${part.kvUtil.toFixed(2)}, prefix ${part.prefix.toFixed(2)} = ${part.blocks}/${hashes.length} ` +
+        `kv-util ${part.kvUtil.toFixed(2)}, prefix ${part.prefix.toFixed(2)} = ${part.blocks}/${promptBlocks} ` +
         `char blocks${stale})` +
         (others.length === 0
           ? ', the only candidate'
@@ -177,13 +142,11 @@ export function createGieDefaultStrategy(
         })),
       }
     },
-    onRouted(request, pod, _context, candidate) {
-      const hashes = pendingHashes.get(request.id) ?? hashesOf(request)
-      pendingHashes.delete(request.id)
-      index.add(pod, hashes, lruCapacityOf(request, candidate, parameters))
+    onRouted(request, _pod, _context, candidate) {
+      producer.routed(request, candidate)
     },
     onPodRemoved(pod) {
-      index.removePod(pod)
+      producer.removePod(pod)
       lastMetrics.delete(pod)
     },
   }
