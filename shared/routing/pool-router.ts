@@ -52,8 +52,6 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   private readonly settings: RouterSettings
   private readonly pods = new Map<string, RoutedPod>()
   private readonly requests = new Map<string, RoutedRequest>()
-  /** Block keys of requests sent and not yet answered, to renew their speculative entries. */
-  private readonly unconfirmed = new Map<string, { pod: string; keys: BlockKeyChain }>()
   /**
    * One TTFT model for the pool, fitted from every pod's answers: the pods share a GPU
    * profile, and a per-pod fit drifts where traffic is thin; a pod that looked slow once
@@ -177,7 +175,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     if (request && pod && request.firstTokenAtMs === null) {
       request.firstTokenAtMs = nowMs
       pod.answered(request)
-      this.renewSpeculative(id)
+      this.renewSpeculative(request)
       const ttftMs = nowMs - request.dispatchedAtMs - request.admissionWaitMs
       if (this.settings.onlineCalibration && request.sawWholeQueue)
         this.ttft.observe(request.work, ttftMs)
@@ -233,7 +231,6 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   removePod(name: string, nowMs: number): void {
     if (this.pods.delete(name)) {
       for (const [id, request] of this.requests) if (request.pod === name) this.requests.delete(id)
-      for (const [id, sent] of this.unconfirmed) if (sent.pod === name) this.unconfirmed.delete(id)
       this.settings.strategy.onPodRemoved?.(name)
     }
     this.release(nowMs)
@@ -290,15 +287,16 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     const { routing, keys } = lookup.request
     const pod = this.pods.get(name)
     const candidate = route.candidates.find((c) => c.name === name)
+    const speculative = this.settings.speculativeTtlMs !== null
     if (pod && candidate) {
       this.settings.strategy.onRouted?.(routing, name, this.context(nowMs), candidate)
       const indexed = route.indexedBlocks.get(name) ?? 0
       const request = routedRequest(routing, candidate, indexed, this.settings.stepBudget, nowMs)
+      if (speculative) request.speculativeKeys = keys
       this.requests.set(routing.id, request)
       pod.started(request)
     }
-    if (this.settings.speculativeTtlMs === null) return
-    this.unconfirmed.set(routing.id, { pod: name, keys })
+    if (!speculative) return
     // Until its prefill has run, nothing but this entry says where the prefix is going:
     // it lasts the predicted wait for the first token, then the TTL.
     this.addSpeculative(name, keys, route.predictedTtftMs.get(name) ?? 0)
@@ -310,11 +308,11 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
    * predicted (in overload, queues outlast the TTL); renewed from now, they bridge to the
    * events, and the index does not forget where a prefix went when the pod is busiest.
    */
-  private renewSpeculative(id: string): void {
-    const sent = this.unconfirmed.get(id)
-    if (!sent) return
-    this.unconfirmed.delete(id)
-    if (this.pods.has(sent.pod)) this.addSpeculative(sent.pod, sent.keys, 0)
+  private renewSpeculative(request: RoutedRequest): void {
+    const keys = request.speculativeKeys
+    if (!keys) return
+    request.speculativeKeys = undefined
+    this.addSpeculative(request.pod, keys, 0)
   }
 
   /** Entries for `pod` lasting `waitMs` and then the pod's TTL (none with a TTL of 0). */
@@ -333,7 +331,6 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   /** The request finished or failed: nothing of it is active on its pod any more. */
   private ended(id: string, request: RoutedRequest): void {
     this.requests.delete(id)
-    this.unconfirmed.delete(id)
     this.settings.strategy.onReleased?.(id)
     this.pods.get(request.pod)?.ended(request)
   }

@@ -1,3 +1,4 @@
+import type { BlockKeyChain } from '../kv-index/block-keys.ts'
 import { admissionWaitMs } from './pod-memory.ts'
 import type { PodCandidate, RoutingRequest } from './routing-strategy.ts'
 import { cachedTokensOf, effectiveWork, ttftFeatures } from './ttft-model.ts'
@@ -23,6 +24,8 @@ export interface RoutedRequest {
   dispatchedAtMs: number
   firstTokenAtMs: number | null
   generated: number
+  /** Its block keys until its first token renews their speculative entries (pool-router.ts). */
+  speculativeKeys?: BlockKeyChain
 }
 
 /**
