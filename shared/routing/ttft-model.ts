@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { parseOptions } from '../config/parse-options.ts'
+import { OnlineLinearFit } from './online-linear-fit.ts'
 import { admissionWaitMs } from './pod-memory.ts'
 import type {
   PodCandidate,
@@ -117,88 +118,44 @@ export type OnlineTtftModelOptionsInput = z.input<typeof OnlineTtftModelOptions>
 
 /**
  * TTFT ≈ overhead + msPerToken × effective work, per pod, re-fitted online from the TTFTs
- * the scorer observes (recursive least squares with exponential forgetting). Starts from
- * the GPU profile's prior so a new pod is predicted sensibly; a pod that is slower or
- * faster than described (other GPU, other load) converges to its own constants. The
- * parameters are kept within a factor of 50 of the prior so a burst of outliers cannot
- * produce a negative or absurd model.
+ * the scorer observes (an OnlineLinearFit of effective work, on the scale of a step
+ * budget's tokens). Starts from the GPU profile's prior so a new pod is predicted
+ * sensibly; a pod that is slower or faster than described (other GPU, other load)
+ * converges to its own constants.
  */
 export class OnlineTtftModel {
-  private overhead: number
-  private slope: number
-  // Inverse-information matrix P (symmetric 2×2) of the estimate.
-  private p00: number
-  private p01: number
-  private p11: number
-  private readonly lambda: number
-  private readonly prior: TtftModel
-  private readonly pMax: readonly [number, number]
-  observations = 0
+  private readonly fit: OnlineLinearFit
 
   constructor(input: OnlineTtftModelOptionsInput) {
     const options = parseOptions(OnlineTtftModelOptions, input, 'ttft model')
-    this.prior = options.prior
-    this.lambda = options.forgettingFactor
-    this.overhead = options.prior.overheadMs
-    this.slope = options.prior.msPerToken
-    const weight = options.priorWeight
-    // Scale P to the features' magnitudes so both parameters move at a similar pace.
-    this.p00 = 1 / weight
-    this.p01 = 0
-    this.p11 = 1 / (weight * 4096 * 4096)
-    this.pMax = [this.p00, this.p11]
+    this.fit = new OnlineLinearFit({
+      prior: { intercept: options.prior.overheadMs, slope: options.prior.msPerToken },
+      forgettingFactor: options.forgettingFactor,
+      priorWeight: options.priorWeight,
+      featureScale: 4096,
+    })
+  }
+
+  get observations(): number {
+    return this.fit.observations
   }
 
   get model(): TtftModel {
-    return { overheadMs: this.overhead, msPerToken: this.slope }
+    const { intercept, slope } = this.fit.model
+    return { overheadMs: intercept, msPerToken: slope }
   }
 
   /** Constants another model fitted (an inspector replaying a replica's view). */
   restore(model: TtftModel, observations: number): void {
-    this.overhead = model.overheadMs
-    this.slope = model.msPerToken
-    this.observations = observations
+    this.fit.restore({ intercept: model.overheadMs, slope: model.msPerToken }, observations)
   }
 
   predict(work: number): number {
-    return this.overhead + this.slope * work
+    return this.fit.predict(work)
   }
 
   /** One observed TTFT (ms) for a request whose effective work was `work`. */
   observe(work: number, ttftMs: number): void {
-    if (!Number.isFinite(work) || !Number.isFinite(ttftMs) || work < 0 || ttftMs < 0) return
-    const x0 = 1
-    const x1 = work
-    const px0 = this.p00 * x0 + this.p01 * x1
-    const px1 = this.p01 * x0 + this.p11 * x1
-    const denominator = this.lambda + x0 * px0 + x1 * px1
-    const k0 = px0 / denominator
-    const k1 = px1 / denominator
-    // Huber-style: an outlier (a preemption, a stall the features cannot see) moves the
-    // fit as much as a large ordinary error, no more.
-    const predicted = this.predict(work)
-    const limit = Math.max(this.prior.overheadMs, predicted * 0.5)
-    const error = clamp(ttftMs - predicted, -limit, limit)
-    this.overhead = clamp(this.overhead + k0 * error, 0, Math.max(1, this.prior.overheadMs) * 50)
-    this.slope = clamp(
-      this.slope + k1 * error,
-      this.prior.msPerToken / 50,
-      this.prior.msPerToken * 50,
-    )
-    // P ← (P − k·xᵀP) / λ, kept symmetric.
-    const n00 = (this.p00 - k0 * px0) / this.lambda
-    const n01 = (this.p01 - k0 * px1) / this.lambda
-    const n11 = (this.p11 - k1 * px1) / this.lambda
-    // Forgetting inflates P along directions the data does not excite (a pod that always
-    // sees similar work); capping it at the prior's level bounds how fast the model can run.
-    const scale = Math.min(1, (this.pMax[0] as number) / n00, (this.pMax[1] as number) / n11)
-    this.p00 = n00 * scale
-    this.p01 = n01 * scale
-    this.p11 = n11 * scale
-    this.observations++
+    this.fit.observe(work, ttftMs)
   }
-}
-
-function clamp(value: number, low: number, high: number): number {
-  return Math.min(high, Math.max(low, value))
 }
