@@ -7,6 +7,7 @@ import {
   type HeldRequest,
   type Offer,
 } from './admission-queue.ts'
+import { OnlineStepCost } from './online-step-cost.ts'
 import { type PoolRouterOptions, type RouterSettings, routerSettings } from './pool-options.ts'
 import {
   type PoolLookup,
@@ -53,11 +54,12 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   private readonly pods = new Map<string, RoutedPod>()
   private readonly requests = new Map<string, RoutedRequest>()
   /**
-   * One TTFT model for the pool, fitted from every pod's answers: the pods share a GPU
-   * profile, and a per-pod fit drifts where traffic is thin; a pod that looked slow once
-   * would get no traffic to show otherwise.
+   * One TTFT model and one decode step (OnlineStepCost) for the pool, fitted from every
+   * pod's answers: the pods share a GPU profile, and a per-pod fit drifts where traffic is
+   * thin; a pod that looked slow once would get no traffic to show otherwise.
    */
   private readonly ttft: OnlineTtftModel
+  private readonly decode: OnlineStepCost
   private readonly queue: AdmissionQueue<T>
   /** Requests held by late binding: withdrawn when their clients leave, drained at shutdown. */
   readonly held: HeldQueue<T>
@@ -70,6 +72,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     this.settings = options.settings ?? routerSettings(options.spec, options.strategies)
     const { prior, forgettingFactor } = this.settings
     this.ttft = new OnlineTtftModel({ prior, forgettingFactor })
+    this.decode = new OnlineStepCost({ prior: this.settings.stepCost, forgettingFactor })
     this.queue = new AdmissionQueue<T>(this, this.settings.admission)
     this.held = this.queue
     this.expectedOutputTokens = this.settings.expectedOutputTokens
@@ -173,8 +176,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     const request = this.requests.get(id)
     const pod = request && this.pods.get(request.pod)
     if (request && pod && request.firstTokenAtMs === null) {
-      request.firstTokenAtMs = nowMs
-      pod.answered(request)
+      pod.firstToken(request, nowMs)
       this.renewSpeculative(request)
       const ttftMs = nowMs - request.dispatchedAtMs - request.admissionWaitMs
       if (this.settings.onlineCalibration && request.sawWholeQueue)
@@ -184,24 +186,25 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     this.release(nowMs)
   }
 
-  /** Tokens generated so far (the KV footprint grows with them). */
-  progress(id: string, generated: number): void {
+  /** Tokens generated so far, by `nowMs` when known (the KV footprint grows with them). */
+  progress(id: string, generated: number, nowMs?: number): void {
     const request = this.requests.get(id)
     const pod = request && this.pods.get(request.pod)
     if (!request || !pod || generated <= request.generated) return
-    pod.progressed(generated - request.generated)
+    pod.progressed(generated - request.generated, nowMs)
     request.generated = generated
   }
 
   /**
-   * The request ended. `reportedCachedTokens` is the pod's usage.prompt_tokens_details
-   * .cached_tokens (0 when absent from a pod that reports it), or null when unknown.
+   * The request ended (its decode observed). `reportedCachedTokens` is the pod's usage
+   * .prompt_tokens_details.cached_tokens (0 if absent from a pod that reports it) or null.
    */
   finished(id: string, nowMs: number, reportedCachedTokens: number | null): void {
     const request = this.requests.get(id)
-    if (request && reportedCachedTokens !== null)
-      this.pods.get(request.pod)?.observeCachedTokens(request, reportedCachedTokens)
-    if (request) this.ended(id, request)
+    const pod = request && this.pods.get(request.pod)
+    const decoded = request && pod ? pod.finished(request, nowMs, reportedCachedTokens) : null
+    if (decoded && this.settings.onlineCalibration) this.decode.observe(decoded)
+    if (request) this.ended(id, request, nowMs)
     this.release(nowMs)
   }
 
@@ -213,7 +216,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   failed(id: string, nowMs: number, podAtFault: boolean): void {
     const request = this.requests.get(id)
     if (request && podAtFault) this.pods.get(request.pod)?.markUnhealthy(nowMs)
-    if (request) this.ended(id, request)
+    if (request) this.ended(id, request, nowMs)
     this.release(nowMs)
   }
 
@@ -223,7 +226,8 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
 
   /** A new pod: it may start what is held. */
   addPod(name: string, nowMs: number, weight = 100): void {
-    if (!this.pods.has(name)) this.pods.set(name, new RoutedPod(name, weight, this.settings))
+    if (!this.pods.has(name))
+      this.pods.set(name, new RoutedPod(name, weight, this.settings, () => this.decode.stepCost))
     this.release(nowMs)
   }
 
@@ -269,9 +273,8 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
 
   /** Everything the admin API shows about the pods. */
   podReports(nowMs: number): PodReport[] {
-    return [...this.pods.values()].map((pod) =>
-      pod.report(nowMs, { ...this.ttft.model, observations: this.ttft.observations }),
-    )
+    const ttft = { ...this.ttft.model, observations: this.ttft.observations }
+    return [...this.pods.values()].map((pod) => pod.report(nowMs, ttft, this.decode.report))
   }
 
   /**
@@ -329,10 +332,10 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   }
 
   /** The request finished or failed: nothing of it is active on its pod any more. */
-  private ended(id: string, request: RoutedRequest): void {
+  private ended(id: string, request: RoutedRequest, nowMs: number): void {
     this.requests.delete(id)
     this.settings.strategy.onReleased?.(id)
-    this.pods.get(request.pod)?.ended(request)
+    this.pods.get(request.pod)?.ended(request, nowMs)
   }
 
   private context(nowMs: number): RoutingContext {

@@ -1,5 +1,6 @@
 import { FeedLossTracker } from './feed-loss-tracker.ts'
 import { IndexTrustTracker } from './index-trust.ts'
+import { type DecodeObservation, decodeObservation } from './online-step-cost.ts'
 import { memoryOutlook } from './pod-memory.ts'
 import type { RoutedRequest } from './routed-request.ts'
 import type {
@@ -22,7 +23,7 @@ export interface RoutedPodSettings {
   unhealthyCooldownMs: number
   /** KV-cache tokens per pod until its metrics say (pool spec or GPU profile); null: unknown. */
   kvCapacityTokens: number | null
-  /** Decode step time, for admission waits (GPU profile). */
+  /** Decode step time before any request is seen decoding (GPU profile). */
   stepCost: StepCost
   /**
    * How long a routed request's blocks count as cached on a pod whose feed is not shown
@@ -43,6 +44,8 @@ export interface PodReport {
   metrics: PodMetricsView | null
   /** The pool's fitted TTFT model (one per pool). */
   ttft: TtftModel & { observations: number }
+  /** The pool's fitted decode step (one per pool, OnlineStepCost). */
+  stepCost: StepCost & { observations: number }
 }
 
 /** The pod's last scraped metrics, and what this replica had sent there when they came. */
@@ -81,11 +84,17 @@ export class RoutedPod {
   private unhealthyUntilMs = 0
   /** False while the pod does not answer at all (its metrics unreachable): out until it does. */
   private reachable = true
+  /** The pool's decode step now (its router's fit), for the memory outlook. */
+  private readonly stepCost: () => StepCost
+  /** ∫ load.activeTokens dt (token·ms) up to `integratedToMs`: a request's mean context. */
+  private contextTokenMs = 0
+  private integratedToMs = Number.NEGATIVE_INFINITY
 
-  constructor(name: string, weight: number, settings: RoutedPodSettings) {
+  constructor(name: string, weight: number, settings: RoutedPodSettings, stepCost: () => StepCost) {
     this.name = name
     this.weight = weight
     this.settings = settings
+    this.stepCost = stepCost
     this.kvCapacityTokens = settings.kvCapacityTokens
     this.trust = new IndexTrustTracker({ tolerance: settings.driftTolerance })
   }
@@ -142,7 +151,7 @@ export class RoutedPod {
   }
 
   /** The pod reported the cached tokens of a request that ended there (index drift). */
-  observeCachedTokens(request: RoutedRequest, reportedCachedTokens: number): void {
+  private observeCachedTokens(request: RoutedRequest, reportedCachedTokens: number): void {
     this.trust.observe(request.indexedCachedTokens, reportedCachedTokens, request.promptTokens)
     this.feed.observe(reportedCachedTokens > request.indexedCachedTokens)
   }
@@ -177,7 +186,11 @@ export class RoutedPod {
     }
   }
 
-  report(nowMs: number, ttft: TtftModel & { observations: number }): PodReport {
+  report(
+    nowMs: number,
+    ttft: TtftModel & { observations: number },
+    stepCost: StepCost & { observations: number },
+  ): PodReport {
     return {
       name: this.name,
       healthy: this.healthy(nowMs),
@@ -188,11 +201,28 @@ export class RoutedPod {
       load: { ...this.load },
       metrics: this.metricsView(nowMs),
       ttft,
+      stepCost,
     }
+  }
+
+  /**
+   * The time-integral of the context this replica has on the pod, to `nowMs`: the
+   * difference between two readings over the time between them is the mean context a
+   * request decoding meanwhile shared its steps with. A time before the last reading (a
+   * caller's clocks a network delay apart) integrates nothing.
+   */
+  contextIntegral(nowMs: number): number {
+    if (nowMs > this.integratedToMs) {
+      if (Number.isFinite(this.integratedToMs))
+        this.contextTokenMs += this.load.activeTokens * (nowMs - this.integratedToMs)
+      this.integratedToMs = nowMs
+    }
+    return this.contextTokenMs
   }
 
   /** Sent here: queued prefill until its first token, load until its end. */
   started(request: RoutedRequest): void {
+    this.contextIntegral(request.dispatchedAtMs)
     this.requests.add(request)
     this.tokensSinceMetrics += request.uncachedTokens
     this.load.inFlight++
@@ -201,20 +231,48 @@ export class RoutedPod {
     this.load.activeTokens += request.promptTokens
   }
 
-  /** Its first token went by: its prefill left the queue. */
-  answered(request: RoutedRequest): void {
+  /** Its first token went by at `nowMs`: its prefill left the queue, its decode starts. */
+  firstToken(request: RoutedRequest, nowMs: number): void {
+    request.firstTokenAtMs = nowMs
+    request.contextIntegralAtFirstToken = this.contextIntegral(nowMs)
+    this.answered(request)
+  }
+
+  /** Its prefill left the queue (first token, or its end without one). */
+  private answered(request: RoutedRequest): void {
     this.load.pendingRequests--
     this.load.pendingPrefillTokens -= request.uncachedTokens
   }
 
-  /** It generated `tokens` more (its KV footprint grows with them). */
-  progressed(tokens: number): void {
+  /**
+   * It generated `tokens` more (its KV footprint grows with them), by `nowMs` when known;
+   * unknown, the growth counts from the pod's last reading.
+   */
+  progressed(tokens: number, nowMs?: number): void {
+    if (nowMs !== undefined) this.contextIntegral(nowMs)
     this.load.activeTokens += tokens
     this.tokensSinceMetrics += tokens
   }
 
-  /** It ended or failed: nothing of it is on the pod any more. */
-  ended(request: RoutedRequest): void {
+  /**
+   * The request finished at `nowMs` (before it ends): the pod's reported cached tokens
+   * (null: unknown) are observed, and its decode is returned (decodeObservation) when this
+   * replica saw the pod's whole batch, as for the TTFT fit (RoutedRequest.sawWholeQueue):
+   * another replica's requests there add context the integral does not hold.
+   */
+  finished(
+    request: RoutedRequest,
+    nowMs: number,
+    reportedCachedTokens: number | null,
+  ): DecodeObservation | null {
+    if (reportedCachedTokens !== null) this.observeCachedTokens(request, reportedCachedTokens)
+    if (!request.sawWholeQueue) return null
+    return decodeObservation(request, nowMs, this.contextIntegral(nowMs))
+  }
+
+  /** It ended or failed at `nowMs`: nothing of it is on the pod any more. */
+  ended(request: RoutedRequest, nowMs: number): void {
+    this.contextIntegral(nowMs)
     this.requests.delete(request)
     this.tokensSinceMetrics -= request.uncachedTokens + request.generated
     this.load.inFlight--
@@ -246,7 +304,7 @@ export class RoutedPod {
       reported: metrics ? { usage: metrics.kvCacheUsage, since: this.tokensSinceMetrics } : null,
       requests: this.requests,
       load: this.load,
-      stepCost: this.settings.stepCost,
+      stepCost: this.stepCost(),
     })
   }
 }

@@ -23,6 +23,8 @@ export interface RoutedRequest {
   sawWholeQueue: boolean
   dispatchedAtMs: number
   firstTokenAtMs: number | null
+  /** Its pod's context integral at its first token (RoutedPod.contextIntegral), for its TPOT. */
+  contextIntegralAtFirstToken: number
   generated: number
   /** Its block keys until its first token renews their speculative entries (pool-router.ts). */
   speculativeKeys?: BlockKeyChain
@@ -53,6 +55,7 @@ export function routedRequest(
     sawWholeQueue: (candidate.metrics?.foreignRequests ?? 0) === 0,
     dispatchedAtMs: nowMs,
     firstTokenAtMs: null,
+    contextIntegralAtFirstToken: 0,
     generated: 0,
   }
 }

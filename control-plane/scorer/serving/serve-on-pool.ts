@@ -203,7 +203,7 @@ async function sendToPod(
             .labels({ pool: pool.name })
             .observe(Math.abs(ttftMs - predicted) / ttftMs)
       },
-      onProgress: (generated) => router.progress(options.requestId, generated),
+      onProgress: (generated) => router.progress(options.requestId, generated, performance.now()),
     },
     res,
   )

@@ -353,7 +353,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
         if (output.index === 0) {
           record.firstTokenMs = at
           replicas.of(record.id)?.firstToken(record.id, at)
-        } else replicas.of(record.id)?.progress(record.id, record.outputTokens)
+        } else replicas.of(record.id)?.progress(record.id, record.outputTokens, at)
         if (output.finished) {
           record.endMs = at
           inFlight.delete(output.requestId)
