@@ -159,9 +159,15 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
         cost += Math.max(0, reserved - capacity) * pod.ttft.msPerToken
         // Recomputing a prefix another pod holds only where the copy fits with room to
         // spare once everyone's answers are reserved: in a pool short of memory a copy
-        // evicts what others need next, and they are preempted to recompute it.
+        // evicts what others need next, and they are preempted to recompute it. A copy
+        // that adds less prefill than the warm pod computes anyway is no such copy: a
+        // conversation whose warm pod holds only its system prompt recomputes its history
+        // wherever it goes, and barring the move piled such turns twenty deep on one pod
+        // while the others drained (docs/benchmarks.md, multi-turn).
         const recompute = bestCached - cachedTokensOf(request, pod.cachedBlocks)
-        if (recompute > 2 * request.blockSize && reserved > headroom * capacity) cost += outOfRoomMs
+        const copies =
+          recompute > 2 * request.blockSize && recompute > request.promptTokens - bestCached
+        if (copies && reserved > headroom * capacity) cost += outOfRoomMs
         costs.push(cost)
         return {
           pod: pod.name,

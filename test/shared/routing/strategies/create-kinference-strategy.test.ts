@@ -91,6 +91,19 @@ describe('the kinference strategy', () => {
     expect(strategy.choose(request, [roomy, warmBusy], context).pod).toBe('cold')
   })
 
+  it('does not bar a copy that adds less prefill than the warm pod computes anyway', () => {
+    // A fifth turn: 5,173 tokens of which the warm pod holds only the 1,024-token system
+    // prompt (the history was evicted). The warm pod has 40,000 tokens queued; the other
+    // pod holds nothing and its answers to come fill it past 85%, but it starts at once.
+    const turn = { ...request, promptTokens: 5173 }
+    const warmQueued = withMemory(pod('warm', 64, 40_000, 10), 60_000, [])
+    const filling = withMemory(pod('cold', 0), 30_000, Array(50).fill([1000, 500]))
+    expect(strategy.choose(turn, [filling, warmQueued], context).pod).toBe('cold')
+    // Where the warm pod holds most of the prompt, the copy stays barred.
+    const warmHolding = withMemory(pod('warm', 300, 40_000, 10), 60_000, [])
+    expect(strategy.choose(turn, [filling, warmHolding], context).pod).toBe('warm')
+  })
+
   it('places a new prefix by the memory its pod will need, answers still to come included', () => {
     const fresh = { ...request, promptTokens: 1250, maxTokens: 8000 }
     // a holds little now but decodes five fresh 8,000-token answers; b holds more, nearly done.
