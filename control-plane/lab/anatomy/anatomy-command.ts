@@ -4,7 +4,7 @@ import { benchPresets, defaultBenchPods } from '../bench/bench-presets.ts'
 import { runDesJob } from '../bench/des/des-job.ts'
 import type { BenchmarkRun } from '../bench/request-record.ts'
 import { loadSimModelAssets } from '../sim/sim-model-assets.ts'
-import { byPod, byTurn, byWindow, dispatchLoad, type TtftGroup } from './request-anatomy.ts'
+import { byPod, byTurn, byWindow, dispatchLoad, group, type TtftGroup } from './request-anatomy.ts'
 
 export const anatomyUsage = `Usage: node control-plane/lab/anatomy/main.ts --preset NAME --rate R [options]
 
@@ -57,12 +57,15 @@ function describe(router: string, runs: readonly BenchmarkRun[], windowS: number
   const records = runs.flatMap((run) => run.records)
   const served = runs.map((run) => run.records.length / ((run.endMs - run.startMs) / 1000))
   const preemptions = runs.reduce((sum, run) => sum + (run.preemptions ?? 0), 0)
-  const load = dispatchLoad(records, slowQ)
-  const [all] = byWindow(records, Number.POSITIVE_INFINITY)
+  const load = dispatchLoad(
+    runs.map((run) => run.records),
+    slowQ,
+  )
+  const all = group('all', records)
   const multiTurn = records.some((r) => r.turn > 0)
   return [
     `## ${router}\n`,
-    `${records.length} requests over ${runs.length} run(s): median TTFT ${all?.medianS.toFixed(2)} s, p90 ${all?.p90S.toFixed(2)} s; served ${(served.reduce((a, b) => a + b, 0) / served.length).toFixed(2)} req/s; ${preemptions} preemptions.\n`,
+    `${records.length} requests over ${runs.length} run(s): median TTFT ${all.medianS.toFixed(2)} s, p90 ${all.p90S.toFixed(2)} s; served ${(served.reduce((a, b) => a + b, 0) / served.length).toFixed(2)} req/s; ${preemptions} preemptions.\n`,
     multiTurn ? table('### Per turn', byTurn(records)) : '',
     table('### Per pod', byPod(records)),
     table(`### Per ${windowS}-s window of arrivals`, byWindow(records, windowS)),

@@ -32,7 +32,8 @@ export function quantile(values: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN
 }
 
-function group(key: string, records: readonly RequestRecord[]): TtftGroup {
+/** TTFT of `records` as one group named `key`. */
+export function group(key: string, records: readonly RequestRecord[]): TtftGroup {
   const ttfts = records.flatMap((r) => {
     const t = ttftSeconds(r)
     return t === null ? [] : [t]
@@ -94,35 +95,38 @@ function podLoadAt(records: readonly RequestRecord[], pod: string, atMs: number)
 }
 
 /**
- * For the requests slower than the `slowQuantile` of TTFT, what their pod had in flight and
- * waiting when they were sent, against the least busy other pod then (fewest waiting): a
- * router that piles requests on one pod shows a gap; one whose every pod is full shows none.
+ * For the requests slower than the `slowQuantile` of TTFT over all `runs`, what their pod had
+ * in flight and waiting when they were sent, against the least busy other pod then (fewest
+ * waiting), each within its own run: a router that piles requests on one pod shows a gap;
+ * one whose every pod is full shows none.
  */
 export function dispatchLoad(
-  records: readonly RequestRecord[],
+  runs: readonly (readonly RequestRecord[])[],
   slowQuantile: number,
 ): DispatchLoad {
-  const ttfts = records.flatMap((r) => {
+  const ttfts = runs.flat().flatMap((r) => {
     const t = ttftSeconds(r)
     return t === null ? [] : [t]
   })
   const threshold = quantile(ttfts, slowQuantile)
-  const pods = [...new Set(records.flatMap((r) => (r.pod === null ? [] : [r.pod])))]
-  const slow = records.filter((r) => r.pod !== null && (ttftSeconds(r) ?? Infinity) > threshold)
   const sums = { chosen: { inFlight: 0, waiting: 0 }, other: { inFlight: 0, waiting: 0 } }
   let counted = 0
-  for (const r of slow) {
-    const others = pods.filter((p) => p !== r.pod).map((p) => podLoadAt(records, p, r.startMs))
-    if (others.length === 0) continue
-    const chosen = podLoadAt(records, r.pod as string, r.startMs)
-    const least = others.reduce((a, b) =>
-      b.waiting < a.waiting || (b.waiting === a.waiting && b.inFlight < a.inFlight) ? b : a,
-    )
-    sums.chosen.inFlight += chosen.inFlight
-    sums.chosen.waiting += chosen.waiting
-    sums.other.inFlight += least.inFlight
-    sums.other.waiting += least.waiting
-    counted++
+  for (const records of runs) {
+    const pods = [...new Set(records.flatMap((r) => (r.pod === null ? [] : [r.pod])))]
+    for (const r of records) {
+      if (r.pod === null || (ttftSeconds(r) ?? Infinity) <= threshold) continue
+      const others = pods.filter((p) => p !== r.pod).map((p) => podLoadAt(records, p, r.startMs))
+      if (others.length === 0) continue
+      const chosen = podLoadAt(records, r.pod, r.startMs)
+      const least = others.reduce((a, b) =>
+        b.waiting < a.waiting || (b.waiting === a.waiting && b.inFlight < a.inFlight) ? b : a,
+      )
+      sums.chosen.inFlight += chosen.inFlight
+      sums.chosen.waiting += chosen.waiting
+      sums.other.inFlight += least.inFlight
+      sums.other.waiting += least.waiting
+      counted++
+    }
   }
   const mean = (value: number) => (counted === 0 ? Number.NaN : value / counted)
   return {

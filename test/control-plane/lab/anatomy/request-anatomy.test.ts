@@ -68,9 +68,19 @@ describe('request anatomy', () => {
       record('slow', 'pod-0', 1_000, 60_000),
       ...Array.from({ length: 10 }, (_, i) => record(`f${i}`, 'pod-1', 40_000 + i, 50)),
     ]
-    const load = dispatchLoad(records, 0.9)
+    const load = dispatchLoad([records], 0.9)
     expect(load.slowRequests).toBe(1)
     expect(load.chosen).toEqual({ inFlight: 3, waiting: 3 })
     expect(load.leastBusyOther).toEqual({ inFlight: 1, waiting: 0 })
+    // A second run's pods share the names: their requests are not counted with the first's.
+    const other = records.map((r) => ({
+      ...r,
+      id: `2-${r.id}`,
+      pod: r.pod === 'pod-0' ? 'pod-1' : 'pod-0',
+    }))
+    const both = dispatchLoad([records, other], 0.9)
+    expect(both.slowRequests).toBe(2)
+    expect(both.chosen).toEqual({ inFlight: 3, waiting: 3 })
+    expect(both.leastBusyOther).toEqual({ inFlight: 1, waiting: 0 })
   })
 })
