@@ -55,16 +55,26 @@ export function simEngine(
   })
 }
 
-/** Runs the engine until idle in virtual time, collecting every step. */
+/**
+ * Runs the engine until idle in virtual time, collecting every step; when a step runs
+ * nothing, it waits for what the engine waits for (a CPU-tier load), as the DES does.
+ */
 export function drainEngine(
   engine: VllmEngine,
   startMs = 0,
 ): { steps: StepResult[]; endMs: number } {
   const steps: StepResult[] = []
   let now = startMs
-  for (let step = engine.step(now); step; step = engine.step(now)) {
-    steps.push(step)
-    now += step.durationMs
+  for (;;) {
+    const step = engine.step(now)
+    if (step) {
+      steps.push(step)
+      now += step.durationMs
+      continue
+    }
+    const next = engine.nextArrivalMs()
+    if (next === null || next <= now) break
+    now = next
   }
   return { steps, endMs: now }
 }

@@ -68,7 +68,7 @@ export function createEngineRank(options: EngineRankOptions): EngineRank {
   })
   const toWire = wireEventMapper(config.kvEvents)
   const trackers = new Map<string, Tracker>()
-  let seen = { queries: 0, hits: 0, preemptions: 0 }
+  let seen = { queries: 0, hits: 0, externalQueries: 0, externalHits: 0, preemptions: 0 }
 
   const delayed = new Set<NodeJS.Timeout>()
   const publish = (events: EngineKvEvent[]) => {
@@ -119,10 +119,17 @@ export function createEngineRank(options: EngineRankOptions): EngineRank {
       queries: stats.prefixCacheQueries - seen.queries,
       hits: stats.prefixCacheHits - seen.hits,
     })
+    // The CPU tier's share, as vLLM's scheduler records connector_prefix_cache_stats.
+    metrics.addExternalPrefixCache({
+      queries: stats.externalPrefixCacheQueries - seen.externalQueries,
+      hits: stats.externalPrefixCacheHits - seen.externalHits,
+    })
     metrics.addPreemptions(stats.preemptions - seen.preemptions)
     seen = {
       queries: stats.prefixCacheQueries,
       hits: stats.prefixCacheHits,
+      externalQueries: stats.externalPrefixCacheQueries,
+      externalHits: stats.externalPrefixCacheHits,
       preemptions: stats.preemptions,
     }
     metrics.setState({

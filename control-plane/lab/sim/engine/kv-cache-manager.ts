@@ -1,19 +1,25 @@
+import { attentionTypes } from './attention-types.ts'
 import { blockExtraKeys } from './block-extra-keys.ts'
 import { createBlockHasher } from './block-hasher.ts'
 import { BlockPool, nullBlock } from './block-pool.ts'
 import { CpuOffloadTier, type OffloadedBlock } from './cpu-offload-tier.ts'
 import type { EngineExtraKey, EngineKvEvent } from './engine-kv-event.ts'
-import { type AttentionType, longestCacheHit } from './find-longest-cache-hit.ts'
+import { longestCacheHit } from './find-longest-cache-hit.ts'
+import { HostLink } from './host-link.ts'
 import type { KvCacheLayout } from './kv-cache-layout.ts'
 import type { SimCpuOffloadOptions } from './kv-events-options.ts'
 import { PrefixCacheCounters } from './prefix-cache-counters.ts'
 import { type RequestBlocks, RequestHashes } from './request-blocks.ts'
+import { reuseEvents } from './reuse-events.ts'
 
 /** A lookup's result: each group's hit blocks and the tokens they and the CPU tier cover. */
 export interface CacheHit {
   blocks: number[][]
   localTokens: number
+  /** Tokens to load from the CPU tier (the connector's `get_num_new_matched_tokens`). */
   externalTokens: number
+  /** The connector deferred the lookup (blocks in transfer): try the request again later. */
+  deferred: boolean
   /** The request had been preempted before (its counts are kept apart). */
   preempted: boolean
 }
@@ -23,6 +29,8 @@ export interface KvCacheManagerOptions {
   numBlocks: number
   hashSeed: readonly [number, number]
   cpuOffload: SimCpuOffloadOptions | null
+  /** KV-cache bytes of one token, all groups together: what a transfer moves. */
+  bytesPerToken: number
 }
 
 /**
@@ -46,8 +54,16 @@ export class KvCacheManager {
   constructor(options: KvCacheManagerOptions) {
     this.layout = options.layout
     const offload = options.cpuOffload
+    const share = options.bytesPerToken / this.layout.groups.length
     this.cpu = offload
-      ? new CpuOffloadTier(offload.capacityBlocks, offload.selfDescribing, this.connectorEvents)
+      ? new CpuOffloadTier({
+          capacity: offload.capacityBlocks,
+          selfDescribing: offload.selfDescribing,
+          events: this.connectorEvents,
+          link: new HostLink(offload.hostLinkBytesPerSecond),
+          // Each group's layers take their share of a token's bytes (see VllmEngine).
+          blockBytes: (group) => group.blockSize * share,
+        })
       : null
     this.storeEvery = offload?.store === 'every-block'
     const cpu = this.cpu
@@ -81,18 +97,25 @@ export class KvCacheManager {
   lookup(request: RequestBlocks, preempted: boolean): CacheHit {
     const maxLength = request.tokens.length - 1
     this.hashes.ensure(request, maxLength)
+    const blockOf = (group: number, index: number) =>
+      this.pool.lookup(group, this.hashes.of(request, group, index))
     const hit = longestCacheHit(
-      this.attentionTypes(request),
+      attentionTypes(this.layout, blockOf),
       this.layout.groups.length,
       maxLength,
       this.layout.hitAlignment,
     )
     this.counters.recordLookup(request.tokens.length, hit.tokens, preempted)
-    if (request.reportReuse && hit.tokens > 0) this.announceReuse(request, hit.blocks)
+    if (request.reportReuse && hit.tokens > 0) {
+      const hashOf = (group: number, index: number) => this.hashes.of(request, group, index)
+      this.events.push(...reuseEvents(this.layout, request, hit.blocks, hashOf))
+    }
+    const external = this.external(request, hit.tokens)
     return {
       blocks: hit.blocks,
       localTokens: hit.tokens,
-      externalTokens: this.external(request, hit.tokens),
+      externalTokens: external.tokens,
+      deferred: external.deferred,
       preempted,
     }
   }
@@ -101,7 +124,9 @@ export class KvCacheManager {
    * `allocate_slots` for `count` more tokens after `numComputed` (a new request passes its
    * hit instead): frees sliding-window blocks left behind, refuses (false) when the free
    * blocks cannot cover the new ones and the hit blocks taken off the free list, then
-   * takes the hit, allocates, and caches the blocks that fill.
+   * takes the hit, allocates, and caches the blocks that fill; a hit with CPU-tier tokens
+   * caches only its local blocks, the loaded ones once the load completes
+   * (`delay_cache_blocks`, `scheduler.py`).
    */
   allocateSlots(
     request: RequestBlocks,
@@ -134,7 +159,7 @@ export class KvCacheManager {
       const missing = Math.ceil(needTokens / blockSize) - blocks.length
       if (missing > 0) blocks.push(...this.pool.allocate(missing))
     }
-    this.cacheBlocks(request, needTokens)
+    this.cacheBlocks(request, hit && hit.externalTokens > 0 ? hit.localTokens : needTokens)
     if (hit && this.cpu) {
       const queries = request.tokens.length - hit.localTokens
       this.counters.recordExternal(queries, hit.externalTokens, hit.preempted)
@@ -154,6 +179,43 @@ export class KvCacheManager {
     return this.pool.reset()
   }
 
+  /**
+   * Starts loading a hit's CPU-tier blocks into the blocks `allocateSlots` gave it, at
+   * `nowMs`; returns when the load completes.
+   */
+  startLoad(request: RequestBlocks, hit: CacheHit, nowMs: number): number {
+    const blockSize = this.layout.groups[0]?.blockSize ?? 1
+    const hashOf = (index: number) => this.hashes.of(request, 0, index)
+    const from = hit.localTokens / blockSize
+    const count = hit.externalTokens / blockSize
+    return this.cpu?.load(0, hashOf, from, count, nowMs) ?? nowMs
+  }
+
+  /** A completed load: its blocks, now holding the first `numTokens`, are cached. */
+  finishLoad(request: RequestBlocks, numTokens: number): void {
+    this.cacheBlocks(request, numTokens)
+  }
+
+  /** CPU-tier loads under way (the connector admits at most max_num_seqs at once). */
+  get loads(): number {
+    return this.cpu?.loads ?? 0
+  }
+
+  /** When the first CPU-tier transfer under way ends (null when none is). */
+  get nextTransferEndMs(): number | null {
+    return this.cpu?.nextTransferEndMs ?? null
+  }
+
+  /** Starts the CPU-tier copies the last scheduling prepared, at `startMs`. */
+  submitStores(startMs: number): void {
+    this.cpu?.submitStores(startMs)
+  }
+
+  /** Completes the transfers ended by `nowMs`; their events join the next batch. */
+  settle(nowMs: number): void {
+    this.cpu?.settle(nowMs)
+  }
+
   /** This step's events: the KV-cache manager's, then the connector's. */
   takeEvents(): EngineKvEvent[] {
     const events = this.events.splice(0)
@@ -161,47 +223,23 @@ export class KvCacheManager {
     return events
   }
 
-  private attentionTypes(request: RequestBlocks): AttentionType[] {
-    const types: AttentionType[] = []
-    for (const group of this.layout.groups) {
-      const same = types.find(
-        (t) =>
-          t.kind === group.spec.kind &&
-          t.slidingWindow === group.spec.slidingWindow &&
-          t.blockSize === group.blockSize,
-      )
-      if (same) {
-        ;(same.groups as number[]).push(group.index)
-        continue
-      }
-      const groups: number[] = [group.index]
-      types.push({
-        kind: group.spec.kind,
-        blockSize: group.blockSize,
-        slidingWindow: group.spec.slidingWindow,
-        groups,
-        lookup: (index) => {
-          const found: number[] = []
-          for (const g of groups) {
-            const block = this.pool.lookup(g, this.hashes.of(request, g, index))
-            if (block === undefined) return undefined
-            found.push(block)
-          }
-          return found
-        },
-      })
-    }
-    return types
-  }
-
-  /** CPU-tier tokens after a local hit; single-group models only (see docs/simulator.md). */
-  private external(request: RequestBlocks, localTokens: number): number {
+  /**
+   * CPU-tier tokens after a local hit; single-group models only (the connector's hybrid
+   * chunking is not modelled, so a hybrid model's lookups find nothing in the tier).
+   * Every full block of the request may come from the tier, the last one included
+   * (`get_num_new_matched_tokens` looks up all of `request.block_hashes`): the scheduler
+   * recomputes the last token after the load instead.
+   */
+  private external(request: RequestBlocks, localTokens: number) {
     const group = this.layout.groups[0]
-    if (!this.cpu || !group || this.layout.groups.length !== 1) return 0
-    const limit = Math.floor((request.tokens.length - 1) / group.blockSize)
+    if (!this.cpu || !group || this.layout.groups.length !== 1)
+      return { tokens: 0, deferred: false }
+    this.hashes.ensure(request, request.tokens.length)
+    const limit = Math.floor(request.tokens.length / group.blockSize)
     const from = localTokens / group.blockSize
     const hashOf = (index: number) => this.hashes.of(request, 0, index)
-    return this.cpu.load(0, hashOf, from, limit) * group.blockSize
+    const hit = this.cpu.lookup(0, hashOf, from, limit)
+    return { tokens: hit.blocks * group.blockSize, deferred: hit.deferred }
   }
 
   /** `allocate_new_computed_blocks`: the hit blocks the window still needs, after nulls. */
@@ -277,30 +315,6 @@ export class KvCacheManager {
       })
       if (offloaded.length > 0) this.cpu?.store(offloaded)
       request.numCached[index] = full
-    }
-  }
-
-  /** `emit_cached_block_events`: one BlockStored per group for the blocks a lookup reused. */
-  private announceReuse(request: RequestBlocks, hits: number[][]): void {
-    for (const group of this.layout.groups) {
-      const count = hits[group.index]?.length ?? 0
-      if (count === 0) continue
-      const { index, blockSize } = group
-      this.events.push({
-        type: 'BlockStored',
-        medium: 'GPU',
-        blockHashes: Array.from({ length: count }, (_, k) => this.hashes.of(request, index, k)),
-        parentBlockHash: null,
-        tokenIds: request.tokens.slice(0, count * blockSize),
-        blockSize,
-        loraName: request.source.loraName,
-        loraId: request.loraId,
-        extraKeys: Array.from({ length: count }, (_, k) =>
-          blockExtraKeys(request.source, k * blockSize, (k + 1) * blockSize),
-        ),
-        groupIdx: index,
-        kvCacheSpec: group.spec,
-      })
     }
   }
 

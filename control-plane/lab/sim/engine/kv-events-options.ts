@@ -3,10 +3,10 @@ import { z } from 'zod'
 /**
  * vLLM's OffloadingConnector with a CPU tier
  * (`vllm/distributed/kv_transfer/kv_connector/v1/offloading/`): blocks are copied to CPU
- * memory, found there by a later request's lookup and loaded back (the request's cached
- * tokens then include these external tokens, `scheduler.py`), and evicted from CPU in LRU
- * order. Its events share the step's batch, after the GPU ones
- * (`scheduler.py`: `events.extend(connector_events)`).
+ * memory, found there by a later request's lookup and loaded back over the host link
+ * before the request is scheduled (its cached tokens then include these external tokens,
+ * `vllm/v1/core/sched/scheduler.py`), and evicted from CPU in LRU order. Its events share
+ * the step's batch, after the GPU ones (`scheduler.py`: `events.extend(connector_events)`).
  */
 export const SimCpuOffloadOptions = z.strictObject({
   capacityBlocks: z
@@ -20,6 +20,14 @@ export const SimCpuOffloadOptions = z.strictObject({
     .describe(
       "'every-block': each block is stored as it fills, as the OffloadingConnector's " +
         "_get_reqs_to_store does; 'evicted': only blocks the GPU pool evicts",
+    ),
+  hostLinkBytesPerSecond: z
+    .number()
+    .positive()
+    .max(1e13)
+    .default(25e9)
+    .describe(
+      "Bandwidth of the GPU-host link in each direction, bytes/s: a load of n tokens takes n × the profile's KV bytes per token / this. Default: PCIe Gen4 x16, ~25 GB/s effective of its 32 GB/s",
     ),
   selfDescribing: z
     .boolean()

@@ -1,75 +1,25 @@
-import { type GpuProfile, numGpuBlocks } from '../../../../shared/gpu/gpu-profile.ts'
+import {
+  type GpuProfile,
+  kvBytesPerToken,
+  numGpuBlocks,
+} from '../../../../shared/gpu/gpu-profile.ts'
 import { createStepCostModel, emptyStepShape } from '../../../../shared/gpu/step-cost-model.ts'
 import { checkMultimodal } from './block-extra-keys.ts'
-import type { EngineKvEvent, MultimodalFeature } from './engine-kv-event.ts'
+import type { EngineKvEvent } from './engine-kv-event.ts'
 import { kvCacheLayout } from './kv-cache-layout.ts'
 import { KvCacheManager } from './kv-cache-manager.ts'
 import { defaultKvEventsOptions, type SimKvEventsOptions } from './kv-events-options.ts'
 import type { PrefixCacheCounts } from './prefix-cache-counters.ts'
 import { newRequestBlocks, type RequestBlocks } from './request-blocks.ts'
+import type { EngineRequestInput, EngineStats, StepResult, TokenOutput } from './step-result.ts'
 
-export type FinishReason = 'stop' | 'length'
-
-/** A request as the engine sees it: token ids in, a planned output sequence out. */
-export interface EngineRequestInput {
-  id: string
-  promptTokenIds: readonly number[]
-  /** The tokens the "model" will produce; the count is exact, the content synthetic. */
-  outputTokenIds: readonly number[]
-  finishReason: FinishReason
-  /** LoRA adapter and cache_salt: part of the block hash, as in vLLM's extra_keys. */
-  loraName?: string | null
-  cacheSalt?: string | null
-  /** Placeholder token ranges of images and other inputs: their identity enters the blocks. */
-  multimodal?: readonly MultimodalFeature[]
-  /** vLLM's per-request `kv_cache_report_mode` (extra_args); the pod's default when absent. */
-  kvCacheReportMode?: 'incremental' | 'full'
-  arrivalMs: number
-}
-
-export interface TokenOutput {
-  requestId: string
-  tokenId: number
-  /** 0 for the first generated token. */
-  index: number
-  finished: FinishReason | null
-}
-
-export interface StepResult {
-  startMs: number
-  durationMs: number
-  scheduledTokens: number
-  outputs: TokenOutput[]
-  /**
-   * Requests scheduled for the first time this step, with their prefix-cache hit: local
-   * plus CPU-tier (external) tokens, as vLLM's `num_cached_tokens`.
-   */
-  started: { requestId: string; numCachedTokens: number }[]
-  preempted: string[]
-  /** KV events of this step: one batch, as vLLM publishes once per step. */
-  events: EngineKvEvent[]
-}
-
-export interface EngineStats {
-  running: number
-  waiting: number
-  kvCacheUsage: number
-  numGpuBlocks: number
-  /** vLLM's exported `prefix_cache_queries`: every lookup of a request never preempted. */
-  prefixCacheQueries: number
-  /** vLLM's exported `prefix_cache_hits`, for the same lookups. */
-  prefixCacheHits: number
-  /** Lookups of preempted requests, which vLLM counts apart and does not export. */
-  preemptedPrefixCacheQueries: number
-  preemptedPrefixCacheHits: number
-  /** The CPU tier's share (vLLM's `external_prefix_cache_queries/hits`). */
-  externalPrefixCacheQueries: number
-  externalPrefixCacheHits: number
-  /** Blocks held by the CPU tier (0 without one). */
-  cpuBlocks: number
-  preemptions: number
-  steps: number
-}
+export type {
+  EngineRequestInput,
+  EngineStats,
+  FinishReason,
+  StepResult,
+  TokenOutput,
+} from './step-result.ts'
 
 interface RequestState {
   input: EngineRequestInput
@@ -79,7 +29,14 @@ interface RequestState {
   generated: number
   started: boolean
   numPreemptions: number
+  /** WAITING_FOR_REMOTE_KVS: when its CPU-tier load completes; null when not loading. */
+  loadEndMs: number | null
+  /** The connector deferred its lookup: tried again when a CPU-tier transfer ends. */
+  deferred: boolean
 }
+
+/** What trying a waiting request gave: tokens scheduled, passed over, or stop admitting. */
+type Admission = number | 'skip' | 'stop'
 
 export interface EngineOptions {
   profile: GpuProfile
@@ -100,7 +57,10 @@ export interface EngineOptions {
  * budget per step shared by running requests (decodes, unfinished prefill chunks) and
  * then waiting ones; a waiting request looks its prefix up each time it is tried
  * (`KvCacheManager`); preemption by recompute of the newest running request when blocks
- * run out. Pure: the caller owns the clock and the randomness.
+ * run out. With a CPU tier, a request whose prefix continues there gets its blocks and
+ * waits, passed over by the others, while the tier loads them over the host link
+ * (WAITING_FOR_REMOTE_KVS, `vllm/v1/core/sched/scheduler.py`); stores to the tier run
+ * behind the steps. Pure: the caller owns the clock and the randomness.
  */
 export class VllmEngine {
   readonly profile: GpuProfile
@@ -114,6 +74,7 @@ export class VllmEngine {
   private waiting: RequestState[] = []
   private preemptions = 0
   private steps = 0
+  private lastStepMs = Number.NEGATIVE_INFINITY
 
   constructor(options: EngineOptions) {
     this.profile = options.profile
@@ -133,7 +94,13 @@ export class VllmEngine {
     // Each group's layers take their share of every page, so the pool has one page set
     // per group (simplified: vLLM sizes pages so that groups of equal layer count fit).
     const numBlocks = (blocks - 1) * layout.groups.length + 1
-    this.manager = new KvCacheManager({ layout, numBlocks, hashSeed: seed, cpuOffload })
+    this.manager = new KvCacheManager({
+      layout,
+      numBlocks,
+      hashSeed: seed,
+      cpuOffload,
+      bytesPerToken: kvBytesPerToken(options.profile),
+    })
     this.loraIds = options.loraIds ?? new Map()
     this.cost = createStepCostModel(options.profile)
   }
@@ -186,6 +153,8 @@ export class VllmEngine {
       generated: 0,
       started: false,
       numPreemptions: 0,
+      loadEndMs: null,
+      deferred: false,
     }
     this.requests.set(input.id, state)
     this.waiting.push(state)
@@ -197,10 +166,9 @@ export class VllmEngine {
     if (!state) return false
     this.requests.delete(id)
     this.waiting = this.waiting.filter((r) => r !== state)
-    if (this.running.includes(state)) {
-      this.running = this.running.filter((r) => r !== state)
-      this.freeBlocks(state)
-    }
+    this.running = this.running.filter((r) => r !== state)
+    // A running request's blocks, or those a waiting one holds for its CPU-tier load.
+    this.freeBlocks(state)
     return true
   }
 
@@ -214,14 +182,24 @@ export class VllmEngine {
     return this.manager.takeEvents()
   }
 
-  /** When the earliest waiting request arrives (ms), or null when none waits. */
+  /**
+   * When to step next if `step` ran nothing (ms): the earliest waiting request's arrival,
+   * or, when a CPU-tier load is under way and no request waits to arrive, when the first
+   * load completes or, for a request the connector deferred, the first transfer ends;
+   * null when none waits.
+   */
   nextArrivalMs(): number | null {
-    let earliest: number | null = null
+    let arrival: number | null = null
+    let transfer: number | null = null
     for (const request of this.waiting) {
-      if (earliest === null || request.input.arrivalMs < earliest)
-        earliest = request.input.arrivalMs
+      const wake = request.loadEndMs ?? (request.deferred ? this.manager.nextTransferEndMs : null)
+      if (wake !== null) transfer = Math.min(transfer ?? wake, wake)
+      else arrival = Math.min(arrival ?? request.input.arrivalMs, request.input.arrivalMs)
     }
-    return earliest
+    if (transfer === null) return arrival
+    // A request that has arrived and was not admitted waits with the loads.
+    if (arrival === null || arrival <= this.lastStepMs) return transfer
+    return Math.min(arrival, transfer)
   }
 
   /**
@@ -230,6 +208,8 @@ export class VllmEngine {
    */
   step(nowMs: number): StepResult | null {
     if (!this.hasWork()) return null
+    this.lastStepMs = nowMs
+    this.manager.settle(nowMs)
     const { maxNumBatchedTokens, maxNumSeqs } = this.profile.scheduler
     let budget = maxNumBatchedTokens
     const scheduled: [RequestState, number][] = []
@@ -255,27 +235,32 @@ export class VllmEngine {
       i++
     }
 
-    while (preempted.length === 0 && budget > 0 && this.waiting.length > 0) {
+    for (let i = 0; preempted.length === 0 && budget > 0 && i < this.waiting.length; ) {
       if (this.running.length >= maxNumSeqs) break
-      const request = this.waiting[0] as RequestState
+      const request = this.waiting[i] as RequestState
       // A request that has not arrived yet (the caller runs behind real time) waits.
       if (request.input.arrivalMs > nowMs) break
-      const hit = this.manager.lookup(request.cache, request.numPreemptions > 0)
-      const numComputed = hit.localTokens + hit.externalTokens
-      const count = Math.min(request.tokens.length - numComputed, budget)
-      if (!this.manager.allocateSlots(request.cache, 0, count, hit)) break
-      request.numComputed = numComputed
-      this.waiting.shift()
+      const count = this.admit(request, nowMs, budget)
+      if (count === 'stop') break
+      if (count === 'skip') {
+        i++
+        continue
+      }
+      this.waiting.splice(i, 1)
       this.running.push(request)
       if (!request.started) {
         request.started = true
-        started.push({ requestId: request.input.id, numCachedTokens: numComputed })
+        // vLLM's num_cached_tokens: what was computed when first scheduled, loads included.
+        started.push({ requestId: request.input.id, numCachedTokens: request.numComputed })
       }
       scheduled.push([request, count])
       budget -= count
     }
 
-    if (scheduled.length === 0 && preempted.length === 0) return null
+    if (scheduled.length === 0 && preempted.length === 0) {
+      this.manager.submitStores(nowMs)
+      return null
+    }
     const shape = emptyStepShape()
     for (const [request, count] of scheduled) {
       const before = request.numComputed
@@ -291,6 +276,10 @@ export class VllmEngine {
     const outputs = scheduled.flatMap(([request, count]) => this.advance(request, count))
     this.running = this.running.filter((request) => this.requests.has(request.input.id))
     this.steps++
+    // Copies to the CPU tier start when the step that computed them ends, and the
+    // transfers done by then are announced with its batch.
+    this.manager.submitStores(nowMs + durationMs)
+    this.manager.settle(nowMs + durationMs)
     return {
       startMs: nowMs,
       durationMs,
@@ -300,6 +289,45 @@ export class VllmEngine {
       preempted,
       events: this.manager.takeEvents(),
     }
+  }
+
+  /**
+   * Tries a waiting request at `nowMs` within `budget` tokens, as the waiting loop of
+   * vLLM's `schedule()`: a finished load gives it the loaded tokens as computed (the last
+   * prompt token recomputed when all were loaded, `_update_waiting_for_remote_kv`); a
+   * request that has computed nothing looks its prefix up, and when the connector finds
+   * CPU-tier blocks after the GPU hit it gets the blocks for them and starts the load
+   * (`load_kv_async`: no tokens scheduled, passed over until done); the connector defers
+   * it while some of those blocks are in transfer or max_num_seqs loads are under way
+   * (`offloading/scheduler.py`).
+   */
+  private admit(request: RequestState, nowMs: number, budget: number): Admission {
+    request.deferred = false
+    if (request.loadEndMs !== null) {
+      if (request.loadEndMs > nowMs) return 'skip'
+      request.loadEndMs = null
+      const blocks = request.cache.blocks[0]?.length ?? 0
+      const loaded = Math.min(blocks * this.profile.blockSize, request.tokens.length)
+      request.numComputed = loaded === request.tokens.length ? loaded - 1 : loaded
+      this.manager.finishLoad(request.cache, request.numComputed)
+    }
+    let hit = null
+    if (request.numComputed === 0) {
+      hit = this.manager.lookup(request.cache, request.numPreemptions > 0)
+      const full = hit.externalTokens > 0 && this.manager.loads >= this.profile.scheduler.maxNumSeqs
+      request.deferred = hit.deferred || full
+      if (request.deferred) return 'skip'
+      if (hit.externalTokens > 0) {
+        if (!this.manager.allocateSlots(request.cache, 0, 0, hit)) return 'stop'
+        request.loadEndMs = this.manager.startLoad(request.cache, hit, nowMs)
+        return 'skip'
+      }
+    }
+    const numComputed = hit ? hit.localTokens : request.numComputed
+    const count = Math.min(request.tokens.length - numComputed, budget)
+    if (!this.manager.allocateSlots(request.cache, numComputed, count, hit)) return 'stop'
+    request.numComputed = numComputed
+    return count
   }
 
   /** Runs `count` tokens of `request`; samples its next token when it has caught up. */

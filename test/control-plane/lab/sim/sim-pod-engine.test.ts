@@ -61,6 +61,40 @@ describe('a simulated pod over HTTP (engine behaviour)', () => {
     expect(events.removed().every((hash) => stored.has(hash))).toBe(true)
   })
 
+  it('with a CPU tier, counts the loaded tokens in cached_tokens and in vLLM’s external prefix-cache counters', async () => {
+    const target = await pod({
+      profile: smallCache(100),
+      kvEvents: { cpuOffload: { capacityBlocks: 400 } },
+    })
+    const ask = (seed: number) =>
+      chat(target, {
+        messages: [{ role: 'user', content: text(seed, 150) }],
+        max_tokens: 1,
+        ignore_eos: true,
+      })
+    const first = await ask(1)
+    await ask(2)
+    await ask(3)
+    const again = await ask(1)
+    const prompt = again.body.usage.prompt_tokens
+    // Its blocks left the GPU (all but perhaps the first, freed last) for the CPU tier:
+    // every full block comes back, and vLLM reports them all (the last token recomputed
+    // only when the prompt fills its blocks).
+    const loaded = Math.floor(prompt / 16) * 16
+    expect(cached(again)).toBe(loaded === prompt ? prompt - 1 : loaded)
+    expect(cached(first)).toBe(0)
+    const stats = target.runtime().engine.stats
+    expect(stats.prefixCacheHits + stats.externalPrefixCacheHits).toBe(loaded)
+    expect(stats.externalPrefixCacheHits).toBeGreaterThanOrEqual(loaded - 16)
+    expect(await metric(target, 'vllm:external_prefix_cache_hits_total')).toBe(
+      stats.externalPrefixCacheHits,
+    )
+    expect(await metric(target, 'vllm:external_prefix_cache_queries_total')).toBe(
+      stats.externalPrefixCacheQueries,
+    )
+    expect(await metric(target, 'vllm:prefix_cache_queries_total')).toBe(stats.prefixCacheQueries)
+  })
+
   it('makes TTFT grow with the queue ahead of a request', async () => {
     const target = await pod()
     const long = (seed: number) => ({

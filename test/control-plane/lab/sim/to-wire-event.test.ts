@@ -185,9 +185,14 @@ describe('a simulated pod’s KV events, read with a plain msgpack decoder', () 
   })
 
   it('CPU offload: placeholder CPU events in the same message, after the GPU ones', async () => {
+    // A request's copies complete during the next one's step, and c's store evicts a's.
     const { events } = await onTheWire(
       { cpuOffload: { capacityBlocks: 60 } },
-      [request('a', range(1, 800), 1), request('b', range(10_000, 800), 1)],
+      [
+        request('a', range(1, 800), 1),
+        request('b', range(10_000, 40), 1),
+        request('c', range(20_000, 800), 1),
+      ],
       { kvTokens: 16 * 101 },
     )
     const mixed = events.find((batch) => new Set(batch.map((e) => (e as RawMap).medium)).size > 1)
@@ -218,9 +223,10 @@ describe('a simulated pod’s KV events, read with a plain msgpack decoder', () 
   })
 
   it('self-describing CPU events carry the block’s tokens, parent and size', async () => {
+    // The copies are announced with the step during which they complete: b's.
     const { events } = await onTheWire(
       { cpuOffload: { capacityBlocks: 60, selfDescribing: true } },
-      [request('a', range(1, 40), 1)],
+      [request('a', range(1, 40), 1), request('b', range(500, 20), 1)],
     )
     const cpu = stored(events).find((e) => e.medium === 'CPU')
     expect(cpu).toMatchObject({

@@ -4,6 +4,7 @@ import {
   type OffloadedBlock,
 } from '../../../../../control-plane/lab/sim/engine/cpu-offload-tier.ts'
 import type { EngineKvEvent } from '../../../../../control-plane/lab/sim/engine/engine-kv-event.ts'
+import { HostLink } from '../../../../../control-plane/lab/sim/engine/host-link.ts'
 import type { KvCacheGroup } from '../../../../../control-plane/lab/sim/engine/kv-cache-layout.ts'
 
 const full: KvCacheGroup = {
@@ -26,11 +27,30 @@ const block = (hash: number, group = full): OffloadedBlock => ({
   loraId: 1,
 })
 
+/** A tier whose blocks take 1 ms each way (1 MB blocks over a 1 GB/s link). */
+function tier(capacity: number, selfDescribing = false) {
+  const events: EngineKvEvent[] = []
+  const cpu = new CpuOffloadTier({
+    capacity,
+    selfDescribing,
+    events,
+    link: new HostLink(1e9),
+    blockBytes: () => 1e6,
+  })
+  return { cpu, events }
+}
+
+/** Stores blocks and lets the copies complete. */
+function storeNow(cpu: CpuOffloadTier, blocks: OffloadedBlock[], atMs = 0) {
+  cpu.store(blocks)
+  cpu.submitStores(atMs)
+  cpu.settle(atMs + 1_000)
+}
+
 describe('CpuOffloadTier', () => {
   it('announces each stored block as the OffloadingConnector’s placeholder: CPU, block_size 0, no tokens', () => {
-    const events: EngineKvEvent[] = []
-    const tier = new CpuOffloadTier(8, false, events)
-    tier.store([block(1), block(2, window)])
+    const { cpu, events } = tier(8)
+    storeNow(cpu, [block(1), block(2, window)])
     expect(events).toEqual([
       {
         type: 'BlockStored',
@@ -50,9 +70,8 @@ describe('CpuOffloadTier', () => {
   })
 
   it('self-describing, full-attention blocks carry their payload; sliding-window ones stay placeholders', () => {
-    const events: EngineKvEvent[] = []
-    const tier = new CpuOffloadTier(8, true, events)
-    tier.store([block(2), block(3, window)])
+    const { cpu, events } = tier(8, true)
+    storeNow(cpu, [block(2), block(3, window)])
     expect(events[0]).toEqual({
       type: 'BlockStored',
       medium: 'CPU',
@@ -70,13 +89,12 @@ describe('CpuOffloadTier', () => {
   })
 
   it('evicts the least recently used to make room, one BlockRemoved per group', () => {
-    const events: EngineKvEvent[] = []
-    const tier = new CpuOffloadTier(3, false, events)
-    tier.store([block(1), block(2, window), block(3)])
-    // A load makes block 1 the most recently used.
-    expect(tier.load(0, (i) => BigInt(i + 1), 0, 5)).toBe(1)
+    const { cpu, events } = tier(3)
+    storeNow(cpu, [block(1), block(2, window), block(3)])
+    // A lookup makes block 1 the most recently used.
+    expect(cpu.lookup(0, (i) => BigInt(i + 1), 0, 5)).toEqual({ blocks: 1, deferred: false })
     events.length = 0
-    tier.store([block(4), block(5)])
+    storeNow(cpu, [block(4), block(5)])
     expect(events.slice(0, 2)).toEqual([
       { type: 'BlockRemoved', medium: 'CPU', blockHashes: [2n], groupIdx: 1 },
       { type: 'BlockRemoved', medium: 'CPU', blockHashes: [3n], groupIdx: 0 },
@@ -85,26 +103,76 @@ describe('CpuOffloadTier', () => {
       [4n],
       [5n],
     ])
-    expect(tier.size).toBe(3)
+    expect(cpu.size).toBe(3)
   })
 
   it('counts consecutive blocks from an index, below a limit', () => {
-    const tier = new CpuOffloadTier(10, false, [])
-    tier.store([block(1), block(2), block(3), block(5)])
+    const { cpu } = tier(10)
+    storeNow(cpu, [block(1), block(2), block(3), block(5)])
     const hashOf = (index: number) => BigInt(index + 1)
-    expect(tier.load(0, hashOf, 0, 10)).toBe(3)
-    expect(tier.load(0, hashOf, 1, 2)).toBe(1)
-    expect(tier.load(0, hashOf, 3, 10)).toBe(0)
-    expect(tier.load(1, hashOf, 0, 10)).toBe(0)
+    expect(cpu.lookup(0, hashOf, 0, 10).blocks).toBe(3)
+    expect(cpu.lookup(0, hashOf, 1, 2).blocks).toBe(1)
+    expect(cpu.lookup(0, hashOf, 3, 10).blocks).toBe(0)
+    expect(cpu.lookup(1, hashOf, 0, 10).blocks).toBe(0)
   })
 
   it('stores nothing when the new blocks exceed it, and nothing twice', () => {
-    const events: EngineKvEvent[] = []
-    const tier = new CpuOffloadTier(2, false, events)
-    tier.store([block(1), block(2), block(3)])
+    const { cpu, events } = tier(2)
+    storeNow(cpu, [block(1), block(2), block(3)])
     expect(events).toEqual([])
-    tier.store([block(1)])
-    tier.store([block(1), block(2)])
+    storeNow(cpu, [block(1)])
+    storeNow(cpu, [block(1), block(2)])
     expect(events.map((e) => e.type === 'BlockStored' && e.blockHashes)).toEqual([[1n], [2n]])
+  })
+
+  it('announces a block stored only when its copy completes, and defers lookups until then', () => {
+    const { cpu, events } = tier(8)
+    const hashOf = (index: number) => BigInt(index + 1)
+    cpu.store([block(1), block(2)])
+    cpu.submitStores(10)
+    // Two 1 MB blocks at 1 GB/s: 2 ms after the step that computed them ends.
+    cpu.settle(11.9)
+    expect(events).toEqual([])
+    expect(cpu.lookup(0, hashOf, 0, 5)).toEqual({ blocks: 2, deferred: true })
+    expect(cpu.nextTransferEndMs).toBe(12)
+    cpu.settle(12)
+    expect(events.map((e) => e.type === 'BlockStored' && e.blockHashes)).toEqual([[1n], [2n]])
+    expect(cpu.lookup(0, hashOf, 0, 5)).toEqual({ blocks: 2, deferred: false })
+    expect(cpu.nextTransferEndMs).toBeNull()
+  })
+
+  it('queues copies each way behind the previous ones, loads apart from stores', () => {
+    const { cpu } = tier(8)
+    const hashOf = (index: number) => BigInt(index + 1)
+    storeNow(cpu, [block(1), block(2), block(3)])
+    expect(cpu.load(0, hashOf, 0, 2, 5_000)).toBe(5_002)
+    expect(cpu.load(0, hashOf, 2, 1, 5_001)).toBe(5_003)
+    cpu.store([block(4)])
+    cpu.submitStores(5_000)
+    expect(cpu.nextTransferEndMs).toBe(5_001)
+    expect(cpu.loads).toBe(2)
+  })
+
+  it('keeps blocks being stored or loaded: it stores nothing when only those could make room', () => {
+    const { cpu, events } = tier(2)
+    const hashOf = (index: number) => BigInt(index + 1)
+    storeNow(cpu, [block(1)])
+    cpu.load(0, hashOf, 0, 1, 2_000)
+    cpu.store([block(2)])
+    events.length = 0
+    // Block 1 is loading, block 2 still being stored: no room for block 3.
+    cpu.store([block(3)])
+    expect(events).toEqual([])
+    expect(cpu.lookup(0, hashOf, 0, 1)).toEqual({ blocks: 1, deferred: true })
+    cpu.submitStores(2_000)
+    cpu.settle(2_001)
+    cpu.store([block(3)])
+    // Both idle now; block 1 was looked up since, so block 2 is the least recently used.
+    expect(events.at(-1)).toEqual({
+      type: 'BlockRemoved',
+      medium: 'CPU',
+      blockHashes: [2n],
+      groupIdx: 0,
+    })
   })
 })

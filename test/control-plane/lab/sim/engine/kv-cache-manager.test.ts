@@ -216,17 +216,17 @@ describe('KvCacheManager: CPU offload tier', () => {
     'brings evicted blocks back from CPU (%s): cached tokens count them as external',
     (store) => {
       const { engine, steps } = rounds(store)
-      expect(cachedTokens(steps)).toEqual([0, 0, 0, 784])
+      // All 50 blocks load, the last prompt token is computed again: vLLM reports 799.
+      expect(cachedTokens(steps)).toEqual([0, 0, 0, 799])
       expect(engine.stats).toMatchObject({
         prefixCacheHits: 0,
-        externalPrefixCacheHits: 784,
+        externalPrefixCacheHits: 800,
         externalPrefixCacheQueries: 4 * 800,
       })
-      // The loaded blocks are cached on the GPU again.
-      const last = stored(steps)
-        .filter((e) => e.medium === 'GPU')
-        .at(-1)
-      expect(last?.tokenIds).toEqual(range(0, 800))
+      // The loaded blocks are cached on the GPU once loaded, then the recomputed last one.
+      const gpu = stored(steps.slice(-1)).filter((e) => e.medium === 'GPU')
+      expect(gpu.map((e) => e.tokenIds.length)).toEqual([784, 16])
+      expect(gpu.flatMap((e) => e.tokenIds)).toEqual(range(0, 800))
     },
   )
 
