@@ -3,6 +3,8 @@ import type { PodLoad, PodMemory, StepCost } from './routing-strategy.ts'
 /** What the memory outlook reads of a request in flight on the pod. */
 export interface RequestInFlight {
   uncachedTokens: number
+  /** Tokens loaded from the CPU tier: they hold GPU blocks like computed ones (absent: none). */
+  loadedTokens?: number
   generated: number
   maxTokens: number
   firstTokenAtMs: number | null
@@ -24,7 +26,9 @@ export function memoryOutlook(input: {
 }): PodMemory {
   const { capacityTokens, reported, requests, load, stepCost } = input
   let used = reported ? reported.usage * capacityTokens + reported.since : 0
-  if (!reported) for (const request of requests) used += request.uncachedTokens + request.generated
+  if (!reported)
+    for (const request of requests)
+      used += request.uncachedTokens + (request.loadedTokens ?? 0) + request.generated
   let releases: [number, number][] | null = null
   return {
     capacityTokens,
@@ -37,7 +41,7 @@ export function memoryOutlook(input: {
       releases = []
       for (const request of requests) {
         if (request.firstTokenAtMs === null) continue
-        const held = request.uncachedTokens + request.generated
+        const held = request.uncachedTokens + (request.loadedTokens ?? 0) + request.generated
         releases.push([Math.max(1, request.maxTokens - request.generated), held])
       }
       return releases.sort((a, b) => a[0] - b[0])

@@ -1,19 +1,26 @@
 import type { InferencePoolSpec } from '../crd/inference-pool.ts'
-import { gpuProfiles, numGpuBlocks } from '../gpu/gpu-profile.ts'
+import { gpuProfiles, kvBytesPerToken, numGpuBlocks } from '../gpu/gpu-profile.ts'
 import { createStepCostModel } from '../gpu/step-cost-model.ts'
 import type { KvIndex } from '../kv-index/kv-index.ts'
+import type { TierLookup } from '../kv-index/tier-lookup.ts'
 import type { AdmissionQueueOptions } from './admission-queue.ts'
 import type { RoutedPodSettings } from './routed-pod.ts'
 import type { RoutingStrategy, StepCost, TtftModel } from './routing-strategy.ts'
 import { KinferenceParameters } from './strategies/create-kinference-strategy.ts'
 import { createRoutingStrategy } from './strategies/create-routing-strategy.ts'
 import type { StrategyRegistry } from './strategies/define-strategy.ts'
+import type { HostLink } from './ttft-model.ts'
 
 export interface PoolRouterOptions {
   name: string
   spec: InferencePoolSpec
   /** The KV index (shared with other pools and scorer replicas). */
   index: KvIndex
+  /**
+   * The pods' other tiers (CPU offload), looked up after the index when some pod has one;
+   * absent: GPU hits only.
+   */
+  tiers?: TierLookup
   /** Tie-breaks and exploration: Math.random in the scorer, seeded in simulations. */
   random: () => number
   /**
@@ -49,6 +56,8 @@ export interface RouterSettings extends RoutedPodSettings {
   speculativeTtlMs: number | null
   /** Output tokens planned for a request that sets no limit (see KinferenceParameters). */
   expectedOutputTokens: number
+  /** How a load from the pods' CPU tier is priced (hostLinkOf); null: the KV size is unknown. */
+  hostLink: HostLink | null
 }
 
 /**
@@ -118,6 +127,18 @@ export function kvCapacityOf(spec: InferencePoolSpec): number | null {
   return blocks === null ? null : blocks * spec.blockSize
 }
 
+/**
+ * The pods' host link: the KV bytes of a token from the pool's GPU profile, the link's
+ * bandwidth from routing.kinference.hostLinkBytesPerSecond; null for a profile this build
+ * does not know (a CPU-tier hit is then never valued above recomputing).
+ */
+export function hostLinkOf(spec: InferencePoolSpec): HostLink | null {
+  const profile = gpuProfiles[spec.gpuProfile]
+  if (!profile) return null
+  const bytesPerSecond = kinferenceParametersOf(spec).hostLinkBytesPerSecond
+  return { kvBytesPerToken: kvBytesPerToken(profile), bytesPerSecond }
+}
+
 /** How long a pod that failed a request is left out. */
 const unhealthyCooldownMs = 5_000
 
@@ -140,12 +161,14 @@ export function routerSettings(
 ): RouterSettings {
   const kinference = kinferenceParametersOf(spec)
   const prior = ttftPrior(spec)
+  const hostLink = hostLinkOf(spec)
   const strategy = createRoutingStrategy(
     spec.routing.strategy,
     spec.routing,
     {
       stepBudget: spec.scheduler.maxNumBatchedTokens,
       peakPrefillTokensPerSecond: 1000 / prior.msPerToken,
+      kvBytesPerToken: hostLink?.kvBytesPerToken ?? null,
     },
     strategies,
   )
@@ -164,6 +187,7 @@ export function routerSettings(
     speculativeTtlMs: strategy.speculativeEntries === false ? null : kinference.speculativeTtlMs,
     lossySpeculativeTtlMs: spec.routing.strategy === 'kinference' ? lossySpeculativeTtlMs : null,
     expectedOutputTokens: kinference.expectedOutputTokens,
+    hostLink,
   }
 }
 

@@ -1,6 +1,7 @@
 import type { InferencePoolSpec } from '../crd/inference-pool.ts'
 import { type BlockKeyChain, computeBlockKeys } from '../kv-index/block-keys.ts'
 import { type MmPlacement, mmBlockExtras } from '../kv-index/mm-block-extras.ts'
+import type { TierBlocks } from '../kv-index/tier-lookup.ts'
 import type { RoutingRequest } from './routing-strategy.ts'
 
 /**
@@ -40,6 +41,11 @@ export interface PoolRequest {
 export interface PoolLookup {
   request: PoolRequest
   blocks: ReadonlyMap<string, number>
+  /**
+   * Per pod holding some, the request's blocks in its other tiers continuing its GPU hit
+   * (TierLookup); absent when the pool keeps no tier holdings or no pod has a tier.
+   */
+  tierBlocks?: ReadonlyMap<string, TierBlocks>
 }
 
 /** The served model `model` names in `spec`, or null when the pool does not serve it. */

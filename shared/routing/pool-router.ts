@@ -22,7 +22,7 @@ import { chooseRoute, type RouteResult } from './route-result.ts'
 import { type PodReport, RoutedPod } from './routed-pod.ts'
 import { type RoutedRequest, routedRequest } from './routed-request.ts'
 import type { PodMetricsView, RestoredPodView, RoutingContext } from './routing-strategy.ts'
-import { cachedTokensOf, OnlineTtftModel } from './ttft-model.ts'
+import { cachedTokensOf, cpuMedium, OnlineTtftModel } from './ttft-model.ts'
 
 // The public face of shared/routing: callers outside it import from this file only.
 export type { HeldPayload, HeldQueue, HeldRequest, Offer } from './admission-queue.ts'
@@ -111,17 +111,31 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     return poolRequest(input, this.served(input.model), this.blockSize, usesPromptText)
   }
 
-  /** One index round trip for every pod of the pool, answered by pod name. */
+  /**
+   * One index round trip for every pod of the pool, answered by pod name; when some pod
+   * has a tier (CPU offload), one more for the blocks continuing each pod's GPU hit there.
+   */
   async lookup(request: PoolRequest): Promise<PoolLookup> {
     const pods = this.podNames()
     const held = await this.options.index.lookup(request.keys, pods, this.options.indexNowMs())
-    return { request, blocks: new Map(pods.map((pod, i) => [pod, held[i] ?? 0])) }
+    const blocks = new Map(pods.map((pod, i) => [pod, held[i] ?? 0]))
+    const tiers = this.options.tiers
+    if (!tiers?.active) return { request, blocks }
+    const gpu = pods.map((pod) => blocks.get(pod) ?? 0)
+    const found = await tiers.lookup(request.keys, pods, gpu)
+    const tierBlocks = new Map(
+      pods.flatMap((pod, i) => {
+        const media = found[i] ?? {}
+        return Object.keys(media).length > 0 ? [[pod, media] as const] : []
+      }),
+    )
+    return tierBlocks.size > 0 ? { request, blocks, tierBlocks } : { request, blocks }
   }
 
   /** The strategy's choice now, nothing dispatched: estimates, admin lookups, benchmarks. */
   score(lookup: PoolLookup, nowMs: number, exclude?: ReadonlySet<string>): RouteResult {
-    const { strategy, stepBudget } = this.settings
-    const choice = { strategy, stepBudget, ttft: this.ttft }
+    const { strategy, stepBudget, hostLink } = this.settings
+    const choice = { strategy, stepBudget, ttft: this.ttft, hostLink }
     return chooseRoute([...this.pods.values()], lookup, choice, this.context(nowMs), exclude)
   }
 
@@ -130,9 +144,10 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     return poolSaturation(this.spec, route)
   }
 
-  /** Prompt tokens `pod` would serve from cache, per the lookup. */
+  /** Prompt tokens `pod` would serve from cache (its GPU, then its CPU tier), per the lookup. */
   matchedTokens(lookup: PoolLookup, pod: string): number {
-    return cachedTokensOf(lookup.request.routing, lookup.blocks.get(pod) ?? 0)
+    const cpu = lookup.tierBlocks?.get(pod)?.[cpuMedium] ?? 0
+    return cachedTokensOf(lookup.request.routing, (lookup.blocks.get(pod) ?? 0) + cpu)
   }
 
   /**
@@ -178,7 +193,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     if (request && pod && request.firstTokenAtMs === null) {
       pod.firstToken(request, nowMs)
       this.renewSpeculative(request)
-      const ttftMs = nowMs - request.dispatchedAtMs - request.admissionWaitMs
+      const ttftMs = nowMs - request.dispatchedAtMs - request.admissionWaitMs - request.tierLoadMs
       if (this.settings.onlineCalibration && request.sawWholeQueue)
         this.ttft.observe(request.work, ttftMs)
       this.settings.strategy.onFirstToken?.(id)
@@ -294,7 +309,8 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     if (pod && candidate) {
       this.settings.strategy.onRouted?.(routing, name, this.context(nowMs), candidate)
       const indexed = route.indexedBlocks.get(name) ?? 0
-      const request = routedRequest(routing, candidate, indexed, this.settings.stepBudget, nowMs)
+      const indexedCpu = lookup.tierBlocks?.get(name)?.[cpuMedium] ?? 0
+      const request = routedRequest(routing, candidate, indexed + indexedCpu, this.settings, nowMs)
       if (speculative) request.speculativeKeys = keys
       this.requests.set(routing.id, request)
       pod.started(request)

@@ -6,7 +6,7 @@ import type {
   RoutingDecision,
   RoutingStrategy,
 } from './routing-strategy.ts'
-import { type OnlineTtftModel, predictTtftMs } from './ttft-model.ts'
+import { type HostLink, type OnlineTtftModel, predictTtftMs, tierLoad } from './ttft-model.ts'
 
 /** One request routed: the strategy's decision and what it was made on. */
 export interface RouteResult {
@@ -23,6 +23,8 @@ export interface RouteChoice {
   strategy: RoutingStrategy
   stepBudget: number
   ttft: OnlineTtftModel
+  /** How kinference prices a CPU-tier load in its predictions; absent or null: never. */
+  hostLink?: HostLink | null
 }
 
 /**
@@ -41,16 +43,25 @@ export function chooseRoute(
   exclude: ReadonlySet<string> = new Set(),
 ): RouteResult {
   const { strategy, stepBudget, ttft } = choice
+  const hostLink = choice.hostLink ?? null
   const request = lookup.request.routing
   const indexedBlocks = new Map(pods.map((pod) => [pod.name, lookup.blocks.get(pod.name) ?? 0]))
   const eligible = pods.filter((pod) => !exclude.has(pod.name))
   const healthy = eligible.filter((pod) => pod.healthy(context.nowMs))
   const candidates = (healthy.length > 0 ? healthy : eligible).map((pod) =>
-    pod.candidate(indexedBlocks.get(pod.name) ?? 0, context.nowMs, ttft.model),
+    pod.candidate(
+      indexedBlocks.get(pod.name) ?? 0,
+      context.nowMs,
+      ttft.model,
+      lookup.tierBlocks?.get(pod.name),
+    ),
   )
   const decision = strategy.choose(request, candidates, context)
   const predictedTtftMs = new Map(
-    candidates.map((pod) => [pod.name, predictTtftMs(request, pod, stepBudget)]),
+    candidates.map((pod) => {
+      const load = tierLoad(request, pod, stepBudget, hostLink)
+      return [pod.name, predictTtftMs(request, pod, stepBudget, load)]
+    }),
   )
   for (const score of decision.scores) {
     score.predictedTtftMs ??= predictedTtftMs.get(score.pod) ?? null

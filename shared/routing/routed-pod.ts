@@ -1,3 +1,4 @@
+import type { TierBlocks } from '../kv-index/tier-lookup.ts'
 import { FeedLossTracker } from './feed-loss-tracker.ts'
 import { IndexTrustTracker } from './index-trust.ts'
 import { type DecodeObservation, decodeObservation } from './online-step-cost.ts'
@@ -171,12 +172,17 @@ export class RoutedPod {
     return Math.max(baseMs, lossyMs)
   }
 
-  /** The pod as the strategy sees it for a request of which it holds `indexed` blocks (index). */
-  candidate(indexed: number, nowMs: number, ttft: TtftModel): PodCandidate {
+  /**
+   * The pod as the strategy sees it for a request of which it holds `indexed` blocks (index)
+   * and `tiers` more per medium past them (tier lookup), both discounted by trust.
+   */
+  candidate(indexed: number, nowMs: number, ttft: TtftModel, tiers?: TierBlocks): PodCandidate {
     const trusted = this.indexReady ? Math.floor(indexed * this.trust.confidence) : 0
+    const tierBlocks = tiers && this.indexReady ? this.trustedTiers(tiers) : null
     return {
       name: this.name,
       cachedBlocks: trusted,
+      ...(tierBlocks && { tierBlocks }),
       trust: this.indexReady ? this.trust.trust : 'load-only',
       load: { ...this.load },
       metrics: this.metricsView(nowMs),
@@ -184,6 +190,13 @@ export class RoutedPod {
       memory: this.memory(nowMs),
       weight: this.weight,
     }
+  }
+
+  private trustedTiers(tiers: TierBlocks): TierBlocks | null {
+    const trusted = Object.entries(tiers)
+      .map(([medium, blocks]) => [medium, Math.floor(blocks * this.trust.confidence)] as const)
+      .filter(([, blocks]) => blocks > 0)
+    return trusted.length > 0 ? Object.fromEntries(trusted) : null
   }
 
   report(
@@ -224,7 +237,7 @@ export class RoutedPod {
   started(request: RoutedRequest): void {
     this.contextIntegral(request.dispatchedAtMs)
     this.requests.add(request)
-    this.tokensSinceMetrics += request.uncachedTokens
+    this.tokensSinceMetrics += request.uncachedTokens + request.loadedTokens
     this.load.inFlight++
     this.load.pendingRequests++
     this.load.pendingPrefillTokens += request.uncachedTokens
@@ -274,7 +287,7 @@ export class RoutedPod {
   ended(request: RoutedRequest, nowMs: number): void {
     this.contextIntegral(nowMs)
     this.requests.delete(request)
-    this.tokensSinceMetrics -= request.uncachedTokens + request.generated
+    this.tokensSinceMetrics -= request.uncachedTokens + request.loadedTokens + request.generated
     this.load.inFlight--
     if (request.firstTokenAtMs === null) this.answered(request)
     this.load.activeTokens -= request.promptTokens + request.generated

@@ -86,6 +86,13 @@ export interface PodCandidate {
   name: string
   /** Leading blocks of this request the pod holds, per the index, already discounted by trust. */
   cachedBlocks: number
+  /**
+   * Per medium other than the GPU ("CPU" for vLLM's OffloadingConnector), the blocks of this
+   * request the pod holds there continuing its GPU hit (from block `cachedBlocks` on, up to
+   * the first the medium lacks), discounted by trust as cachedBlocks. Absent when the pool
+   * keeps no tier holdings or the pod holds none of the request there (tier-lookup.ts).
+   */
+  tierBlocks?: Readonly<Record<string, number>>
   trust: IndexTrust
   load: PodLoad
   metrics: PodMetricsView | null

@@ -91,17 +91,93 @@ function unseenWork(
   return preempted * footprint + Math.min(unseen, foreign) * Math.min(uncachedTokens, ownTypical)
 }
 
+/**
+ * Predicted TTFT of the request on the pod: its overhead, the prefill ahead and its own,
+ * the wait for KV memory, and, with `load`, blocks loaded from the CPU tier instead of
+ * computed: they take new GPU blocks like computed ones (the memory terms count them) and
+ * the load's time instead of prefill.
+ */
 export function predictTtftMs(
   request: RoutingRequest,
   pod: PodCandidate,
   stepBudget: number,
+  load: TierLoad = noTierLoad,
 ): number {
-  const features = ttftFeatures(request, pod, stepBudget)
+  const features = ttftFeatures(request, withLoaded(pod, load), stepBudget)
   return (
     pod.ttft.overheadMs +
     pod.ttft.msPerToken * effectiveWork(features) +
-    (pod.memory ? admissionWaitMs(pod.memory, features.uncachedTokens) : 0)
+    (pod.memory ? admissionWaitMs(pod.memory, features.uncachedTokens + load.tokens) : 0) +
+    load.ms
   )
+}
+
+/**
+ * The pod's host link as the router prices a load from the CPU tier: the KV bytes of a
+ * token (the pool's GPU profile) over the link's bytes per second (a router parameter,
+ * routing.kinference.hostLinkBytesPerSecond).
+ */
+export interface HostLink {
+  kvBytesPerToken: number
+  bytesPerSecond: number
+}
+
+/** The medium vLLM's OffloadingConnector keeps blocks in host memory under (its events'). */
+export const cpuMedium = 'CPU'
+
+/** Blocks of a request a pod loads from its CPU tier, their tokens, and how long that takes. */
+export interface TierLoad {
+  blocks: number
+  tokens: number
+  ms: number
+}
+
+export const noTierLoad: TierLoad = { blocks: 0, tokens: 0, ms: 0 }
+
+/**
+ * What the pod loads from its CPU tier for the request: vLLM's connector loads every block
+ * that continues the GPU hit (up to the last prompt token, never hit), whatever it costs,
+ * in tokens × KV bytes per token ÷ the link's bandwidth (0 ms when the link is unknown).
+ */
+export function cpuLoad(
+  request: RoutingRequest,
+  pod: PodCandidate,
+  hostLink: HostLink | null,
+): TierLoad {
+  const held = pod.tierBlocks?.[cpuMedium] ?? 0
+  if (!(held > 0)) return noTierLoad
+  const gpu = cachedTokensOf(request, pod.cachedBlocks)
+  const tokens = cachedTokensOf(request, pod.cachedBlocks + held) - gpu
+  if (tokens <= 0) return noTierLoad
+  const ms = hostLink ? (tokens * hostLink.kvBytesPerToken * 1000) / hostLink.bytesPerSecond : 0
+  return { blocks: tokens / request.blockSize, tokens, ms }
+}
+
+/**
+ * The CPU tier's hit as kinference values it: the load when loading takes less than
+ * recomputing those tokens on the pod (its fitted msPerToken over their work, its decodes
+ * sharing the steps), else nothing (the blocks count as uncached). Without a host link
+ * (the KV bytes of a token unknown), nothing.
+ */
+export function tierLoad(
+  request: RoutingRequest,
+  pod: PodCandidate,
+  stepBudget: number,
+  hostLink: HostLink | null,
+): TierLoad {
+  if (hostLink === null) return noTierLoad
+  const load = cpuLoad(request, pod, hostLink)
+  if (load.tokens === 0) return noTierLoad
+  const features = ttftFeatures(request, pod, stepBudget)
+  const recomputeMs =
+    pod.ttft.msPerToken *
+    effectiveWork({ ...features, queuedTokens: 0, uncachedTokens: load.tokens })
+  return load.ms < recomputeMs ? load : noTierLoad
+}
+
+/** The pod as if `load`'s blocks were in its GPU already (the candidate itself without one). */
+export function withLoaded(pod: PodCandidate, load: TierLoad): PodCandidate {
+  return load.blocks > 0 ? { ...pod, cachedBlocks: pod.cachedBlocks + load.blocks } : pod
 }
 
 export const OnlineTtftModelOptions = z.strictObject({

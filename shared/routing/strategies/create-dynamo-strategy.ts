@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import type { PodCandidate, RoutingRequest, RoutingStrategy } from '../routing-strategy.ts'
+import { cpuMedium } from '../ttft-model.ts'
 import { blockIdsOf, createActiveSequences } from './create-active-sequences.ts'
 import { defineStrategy } from './define-strategy.ts'
 import { formatRange } from './format-range.ts'
@@ -14,6 +15,13 @@ export const DynamoParameters = z.strictObject({
     .default(1)
     .describe(
       'Credit per cached device block against the prefill load (Dynamo overlap_score_credit, lib/kv-router/src/scheduling/config.rs).',
+    ),
+  hostCacheHitWeight: z
+    .number()
+    .min(0)
+    .default(0.75)
+    .describe(
+      'Credit per block held in the worker’s host (CPU) tier continuing its device hit, against the prefill load (Dynamo host_cache_hit_weight; disk_cache_hit_weight 0.25 has no tier here).',
     ),
   prefillLoadScale: z
     .number()
@@ -63,10 +71,11 @@ export interface DynamoCost {
 
 /**
  * Dynamo's worker cost in blocks (DYN `lib/kv-router/src/scheduling/selector/{mod,default}.rs`,
- * `docs/components/router/router-concepts.md`), device tier only (no host or disk tiers here):
+ * `docs/components/router/router-concepts.md`), device and host tiers (no disk tier here):
  *
  *   raw_prefill  = (active_prefill_tokens + uncached + cached) / block_size
- *   prefill      = max(raw_prefill − overlap_score_credit × overlap_blocks, 0)
+ *   prefill      = max(raw_prefill − overlap_score_credit × overlap_blocks
+ *                      − host_cache_hit_weight × host_blocks, 0)
  *   decode       = active_blocks + new_blocks
  *   default:  cost = prefill_load_scale × prefill + decode
  *   lmetric:  cost = prefill × (decode + 1)
@@ -80,11 +89,14 @@ export function dynamoCost(
   overlapBlocks: number,
   load: DynamoWorkerLoad,
   parameters: DynamoStrategyParameters,
+  hostBlocks = 0,
 ): DynamoCost {
   const cached = overlapBlocks * request.blockSize
   const uncached = Math.max(request.promptTokens - cached, 0)
   const rawPrefill = (load.activePrefillTokens + uncached + cached) / request.blockSize
-  const prefillBlocks = Math.max(rawPrefill - parameters.overlapScoreCredit * overlapBlocks, 0)
+  let credit = parameters.overlapScoreCredit * overlapBlocks
+  if (hostBlocks > 0) credit += parameters.hostCacheHitWeight * hostBlocks
+  const prefillBlocks = Math.max(rawPrefill - credit, 0)
   const decodeBlocks = load.activeBlocks + load.newBlocks
   const cost =
     parameters.selectionPolicy === 'lmetric'
@@ -155,7 +167,8 @@ export function createDynamoStrategy(
           activeBlocks: active.activeBlocks,
           newBlocks: sequences.newBlocks(pod.name, blocks),
         }
-        return dynamoCost(request, pod.cachedBlocks, load, parameters)
+        const host = pod.tierBlocks?.[cpuMedium] ?? 0
+        return dynamoCost(request, pod.cachedBlocks, load, parameters, host)
       })
       const values = costs.map((c) => c.cost)
       let best: number

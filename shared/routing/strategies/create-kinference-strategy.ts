@@ -6,7 +6,16 @@ import type {
   RoutingRequest,
   RoutingStrategy,
 } from '../routing-strategy.ts'
-import { cachedTokensOf, effectiveWork, predictTtftMs, ttftFeatures } from '../ttft-model.ts'
+import {
+  cachedTokensOf,
+  effectiveWork,
+  type HostLink,
+  predictTtftMs,
+  type TierLoad,
+  tierLoad,
+  ttftFeatures,
+  withLoaded,
+} from '../ttft-model.ts'
 import { defineStrategy } from './define-strategy.ts'
 import { fraction } from './fraction.ts'
 
@@ -78,6 +87,13 @@ export const KinferenceParameters = z.strictObject({
     .describe(
       'How much a millisecond of decoding counts against a millisecond of time to first token when choosing a pod: the slowdown a request suffers from the batch it joins, and the one it causes the requests running there. 0 chooses by TTFT alone.',
     ),
+  hostLinkBytesPerSecond: z
+    .number()
+    .positive()
+    .default(25e9)
+    .describe(
+      'Bandwidth of the link a pod loads KV blocks from its CPU tier over (vLLM OffloadingConnector), bytes/s: a CPU hit of N tokens is valued at N × KV bytes per token (the GPU profile’s) ÷ this, when that is less than recomputing them. 25e9: PCIe Gen4 x16 (32 GB/s per direction, as the L40S has) at about 80%.',
+    ),
   driftTolerance: fraction
     .default(0.25)
     .describe(
@@ -99,6 +115,11 @@ export interface KinferenceStrategyOptions {
   decodeWeight?: number
   /** How far back the pool's arrival rate is averaged. */
   rateWindowMs?: number
+  /**
+   * How a CPU-tier hit is priced (ttft-model.ts tierLoad): a pod loads it when that is
+   * cheaper than recomputing it. Absent or null: CPU-tier hits count as uncached.
+   */
+  hostLink?: HostLink | null
 }
 
 /** The arrival rate's averaging window unless a test asks for another. */
@@ -129,17 +150,24 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
       const costs: number[] = []
       const ttftCosts: number[] = []
       const decodeWeight = options.decodeWeight ?? 0
-      const bestCached = Math.max(
-        ...candidates.map((pod) => cachedTokensOf(request, pod.cachedBlocks)),
+      // A CPU-tier hit counts as held where loading it beats recomputing it: the pod then
+      // computes only the rest, and writes new GPU blocks for all of it (memory terms).
+      const hostLink = options.hostLink ?? null
+      const tierLoads = candidates.map((pod) =>
+        tierLoad(request, pod, options.stepBudget, hostLink),
       )
+      const held = candidates.map((pod, i) => withLoaded(pod, tierLoads[i] as TierLoad))
+      const bestCached = Math.max(...held.map((pod) => cachedTokensOf(request, pod.cachedBlocks)))
       const headroom = options.copyHeadroom
       // Decode work ahead of each pod, once per decision: the cost and the tie-break read it.
       const ahead = candidates.map((pod) => remainingDecodeSteps(pod, request.maxTokens))
       const scores: PodScore[] = candidates.map((pod, i) => {
-        const features = ttftFeatures(request, pod, options.stepBudget)
-        const predicted = predictTtftMs(request, pod, options.stepBudget)
+        const load = tierLoads[i] as TierLoad
+        const features = ttftFeatures(request, held[i] as PodCandidate, options.stepBudget)
+        const predicted = predictTtftMs(request, pod, options.stepBudget, load)
         const ownWork = pod.ttft.msPerToken * effectiveWork({ ...features, queuedTokens: 0 })
-        const backlog = predicted - pod.ttft.overheadMs
+        // The load runs beside the pod's steps: it delays this request, not those behind it.
+        const backlog = predicted - pod.ttft.overheadMs - load.ms
         let cost = predicted + perPodRate * backlog * ownWork
         ttftCosts.push(cost)
         cost +=
@@ -151,6 +179,7 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
             pod.memory.pendingTokens +
             (ahead[i] as number) +
             features.uncachedTokens +
+            load.tokens +
             request.maxTokens
           : 0
         const capacity = pod.memory?.capacityTokens ?? Number.POSITIVE_INFINITY
@@ -164,14 +193,15 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
         // conversation whose warm pod holds only its system prompt recomputes its history
         // wherever it goes, and barring the move piled such turns twenty deep on one pod
         // while the others drained (docs/benchmarks.md, multi-turn).
-        const recompute = bestCached - cachedTokensOf(request, pod.cachedBlocks)
+        const cached = cachedTokensOf(request, (held[i] as PodCandidate).cachedBlocks)
+        const recompute = bestCached - cached
         const copies =
           recompute > 2 * request.blockSize && recompute > request.promptTokens - bestCached
         if (copies && reserved > headroom * capacity) cost += outOfRoomMs
         costs.push(cost)
         return {
           pod: pod.name,
-          cachedTokens: cachedTokensOf(request, pod.cachedBlocks),
+          cachedTokens: cached,
           predictedTtftMs: predicted,
           score: cost,
         }
@@ -316,6 +346,14 @@ export const kinferenceStrategy = defineStrategy({
   name: 'kinference',
   description: 'lowest predicted TTFT from KV overlap and queued prefill.',
   parameters: { block: 'kinference', schema: KinferenceParameters },
-  create: ({ copyHeadroom, decodeWeight }, pool) =>
-    createKinferenceStrategy({ stepBudget: pool.stepBudget, copyHeadroom, decodeWeight }),
+  create: ({ copyHeadroom, decodeWeight, hostLinkBytesPerSecond }, pool) =>
+    createKinferenceStrategy({
+      stepBudget: pool.stepBudget,
+      copyHeadroom,
+      decodeWeight,
+      hostLink:
+        pool.kvBytesPerToken == null
+          ? null
+          : { kvBytesPerToken: pool.kvBytesPerToken, bytesPerSecond: hostLinkBytesPerSecond },
+    }),
 })

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import type { PodCandidate, RoutingRequest, RoutingStrategy } from '../routing-strategy.ts'
+import { cpuMedium } from '../ttft-model.ts'
 import {
   type ApproximateMatch,
   createApproximatePrefixProducer,
@@ -46,6 +47,11 @@ export const LlmdStickyParameters = z.strictObject({
     .optional()
     .describe(
       'R_peak of the release gate, tokens/s. Default: calibrated from the pool’s GPU profile as llm-d’s calibrate.sh measures it, one full chunk of max_num_batched_tokens over its prefill time (the filter’s own 15,928 is Qwen3-32B on 2× H100 and is to be re-measured per model and accelerator).',
+    ),
+  cpuTierWeight: fraction
+    .default(0.8)
+    .describe(
+      'precise producer: weight of a block held in the pod’s CPU tier continuing its GPU hit, against 1 for a GPU block, in the longest consecutive prefix (llm-d precise prefix scorer media weights gpu 1.0, cpu 0.8).',
     ),
   addEstimatedOutputTokens: z
     .boolean()
@@ -156,9 +162,12 @@ function cachedTokens(
   request: RoutingRequest,
   pod: PodCandidate,
   approximate: ApproximateMatch | null,
+  cpuTierWeight: number,
 ): number {
   if (approximate === null) {
-    return Math.min(pod.cachedBlocks * request.blockSize, request.promptTokens)
+    const cpu = pod.tierBlocks?.[cpuMedium] ?? 0
+    const blocks = cpu > 0 ? pod.cachedBlocks + cpuTierWeight * cpu : pod.cachedBlocks
+    return Math.min(blocks * request.blockSize, request.promptTokens)
   }
   if (approximate.blocks === 0) return 0
   const matched = approximate.matched.get(pod.name) ?? 0
@@ -191,6 +200,9 @@ function estimatedOutput(
  *    tokens in flight + this request's uncached tokens (prompt × (1 − hit)).
  * 3. max-score-picker: highest score, random among ties.
  *
+ * With the precise producer, blocks the pod's CPU tier holds past its GPU hit add
+ * `cpuTierWeight` each to the prefix (llm-d's per-medium weights of the precise scorer).
+ *
  * Tokens in flight are the uncached prompt tokens sent to the pod and not yet answered by a
  * first token (the router's `pendingPrefillTokens`, which is what llm-d's in-flight load producer
  * holds by default). With `addEstimatedOutputTokens` an output estimate per request is added,
@@ -215,7 +227,7 @@ export function createLlmdStickyStrategy(
     pod: PodCandidate,
     approximate: ApproximateMatch | null,
   ): StickyPodLoad {
-    const cached = cachedTokens(request, pod, approximate)
+    const cached = cachedTokens(request, pod, approximate, parameters.cpuTierWeight)
     const inFlight = pod.load.pendingPrefillTokens + (outputByPod.get(pod.name) ?? 0)
     return {
       hit: request.promptTokens > 0 ? cached / request.promptTokens : 0,

@@ -10,6 +10,8 @@ export interface StrategyPool {
    * from their GPU profile, what llm-d's calibrate.sh measures on a pod.
    */
   peakPrefillTokensPerSecond: number
+  /** KV-cache bytes of one token (the GPU profile's), for pricing tier loads; null: unknown. */
+  kvBytesPerToken?: number | null
 }
 
 /** A strategy's parameter block in a pool's `routing` spec. */

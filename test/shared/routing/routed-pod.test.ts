@@ -11,6 +11,8 @@ const requestOf = (promptTokens: number, dispatchedAtMs: number): RoutedRequest 
   pod: 'a',
   promptTokens,
   uncachedTokens: promptTokens,
+  loadedTokens: 0,
+  tierLoadMs: 0,
   maxTokens: 100,
   admissionWaitMs: 0,
   indexedCachedTokens: 0,

@@ -40,6 +40,7 @@ describe('benchPoolSpec', () => {
     expect(routing.strategy).toBe('dynamo')
     expect(routing.dynamo).toEqual({
       overlapScoreCredit: 1,
+      hostCacheHitWeight: 0.75,
       prefillLoadScale: 1,
       temperature: 0,
       selectionPolicy: 'lmetric',

@@ -28,6 +28,7 @@ describe('createLlmdStickyStrategy', () => {
       affinityThreshold: 0.8,
       explorationProbability: 0,
       maxTtftPenaltyMs: 18_000,
+      cpuTierWeight: 0.8,
       addEstimatedOutputTokens: false,
       outputRatio: 1.5,
     })
