@@ -50,6 +50,11 @@ export interface BenchPreset {
   gpuProfile?: string
   /** Pods in the pool when not `defaultBenchPods` (--pods overrides it). */
   pods?: number
+  /**
+   * The pods' CPU tier (vLLM's OffloadingConnector) as a multiple of their GPU's KV blocks;
+   * absent or 0: none (--cpu-tier overrides it).
+   */
+  cpuTier?: number
 }
 
 /** The pool's size when neither --pods nor the preset gives one. */
@@ -119,6 +124,17 @@ export const benchPresets: Record<string, BenchPreset> = {
       kinference: { ttftS: 0.59, e2eS: 9.1 },
       peakRatio: 3.5,
     },
+  },
+  'multi-turn-cpu': {
+    name: 'multi-turn-cpu',
+    description:
+      'multi-turn’s conversations on pods with a CPU tier (vLLM’s OffloadingConnector) 4x their GPU’s KV blocks: histories the GPU evicts can be loaded back over the host link instead of recomputed. Closed loop.',
+    data: 'turns=5,prefix_count=8,prefix_tokens=1024,first_prompt_tokens=2048,prompt_tokens=256,output_tokens=256',
+    profile: 'concurrent',
+    rates: null,
+    maxRequests: defaultMaxRequests,
+    published: null,
+    cpuTier: 4,
   },
   'no-prefix': {
     name: 'no-prefix',

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { parseOptions } from '../../../shared/config/parse-options.ts'
-import type { GpuProfile } from '../../../shared/gpu/gpu-profile.ts'
+import { type GpuProfile, numGpuBlocks } from '../../../shared/gpu/gpu-profile.ts'
 import type { SimModelAssets } from '../sim/sim-model-assets.ts'
 import { benchModel } from './bench-pool-spec.ts'
 import { createChatFrame } from './chat-prompt-ids.ts'
@@ -24,6 +24,8 @@ export interface MatrixWorkload {
   maxRequests: number
   /** A trace replay's first request (data trace:FILE). */
   traceOffset?: number
+  /** DES: the pods' CPU tier as a multiple of their GPU's KV blocks (absent or 0: none). */
+  cpuTier?: number
 }
 
 const threadsError = 'must be a positive integer'
@@ -140,9 +142,17 @@ export function desJobsOf(options: MatrixOptions): DesJob[] {
         ...(options.desTiming ? { timing: options.desTiming } : {}),
         ...(options.replicas && options.replicas > 1 ? { replicas: options.replicas } : {}),
         ...(workload.traceOffset !== undefined && { traceOffset: workload.traceOffset }),
+        ...(workload.cpuTier ? { kvEvents: cpuTierEvents(workload.cpuTier, options.profile) } : {}),
       })),
     ),
   )
+}
+
+/** Pods with a CPU tier of `multiple` times their GPU's KV blocks (vLLM's OffloadingConnector). */
+export function cpuTierEvents(multiple: number, profile: GpuProfile): DesJob['kvEvents'] {
+  return {
+    cpuOffload: { capacityBlocks: Math.max(1, Math.round(multiple * numGpuBlocks(profile))) },
+  }
 }
 
 async function runDesMatrix(options: ParsedMatrixOptions): Promise<BenchmarkRun[]> {

@@ -32,6 +32,7 @@ export const benchOptions = {
   'metrics-interval-ms': { type: 'string' },
   'metrics-delay-ms': { type: 'string' },
   'event-loss-rate': { type: 'string' },
+  'cpu-tier': { type: 'string' },
   'request-scale': { type: 'string' },
   'slo-ms': { type: 'string', default: String(peakTtftSloMs) },
   out: { type: 'string', default: 'results/bench' },
@@ -58,6 +59,8 @@ export interface BenchArgs {
   threads: number
   maxRequests: number | undefined
   traceOffset: number | undefined
+  /** --cpu-tier: the pods' CPU tier as a multiple of their GPU's KV blocks (0: none). */
+  cpuTier: number | undefined
   desTiming: DesTimingOptionsInput
   requestScale: number
   /** --suite routing --preset: the prefix workloads judged (default all of them). */
@@ -93,6 +96,18 @@ function nonNegative(name: string, text: string | undefined): number | undefined
   const value = Number(text)
   if (text.trim() === '' || !Number.isFinite(value) || value < 0)
     throw new UsageError(`--${name} must be a number of ms >= 0, not "${text}"`)
+  return value
+}
+
+/** "4" or "4x": the CPU tier as a multiple of the GPU's KV blocks, at most 1,000. */
+function cpuTierOf(text: string | undefined, mode: string): number | undefined {
+  if (text === undefined) return undefined
+  const value = Number(text.trim().replace(/x$/i, ''))
+  if (text.trim() === '' || !(value >= 0 && value <= 1_000))
+    throw new UsageError(
+      `--cpu-tier must be a multiple of the GPU's KV blocks from 0 to 1000 (e.g. 4x), not "${text}"`,
+    )
+  if (mode !== 'des') throw new UsageError('--cpu-tier is a DES option')
   return value
 }
 
@@ -219,6 +234,7 @@ export function parseBenchArgs(args: string[]): BenchArgs {
         ? undefined
         : positive('max-requests', values['max-requests'], true),
     traceOffset: traceOffsetOf(values['trace-offset'], values.data),
+    cpuTier: cpuTierOf(values['cpu-tier'], mode),
     desTiming: Object.fromEntries(Object.entries(timing).filter(([, v]) => v !== undefined)),
     routingWorkloads: suite === 'routing' ? routingSubset(values.preset) : undefined,
     requestScale:

@@ -170,6 +170,7 @@ export async function planBench(
         rates: dataRates(data, kind, args.rates, args.values['trace-speed']),
         maxRequests: args.maxRequests ?? defaultMaxRequests,
         ...(args.traceOffset !== undefined && { traceOffset: args.traceOffset }),
+        ...(args.cpuTier ? { cpuTier: args.cpuTier } : {}),
       },
       kind,
     )
@@ -190,6 +191,7 @@ export async function planBench(
         profile: kind,
         rates: given ?? preset.rates ?? [],
         maxRequests: args.maxRequests ?? preset.maxRequests,
+        ...((args.cpuTier ?? preset.cpuTier) ? { cpuTier: args.cpuTier ?? preset.cpuTier } : {}),
       },
       kind,
     )

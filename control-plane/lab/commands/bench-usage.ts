@@ -75,6 +75,10 @@ How:
       --metrics-interval-ms MS  des: pods' metrics are scraped this often (default ${desTimingDefaults.metricsIntervalMs})
       --metrics-delay-ms MS des: scraped metrics are this old when read (default ${desTimingDefaults.metricsDelayMs})
       --event-loss-rate F   des: share of KV event batches the index never sees (default 0)
+      --cpu-tier X          des: the pods copy their KV blocks to a CPU tier (vLLM's
+                            OffloadingConnector) of X times their GPU's KV blocks, e.g. 4x,
+                            and load them back from it; 0 turns a preset's off (default:
+                            the preset's, else none)
       --request-scale X     targets, routing: scale every scenario's request count
                             (default 1)
       --slo-ms MS           median TTFT limit for peak throughput (default ${peakTtftSloMs})

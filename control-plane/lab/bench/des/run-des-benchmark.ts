@@ -1,6 +1,8 @@
 import type { InferencePoolSpec } from '../../../../shared/crd/inference-pool.ts'
 import { type GpuProfile, numGpuBlocks } from '../../../../shared/gpu/gpu-profile.ts'
 import { createMemoryKvIndex } from '../../../../shared/kv-index/memory-kv-index.ts'
+import { createMemoryTierHoldings } from '../../../../shared/kv-index/memory-tier-holdings.ts'
+import { TierLookup } from '../../../../shared/kv-index/tier-lookup.ts'
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
 import {
   type PoolLookup,
@@ -116,7 +118,11 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
   const outputRandom = createSeededRandom(options.seed ^ 0x27d4eb2d)
   // Drawn only when events are lost, so runs without loss are as before.
   const lossRandom = createSeededRandom(options.seed ^ 0x1b873593)
-  const index = createMemoryKvIndex()
+  const kvEvents = SimKvEventsOptions.parse(options.kvEvents ?? {})
+  // Pods with a CPU tier: its events reach tier holdings and the routers look it up, as in
+  // the scorer (start-scorer.ts); without one, nothing changes.
+  const tiers = kvEvents.cpuOffload ? new TierLookup(createMemoryTierHoldings()) : null
+  const index = tiers ? tiers.index(createMemoryKvIndex()) : createMemoryKvIndex()
   // The index's clock is the simulation's: `now` follows the event being handled.
   let now = 0
   const replicaCount = Math.max(1, options.replicas ?? 1)
@@ -129,6 +135,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
           name: 'bench',
           spec: options.pool,
           index,
+          ...(tiers ? { tiers } : {}),
           random:
             r === 0 ? routerRandom : createSeededRandom((options.seed ^ 0x5bd1e995) + r * 7_919),
           indexNowMs: () => now,
@@ -141,7 +148,6 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     createSeededRandom(options.seed ^ 0x68e31da4),
   )
   const model = options.pool.models[0]?.name ?? ''
-  const kvEvents = SimKvEventsOptions.parse(options.kvEvents ?? {})
   // What the pods publish, in their configured form (groups, extra keys), as the scorer
   // would decode it.
   const toWire = wireEventMapper(kvEvents)
@@ -368,6 +374,8 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       const pod = pods[event.pod] as Pod
       const split = toPodEvents(event.events.map(toWire), pod.groups)
       await index.apply(pod.name, model, split.index, event.seq)
+      if (tiers && split.tiers.length > 0)
+        await tiers.holdings.apply(pod.name, split.tiers, event.seq)
       // As the scorer does: the pool keys requests with the block size the events carry.
       if (split.blockSize !== null)
         for (const router of replicas.all) router.learnBlockSize(split.blockSize)

@@ -5,11 +5,13 @@ import {
 } from '../../../../control-plane/lab/bench/bench-presets.ts'
 import { createChatFrame } from '../../../../control-plane/lab/bench/chat-prompt-ids.ts'
 import { parseDataSpec } from '../../../../control-plane/lab/bench/data-spec.ts'
+import { desJobsOf } from '../../../../control-plane/lab/bench/run-benchmark-matrix.ts'
 import { createWorkload, type Workload } from '../../../../control-plane/lab/bench/workload.ts'
 import { parseBenchArgs } from '../../../../control-plane/lab/commands/bench-args.ts'
 import { planBench } from '../../../../control-plane/lab/commands/bench-plan.ts'
 import { benchUsage } from '../../../../control-plane/lab/commands/bench-usage.ts'
 import { loadSimModelAssets } from '../../../../control-plane/lab/sim/sim-model-assets.ts'
+import { l40s27bFp8, numGpuBlocks } from '../../../../shared/gpu/gpu-profile.ts'
 
 let assets: ReturnType<typeof loadSimModelAssets>
 
@@ -144,5 +146,60 @@ describe('kinfctl bench: a preset brings its pool size', () => {
     expect(bound('prefix-heavy-6pods')).toBeGreaterThan(bound('prefix-heavy-4pods') ?? Infinity)
     const forced = await plan(['--preset', 'prefix-heavy-6pods,shared-prefix', '--pods', '2'])
     expect(forced.map((g) => [g.pods, g.workloads.length])).toEqual([[2, 2]])
+  })
+})
+
+describe('kinfctl bench: a CPU tier on the pods', () => {
+  const plan = (args: string[]) =>
+    planBench(
+      parseBenchArgs([...args, '--rate', '80', '--max-requests', '20', '--routers', 'kinference']),
+      assets,
+      createChatFrame(assets.tokenizer),
+    )
+  const tierOf = async (args: string[]) =>
+    (await plan(args)).flatMap((g) => g.workloads.map((w) => [w.name, w.cpuTier] as const))
+
+  it('multi-turn-cpu is multi-turn’s data with a tier 4x the GPU’s KV, which --cpu-tier overrides', async () => {
+    expect(benchPresets['multi-turn-cpu']?.data).toBe(benchPresets['multi-turn']?.data)
+    expect(await tierOf(['--preset', 'multi-turn-cpu,multi-turn'])).toEqual([
+      ['multi-turn-cpu', 4],
+      ['multi-turn', undefined],
+    ])
+    expect(await tierOf(['--preset', 'multi-turn-cpu,multi-turn', '--cpu-tier', '2x'])).toEqual([
+      ['multi-turn-cpu', 2],
+      ['multi-turn', 2],
+    ])
+    expect(await tierOf(['--preset', 'multi-turn-cpu', '--cpu-tier', '0'])).toEqual([
+      ['multi-turn-cpu', undefined],
+    ])
+  })
+
+  it('sizes the tier in the pods’ GPU blocks and refuses what is not a multiple', () => {
+    const job = desJobsOf({
+      mode: 'des',
+      workloads: [
+        {
+          name: 'w',
+          data: 'prompt_tokens=8',
+          profile: 'poisson',
+          rates: [1],
+          maxRequests: 1,
+          cpuTier: 4,
+        },
+      ],
+      routers: ['kinference'],
+      pods: 3,
+      profile: l40s27bFp8,
+      seed: 1,
+      assets,
+    })[0]
+    expect(job?.kvEvents).toEqual({ cpuOffload: { capacityBlocks: 4 * numGpuBlocks(l40s27bFp8) } })
+    expect(() => parseBenchArgs(['--preset', 'multi-turn', '--cpu-tier', 'lots'])).toThrow(
+      '--cpu-tier must be a multiple',
+    )
+    expect(() =>
+      parseBenchArgs(['--preset', 'multi-turn', '--cpu-tier', '4x', '--mode', 'live']),
+    ).toThrow('--cpu-tier is a DES option')
+    expect(parseBenchArgs(['--preset', 'multi-turn', '--cpu-tier', '4x']).cpuTier).toBe(4)
   })
 })
