@@ -5,6 +5,7 @@ import { hostname } from 'node:os'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import type { TierHoldings } from '../../shared/kv-index/tier-holdings.ts'
+import { TierLookup } from '../../shared/kv-index/tier-lookup.ts'
 import { builtinPlugins, type Plugins } from '../../shared/plugins.ts'
 import { createMemoryStateStore } from '../../shared/state/memory-state-store.ts'
 import type { StateStore } from '../../shared/state/state-store.ts'
@@ -106,9 +107,12 @@ export async function startScorer(
     log,
     onDropped: (count) => stateMetrics.decisionsDropped.inc(count),
   })
+  // The feeds apply through the tier lookup, so routers find the blocks pods keep in their
+  // CPU tiers (tier-lookup.ts); both pass everything on to the index and the holdings.
+  const tierLookup = new TierLookup(tiers)
   const feeds = new PodFeeds({
-    index,
-    tiers,
+    index: tierLookup.index(index),
+    tiers: tierLookup.holdings,
     sharedEvents: config.eventsBind !== null,
     // While the shared index is out every batch fails: the outage is logged once instead.
     onError: (message) => {
@@ -132,6 +136,7 @@ export async function startScorer(
     createRuntime: poolRuntimeFactory(
       {
         index,
+        tiers: tierLookup,
         feeds,
         metrics,
         tokenizers,

@@ -1,4 +1,5 @@
 import type { KvIndex } from '../../../shared/kv-index/kv-index.ts'
+import type { TierLookup } from '../../../shared/kv-index/tier-lookup.ts'
 import type { StrategyRegistry } from '../../../shared/routing/strategies/define-strategy.ts'
 import type { PodFeeds } from '../../kv-feeds/pod-feeds.ts'
 import type { ScorerMetrics } from '../metrics/scorer-metrics.ts'
@@ -13,6 +14,8 @@ import { PoolRuntime } from './pool-runtime.ts'
  */
 export interface PoolRuntimeShared {
   index: KvIndex
+  /** The pods' CPU tiers as routers look them up (absent: GPU hits only). */
+  tiers?: TierLookup
   feeds: PodFeeds
   metrics: ScorerMetrics
   tokenizers: TokenizerCache
@@ -22,7 +25,7 @@ export interface PoolRuntimeShared {
 
 /** How the scorer's reconciler makes a runtime for a pool of a new config. */
 export function poolRuntimeFactory(
-  { index, feeds, metrics, tokenizers, guard, strategies }: PoolRuntimeShared,
+  { index, tiers, feeds, metrics, tokenizers, guard, strategies }: PoolRuntimeShared,
   log: (message: string) => void,
 ): (pool: StatePool) => PoolRuntime {
   return (pool) =>
@@ -33,6 +36,7 @@ export function poolRuntimeFactory(
       spec: pool.spec,
       strategies,
       index,
+      ...(tiers && { tiers }),
       feeds,
       tokenizers,
       guard,

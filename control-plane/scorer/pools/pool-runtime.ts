@@ -1,6 +1,7 @@
 import type { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import type { KinfError } from '../../../shared/errors/kinf-error.ts'
 import type { KvIndex } from '../../../shared/kv-index/kv-index.ts'
+import type { TierLookup } from '../../../shared/kv-index/tier-lookup.ts'
 import type { OpenAiRequest } from '../../../shared/openai/openai-request.ts'
 import {
   type PoolLookup,
@@ -37,6 +38,8 @@ export interface PoolRuntimeOptions {
   /** The strategies the spec's routing names one of; the built-in ones when absent. */
   strategies?: StrategyRegistry
   index: KvIndex
+  /** The pods' CPU tiers as the router looks them up (absent: GPU hits only). */
+  tiers?: TierLookup
   /**
    * The pods' KV-event feeds, shared with the scorer's other runtimes (one replacing this
    * one, say); this runtime's own when absent.
@@ -117,6 +120,7 @@ export class PoolRuntime {
       spec: options.spec,
       ...(options.strategies && { strategies: options.strategies }),
       index: options.index,
+      ...(options.tiers && { tiers: options.tiers }),
       random: options.random ?? Math.random,
       // Replicas share the index: its entries expire on wall time.
       indexNowMs: Date.now,
