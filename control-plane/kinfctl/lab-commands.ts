@@ -2,8 +2,8 @@ import { access } from 'node:fs/promises'
 import type { KinfctlCommand, Loaded, Unavailable } from './kinfctl-command.ts'
 
 /**
- * kinfctl's commands that live in the lab (control-plane/lab/commands): the benchmarks,
- * the simulated pods and the embedded stack. This is the one service file that names the
+ * kinfctl's commands that live in the lab (control-plane/lab/commands, lab/anatomy): the
+ * benchmarks and their anatomy, the simulated pods and the embedded stack. This is the one service file that names the
  * lab, by dynamic import only (test/boundaries.test.ts), because the image leaves the lab
  * out (Dockerfile): there these commands say so instead of failing on a missing module.
  */
@@ -21,6 +21,16 @@ export const labCommands: Record<string, KinfctlCommand> = {
     load: () =>
       fromLab('up', async () => {
         const { upCommand: run, upUsage: usage } = await import('../lab/commands/up.ts')
+        return { run, usage }
+      }),
+  },
+  anatomy: {
+    summary: 'show where one benchmark workload’s TTFT goes, request by request',
+    load: () =>
+      fromLab('anatomy', async () => {
+        const { anatomyCommand: run, anatomyUsage: usage } = await import(
+          '../lab/anatomy/anatomy-command.ts'
+        )
         return { run, usage }
       }),
   },

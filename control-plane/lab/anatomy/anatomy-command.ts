@@ -6,7 +6,7 @@ import type { BenchmarkRun } from '../bench/request-record.ts'
 import { loadSimModelAssets } from '../sim/sim-model-assets.ts'
 import { byPod, byTurn, byWindow, dispatchLoad, group, type TtftGroup } from './request-anatomy.ts'
 
-export const anatomyUsage = `Usage: node control-plane/lab/anatomy/main.ts --preset NAME --rate R [options]
+export const anatomyUsage = `Usage: kinfctl anatomy --preset NAME --rate R [options]
 
 Runs one workload in the discrete-event benchmark, request by request, and shows where
 its TTFT goes: per turn (multi-turn), per pod, per window of arrivals, and what the pods

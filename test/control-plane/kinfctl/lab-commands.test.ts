@@ -13,7 +13,7 @@ const missingModule = async (): Promise<Loaded> =>
 
 describe('kinfctl’s lab commands', () => {
   it('are bench, sim and up, and load from a clone', async () => {
-    expect(Object.keys(labCommands).sort()).toEqual(['bench', 'sim', 'up'])
+    expect(Object.keys(labCommands).sort()).toEqual(['anatomy', 'bench', 'sim', 'up'])
     for (const command of Object.values(labCommands)) {
       const loaded = await command.load()
       expect('run' in loaded && loaded.usage.startsWith('Usage: kinfctl ')).toBe(true)

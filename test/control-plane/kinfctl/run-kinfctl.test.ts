@@ -117,6 +117,7 @@ describe('kinfctl exit status', () => {
       'sim',
       'up',
       'bench',
+      'anatomy',
     ])
       expect(stdout).toMatch(new RegExp(`^ {2}${name} +\\S`, 'm'))
     const help = await runCli(['controller', '--help'])

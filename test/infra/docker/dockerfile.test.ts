@@ -250,6 +250,7 @@ describe('Dockerfile', () => {
       [labGateway, true],
       [labGateway, true],
       [labGateway, true],
+      [labGateway, true],
     ])
   })
 })
@@ -280,7 +281,7 @@ describe('kinfctl from the image’s files', () => {
   })
   afterAll(() => rmSync(root, { recursive: true, force: true }))
 
-  it.each(['bench', 'sim', 'up'])(
+  it.each(['anatomy', 'bench', 'sim', 'up'])(
     'kinfctl %s says it is part of the lab and exits 2',
     async (name) => {
       for (const args of [[name], [name, '--help']]) {

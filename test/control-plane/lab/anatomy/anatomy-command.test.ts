@@ -1,25 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { runCommand } from '../../../../control-plane/kinfctl/run-kinfctl.ts'
-import {
-  anatomyCommand,
-  anatomyUsage,
-} from '../../../../control-plane/lab/anatomy/anatomy-command.ts'
+import { runCli } from '../../../support/run-cli.ts'
 
-async function run(args: string[]) {
-  let stdout = ''
-  let stderr = ''
-  const code = await runCommand('anatomy', { run: anatomyCommand, usage: anatomyUsage }, args, {
-    stdout: (text) => {
-      stdout += text
-    },
-    stderr: (text) => {
-      stderr += text
-    },
-    readStdin: async () => '',
-    untilInterrupted: () => new Promise<void>(() => {}),
-    env: {},
-  })
-  return { code, stdout, stderr }
+function run(args: string[]) {
+  return runCli(['anatomy', ...args])
 }
 
 describe('anatomy', () => {
