@@ -8,6 +8,7 @@ import { namedList } from './named-list.ts'
 import { ResourceName } from './object-meta.ts'
 import { RuleAction } from './policy-action.ts'
 import { RequestLabel, ruleMatchSchema } from './policy-match.ts'
+import { burstsWhenUnattainable, ServiceLevel } from './service-level.ts'
 
 /** One API key of a tenant: the <id> of `kinf_<id>_<secret>` and SHA-256 of the secret. */
 export const ApiKeyRef = z.strictObject({
@@ -89,12 +90,32 @@ export type Tenant = z.infer<typeof Tenant>
 export function policyRuleSchema<const Conditions extends ConditionRegistry>(
   conditions: Conditions,
 ) {
-  return z.strictObject({
-    name: ResourceName.describe('Rule name, shown in decision headers and traces.'),
-    // An omitted match has every condition omitted, which every registry's schema accepts.
-    match: ruleMatchSchema(conditions).prefault({} as never),
-    action: RuleAction,
-  })
+  return z
+    .strictObject({
+      name: ResourceName.describe('Rule name, shown in decision headers and traces.'),
+      // An omitted match has every condition omitted, which every registry's schema accepts.
+      match: ruleMatchSchema(conditions).prefault({} as never),
+      action: RuleAction,
+      serviceLevel: ServiceLevel.optional().describe(
+        "The TTFT objective of the requests this rule serves (or the client's, where allowHeader), checked against the best local pod's predicted TTFT, and what happens when no pod is predicted to meet it. Omitted: no objective, requests are served as the action decides.",
+      ),
+    })
+    .superRefine((rule, ctx) => {
+      if (burstsWhenUnattainable(rule.serviceLevel) && rule.action.burst === undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['serviceLevel', 'whenUnattainable'],
+          message: `whenUnattainable ${rule.serviceLevel?.whenUnattainable} needs a burst action (its external backends)`,
+        })
+    })
+    .meta({
+      'x-kubernetes-validations': [
+        {
+          rule: "!has(self.serviceLevel) || !(self.serviceLevel.whenUnattainable in ['Burst', 'BurstOrShed']) || has(self.action.burst)",
+          message: 'serviceLevel.whenUnattainable Burst and BurstOrShed need a burst action',
+        },
+      ],
+    })
 }
 
 export const PolicyRule = policyRuleSchema(builtinConditions)

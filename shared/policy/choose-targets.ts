@@ -12,10 +12,32 @@ interface Candidate {
   status: PoolStatus | undefined
 }
 
+/** The refusal of a request no pod can start within its objective now (apply-service-level.ts). */
+export interface SloShed {
+  status: 429
+  code: 'slo_unattainable'
+  message: string
+  retryAfterSeconds: number
+}
+
 /** What a terminal action decides, before locality constraints. */
 export type ActionOutcome =
-  | { kind: 'serve'; attempts: UpstreamTarget[]; reason: string }
-  | { kind: 'reject'; status: number; code: string; message: string; reason: string }
+  | {
+      kind: 'serve'
+      attempts: UpstreamTarget[]
+      reason: string
+      /** Answered instead when locality constraints leave no external attempt (BurstOrShed). */
+      shedIfHeldLocal?: SloShed
+    }
+  | {
+      kind: 'reject'
+      status: number
+      code: string
+      message: string
+      reason: string
+      /** With a 429 or 503: when to try again. */
+      retryAfterSeconds?: number
+    }
   | {
       kind: 'defer'
       /** Where the work would run once admitted; constraints are checked on these. */

@@ -9,6 +9,7 @@ import { type InterpretedRequest, interpretRequest } from './interpret-request.t
 import { localityRefusal } from './locality-refusal.ts'
 import { matchStatusConditions } from './match-rule.ts'
 import type { PolicyDecision, PolicyInput, TraceStep } from './policy-decision.ts'
+import { applyServiceLevel } from './apply-service-level.ts'
 
 /**
  * Decides what happens to one request: the tenant's policy rules in order (rewriteModel
@@ -74,7 +75,12 @@ export function decidePolicy(
       model = to
       continue
     }
-    const outcome = chooseTargets(rule.action, snapshot, policy.namespace, poolStatus)
+    const outcome = applyServiceLevel(
+      rule.serviceLevel,
+      request.sloTtftMs,
+      chooseTargets(rule.action, snapshot, policy.namespace, poolStatus),
+      poolStatus,
+    )
     trace.push({ rule: rule.name, outcome: 'matched', why: `${conditions}; ${outcome.reason}` })
     return decide(policyId, policy, rule, model, outcome, labels, request.detectorFailed, trace)
   }
@@ -99,7 +105,8 @@ function decide(
   trace: TraceStep[],
 ): PolicyDecision {
   if (outcome.kind === 'reject') {
-    return reject(policyId, rule.name, outcome.status, outcome.code, outcome.message, trace)
+    const { status, code, message, retryAfterSeconds } = outcome
+    return reject(policyId, rule.name, status, code, message, trace, retryAfterSeconds)
   }
   const constrained = applyConstraints(
     policy.spec.constraints ?? [],
@@ -132,6 +139,17 @@ function decide(
       trace,
     }
   }
+  const shed = outcome.kind === 'serve' ? outcome.shedIfHeldLocal : undefined
+  if (shed && !constrained.attempts.some((a) => a.locality === 'External')) {
+    // BurstOrShed: the objective is missed and the request may not leave the cluster.
+    trace.push({
+      rule: rule.name,
+      outcome: 'constraint',
+      why: 'serviceLevel BurstOrShed: no external attempt left, shed',
+    })
+    const { status, code, message, retryAfterSeconds } = shed
+    return reject(policyId, rule.name, status, code, message, trace, retryAfterSeconds)
+  }
   const removed = outcome.attempts.length - constrained.attempts.length
   const constraintNote =
     removed > 0 ? `; locality constraints removed ${removed} external attempt(s)` : ''
@@ -153,6 +171,8 @@ function reject(
   code: string,
   message: string,
   trace: TraceStep[],
+  retryAfterSeconds?: number,
 ): PolicyDecision {
-  return { kind: 'reject', policy, rule, status, code, message, trace }
+  const retry = retryAfterSeconds === undefined ? {} : { retryAfterSeconds }
+  return { kind: 'reject', policy, rule, status, code, message, ...retry, trace }
 }

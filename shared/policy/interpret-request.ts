@@ -1,5 +1,6 @@
 import type { ConfigSnapshot } from '../config/config-snapshot.ts'
-import type { RuleAction } from '../crd/policy-action.ts'
+import type { PolicyRule } from '../crd/inference-policy.ts'
+import { actionBackends } from '../crd/policy-action.ts'
 import { KinfError } from '../errors/kinf-error.ts'
 import { builtinConditions } from './conditions/builtin-conditions.ts'
 import type { ConditionRegistry, ConditionResult } from './conditions/policy-condition.ts'
@@ -93,7 +94,7 @@ function poolsOf(interpreted: InterpretedRequest): string[] {
         next.add(rule.action.rewriteModel.model)
         continue
       }
-      for (const name of statusDependentBackends(rule.action)) {
+      for (const name of statusDependentBackends(rule)) {
         const { pool } = resolveBackend(snapshot, namespace, name).target
         if (pool !== undefined) pools.add(pool)
       }
@@ -103,8 +104,13 @@ function poolsOf(interpreted: InterpretedRequest): string[] {
   return [...pools].sort()
 }
 
-/** Backends whose pool status the action reads to order or admit; none for a fixed order. */
-function statusDependentBackends(action: RuleAction): readonly string[] {
+/**
+ * Backends whose pool status the rule reads to order or admit; none for a fixed order. A
+ * service level that acts on a miss reads every backend's (the best local prediction).
+ */
+function statusDependentBackends(rule: PolicyRule): readonly string[] {
+  const { action, serviceLevel } = rule
+  if (serviceLevel && serviceLevel.whenUnattainable !== 'Serve') return actionBackends(action)
   if (action.route) return action.route.backends.length > 1 ? action.route.backends : []
   if (action.burst) return action.burst.local
   if (action.preferCheaper) return action.preferCheaper.backends

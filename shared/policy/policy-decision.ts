@@ -21,6 +21,11 @@ export interface PolicyRequest {
   labels: readonly string[]
   /** Fail closed: the request counts as carrying every constrained label. */
   detectorFailed: boolean
+  /**
+   * The client's TTFT objective (its x-kinference-slo-ttft-ms header, already checked to be
+   * a whole number of ms); counts only where the rule's serviceLevel allows the header.
+   */
+  sloTtftMs?: number
 }
 
 export interface PolicyInput {
@@ -73,6 +78,8 @@ export const PolicyDecision = z.discriminatedUnion('kind', [
     status: z.int().min(400).max(599),
     code: z.string(),
     message: z.string(),
+    /** With a 429 or 503 the policy can time (a shed request's predicted drain): Retry-After. */
+    retryAfterSeconds: z.int().min(1).optional(),
     trace: z.array(TraceStep),
   }),
   z.strictObject({

@@ -31,7 +31,7 @@ function expectedMarkers(): string[] {
 describe('kinfctl validate', () => {
   it('accepts every example, exit 0', async () => {
     const { code, stdout } = await runCli(['validate', examplesDir, '--summary'])
-    expect(stdout).toMatch(/Valid: 14, Invalid: 0, Errors: 0, Skipped: 0/)
+    expect(stdout).toMatch(/Valid: 15, Invalid: 0, Errors: 0, Skipped: 0/)
     expect(code).toBe(0)
   })
 
