@@ -1,6 +1,7 @@
 import type { ConfigSnapshot, SnapshotPolicy } from '../config/config-snapshot.ts'
 import type { PolicyRule } from '../crd/inference-policy.ts'
 import { applyConstraints } from './apply-constraints.ts'
+import { applyServiceLevel } from './apply-service-level.ts'
 import { type ActionOutcome, chooseTargets } from './choose-targets.ts'
 import { builtinConditions } from './conditions/builtin-conditions.ts'
 import type { ConditionRegistry } from './conditions/policy-condition.ts'
@@ -9,7 +10,6 @@ import { type InterpretedRequest, interpretRequest } from './interpret-request.t
 import { localityRefusal } from './locality-refusal.ts'
 import { matchStatusConditions } from './match-rule.ts'
 import type { PolicyDecision, PolicyInput, TraceStep } from './policy-decision.ts'
-import { applyServiceLevel } from './apply-service-level.ts'
 
 /**
  * Decides what happens to one request: the tenant's policy rules in order (rewriteModel
