@@ -39,6 +39,12 @@ export interface EdgeClaims {
    * scorer makes its own.
    */
   requestId?: string
+  /**
+   * The client's TTFT objective in ms (its x-kinference-slo-ttft-ms, checked by the edge),
+   * for the policy the scorer evaluates; the rule's serviceLevel decides whether it counts.
+   * Absent: the client named none.
+   */
+  sloTtftMs?: number
 }
 
 export const edgeHeaders = {
@@ -52,6 +58,7 @@ export const edgeHeaders = {
   policy: 'x-kinference-policy',
   rule: 'x-kinference-rule',
   requestId: 'x-kinference-request-id',
+  sloTtftMs: 'x-kinference-slo-ttft-ms',
   bodySha256: 'x-kinference-body-sha256',
   nonce: 'x-kinference-nonce',
   signature: 'x-kinference-signature',
@@ -110,6 +117,8 @@ function canonical(
     claims.decidedBy?.policy ?? '',
     claims.decidedBy?.rule ?? '',
     claims.requestId ?? '',
+    // One more line only when there is an objective: requests without one sign as before.
+    ...(claims.sloTtftMs === undefined ? [] : [String(claims.sloTtftMs)]),
   ].join('\n')
 }
 
@@ -169,6 +178,9 @@ export async function signEdgeRequest(
           [edgeHeaders.rule]: claims.decidedBy.rule,
         }),
     ...(claims.requestId === undefined ? {} : { [edgeHeaders.requestId]: claims.requestId }),
+    ...(claims.sloTtftMs === undefined
+      ? {}
+      : { [edgeHeaders.sloTtftMs]: String(claims.sloTtftMs) }),
     [edgeHeaders.signature]: `${signatureVersion}=${signature}`,
   }
 }
@@ -286,6 +298,12 @@ function claimsOf(headers: Headers): EdgeClaims | string {
   if (requestId !== undefined) {
     if (!requestIdPattern.test(requestId)) return 'bad request id'
     claims.requestId = requestId
+  }
+  const slo = headers(edgeHeaders.sloTtftMs)
+  if (slo !== undefined) {
+    const ms = wholeNumber(slo)
+    if (ms === null || ms === 0) return 'bad TTFT objective'
+    claims.sloTtftMs = ms
   }
   return claims
 }

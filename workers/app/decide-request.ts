@@ -51,6 +51,7 @@ export async function decideRequest(
     promptTokens: request.promptTokens,
     labels: request.labels,
     detectorFailed: request.detectorFailed,
+    ...(request.sloTtftMs === undefined ? {} : { sloTtftMs: request.sloTtftMs }),
   }
   // The plugins' conditions read the rules (the built-in ones when the deps name none).
   const conditions = deps.plugins?.conditions

@@ -66,6 +66,8 @@ export interface EdgeRequest {
   detectorFailed: boolean
   /** What the PII scan could not read (an image, binary data), for the refusal; or null. */
   unreadable: string | null
+  /** The client's TTFT objective (x-kinference-slo-ttft-ms, read-slo-header.ts); absent: none. */
+  sloTtftMs?: number
 }
 
 /** An OpenAI `invalid_request_error` naming the parameter. */

@@ -164,6 +164,7 @@ async function readRouteCall(
       promptTokens,
       labels: claims.labels,
       detectorFailed: claims.detectorFailed ?? false,
+      ...(claims.sloTtftMs === undefined ? {} : { sloTtftMs: claims.sloTtftMs }),
     },
     tokenized: new Map(),
   }

@@ -87,6 +87,25 @@ describe('edge request signatures', () => {
     expect(plain.ok && plain.claims.decidedBy).toBeUndefined()
   })
 
+  it("signs the client's TTFT objective: never changed, added or dropped in transit", async () => {
+    const withSlo = await signed({ claims: { ...claims, sloTtftMs: 800 } })
+    const read = await verify(withSlo)
+    expect(read.ok && read.claims.sloTtftMs).toBe(800)
+    const bad = { ok: false, reason: 'bad signature' }
+    expect(await verify({ ...withSlo, 'x-kinference-slo-ttft-ms': '80000' })).toEqual(bad)
+    const { 'x-kinference-slo-ttft-ms': _, ...dropped } = withSlo
+    expect(await verify(dropped)).toEqual(bad)
+    const plain = await signed()
+    expect(await verify({ ...plain, 'x-kinference-slo-ttft-ms': '800' })).toEqual(bad)
+    for (const value of ['0', '8e2', ' 800', '-1'])
+      expect(await verify({ ...withSlo, 'x-kinference-slo-ttft-ms': value })).toEqual({
+        ok: false,
+        reason: 'bad TTFT objective',
+      })
+    const read2 = await verify(plain)
+    expect(read2.ok && read2.claims.sloTtftMs).toBeUndefined()
+  })
+
   it('accepts any of several secrets, for rotation', async () => {
     const result = await verify(await signed({ secret: 'second-secret-0123456789' }), {
       secrets: ['first-secret-0123456789', 'second-secret-0123456789'],

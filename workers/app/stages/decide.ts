@@ -24,6 +24,7 @@ export function decide(
         detectorFailed: request.detectorFailed,
         promptTokens: request.promptTokens,
         requestId: c.get('edgeId'),
+        ...(request.sloTtftMs === undefined ? {} : { sloTtftMs: request.sloTtftMs }),
       }
       const outcome = await decideRequest(deps, c.get('snapshot'), request, {
         claims,

@@ -98,10 +98,13 @@ function carryOut(
       decision.code === 'locality_violation'
         ? 'locality_violation'
         : errorCodeOfStatus(decision.status)
+    // A shed request's Retry-After is the policy's (its predicted drain); a 503's is 5 s.
+    const retryAfterSeconds =
+      decision.retryAfterSeconds ?? (decision.status === 503 ? 5 : undefined)
     throw new KinfError(code, decision.message, {
       status: decision.status,
       openAiCode: decision.code,
-      ...(decision.status === 503 ? { retryAfterSeconds: 5 } : {}),
+      ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     })
   }
   if (decision.kind === 'defer') {
