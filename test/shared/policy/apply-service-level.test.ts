@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { ServiceLevel } from '../../../shared/crd/service-level.ts'
 import { drainSeconds, ttftObjective } from '../../../shared/policy/apply-service-level.ts'
@@ -9,6 +11,7 @@ import type {
   PolicyInput,
   PolicyRequest,
 } from '../../../shared/policy/policy-decision.ts'
+import { examplesDir, readYamlFolder } from '../../support/read-yaml-documents.ts'
 import { exampleSnapshot, request, statuses } from './example-snapshot.ts'
 
 let snapshot: ConfigSnapshot
@@ -124,6 +127,15 @@ describe('service levels (example service-levels.yaml)', () => {
     const serving = exampleSnapshotWith('Serve')
     expect(interpretRequest(serving, batch).pools).toEqual([])
   })
+})
+
+it("docs/service-levels.md's example is the rules of the validated example", () => {
+  const block = /```yaml\n([\s\S]*?)```/.exec(readFileSync('docs/service-levels.md', 'utf8'))
+  const example = readYamlFolder(examplesDir)
+    .flatMap(({ documents }) => documents as { metadata: { name: string }; spec: object }[])
+    .find((document) => document.metadata.name === 'service-levels')
+  if (!block || !example) throw new Error('the docs block or the example is missing')
+  expect(parse(block[1] ?? '')).toEqual({ rules: (example.spec as { rules: unknown }).rules })
 })
 
 describe('policies that do not shed or burst on a miss decide as before', () => {
