@@ -22,9 +22,11 @@ export function memoryOutlook(input: {
   reported: { usage: number; since: number } | null
   requests: Iterable<RequestInFlight>
   load: PodLoad
+  /** Context of the requests past their first token: what every decode step reads. */
+  decodingTokens: number
   stepCost: StepCost
 }): PodMemory {
-  const { capacityTokens, reported, requests, load, stepCost } = input
+  const { capacityTokens, reported, requests, load, decodingTokens, stepCost } = input
   let used = reported ? reported.usage * capacityTokens + reported.since : 0
   if (!reported)
     for (const request of requests)
@@ -34,7 +36,7 @@ export function memoryOutlook(input: {
     capacityTokens,
     usedTokens: Math.max(0, used),
     pendingTokens: load.pendingPrefillTokens,
-    stepMs: stepCost.decodeStepMs + stepCost.msPerContextToken * load.activeTokens,
+    stepMs: stepCost.decodeStepMs + stepCost.msPerContextToken * decodingTokens,
     msPerContextToken: stepCost.msPerContextToken,
     releases: () => {
       if (releases) return releases

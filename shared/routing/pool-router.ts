@@ -206,7 +206,7 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     const request = this.requests.get(id)
     const pod = request && this.pods.get(request.pod)
     if (!request || !pod || generated <= request.generated) return
-    pod.progressed(generated - request.generated, nowMs)
+    pod.progressed(generated - request.generated, nowMs, request.firstTokenAtMs !== null)
     request.generated = generated
   }
 

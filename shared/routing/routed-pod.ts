@@ -87,7 +87,13 @@ export class RoutedPod {
   private reachable = true
   /** The pool's decode step now (its router's fit), for the memory outlook. */
   private readonly stepCost: () => StepCost
-  /** ∫ load.activeTokens dt (token·ms) up to `integratedToMs`: a request's mean context. */
+  /**
+   * Context of the requests past their first token (prompt and tokens generated): the batch
+   * every decode step reads. Requests still waiting for their prefill are not in it; counted,
+   * they made a pod whose queue grew look like one whose steps got cheaper per token.
+   */
+  private decodingTokens = 0
+  /** ∫ decodingTokens dt (token·ms) up to `integratedToMs`: a request's mean batch context. */
   private contextTokenMs = 0
   private integratedToMs = Number.NEGATIVE_INFINITY
 
@@ -227,7 +233,7 @@ export class RoutedPod {
   contextIntegral(nowMs: number): number {
     if (nowMs > this.integratedToMs) {
       if (Number.isFinite(this.integratedToMs))
-        this.contextTokenMs += this.load.activeTokens * (nowMs - this.integratedToMs)
+        this.contextTokenMs += this.decodingTokens * (nowMs - this.integratedToMs)
       this.integratedToMs = nowMs
     }
     return this.contextTokenMs
@@ -248,6 +254,7 @@ export class RoutedPod {
   firstToken(request: RoutedRequest, nowMs: number): void {
     request.firstTokenAtMs = nowMs
     request.contextIntegralAtFirstToken = this.contextIntegral(nowMs)
+    this.decodingTokens += request.promptTokens + request.generated
     this.answered(request)
   }
 
@@ -261,8 +268,9 @@ export class RoutedPod {
    * It generated `tokens` more (its KV footprint grows with them), by `nowMs` when known;
    * unknown, the growth counts from the pod's last reading.
    */
-  progressed(tokens: number, nowMs?: number): void {
+  progressed(tokens: number, nowMs: number | undefined, decoding: boolean): void {
     if (nowMs !== undefined) this.contextIntegral(nowMs)
+    if (decoding) this.decodingTokens += tokens
     this.load.activeTokens += tokens
     this.tokensSinceMetrics += tokens
   }
@@ -290,6 +298,7 @@ export class RoutedPod {
     this.tokensSinceMetrics -= request.uncachedTokens + request.loadedTokens + request.generated
     this.load.inFlight--
     if (request.firstTokenAtMs === null) this.answered(request)
+    else this.decodingTokens -= request.promptTokens + request.generated
     this.load.activeTokens -= request.promptTokens + request.generated
   }
 
@@ -317,6 +326,7 @@ export class RoutedPod {
       reported: metrics ? { usage: metrics.kvCacheUsage, since: this.tokensSinceMetrics } : null,
       requests: this.requests,
       load: this.load,
+      decodingTokens: this.decodingTokens,
       stepCost: this.stepCost(),
     })
   }

@@ -54,11 +54,15 @@ interface Decoding extends Arrival {
   generated: number
 }
 
+/** Requests a simulated pod runs at once; the others wait, first come first served. */
+const maxRunning = 8
+
 /**
- * Pods that run every request they hold in one batch, a token each per step (the first
- * ends its prefill), a step taking `cost` at the context the batch holds (prompts and
- * tokens generated), and tell the router each token when it goes by; `beforeSend` runs
- * before each arrival is sent.
+ * Pods that run up to `maxRunning` of the requests they hold in one batch, a token each per
+ * step (the first ends its prefill), a step taking `cost` at the context of the requests
+ * past their prefill (prompts and tokens generated: what a decode step reads; requests
+ * still waiting hold none of it), and tell the router each token when it goes by;
+ * `beforeSend` runs before each arrival is sent.
  */
 function decodeOnPods(
   router: PoolRouter,
@@ -71,11 +75,13 @@ function decodeOnPods(
   )
   const advance = (pod: { clockMs: number; batch: Decoding[] }, untilMs: number) => {
     for (;;) {
-      const context = pod.batch.reduce((sum, r) => sum + r.promptTokens + r.generated, 0)
+      const running = pod.batch.slice(0, maxRunning)
+      const decoding = running.filter((r) => r.generated > 0)
+      const context = decoding.reduce((sum, r) => sum + r.promptTokens + r.generated, 0)
       const endMs = pod.clockMs + stepMsOf(cost, context)
       if (pod.batch.length === 0 || endMs > untilMs) break
       pod.clockMs = endMs
-      for (const request of [...pod.batch]) {
+      for (const request of running) {
         request.generated++
         if (request.generated === 1) router.firstToken(request.id, endMs)
         else router.progress(request.id, request.generated, endMs)
@@ -131,9 +137,10 @@ describe('PoolRouter: the decode step, fitted online', () => {
       const predicted = stepMsOf(fitted as StepCost, context)
       expect(Math.abs(predicted / stepMsOf(truth, context) - 1)).toBeLessThan(0.05)
     }
-    // A new request on a with 50k tokens of context there: the strategy sees the fitted step.
+    // A request decoding on a with 50k tokens of context: the strategy sees the fitted step.
     const atMs = (arrivals.at(-1) as Arrival).atMs + 1e6
     send(router, { id: 'held', atMs, pod: 'a', promptTokens: 50_000, outputTokens: 100 })
+    router.firstToken('held', atMs)
     const candidates = router.score(
       lookupOf({ ...(arrivals[0] as Arrival), atMs }),
       atMs,

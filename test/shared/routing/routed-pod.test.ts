@@ -25,22 +25,29 @@ const requestOf = (promptTokens: number, dispatchedAtMs: number): RoutedRequest 
 })
 
 describe('RoutedPod: the context its requests decode beside', () => {
-  it('integrates the tokens in flight over time, each change from when it happened', () => {
+  it('integrates the decoding batch’s context over time, each change from when it happened', () => {
     const pod = new RoutedPod('a', 100, settings, () => settings.stepCost)
     const first = requestOf(1_000, 0)
+    const second = requestOf(3_000, 100)
     pod.started(first)
-    pod.started(requestOf(3_000, 100))
+    pod.started(second)
+    // Waiting for their prefill, neither is in the batch a decode step reads.
+    expect(pod.contextIntegral(200)).toBe(0)
     pod.firstToken(first, 200)
     first.generated = 50
-    pod.progressed(50, 300)
-    // 1000 tokens for 100 ms, 4000 for 200 ms, then 4050 for 100 ms.
-    expect(pod.contextIntegral(400)).toBe(100_000 + 800_000 + 405_000)
+    pod.progressed(50, 300, true)
+    pod.firstToken(second, 400)
+    // 1000 tokens for 100 ms, then 1050 for 100 ms.
+    expect(pod.contextIntegral(400)).toBe(100_000 + 105_000)
     // A time before the last reading (clocks a network delay apart) adds nothing.
-    expect(pod.contextIntegral(350)).toBe(1_305_000)
-    // Its decode: 49 steps in 200 ms beside a mean of (4000·100 + 4050·100) / 200 tokens.
-    expect(pod.finished(first, 400, null)).toEqual({ meanContextTokens: 4_025, tpotMs: 200 / 49 })
-    pod.ended(first, 400)
-    expect(pod.contextIntegral(500)).toBe(1_305_000 + 300_000)
+    expect(pod.contextIntegral(350)).toBe(205_000)
+    // 4050 tokens for 100 ms. Its decode: 49 steps in 300 ms beside 610,000 token·ms / 300 ms.
+    expect(pod.finished(first, 500, null)).toEqual({
+      meanContextTokens: (205_000 + 405_000) / 300,
+      tpotMs: 300 / 49,
+    })
+    pod.ended(first, 500)
+    expect(pod.contextIntegral(600)).toBe(610_000 + 300_000)
   })
 
   it('observes no decode of a request that shared the pod with another replica’s', () => {
@@ -49,7 +56,7 @@ describe('RoutedPod: the context its requests decode beside', () => {
     pod.started(request)
     pod.firstToken(request, 100)
     request.generated = 10
-    pod.progressed(10, 200)
+    pod.progressed(10, 200, true)
     expect(pod.finished(request, 200, null)).toBeNull()
     expect(pod.finished({ ...request, sawWholeQueue: true }, 200, null)).not.toBeNull()
   })
@@ -68,7 +75,11 @@ describe('RoutedPod: the context its requests decode beside', () => {
   it('plans its memory with the step cost its router gives it, read when asked', () => {
     let stepCost: StepCost = { decodeStepMs: 40, msPerContextToken: 1e-4 }
     const pod = new RoutedPod('a', 100, settings, () => stepCost)
-    pod.started(requestOf(10_000, 0))
+    const request = requestOf(10_000, 0)
+    pod.started(request)
+    // Queued for its prefill it is not in the decoding batch; past its first token it is.
+    expect(pod.candidate(0, 0, settings.prior).memory?.stepMs).toBe(40)
+    pod.firstToken(request, 10)
     expect(pod.candidate(0, 0, settings.prior).memory?.stepMs).toBe(40 + 1)
     stepCost = { decodeStepMs: 80, msPerContextToken: 3e-4 }
     const memory = pod.candidate(0, 0, settings.prior).memory
