@@ -19,21 +19,23 @@ afterAll(() => started.close())
 const card = 'My card is 4111 1111 1111 1111, please book the flight.'
 const header = 'x-kinference-slo-ttft-ms'
 
-/** The edge over the stack, the demo's burst rule given `level` (none: the demo as it is). */
+/** The edge over the stack, the demo's burst rule given `level` (none: no service level). */
 function edge(level?: Partial<ServiceLevel>) {
   const stack: RequestPathStack = started.stack
   const snapshot = JSON.parse(stack.snapshot) as ConfigSnapshot
-  if (level)
-    for (const policy of Object.values(snapshot.policies))
-      for (const rule of policy.spec.rules)
-        if (rule.name === 'local-then-bedrock')
-          rule.serviceLevel = {
-            ttftMs: 600_000,
-            allowHeader: false,
-            minTtftMs: 1,
-            whenUnattainable: 'Serve',
-            ...level,
-          }
+  for (const policy of Object.values(snapshot.policies))
+    for (const rule of policy.spec.rules) {
+      if (rule.name !== 'local-then-bedrock') continue
+      if (!level) delete rule.serviceLevel
+      else
+        rule.serviceLevel = {
+          ttftMs: 600_000,
+          allowHeader: false,
+          minTtftMs: 1,
+          whenUnattainable: 'Serve',
+          ...level,
+        }
+    }
   const app = createEdgeApp({
     config: async () => snapshot,
     quotas: createMemoryQuotaStore(),
