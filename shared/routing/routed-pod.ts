@@ -1,4 +1,5 @@
 import type { TierBlocks } from '../kv-index/tier-lookup.ts'
+import { DecodingBatch } from './decoding-batch.ts'
 import { FeedLossTracker } from './feed-loss-tracker.ts'
 import { IndexTrustTracker } from './index-trust.ts'
 import { type DecodeObservation, decodeObservation } from './online-step-cost.ts'
@@ -87,15 +88,8 @@ export class RoutedPod {
   private reachable = true
   /** The pool's decode step now (its router's fit), for the memory outlook. */
   private readonly stepCost: () => StepCost
-  /**
-   * Context of the requests past their first token (prompt and tokens generated): the batch
-   * every decode step reads. Requests still waiting for their prefill are not in it; counted,
-   * they made a pod whose queue grew look like one whose steps got cheaper per token.
-   */
-  private decodingTokens = 0
-  /** ∫ decodingTokens dt (token·ms) up to `integratedToMs`: a request's mean batch context. */
-  private contextTokenMs = 0
-  private integratedToMs = Number.NEGATIVE_INFINITY
+  /** What its decode steps read, over time (a request's mean batch context for the fit). */
+  private readonly batch = new DecodingBatch()
 
   constructor(name: string, weight: number, settings: RoutedPodSettings, stepCost: () => StepCost) {
     this.name = name
@@ -224,24 +218,13 @@ export class RoutedPod {
     }
   }
 
-  /**
-   * The time-integral of the context this replica has on the pod, to `nowMs`: the
-   * difference between two readings over the time between them is the mean context a
-   * request decoding meanwhile shared its steps with. A time before the last reading (a
-   * caller's clocks a network delay apart) integrates nothing.
-   */
+  /** The decoding batch's context integral to `nowMs` (DecodingBatch.integral). */
   contextIntegral(nowMs: number): number {
-    if (nowMs > this.integratedToMs) {
-      if (Number.isFinite(this.integratedToMs))
-        this.contextTokenMs += this.decodingTokens * (nowMs - this.integratedToMs)
-      this.integratedToMs = nowMs
-    }
-    return this.contextTokenMs
+    return this.batch.integral(nowMs)
   }
 
   /** Sent here: queued prefill until its first token, load until its end. */
   started(request: RoutedRequest): void {
-    this.contextIntegral(request.dispatchedAtMs)
     this.requests.add(request)
     this.tokensSinceMetrics += request.uncachedTokens + request.loadedTokens
     this.load.inFlight++
@@ -253,8 +236,8 @@ export class RoutedPod {
   /** Its first token went by at `nowMs`: its prefill left the queue, its decode starts. */
   firstToken(request: RoutedRequest, nowMs: number): void {
     request.firstTokenAtMs = nowMs
-    request.contextIntegralAtFirstToken = this.contextIntegral(nowMs)
-    this.decodingTokens += request.promptTokens + request.generated
+    request.contextIntegralAtFirstToken = this.batch.integral(nowMs)
+    this.batch.add(request.promptTokens + request.generated)
     this.answered(request)
   }
 
@@ -269,8 +252,7 @@ export class RoutedPod {
    * unknown, the growth counts from the pod's last reading.
    */
   progressed(tokens: number, nowMs: number | undefined, decoding: boolean): void {
-    if (nowMs !== undefined) this.contextIntegral(nowMs)
-    if (decoding) this.decodingTokens += tokens
+    if (decoding) this.batch.add(tokens, nowMs)
     this.load.activeTokens += tokens
     this.tokensSinceMetrics += tokens
   }
@@ -288,17 +270,16 @@ export class RoutedPod {
   ): DecodeObservation | null {
     if (reportedCachedTokens !== null) this.observeCachedTokens(request, reportedCachedTokens)
     if (!request.sawWholeQueue) return null
-    return decodeObservation(request, nowMs, this.contextIntegral(nowMs))
+    return decodeObservation(request, nowMs, this.batch.integral(nowMs))
   }
 
   /** It ended or failed at `nowMs`: nothing of it is on the pod any more. */
   ended(request: RoutedRequest, nowMs: number): void {
-    this.contextIntegral(nowMs)
     this.requests.delete(request)
     this.tokensSinceMetrics -= request.uncachedTokens + request.loadedTokens + request.generated
     this.load.inFlight--
     if (request.firstTokenAtMs === null) this.answered(request)
-    else this.decodingTokens -= request.promptTokens + request.generated
+    else this.batch.add(-(request.promptTokens + request.generated), nowMs)
     this.load.activeTokens -= request.promptTokens + request.generated
   }
 
@@ -326,7 +307,7 @@ export class RoutedPod {
       reported: metrics ? { usage: metrics.kvCacheUsage, since: this.tokensSinceMetrics } : null,
       requests: this.requests,
       load: this.load,
-      decodingTokens: this.decodingTokens,
+      decodingTokens: this.batch.tokens,
       stepCost: this.stepCost(),
     })
   }
