@@ -3,7 +3,6 @@ import type {
   PodCandidate,
   PodScore,
   RoutingDecision,
-  RoutingRequest,
   RoutingStrategy,
 } from '../routing-strategy.ts'
 import {
@@ -16,6 +15,8 @@ import {
   ttftFeatures,
   withLoaded,
 } from '../ttft-model.ts'
+import { createArrivalRate } from './create-arrival-rate.ts'
+import { decodeInterferenceMs, remainingDecodeSteps } from './decode-interference.ts'
 import { defineStrategy } from './define-strategy.ts'
 import { fraction } from './fraction.ts'
 
@@ -247,50 +248,6 @@ export function createKinferenceStrategy(options: KinferenceStrategyOptions): Ro
 }
 
 /**
- * Decode steps the pod's requests in flight still have ahead (to max_tokens, an upper
- * bound), the ones not yet started counted at this request's length: the decode batch this
- * request would share for its lifetime, and the KV those answers will still take. The KV
- * in use now says how long the running requests are, not how long they will stay; a pod
- * of fresh long answers looks light by it. This replica tracks only its own requests; the
- * pod's metrics say how many run and wait in all, so its own are scaled up to them (other
- * replicas' traffic looks like its own). Without a memory view, the KV footprint in flight.
- */
-function remainingDecodeSteps(pod: PodCandidate, ownMaxTokens: number): number {
-  if (!pod.memory) return pod.load.activeTokens
-  const releases = pod.memory.releases()
-  let own = 0
-  for (const [left] of releases) own += left
-  const running = pod.metrics?.running ?? releases.length
-  const scale = releases.length > 0 ? Math.max(1, running / releases.length) : 1
-  const waiting = pod.load.pendingRequests + (pod.metrics?.unseenWaiting ?? 0)
-  const others = releases.length === 0 ? Math.max(0, running) * ownMaxTokens : 0
-  return waiting * ownMaxTokens + own * scale + others
-}
-
-/**
- * What joining this pod's batch costs in decoding, where pods differ: every step reads the
- * KV of every running request, so the request's own steps are slowed by the context the
- * pod holds, and the steps it shares with the running requests (as many as each has left,
- * up to its own length) are slowed by its context. Summed, like the TTFT terms, as time
- * added to requests' latencies. A pod crowded with long contexts then loses work it could
- * hand to another for a little more prefill, which is how Dynamo's decode-block term
- * keeps end-to-end latency down on mixed loads (docs/peer-routers.md).
- */
-function decodeInterferenceMs(
-  request: RoutingRequest,
-  pod: PodCandidate,
-  decoding: number,
-  othersSteps: number,
-): number {
-  if (!pod.memory) return 0
-  const perToken = pod.memory.msPerContextToken
-  const batchContext = pod.memory.usedTokens + pod.memory.pendingTokens
-  const ownContext = request.promptTokens + request.maxTokens / 2
-  const shared = Math.min(othersSteps, decoding * request.maxTokens)
-  return perToken * (request.maxTokens * batchContext + ownContext * shared)
-}
-
-/**
  * How much more traffic the pool carries than this replica sends it, by Little's law: the
  * requests the pods report running and waiting over the ones this replica has in flight
  * there. Other scorer replicas' arrivals are invisible to this one's rate otherwise.
@@ -308,38 +265,6 @@ function trafficShareScale(candidates: readonly PodCandidate[]): number {
 
 /** Added to the cost of a copy that does not fit: chosen only when nothing else can be. */
 const outOfRoomMs = 1e9
-
-/**
- * Requests per ms, as an exponentially decaying count over `windowMs`, corrected for the
- * time observed so far: a burst in the first second reads as the burst it is, not as a
- * trickle averaged over a whole window that has not happened yet.
- */
-function createArrivalRate(windowMs: number) {
-  let decayed = 0
-  let first: number | null = null
-  let last = 0
-  const decayTo = (nowMs: number) => {
-    if (nowMs > last) {
-      decayed *= Math.exp(-(nowMs - last) / windowMs)
-      last = nowMs
-    }
-  }
-  return {
-    /** A request was sent (routing again a held one is not an arrival). */
-    count(nowMs: number): void {
-      first ??= nowMs
-      decayTo(nowMs)
-      decayed += 1
-    },
-    rate(nowMs: number): number {
-      if (first === null) return 0
-      decayTo(nowMs)
-      // The weight the window has had time to accumulate; at least one ms of history.
-      const seen = Math.max(1, last - first)
-      return decayed / (windowMs * (1 - Math.exp(-seen / windowMs)))
-    },
-  }
-}
 
 /** kinference as a routing-strategy plugin (registered in strategy-registry.ts). */
 export const kinferenceStrategy = defineStrategy({
