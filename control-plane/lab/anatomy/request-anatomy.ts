@@ -1,4 +1,6 @@
+import { requestTimings } from '../bench/compute-benchmark-metrics.ts'
 import type { RequestRecord } from '../bench/request-record.ts'
+import { quantileOf } from '../bench/summarize-distribution.ts'
 
 /** TTFT in seconds of the requests in one group (a turn, a pod, a window of arrivals). */
 export interface TtftGroup {
@@ -21,15 +23,17 @@ export interface DispatchLoad {
 /** A request counts as a miss when the pod served less of its prompt than this from cache. */
 const missFraction = 0.5
 
+/** TTFT in seconds as the benchmark reports define it (requestTimings); null without a token. */
 export function ttftSeconds(record: RequestRecord): number | null {
-  return record.firstTokenMs === null ? null : (record.firstTokenMs - record.startMs) / 1000
+  const ms = requestTimings(record).timeToFirstTokenMs
+  return ms === null ? null : ms / 1000
 }
 
-/** The nearest-rank quantile (the benchmark reports' inverted CDF); NaN when empty. */
+/** The reports' quantile (the inverted CDF, quantileOf) of plain samples; NaN when empty. */
 export function quantile(values: readonly number[], q: number): number {
   if (values.length === 0) return Number.NaN
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? NaN
+  const sorted = [...values].sort((a, b) => a - b).map((value) => [value, 1] as const)
+  return quantileOf(sorted, q, true)
 }
 
 /** TTFT of `records` as one group named `key`. */
