@@ -6,6 +6,9 @@ export const sloTtftHeader = 'x-kinference-slo-ttft-ms'
 /** The largest objective a rule or a header may give: ten minutes, the edge's own horizon. */
 export const maxTtftObjectiveMs = 600_000
 
+/** The largest time-per-output-token objective: a minute per token. */
+export const maxTpotObjectiveMs = 60_000
+
 /** What a rule does with a request no local pod is predicted to start within its objective. */
 export const WhenUnattainable = z.enum(['Serve', 'Shed', 'Burst', 'BurstOrShed'])
 export type WhenUnattainable = z.infer<typeof WhenUnattainable>
@@ -39,6 +42,14 @@ export const ServiceLevel = z
       .default(100)
       .describe(
         `The tightest objective an ${sloTtftHeader} header may ask for; a smaller value counts as this. At most ttftMs.`,
+      ),
+    tpotMs: z
+      .int()
+      .min(1)
+      .max(maxTpotObjectiveMs)
+      .optional()
+      .describe(
+        "Time-per-output-token objective, in milliseconds: a request is also unattainable when the best local pod's predicted time per output token (its fitted decode step with this request and those waiting there in its batch) is above it. Unset: only the TTFT objective counts.",
       ),
     whenUnattainable: WhenUnattainable.default('Serve').describe(whenUnattainableDoc),
   })

@@ -29,18 +29,65 @@ export function drainSeconds(predictedTtftMs: number, objectiveMs: number): numb
   return Math.max(1, Math.ceil((predictedTtftMs - objectiveMs) / 1000))
 }
 
-/** The lowest predicted TTFT over the attempts' in-cluster pools; null when none is known. */
-export function bestLocalTtft(
+/** What the scorer predicts for the best pod of a pool: TTFT, and time per output token. */
+export interface LocalPrediction {
+  ttftMs: number
+  tpotMs: number | null
+}
+
+/**
+ * The prediction of the in-cluster pool with the lowest predicted TTFT over the attempts;
+ * null when none is known.
+ */
+export function bestLocalPrediction(
   attempts: readonly UpstreamTarget[],
   poolStatus: (poolId: string) => PoolStatus | undefined,
-): number | null {
-  let best: number | null = null
+): LocalPrediction | null {
+  let best: LocalPrediction | null = null
   for (const target of attempts) {
     if (target.locality !== 'InCluster' || target.pool === undefined) continue
-    const predicted = poolStatus(target.pool)?.predictedTtftMs ?? null
-    if (predicted !== null && (best === null || predicted < best)) best = predicted
+    const status = poolStatus(target.pool)
+    const ttftMs = status?.predictedTtftMs ?? null
+    if (ttftMs !== null && (best === null || ttftMs < best.ttftMs))
+      best = { ttftMs, tpotMs: status?.predictedTpotMs ?? null }
   }
   return best
+}
+
+/** How a request's objectives stand against the best local pod's predictions. */
+export type ObjectiveVerdict =
+  | { kind: 'unknown'; objective: TtftObjective }
+  | { kind: 'met'; objective: TtftObjective; predicted: LocalPrediction }
+  | { kind: 'missed'; objective: TtftObjective; predicted: LocalPrediction; shed: SloShed }
+
+/**
+ * The request's objectives judged against `predicted` (null: no prediction, which never
+ * refuses): its TTFT, and its time per output token where the level sets tpotMs and the
+ * pod's is known. A miss carries the 429 to answer, its Retry-After the predicted drain of
+ * the TTFT (at least a second). The one judgement the edge, the scorer and the
+ * discrete-event benchmark all make.
+ */
+export function judgeObjective(
+  level: ServiceLevel,
+  requestedMs: number | undefined,
+  predicted: LocalPrediction | null,
+): ObjectiveVerdict {
+  const objective = ttftObjective(level, requestedMs)
+  if (predicted === null) return { kind: 'unknown', objective }
+  const slowTokens =
+    level.tpotMs !== undefined && predicted.tpotMs !== null && predicted.tpotMs > level.tpotMs
+  if (predicted.ttftMs <= objective.ttftMs && !slowTokens)
+    return { kind: 'met', objective, predicted }
+  const which = slowTokens
+    ? `its time-per-output-token objective of ${level.tpotMs} ms`
+    : `its time-to-first-token objective of ${objective.ttftMs} ms`
+  const shed: SloShed = {
+    status: 429,
+    code: 'slo_unattainable',
+    message: `No pod can serve this request within ${which} now; retry later.`,
+    retryAfterSeconds: drainSeconds(predicted.ttftMs, objective.ttftMs),
+  }
+  return { kind: 'missed', objective, predicted, shed }
 }
 
 /**
@@ -57,22 +104,19 @@ export function applyServiceLevel(
   poolStatus: (poolId: string) => PoolStatus | undefined,
 ): ActionOutcome {
   if (level === undefined || outcome.kind !== 'serve') return outcome
-  const objective = ttftObjective(level, requestedMs)
+  const best = bestLocalPrediction(outcome.attempts, poolStatus)
+  const verdict = judgeObjective(level, requestedMs, best)
+  const { objective } = verdict
   const goal = `TTFT objective ${objective.ttftMs} ms (${objective.from})`
-  const best = bestLocalTtft(outcome.attempts, poolStatus)
   const note = (text: string) => ({
     ...outcome,
     reason: `${outcome.reason}; serviceLevel: ${text}`,
   })
-  if (best === null) return note(`${goal}, no local prediction: served as decided`)
-  if (best <= objective.ttftMs) return note(`${goal} met (best local predicted ${best} ms)`)
-  const missed = `${goal} missed (best local predicted ${best} ms)`
-  const shed: SloShed = {
-    status: 429,
-    code: 'slo_unattainable',
-    message: `No pod can start this request within its time-to-first-token objective of ${objective.ttftMs} ms now; retry later.`,
-    retryAfterSeconds: drainSeconds(best, objective.ttftMs),
-  }
+  if (verdict.kind === 'unknown') return note(`${goal}, no local prediction: served as decided`)
+  const predictedText = predictionText(verdict.predicted)
+  if (verdict.kind === 'met') return note(`${goal} met (best local predicted ${predictedText})`)
+  const missed = `${goal} missed (best local predicted ${predictedText})`
+  const { shed } = verdict
   switch (level.whenUnattainable) {
     case 'Serve':
       return note(`${missed}: served anyway (whenUnattainable Serve)`)
@@ -89,4 +133,8 @@ export function applyServiceLevel(
       }
     }
   }
+}
+
+function predictionText({ ttftMs, tpotMs }: LocalPrediction): string {
+  return tpotMs === null ? `${ttftMs} ms` : `${ttftMs} ms, ${Math.round(tpotMs)} ms per token`
 }

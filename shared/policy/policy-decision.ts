@@ -8,6 +8,8 @@ export const PoolStatus = z.strictObject({
   saturated: z.boolean(),
   /** Best pod, for this prompt; null when unknown. */
   predictedTtftMs: z.number().min(0).nullable(),
+  /** The same pod's predicted time per output token; null or absent when unknown. */
+  predictedTpotMs: z.number().min(0).nullable().optional(),
 })
 export type PoolStatus = z.infer<typeof PoolStatus>
 

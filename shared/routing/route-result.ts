@@ -6,6 +6,7 @@ import type {
   RoutingDecision,
   RoutingStrategy,
 } from './routing-strategy.ts'
+import { predictTpotMs } from './tpot-prediction.ts'
 import { type HostLink, type OnlineTtftModel, predictTtftMs, tierLoad } from './ttft-model.ts'
 
 /** One request routed: the strategy's decision and what it was made on. */
@@ -13,6 +14,8 @@ export interface RouteResult {
   decision: RoutingDecision
   /** Kinference's predicted TTFT for every candidate, whichever strategy chose. */
   predictedTtftMs: Map<string, number>
+  /** Its predicted time per output token, for every candidate whose KV capacity is known. */
+  predictedTpotMs: Map<string, number>
   /** The index's view per pod of the pool (blocks, before trust discounting). */
   indexedBlocks: Map<string, number>
   candidates: PodCandidate[]
@@ -63,8 +66,13 @@ export function chooseRoute(
       return [pod.name, predictTtftMs(request, pod, stepBudget, load)]
     }),
   )
+  const predictedTpotMs = new Map<string, number>()
+  for (const pod of candidates) {
+    const tpot = predictTpotMs(request, pod)
+    if (tpot !== null) predictedTpotMs.set(pod.name, tpot)
+  }
   for (const score of decision.scores) {
     score.predictedTtftMs ??= predictedTtftMs.get(score.pod) ?? null
   }
-  return { decision, predictedTtftMs, indexedBlocks, candidates }
+  return { decision, predictedTtftMs, predictedTpotMs, indexedBlocks, candidates }
 }

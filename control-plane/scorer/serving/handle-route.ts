@@ -219,6 +219,7 @@ async function askPools(
           ? { saturation: 1, saturated: true }
           : runtime.router.saturation(route)),
         predictedTtftMs: pod === null ? null : (route.predictedTtftMs.get(pod) ?? null),
+        predictedTpotMs: pod === null ? null : (route.predictedTpotMs.get(pod) ?? null),
       })
     }
     if (ids.length === 0 || asked.size === 0) return interpreted

@@ -3,7 +3,11 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { ServiceLevel } from '../../../shared/crd/service-level.ts'
-import { drainSeconds, ttftObjective } from '../../../shared/policy/apply-service-level.ts'
+import {
+  drainSeconds,
+  judgeObjective,
+  ttftObjective,
+} from '../../../shared/policy/apply-service-level.ts'
 import { evaluatePolicy } from '../../../shared/policy/evaluate-policy.ts'
 import { interpretRequest } from '../../../shared/policy/interpret-request.ts'
 import type {
@@ -46,6 +50,35 @@ describe('the objective of a request', () => {
     expect(drainSeconds(5300, 2000)).toBe(4)
     expect(drainSeconds(3000, 2000)).toBe(1)
     expect(drainSeconds(2001, 2000)).toBe(1)
+  })
+})
+
+describe('judging the objectives against a prediction', () => {
+  const ttftOnly = ServiceLevel.parse({ ttftMs: 2000 })
+  const withTokens = ServiceLevel.parse({ ttftMs: 2000, tpotMs: 150 })
+
+  it('meets a TTFT-only level whatever the predicted time per token', () => {
+    expect(judgeObjective(ttftOnly, undefined, { ttftMs: 1900, tpotMs: 900 }).kind).toBe('met')
+    expect(judgeObjective(ttftOnly, undefined, { ttftMs: 2100, tpotMs: 10 }).kind).toBe('missed')
+  })
+
+  it('misses a level with tpotMs when the predicted time per token is above it', () => {
+    const verdict = judgeObjective(withTokens, undefined, { ttftMs: 300, tpotMs: 151 })
+    expect(verdict.kind).toBe('missed')
+    if (verdict.kind !== 'missed') return
+    expect(verdict.shed.message).toMatch(/time-per-output-token objective of 150 ms/)
+    expect(verdict.shed.retryAfterSeconds).toBe(1)
+    expect(judgeObjective(withTokens, undefined, { ttftMs: 300, tpotMs: 150 }).kind).toBe('met')
+  })
+
+  it('judges the TTFT alone where the time per token is unknown, and nothing without a prediction', () => {
+    expect(judgeObjective(withTokens, undefined, { ttftMs: 300, tpotMs: null }).kind).toBe('met')
+    expect(judgeObjective(withTokens, undefined, null).kind).toBe('unknown')
+  })
+
+  it('refuses a time-per-token objective out of range', () => {
+    expect(ServiceLevel.safeParse({ ttftMs: 2000, tpotMs: 0 }).success).toBe(false)
+    expect(ServiceLevel.safeParse({ ttftMs: 2000, tpotMs: 60_001 }).success).toBe(false)
   })
 })
 
