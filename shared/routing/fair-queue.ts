@@ -25,7 +25,8 @@ type Queued<T> = { entry: T; seq: number }
 /**
  * Held requests in the order they should be offered: by priority band, then, within a
  * band, the tenant served the fewest weighted tokens first (a Virtual Token Counter, as
- * issue 26's token-fair tenants ask), then FIFO within a tenant. Counters are per tenant
+ * issue 26's token-fair tenants ask; on a tie, the tenant with fewer queued), then FIFO
+ * within a tenant. Counters are per tenant
  * and shared by all bands. A tenant that had nothing queued in a band is lifted, as it
  * queues there, to the lowest counter of the tenants still queued in that band (or, if
  * none is, to that of the tenant served last): being idle banks no credit, so a tenant that
@@ -126,13 +127,20 @@ export class FairQueue<T extends FairEntry> {
     for (const band of bands) {
       let best: Queued<T> | undefined
       let bestCounter = 0
+      let bestQueued = 0
       for (const [tenant, queue] of this.bands.get(band) ?? []) {
         const head = skip ? queue.find((q) => !skip.has(q.entry)) : queue[0]
         if (!head) continue
         const counter = this.counter(tenant)
-        if (!best || counter < bestCounter || (counter === bestCounter && before(head, best))) {
+        // Ties (a tenant lifted on arrival ties the lowest) go to the tenant with fewer
+        // queued: a light tenant is served on arrival, a heavy one waits its turn.
+        const tie = counter === bestCounter
+        const fewer = tie && queue.length < bestQueued
+        const same = tie && queue.length === bestQueued
+        if (!best || counter < bestCounter || fewer || (same && before(head, best))) {
           best = head
           bestCounter = counter
+          bestQueued = queue.length
         }
       }
       if (best) return best.entry

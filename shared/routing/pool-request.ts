@@ -29,12 +29,16 @@ export interface PoolRequestInput {
   cacheSalt: string | null
   /** What the character-based peers hash; asked for only when the pool's strategy reads it. */
   promptText: () => string
+  /** Who is charged for it in token-fair admission (FairQueue); absent: one anonymous tenant. */
+  tenant?: string
 }
 
 /** A request ready to route: what the strategy sees, and its block keys. */
 export interface PoolRequest {
   routing: RoutingRequest
   keys: BlockKeyChain
+  /** Its tenant, for token-fair admission; absent: one anonymous tenant. */
+  tenant?: string
 }
 
 /** The index's answer for one request, by pod name: positions never carry meaning. */
@@ -93,5 +97,5 @@ export function poolRequest(
     maxTokens: input.maxTokens,
     blockKeys: keys,
   }
-  return { routing, keys }
+  return input.tenant === undefined ? { routing, keys } : { routing, keys, tenant: input.tenant }
 }

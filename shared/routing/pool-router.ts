@@ -4,7 +4,7 @@ import {
   AdmissionQueue,
   type HeldPayload,
   type HeldQueue,
-  type HeldRequest,
+  type HoldTerms,
   type Offer,
 } from './admission-queue.ts'
 import { OnlineStepCost } from './online-step-cost.ts'
@@ -24,8 +24,10 @@ import { type RoutedRequest, routedRequest } from './routed-request.ts'
 import type { PodMetricsView, RestoredPodView, RoutingContext } from './routing-strategy.ts'
 import { cachedTokensOf, cpuMedium, OnlineTtftModel } from './ttft-model.ts'
 
+export type { AdmissionGate, AdmissionVerdict } from './admission/admission-gate.ts'
+export { peerAdmissionGate } from './admission/peer-admission-gate.ts'
 // The public face of shared/routing: callers outside it import from this file only.
-export type { HeldPayload, HeldQueue, HeldRequest, Offer } from './admission-queue.ts'
+export type { HeldPayload, HeldQueue, HeldRequest, HoldTerms, Offer } from './admission-queue.ts'
 export type { PoolRouterOptions, RouterSettings } from './pool-options.ts'
 export type { PoolLookup, PoolRequest, PoolRequestInput, ResolvedModel } from './pool-request.ts'
 export type { PoolSaturation } from './pool-saturation.ts'
@@ -154,17 +156,29 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
    * Routes the request and dispatches it to its best pod, or, with late binding, holds it
    * while that pod cannot start it; `route` reuses a score computed just now.
    */
-  offer(lookup: PoolLookup, payload: T, nowMs: number, route?: RouteResult): Offer<T> {
-    const pod = route?.decision.pod
-    const mayHold =
-      !route || (pod != null && !this.queue.canStart(lookup.request.routing, route, pod))
-    if (!this.queue.enabled || !mayHold)
+  offer(
+    lookup: PoolLookup,
+    payload: T,
+    nowMs: number,
+    route?: RouteResult,
+    terms?: HoldTerms,
+  ): Offer<T> {
+    const ticket = this.queue.ticket(lookup, payload, nowMs, terms)
+    if (!this.queue.mayHold(ticket))
       return { kind: 'routed', route: this.dispatchNow(lookup, nowMs, { route }) }
-    const ticket: HeldRequest<T> = { lookup, sinceMs: nowMs, payload }
-    const routed = this.queue.offer(ticket, nowMs)
+    const routed = this.queue.offer(ticket, nowMs, route)
     if (routed === null) return { kind: 'held', ticket }
     this.dispatch(lookup, routed, nowMs)
     return { kind: 'routed', route: routed }
+  }
+
+  /**
+   * How long `lookup`'s request would wait among the held ones before its turn (in `band`,
+   * by its tenant's served tokens); 0 when nothing is held. Its predicted TTFT is this plus
+   * its pod's.
+   */
+  heldWaitMs(lookup: PoolLookup, band = 0): number {
+    return this.queue.waitMs(lookup.request.tenant ?? '', band)
   }
 
   /** Routes (unless `route` is given) and dispatches at once, never holding: retries. */
@@ -180,10 +194,18 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
 
   /** Routes the held requests again; those that can start now are dispatched, oldest first. */
   release(nowMs: number): void {
-    this.queue.release(nowMs, (entry, route) => {
-      this.dispatch(entry.lookup, route, nowMs)
-      entry.payload.released(route, nowMs, nowMs - entry.sinceMs)
-    })
+    this.queue.release(
+      nowMs,
+      (entry, route) => {
+        this.dispatch(entry.lookup, route, nowMs)
+        entry.payload.released(route, nowMs, nowMs - entry.sinceMs)
+      },
+      (entry) => {
+        if (!entry.payload.expired) return false
+        entry.payload.expired(nowMs, nowMs - entry.sinceMs)
+        return true
+      },
+    )
   }
 
   /** The first token went by: the TTFT is observed and the prefill leaves the queue. */
@@ -303,6 +325,9 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
     const name = route.decision.pod
     if (name === null) return
     const { routing, keys } = lookup.request
+    const matched = this.matchedTokens(lookup, name)
+    const tenant = lookup.request.tenant ?? ''
+    this.queue.dispatched(tenant, routing.promptTokens - matched, routing.maxTokens, nowMs)
     const pod = this.pods.get(name)
     const candidate = route.candidates.find((c) => c.name === name)
     const speculative = this.settings.speculativeTtlMs !== null

@@ -19,6 +19,8 @@ export interface RequestRecord {
   pod: string | null
   /** null on success. */
   error: string | null
+  /** Whose request it was, where the run has tenants (DES admission runs). */
+  tenant?: string
 }
 
 /** What one benchmark (one router, one workload, one rate) produced. */

@@ -6,6 +6,7 @@ import { benchModel } from './bench-pool-spec.ts'
 import { createChatFrame } from './chat-prompt-ids.ts'
 import { createBenchWorkload } from './create-bench-workload.ts'
 import { createProgress } from './create-progress.ts'
+import type { DesAdmissionOptionsInput } from './des/des-admission.ts'
 import type { DesJob } from './des/des-job.ts'
 import type { DesTimingOptionsInput } from './des/des-timing-options.ts'
 import { runDesJobs } from './des/run-des-jobs.ts'
@@ -58,6 +59,8 @@ export interface MatrixOptions extends MatrixRunOptionsInput {
   assets: SimModelAssets
   /** DES: event delay, scrape interval and lag (the defaults where unset). */
   desTiming?: DesTimingOptionsInput
+  /** DES: objectives and admission (DesAdmission); absent: every request goes to the pool. */
+  admission?: DesAdmissionOptionsInput
   /** DES: scorer replicas sharing the KV index (default 1). */
   replicas?: number
   /** Live: an OpenAI-compatible server; without one, a loopback stack per benchmark. */
@@ -140,6 +143,7 @@ export function desJobsOf(options: MatrixOptions): DesJob[] {
         gpuProfile: options.profile.name,
         seed: options.seed,
         ...(options.desTiming ? { timing: options.desTiming } : {}),
+        ...(options.admission ? { admission: options.admission } : {}),
         ...(options.replicas && options.replicas > 1 ? { replicas: options.replicas } : {}),
         ...(workload.traceOffset !== undefined && { traceOffset: workload.traceOffset }),
         ...(workload.cpuTier ? { kvEvents: cpuTierEvents(workload.cpuTier, options.profile) } : {}),

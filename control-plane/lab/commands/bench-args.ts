@@ -5,6 +5,7 @@ import { type GpuProfile, gpuProfiles } from '../../../shared/gpu/gpu-profile.ts
 import { UsageError } from '../../kinfctl/cli-io.ts'
 import { benchPoolSpec, benchRouterNames } from '../bench/bench-pool-spec.ts'
 import { peakTtftSloMs } from '../bench/bench-presets.ts'
+import type { DesAdmissionOptionsInput } from '../bench/des/des-admission.ts'
 import type { DesTimingOptionsInput } from '../bench/des/des-timing-options.ts'
 import { routingWorkloads } from '../bench/suite/routing/routing-workloads.ts'
 import { isTraceData } from '../bench/trace/load-mooncake-trace.ts'
@@ -33,6 +34,10 @@ export const benchOptions = {
   'metrics-delay-ms': { type: 'string' },
   'event-loss-rate': { type: 'string' },
   'cpu-tier': { type: 'string' },
+  admission: { type: 'string' },
+  burst: { type: 'boolean', default: false },
+  hold: { type: 'boolean', default: false },
+  'pii-share': { type: 'string' },
   'request-scale': { type: 'string' },
   'slo-ms': { type: 'string', default: String(peakTtftSloMs) },
   out: { type: 'string', default: 'results/bench' },
@@ -44,7 +49,7 @@ export type BenchValues = ReturnType<typeof parseArgs<{ options: typeof benchOpt
 /** Everything `kinfctl bench` was asked, checked once. */
 export interface BenchArgs {
   values: BenchValues
-  suite: 'headline' | 'targets' | 'routing' | null
+  suite: 'headline' | 'targets' | 'routing' | 'slo' | null
   mode: 'des' | 'live'
   /** --gpu-profile when given; else each preset's own or l40s-27b-fp8. */
   gpuProfile: GpuProfile | null
@@ -61,6 +66,8 @@ export interface BenchArgs {
   traceOffset: number | undefined
   /** --cpu-tier: the pods' CPU tier as a multiple of their GPU's KV blocks (0: none). */
   cpuTier: number | undefined
+  /** --admission (--burst, --pii-share): objectives and admission in DES runs; absent: none. */
+  admission: DesAdmissionOptionsInput | undefined
   desTiming: DesTimingOptionsInput
   requestScale: number
   /** --suite routing --preset: the prefix workloads judged (default all of them). */
@@ -111,6 +118,30 @@ function cpuTierOf(text: string | undefined, mode: string): number | undefined {
   return value
 }
 
+/**
+ * --admission own|none with --burst and --pii-share: every request carries the objective
+ * --slo-ms; `own` lets kinference judge it and each peer apply its own admission.
+ */
+function admissionOf(values: BenchValues, mode: string): DesAdmissionOptionsInput | undefined {
+  const gate = values.admission
+  const share = fractionOf('pii-share', values['pii-share'])
+  if (gate === undefined) {
+    if (values.burst || values.hold || share !== undefined)
+      throw new UsageError('--burst, --hold and --pii-share need --admission own|none')
+    return undefined
+  }
+  if (gate !== 'own' && gate !== 'none')
+    throw new UsageError(`--admission must be own or none, not "${gate}"`)
+  if (mode !== 'des') throw new UsageError('--admission is a DES option')
+  return {
+    gate,
+    sloTtftMs: Math.round(positive('slo-ms', values['slo-ms'], false)),
+    burst: values.burst,
+    hold: values.hold,
+    ...(share !== undefined ? { piiShare: share } : {}),
+  }
+}
+
 function fractionOf(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined
   const value = Number(text)
@@ -128,7 +159,8 @@ const listOf = (text: string) =>
 function seedsOf(values: BenchValues, suite: BenchArgs['suite']): number[] {
   // The routing suite's seeds are held out from tuning, which uses the targets suite's.
   const text =
-    values.seeds ?? (suite === 'targets' ? '1,2,42' : suite === 'routing' ? '7,11' : values.seed)
+    values.seeds ??
+    (suite === 'targets' ? '1,2,42' : suite === 'routing' || suite === 'slo' ? '7,11' : values.seed)
   const seeds = listOf(text).map((s) => Number(s))
   if (seeds.length === 0 || seeds.some((s) => !Number.isInteger(s)))
     throw new UsageError(
@@ -148,7 +180,7 @@ function replicasOf(values: BenchValues, suite: BenchArgs['suite'], mode: string
   return [...new Set(list)]
 }
 
-const suites = ['headline', 'targets', 'routing'] as const
+const suites = ['headline', 'targets', 'routing', 'slo'] as const
 
 function suiteOf(values: BenchValues): BenchArgs['suite'] {
   // The routing suite takes --preset as the subset of its prefix workloads to judge.
@@ -192,7 +224,7 @@ export function parseBenchArgs(args: string[]): BenchArgs {
   if (mode !== 'des' && mode !== 'live') throw new UsageError('--mode must be des or live')
   if (values.target !== undefined && mode !== 'live')
     throw new UsageError('--target needs --mode live')
-  if ((suite === 'targets' || suite === 'routing') && mode !== 'des')
+  if ((suite === 'targets' || suite === 'routing' || suite === 'slo') && mode !== 'des')
     throw new UsageError(`--suite ${suite} runs in des mode`)
   const name = values['gpu-profile']
   const gpuProfile = name === undefined ? null : (gpuProfiles[name] ?? null)
@@ -235,6 +267,7 @@ export function parseBenchArgs(args: string[]): BenchArgs {
         : positive('max-requests', values['max-requests'], true),
     traceOffset: traceOffsetOf(values['trace-offset'], values.data),
     cpuTier: cpuTierOf(values['cpu-tier'], mode),
+    admission: admissionOf(values, mode),
     desTiming: Object.fromEntries(Object.entries(timing).filter(([, v]) => v !== undefined)),
     routingWorkloads: suite === 'routing' ? routingSubset(values.preset) : undefined,
     requestScale:

@@ -12,7 +12,7 @@ import { routingWorkloads } from '../bench/suite/routing/routing-workloads.ts'
 const desTimingDefaults = DesTimingOptions.parse({})
 
 /** kinfctl bench --help. */
-export const benchUsage = `Usage: kinfctl bench [--suite headline|targets|routing | --preset NAMES | --data SPEC] [options]
+export const benchUsage = `Usage: kinfctl bench [--suite headline|targets|routing|slo | --preset NAMES | --data SPEC] [options]
 
 Benchmarks routing strategies on one simulated pool, side by side at fixed loads, with
 GuideLLM's synthetic data, profiles and metrics. Writes benchmarks.json (GuideLLM's
@@ -32,6 +32,10 @@ What to run:
                             capacity, multi-turn at 80 streams, a stale index, no
                             regression; writes benchmarks.md and targets.json. With
                             --preset NAMES, only those of its workloads (${routingWorkloads.join(', ')})
+      --suite slo           issue 26's overload targets on seeds 7,11: kinference's
+                            capacity, then 1.5x and 3x of it with a 2 s TTFT objective,
+                            every router with its own admission, with and without
+                            bursting to the provider; writes slo.md
       --preset NAMES        named workloads (${Object.keys(benchPresets).join(', ')}), comma-separated
       --data SPEC           GuideLLM synthetic data: key=value,... (prompt_tokens,
                             output_tokens, first_prompt_tokens, first_output_tokens, each
@@ -79,9 +83,21 @@ How:
                             OffloadingConnector) of X times their GPU's KV blocks, e.g. 4x,
                             and load them back from it; 0 turns a preset's off (default:
                             the preset's, else none)
-      --request-scale X     targets, routing: scale every scenario's request count
+      --admission own|none  des: every request carries the --slo-ms TTFT objective;
+                            own: kinference refuses (429) what it predicts will miss it,
+                            each peer applies its own admission (llm-d's flow control,
+                            Dynamo's busy threshold; none for the others); none: all in
+      --burst               des, with --admission: refused requests go to the provider
+                            (a hosted model with quotas) instead
+      --hold                des, with --admission own: kinference holds what its pods
+                            cannot start now, token-fair, until its objective's
+                            deadline, and counts that wait in its predictions
+      --pii-share F         des, with --admission: share of requests carrying personal
+                            data, which are never sent to the provider (default 0)
+      --request-scale X     targets, routing, slo: scale every scenario's request count
                             (default 1)
-      --slo-ms MS           median TTFT limit for peak throughput (default ${peakTtftSloMs})
+      --slo-ms MS           median TTFT limit for peak throughput, and the requests'
+                            objective with --admission (default ${peakTtftSloMs})
       --threads N           des: benchmarks run side by side on N threads (default: the
                             cores); the results do not depend on it
       --out DIR             report folder (default results/bench)

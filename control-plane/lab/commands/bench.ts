@@ -7,6 +7,7 @@ import { renderBenchmarkMarkdown } from '../bench/render-benchmark-markdown.ts'
 import type { BenchmarkRun } from '../bench/request-record.ts'
 import { type MatrixWorkload, runBenchmarkMatrix } from '../bench/run-benchmark-matrix.ts'
 import { runRoutingSuite } from '../bench/suite/routing/run-routing-suite.ts'
+import { runSloSuite } from '../bench/suite/slo/run-slo-suite.ts'
 import { runTargetsSuite } from '../bench/suite/targets/run-targets-suite.ts'
 import { tallyTargets } from '../bench/suite/targets/target-verdict.ts'
 import { summarizeSuite } from '../bench/summarize-suite.ts'
@@ -27,6 +28,7 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
   const assets = loadSimModelAssets()
   if (parsed.suite === 'targets') return targetsSuite(parsed, assets, io)
   if (parsed.suite === 'routing') return routingSuite(parsed, assets, io)
+  if (parsed.suite === 'slo') return sloSuite(parsed, assets, io)
   const groups = await planBench(parsed, assets, createChatFrame(assets.tokenizer))
   const started = performance.now()
   const runs: BenchmarkRun[] = []
@@ -93,6 +95,7 @@ async function runGroup(
         threads: parsed.threads,
         desTiming: parsed.desTiming,
         replicas: parsed.replicas[0] ?? 1,
+        ...(parsed.admission ? { admission: parsed.admission } : {}),
       })),
     )
   return runs
@@ -115,6 +118,28 @@ async function targetsSuite(parsed: BenchArgs, assets: SimModelAssets, io: CliIo
   const footer = `${tallyTargets(report.targets)}; ${seconds.toFixed(0)} s (des)\n`
   await mkdir(parsed.values.out, { recursive: true })
   const file = join(parsed.values.out, 'targets.md')
+  await writeFile(file, `${report.markdown}\n${footer}`)
+  io.stdout(`${report.markdown}\n${footer}wrote ${file}\n`)
+  return exitCode.ok
+}
+
+async function sloSuite(parsed: BenchArgs, assets: SimModelAssets, io: CliIo): Promise<number> {
+  const started = performance.now()
+  const report = await runSloSuite({
+    seeds: parsed.seeds,
+    routers: parsed.routers,
+    replicas: [1],
+    pods: parsed.pods ?? defaultBenchPods,
+    threads: parsed.threads,
+    assets,
+    requestScale: parsed.requestScale,
+    desTiming: parsed.desTiming,
+    log: (line) => io.stderr(`${line}\n`),
+  })
+  const seconds = (performance.now() - started) / 1000
+  const footer = `${tallyTargets(report.targets)}; ${seconds.toFixed(0)} s (des)\n`
+  await mkdir(parsed.values.out, { recursive: true })
+  const file = join(parsed.values.out, 'slo.md')
   await writeFile(file, `${report.markdown}\n${footer}`)
   io.stdout(`${report.markdown}\n${footer}wrote ${file}\n`)
   return exitCode.ok

@@ -72,14 +72,22 @@ const request = (id: string, promptTokens = 3_000): RoutingRequest => ({
   maxTokens: 16,
   blockKeys: new Uint32Array(0),
 })
-const lookup = (id: string): PoolLookup => ({
-  request: { routing: request(id), keys: new Uint32Array(0) },
+const lookup = (id: string, tenant?: string): PoolLookup => ({
+  request: {
+    routing: request(id),
+    keys: new Uint32Array(0),
+    ...(tenant !== undefined ? { tenant } : {}),
+  },
   blocks: new Map([['a', 0]]),
 })
-const held = (id: string, sinceMs = 0): HeldRequest<string> => ({
+const held = (id: string, sinceMs = 0, maxHoldMs = 30_000): HeldRequest<string> => ({
   lookup: lookup(id),
   sinceMs,
   payload: id,
+  tenant: '',
+  band: 0,
+  deadlineMs: sinceMs + maxHoldMs,
+  expires: false,
 })
 
 describe('AdmissionQueue', () => {
@@ -110,7 +118,7 @@ describe('AdmissionQueue', () => {
 
     const { queue, dispatch } = setup({ maxHoldMs: 100 })
     dispatch('r1', queue.offer(held('r1'), 0), 0)
-    expect(queue.offer(held('r2', 0), 0)).toBeNull()
+    expect(queue.offer(held('r2', 0, 100), 0)).toBeNull()
     const released: string[] = []
     queue.release(50, (entry) => released.push(entry.payload))
     expect(released).toEqual([])
@@ -129,5 +137,64 @@ describe('AdmissionQueue', () => {
     expect(queue.size).toBe(1)
     expect(queue.drain().map((entry) => entry.payload)).toEqual(['r3'])
     expect(queue.size).toBe(0)
+  })
+
+  it('routes held requests token-fair: a light tenant goes before a heavy one that queued first', () => {
+    const { router, queue, dispatch } = setup()
+    dispatch('r1', queue.offer(held('r1'), 0), 0)
+    // The heavy tenant was served 10 requests' worth before; the light one nothing.
+    for (let i = 0; i < 10; i++) queue.dispatched('heavy', 3_000, 16, i)
+    const ticket = (id: string, tenant: string, at: number) =>
+      queue.ticket(lookup(id, tenant), id, at)
+    expect(queue.offer(ticket('h1', 'heavy', 1), 1)).toBeNull()
+    expect(queue.offer(ticket('h2', 'heavy', 2), 2)).toBeNull()
+    expect(queue.offer(ticket('l1', 'light', 3), 3)).toBeNull()
+    const order: string[] = []
+    router.firstToken('r1', 4)
+    router.finished('r1', 5, 0)
+    // One at a time: each release lets one go (the pod holds 4,096 tokens).
+    for (let t = 6; order.length < 3 && t < 20; t++) {
+      queue.release(t, (entry, route) => {
+        order.push(entry.payload)
+        dispatch(entry.payload, route, t)
+      })
+      const last = order.at(-1)
+      if (last) {
+        router.firstToken(last, t)
+        router.finished(last, t, 0)
+      }
+    }
+    expect(order[0]).toBe('l1')
+    expect(order.slice(1)).toEqual(['h1', 'h2'])
+  })
+
+  it('lets a request with an objective expire unrouted at its deadline, even without late binding', () => {
+    const { queue, dispatch } = setup({ enabled: false })
+    dispatch('r1', queue.offer(held('r1'), 0), 0)
+    const entry = queue.ticket(lookup('r2'), 'r2', 0, { deadlineMs: 500 })
+    expect(queue.offer(entry, 0)).toBeNull()
+    const expired: string[] = []
+    const released: string[] = []
+    const expire = (e: HeldRequest<string>) => expired.push(e.payload) > 0
+    queue.release(499, (e) => released.push(e.payload), expire)
+    expect(expired).toEqual([])
+    queue.release(500, (e) => released.push(e.payload), expire)
+    expect(expired).toEqual(['r2'])
+    expect(released).toEqual([])
+    expect(queue.size).toBe(0)
+  })
+
+  it('predicts the wait of a new request from the held ones ranked before it', () => {
+    const { queue, dispatch } = setup()
+    dispatch('r1', queue.offer(held('r1'), 0), 0)
+    queue.dispatched('x', 0, 0, 100)
+    queue.dispatched('x', 0, 0, 300) // one dispatch every 200 ms
+    expect(queue.waitMs('a', 0)).toBe(0)
+    queue.offer(queue.ticket(lookup('a1', 'a'), 'a1', 301), 301)
+    queue.offer(queue.ticket(lookup('a2', 'a'), 'a2', 302), 302)
+    // Its own tenant's two, then itself.
+    expect(queue.waitMs('a', 0)).toBeCloseTo(600, 6)
+    // A higher band waits for nobody but itself.
+    expect(queue.waitMs('a', 1)).toBeCloseTo(200, 6)
   })
 })

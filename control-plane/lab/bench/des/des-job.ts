@@ -7,6 +7,7 @@ import { createChatFrame } from '../chat-prompt-ids.ts'
 import { createBenchWorkload } from '../create-bench-workload.ts'
 import { profileFor } from '../load-profile.ts'
 import type { BenchmarkRun } from '../request-record.ts'
+import type { DesAdmissionOptionsInput } from './des-admission.ts'
 import type { DesTimingOptionsInput } from './des-timing-options.ts'
 import { runDesBenchmark } from './run-des-benchmark.ts'
 
@@ -29,6 +30,8 @@ export interface DesJob {
   traceOffset?: number
   /** The pods' KV-event variants of vLLM (a hybrid model, a CPU tier, …); the defaults where unset. */
   kvEvents?: SimKvEventsOptionsInput
+  /** Objectives, admission and bursting; absent: every request goes to the pool. */
+  admission?: DesAdmissionOptionsInput
 }
 
 /**
@@ -67,6 +70,7 @@ export async function runDesJob(
     ...job.timing,
     ...(job.replicas !== undefined ? { replicas: job.replicas } : {}),
     ...(job.kvEvents !== undefined ? { kvEvents: job.kvEvents } : {}),
+    ...(job.admission !== undefined ? { admission: job.admission } : {}),
     ...(onProgress ? { onProgress } : {}),
     ...(strategies ? { strategies } : {}),
   })

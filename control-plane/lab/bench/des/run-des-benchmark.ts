@@ -5,6 +5,7 @@ import { createMemoryTierHoldings } from '../../../../shared/kv-index/memory-tie
 import { TierLookup } from '../../../../shared/kv-index/tier-lookup.ts'
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
 import {
+  type HoldTerms,
   type PoolLookup,
   PoolRouter,
   type RouteResult,
@@ -25,6 +26,13 @@ import { describeProfile, type LoadProfile, rateOfProfile, streamsOf } from '../
 import { openLoopSchedule } from '../open-loop-schedule.ts'
 import type { BenchmarkRun, RequestRecord } from '../request-record.ts'
 import { type PlannedConversation, randomWords, type Workload } from '../workload.ts'
+import {
+  type AdmissionStep,
+  DesAdmission,
+  type DesAdmissionOptionsInput,
+  providerRecord,
+  refusedRecord,
+} from './des-admission.ts'
 import { type DesTimingOptionsInput, parseDesTimingOptions } from './des-timing-options.ts'
 import { EventQueue } from './event-queue.ts'
 import { ScorerReplicas } from './scorer-replicas.ts'
@@ -50,6 +58,8 @@ export interface DesOptions extends DesTimingOptionsInput {
   onProgress?: (done: number) => void
   /** Where the pool's routing strategy is found: the built-ins unless given. */
   strategies?: StrategyRegistry
+  /** Objectives, admission and bursting (DesAdmission); absent: every request goes to the pool. */
+  admission?: DesAdmissionOptionsInput
 }
 
 type SimEvent =
@@ -59,6 +69,7 @@ type SimEvent =
   | { kind: 'step-end'; pod: number; step: StepResult }
   | { kind: 'events'; pod: number; events: EngineKvEvent[]; seq: bigint }
   | { kind: 'scrape'; replica: number }
+  | { kind: 'provider-end'; flight: InFlight }
   | {
       kind: 'metrics'
       replica: number
@@ -87,7 +98,11 @@ interface Arrival {
   outputTokens: number
   userIds: number[]
   startMs: number
+  /** Whose request it is, where the run has tenants. */
+  tenant: string | null
   released: (route: RouteResult, nowMs: number) => void
+  /** Held past its objective's deadline (admission that holds): refused or burst. */
+  expired?: (nowMs: number) => void
 }
 
 interface Pod {
@@ -97,6 +112,31 @@ interface Pod {
   seq: bigint
   /** Which of its KV-cache groups the index keeps, as the scorer's ingestor learns it. */
   groups: AttentionGroup
+}
+
+function baseRecord(
+  id: string,
+  arrival: Arrival,
+  time: number,
+  promptTokens: number,
+  pod: string | null,
+): RequestRecord {
+  const { entry } = arrival
+  return {
+    id,
+    conversation: entry.conversation,
+    turn: entry.turn,
+    startMs: arrival.startMs,
+    firstTokenMs: null,
+    tokenTimesMs: [],
+    endMs: time,
+    promptTokens,
+    outputTokens: 0,
+    cachedTokens: 0,
+    pod,
+    error: null,
+    ...(arrival.tenant !== null ? { tenant: arrival.tenant } : {}),
+  }
 }
 
 /**
@@ -148,6 +188,15 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     createSeededRandom(options.seed ^ 0x68e31da4),
   )
   const model = options.pool.models[0]?.name ?? ''
+  // Drawn only with admission, so runs without it are as before.
+  const admission = options.admission
+    ? new DesAdmission(
+        options.admission,
+        options.pool.routing.strategy,
+        options.seed,
+        createSeededRandom(options.seed ^ 0x2545f491),
+      )
+    : null
   // What the pods publish, in their configured form (groups, extra keys), as the scorer
   // would decode it.
   const toWire = wireEventMapper(kvEvents)
@@ -238,6 +287,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     ])
     const id = `c${entry.conversation}t${entry.turn}`
     const router = replicas.assign(id)
+    const tenant = admission?.tenantOf(entry.conversation) ?? null
     const request = router.prepare({
       id,
       model,
@@ -245,6 +295,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       maxTokens: turn.outputTokens,
       cacheSalt: null,
       promptText: () => asText(prompt),
+      ...(tenant !== null ? { tenant } : {}),
     })
     const lookup = await router.lookup(request)
     const arrival: Arrival = {
@@ -254,10 +305,54 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       outputTokens: turn.outputTokens,
       userIds: turn.userIds,
       startMs: time,
+      tenant,
       released: (route, at) => commit(at, arrival, route),
+      ...(admission?.holds
+        ? {
+            expired: (at: number) => {
+              const step = admission.expired(lookup.request.routing, at, turn.outputTokens)
+              if (step.kind !== 'local') settleElsewhere(at, arrival, step)
+            },
+          }
+        : {}),
     }
-    const offer = router.offer(lookup, arrival, time)
+    const route = admission ? router.score(lookup, time) : undefined
+    let terms: HoldTerms | undefined
+    if (admission && route) {
+      const heldWaitMs = admission.holds ? router.heldWaitMs(lookup) : 0
+      const request = lookup.request.routing
+      const step = admission.decide({ route, request, heldWaitMs, nowMs: time }, turn.outputTokens)
+      if (step.kind !== 'local') return settleElsewhere(time, arrival, step)
+      if (step.deadlineMs !== null) terms = { deadlineMs: step.deadlineMs }
+    }
+    const offer = router.offer(lookup, arrival, time, route, terms)
     if (offer.kind === 'routed') commit(time, arrival, offer.route)
+  }
+
+  /** The pool refused `arrival`, or the provider took it: it never reaches a pod. */
+  const settleElsewhere = (
+    time: number,
+    arrival: Arrival,
+    step: Exclude<AdmissionStep, { kind: 'local' }>,
+  ) => {
+    const { entry, lookup } = arrival
+    const id = lookup.request.routing.id
+    replicas.release(id)
+    const base = baseRecord(id, arrival, time, lookup.request.routing.promptTokens, null)
+    if (step.kind === 'refused') {
+      records.push(refusedRecord(base, step))
+      return endConversation(time, entry.conversation)
+    }
+    const outputIds = multiTurn
+      ? randomWords(options.vocabulary, arrival.outputTokens, outputRandom)
+      : silentAnswer(arrival.outputTokens)
+    const flight: InFlight = {
+      record: providerRecord(base, step, arrival.outputTokens),
+      conversation: entry.conversation,
+      turn: entry.turn,
+      history: [...entry.history, { userIds: arrival.userIds, assistantIds: outputIds }],
+    }
+    queue.push(step.endMs, { kind: 'provider-end', flight })
   }
 
   /** The router dispatched `arrival` to its pod: the pod's engine gets it after the network. */
@@ -271,20 +366,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     const outputIds = multiTurn
       ? randomWords(options.vocabulary, arrival.outputTokens, outputRandom)
       : silentAnswer(arrival.outputTokens)
-    const record: RequestRecord = {
-      id,
-      conversation: entry.conversation,
-      turn: entry.turn,
-      startMs: arrival.startMs,
-      firstTokenMs: null,
-      tokenTimesMs: [],
-      endMs: time,
-      promptTokens: lookup.request.routing.promptTokens,
-      outputTokens: 0,
-      cachedTokens: 0,
-      pod: podName,
-      error: null,
-    }
+    const record = baseRecord(id, arrival, time, lookup.request.routing.promptTokens, podName)
     inFlight.set(id, {
       record,
       conversation: entry.conversation,
@@ -299,6 +381,14 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       arrivalMs: time + network,
     })
     kick(at, time + network)
+  }
+
+  /** A refused turn ends its conversation: a closed-loop stream starts another. */
+  const endConversation = (time: number, conversation: number) => {
+    done++
+    options.onProgress?.(done)
+    plans.delete(conversation)
+    if (streams !== null) startConversation(time)
   }
 
   const finish = (time: number, flight: InFlight) => {
@@ -322,6 +412,7 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
         await dispatch(time, { conversation: event.conversation, turn: 0, history: [] })
       }
     } else if (event.kind === 'send') await dispatch(time, event.turn)
+    else if (event.kind === 'provider-end') finish(time, event.flight)
     else if (event.kind === 'step') {
       const pod = pods[event.pod] as Pod
       const step = pod.engine.step(time)

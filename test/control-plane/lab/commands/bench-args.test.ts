@@ -21,4 +21,35 @@ describe('kinfctl bench --suite routing', () => {
       '--suite routing runs in des mode',
     )
   })
+
+  it('takes admission for DES runs only, with the objective from --slo-ms, and names what is wrong', () => {
+    const parsed = parseBenchArgs([
+      '--preset',
+      'shared-prefix',
+      '--admission',
+      'own',
+      '--burst',
+      '--hold',
+      '--slo-ms',
+      '1500',
+      '--pii-share',
+      '0.1',
+    ])
+    expect(parsed.admission).toEqual({
+      gate: 'own',
+      sloTtftMs: 1500,
+      burst: true,
+      hold: true,
+      piiShare: 0.1,
+    })
+    expect(parseBenchArgs(['--preset', 'shared-prefix']).admission).toBeUndefined()
+    expect(() => parseBenchArgs(['--preset', 'shared-prefix', '--burst'])).toThrow(/--admission/)
+    expect(() => parseBenchArgs(['--preset', 'shared-prefix', '--admission', 'all'])).toThrow(
+      /own or none/,
+    )
+    expect(() =>
+      parseBenchArgs(['--preset', 'shared-prefix', '--admission', 'own', '--mode', 'live']),
+    ).toThrow(/DES option/)
+    expect(parseBenchArgs(['--suite', 'slo']).seeds).toEqual([7, 11])
+  })
 })

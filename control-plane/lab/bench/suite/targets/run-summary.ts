@@ -4,12 +4,24 @@ import {
   computePrefixCacheSummary,
   statusOf,
 } from '../../compute-benchmark-metrics.ts'
+import { providerPod } from '../../des/des-admission.ts'
 import { fanOutPrefills } from '../../fan-out-prefills.ts'
-import type { BenchmarkRun } from '../../request-record.ts'
+import type { BenchmarkRun, RequestRecord } from '../../request-record.ts'
+import { summarizeDistribution } from '../../summarize-distribution.ts'
 import { baselineStability, type Stability } from '../baseline-stability.ts'
 
 /** The SLO the targets suite judges goodput and capacity by: TTFT within 2 s. */
 export const sloTtftMs = 2_000
+
+/** The time-per-output-token objective of the service-level suite's goodput. */
+export const sloTpotMs = 200
+
+/** A request's mean time between output tokens; null with fewer than two. */
+export function tpotOf(record: RequestRecord): number | null {
+  const times = record.tokenTimesMs
+  if (times.length < 2) return null
+  return ((times.at(-1) as number) - (times[0] as number)) / (times.length - 1)
+}
 
 /** What the targets suite reads from one benchmark run (its records are dropped). */
 export interface RunSummary {
@@ -32,6 +44,23 @@ export interface RunSummary {
    * span); a request that failed or was refused counts as a miss.
    */
   goodputRps: number
+  /**
+   * As goodputRps, counting only the requests that also kept their time per output token
+   * within 200 ms (the service-level suite's objective).
+   */
+  tokenGoodputRps: number
+  /** Of goodputRps, what the pool's own pods served (the rest came from the provider). */
+  localGoodputRps: number
+  /** Requests per second of offered traffic (the arrival span). */
+  offeredRps: number
+  /**
+   * Per tenant (runs with tenants): p90 TTFT of its served requests, and its SLO goodput
+   * (both objectives) per second of offered traffic.
+   */
+  tenants: Record<string, { ttftP90S: number; tokenGoodputRps: number; requests: number }>
+  /** Shares of the requests the provider served, and the pool refused (429/503). */
+  providerShare: number
+  refusedShare: number
   duplicatePrefillRatio: number | null
   /**
    * Requests that finished within the run, of all of them: by the last arrival plus the
@@ -66,13 +95,17 @@ export function completedWithinRun(run: BenchmarkRun): number {
 export function summarizeRun(run: BenchmarkRun, frame: ChatFrame): RunSummary {
   const metrics = computeBenchmarkMetrics(run)
   const ttft = metrics.time_to_first_token_ms.successful
-  const good = run.records.filter(
+  const goodOnes = run.records.filter(
     (r) =>
       statusOf(r) === 'successful' &&
       r.firstTokenMs !== null &&
       r.firstTokenMs - r.startMs <= sloTtftMs,
-  ).length
+  )
+  const good = goodOnes.length
+  const tokenGood = run.records.filter(metObjectives).length
+  const local = goodOnes.filter((r) => r.pod !== providerPod).length
   const seconds = offeredSeconds(run)
+  const share = (count: number) => (run.records.length > 0 ? count / run.records.length : 0)
   return {
     router: run.config.router,
     seed: run.config.seed,
@@ -87,8 +120,45 @@ export function summarizeRun(run: BenchmarkRun, frame: ChatFrame): RunSummary {
     hitRate: computePrefixCacheSummary(run).request_hit_rate ?? 0,
     preemptions: run.preemptions ?? null,
     goodputRps: seconds > 0 ? good / seconds : 0,
+    tokenGoodputRps: seconds > 0 ? tokenGood / seconds : 0,
+    tenants: tenantSummaries(run, seconds),
+    localGoodputRps: seconds > 0 ? local / seconds : 0,
+    offeredRps: seconds > 0 ? run.records.length / seconds : 0,
+    providerShare: share(run.records.filter((r) => r.pod === providerPod).length),
+    refusedShare: share(run.records.filter((r) => r.pod === null && r.error !== null).length),
     duplicatePrefillRatio: fanOutPrefills(run, frame)?.duplicatePrefillRatio ?? null,
     completedWithinRun: completedWithinRun(run),
     stability: baselineStability(run),
   }
+}
+
+/** A request met both objectives of the service-level suite. */
+function metObjectives(record: RequestRecord): boolean {
+  return (
+    statusOf(record) === 'successful' &&
+    record.firstTokenMs !== null &&
+    record.firstTokenMs - record.startMs <= sloTtftMs &&
+    (tpotOf(record) ?? 0) <= sloTpotMs
+  )
+}
+
+function tenantSummaries(run: BenchmarkRun, seconds: number): RunSummary['tenants'] {
+  const names = [...new Set(run.records.flatMap((r) => (r.tenant === undefined ? [] : [r.tenant])))]
+  return Object.fromEntries(
+    names.map((name) => {
+      const mine = run.records.filter((r) => r.tenant === name)
+      const ttfts = mine
+        .filter((r) => statusOf(r) === 'successful' && r.firstTokenMs !== null)
+        .map((r) => ((r.firstTokenMs as number) - r.startMs) / 1000)
+      const good = mine.filter(metObjectives).length
+      return [
+        name,
+        {
+          ttftP90S: summarizeDistribution(ttfts).percentiles.p90,
+          tokenGoodputRps: seconds > 0 ? good / seconds : 0,
+          requests: mine.length,
+        },
+      ]
+    }),
+  )
 }

@@ -4,6 +4,7 @@ import type { BenchPreset } from '../../bench-presets.ts'
 import { type ChatFrame, createChatFrame } from '../../chat-prompt-ids.ts'
 import { createBenchWorkload } from '../../create-bench-workload.ts'
 import { createDesPool, type DesPool } from '../../des/create-des-pool.ts'
+import type { DesAdmissionOptionsInput } from '../../des/des-admission.ts'
 import type { DesJob } from '../../des/des-job.ts'
 import type { DesTimingOptionsInput } from '../../des/des-timing-options.ts'
 import { type ComputedBounds, computeWorkloadBounds } from '../workload-bounds.ts'
@@ -39,6 +40,8 @@ export interface Probe {
   maxRequests?: number
   /** Overrides the suite's DES timing (the stale-index scenario). */
   timing?: DesTimingOptionsInput
+  /** Objectives, admission and bursting (the SLO suite); absent: none. */
+  admission?: DesAdmissionOptionsInput
 }
 
 export interface TargetsContext extends TargetsOptions {
@@ -102,6 +105,7 @@ export function createTargetsContext(options: TargetsOptions): TargetsContext {
         ...(options.desTiming || probe.timing
           ? { timing: { ...options.desTiming, ...probe.timing } }
           : {}),
+        ...(probe.admission ? { admission: probe.admission } : {}),
       }
       const started = performance.now()
       const summary = summarizeRun(await pool.run(job), frame)

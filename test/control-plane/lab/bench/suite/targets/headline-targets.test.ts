@@ -32,6 +32,12 @@ function syntheticContext(): TargetsContext {
       hitRate: 0,
       preemptions: null,
       goodputRps: probe.rate,
+      tokenGoodputRps: probe.rate,
+      tenants: {},
+      localGoodputRps: probe.rate,
+      offeredRps: probe.rate,
+      providerShare: 0,
+      refusedShare: 0,
       duplicatePrefillRatio: null,
       completedWithinRun: 1,
       stability: {
