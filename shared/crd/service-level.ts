@@ -51,6 +51,22 @@ export const ServiceLevel = z
       .describe(
         "Time-per-output-token objective, in milliseconds: a request is also unattainable when the best local pod's predicted time per output token (its fitted decode step with this request and those waiting there in its batch) is above it. Unset: only the TTFT objective counts.",
       ),
+    priority: z
+      .int()
+      .min(-100)
+      .max(100)
+      .default(0)
+      .describe(
+        'Priority band of the requests this rule serves, -100 to 100: a request the scorer holds is dispatched before every held request of a lower band; within a band, the tenant served the fewest tokens goes first (token-fair).',
+      ),
+    maxHoldMs: z
+      .int()
+      .min(0)
+      .max(maxTtftObjectiveMs)
+      .default(0)
+      .describe(
+        "How long the scorer may hold a request its best pod cannot start now, waiting in priority and token-fair order for a pod that will, within the objective (at most ttftMs). Past it the request is answered 429 slo_unattainable. 0: requests are never held for the objective (the pool's late binding still may). The wait of the requests held before it counts in its predicted TTFT.",
+      ),
     whenUnattainable: WhenUnattainable.default('Serve').describe(whenUnattainableDoc),
   })
   .superRefine((level, ctx) => {
@@ -60,10 +76,20 @@ export const ServiceLevel = z
         path: ['minTtftMs'],
         message: `minTtftMs (${level.minTtftMs}) must be at most ttftMs (${level.ttftMs})`,
       })
+    if (level.maxHoldMs > level.ttftMs)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxHoldMs'],
+        message: `maxHoldMs (${level.maxHoldMs}) must be at most ttftMs (${level.ttftMs}): a request held longer has missed its objective`,
+      })
   })
   .meta({
     'x-kubernetes-validations': [
       { rule: 'self.minTtftMs <= self.ttftMs', message: 'minTtftMs must be at most ttftMs' },
+      {
+        rule: '!has(self.maxHoldMs) || self.maxHoldMs <= self.ttftMs',
+        message: 'maxHoldMs must be at most ttftMs',
+      },
     ],
   })
 export type ServiceLevel = z.infer<typeof ServiceLevel>

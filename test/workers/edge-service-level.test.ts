@@ -32,6 +32,8 @@ function edge(level?: Partial<ServiceLevel>) {
           ttftMs: 600_000,
           allowHeader: false,
           minTtftMs: 1,
+          priority: 0,
+          maxHoldMs: 0,
           whenUnattainable: 'Serve',
           ...level,
         }

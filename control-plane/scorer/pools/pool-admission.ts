@@ -1,6 +1,7 @@
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import type {
   HeldPayload,
+  HoldTerms,
   PoolLookup,
   PoolRouter,
   RouteResult,
@@ -19,9 +20,11 @@ export interface AdmitOptions {
   answered: () => Promise<unknown>
   /** A route computed for this request just now (the saturation check's), to reuse. */
   route?: RouteResult
+  /** Its band and the deadline its rule's hold sets; past the deadline it is answered 429. */
+  terms?: HoldTerms
 }
 
-export type HoldOutcome = 'dispatched' | 'client-gone' | 'shutdown'
+export type HoldOutcome = 'dispatched' | 'client-gone' | 'shutdown' | 'expired'
 
 /** A held request's handler, awaiting its route. */
 export interface Waiter extends HeldPayload {
@@ -56,9 +59,12 @@ export class PoolAdmission {
 
   constructor(options: PoolAdmissionOptions) {
     this.options = options
-    this.timer = options.router.held.enabled
-      ? setInterval(() => this.release(), options.releaseEveryMs ?? defaultReleaseEveryMs).unref()
-      : null
+    // Always on: a rule's hold (maxHoldMs) holds requests without late binding too, and
+    // their deadlines must pass on a quiet pool. Nothing held, a release costs nothing.
+    this.timer = setInterval(
+      () => this.release(),
+      options.releaseEveryMs ?? defaultReleaseEveryMs,
+    ).unref()
   }
 
   /** Late binding is on for the pool. */
@@ -101,7 +107,20 @@ export class PoolAdmission {
       resolve = settle
       waiter.reject = reject
     })
-    const offer = this.options.router.offer(lookup, waiter, performance.now(), options.route)
+    waiter.expired = (_nowMs, heldMs) => {
+      if (waiter.settled) return
+      waiter.settled = true
+      this.live--
+      this.options.onHoldEnd?.(heldMs, 'expired')
+      waiter.reject(heldTooLong(heldMs))
+    }
+    const offer = this.options.router.offer(
+      lookup,
+      waiter,
+      performance.now(),
+      options.route,
+      options.terms,
+    )
     if (offer.kind === 'routed') return { route: offer.route, heldMs: 0 }
     this.live++
     options.signal.addEventListener(
@@ -154,4 +173,13 @@ export class PoolAdmission {
 
 function shuttingDown(): KinfError {
   return new KinfError('upstream_unavailable', 'the scorer is shutting down; retry elsewhere')
+}
+
+/** A request held past its rule's hold: no pod could start it within its objective. */
+function heldTooLong(heldMs: number): KinfError {
+  return new KinfError(
+    'rate_limited',
+    `No pod could start this request within its time-to-first-token objective (held ${Math.round(heldMs)} ms); retry later.`,
+    { retryAfterSeconds: 1, openAiCode: 'slo_unattainable' },
+  )
 }

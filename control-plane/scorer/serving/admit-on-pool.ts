@@ -3,7 +3,7 @@ import { finished } from 'node:stream'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../../../shared/openai/openai-error-body.ts'
 import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
-import type { PoolLookup, RouteResult } from '../../../shared/routing/pool-router.ts'
+import type { HoldTerms, PoolLookup, RouteResult } from '../../../shared/routing/pool-router.ts'
 import type { Admitted } from '../pools/pool-admission.ts'
 import type { PoolRuntime } from '../pools/pool-runtime.ts'
 import type { PodContext } from './inference-context.ts'
@@ -19,6 +19,8 @@ export async function admitOnPool(
   attempt: { prepared: { pool: PoolRuntime }; lookup: PoolLookup; scored?: RouteResult },
   allowBurst: boolean,
   res: ServerResponse,
+  /** Its rule's band and hold (holdTermsOf); absent: as the pool's late binding holds. */
+  terms?: HoldTerms,
 ): Promise<Admitted | { saturated: string } | null> {
   const { lookup } = attempt
   const { pool } = attempt.prepared
@@ -33,8 +35,9 @@ export async function admitOnPool(
       }
     }
   }
-  // Nothing is ever held without late binding: no need to watch the client.
-  if (!pool.admission.enabled)
+  // Nothing is held without late binding or a hold of the rule's: no need to watch the client.
+  const holds = terms?.deadlineMs !== undefined && terms.deadlineMs !== null
+  if (!pool.admission.enabled && !holds)
     return { route: router.dispatchNow(lookup, performance.now(), { route }), heldMs: 0 }
   const left = new AbortController()
   const onClose = () => left.abort()
@@ -45,6 +48,7 @@ export async function admitOnPool(
       signal: left.signal,
       answered: () => new Promise((resolve) => finished(res, () => resolve(undefined))),
       ...(route ? { route } : {}),
+      ...(terms ? { terms } : {}),
     })
   } finally {
     res.off('close', onClose)

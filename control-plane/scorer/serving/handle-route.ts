@@ -12,6 +12,7 @@ import {
 } from '../../../shared/openai/openai-request.ts'
 import { decidePolicy } from '../../../shared/policy/evaluate-policy.ts'
 import { heldLocalBy } from '../../../shared/policy/held-local-by.ts'
+import { holdTermsOf, ruleServiceLevel } from '../../../shared/policy/hold-terms.ts'
 import {
   type InterpretedRequest,
   interpretRequest,
@@ -102,6 +103,11 @@ export async function handleRoute(
         backend: target.backend,
       },
       extraHeaders: fallbackHeaders(step.notes),
+      hold: holdTermsOf(
+        ruleServiceLevel(call.snapshot, decision.policy, decision.rule),
+        call.facts.sloTtftMs,
+        performance.now(),
+      ),
     })
     if (served.kind === 'served') return
     step = planner.after(step, { kind: 'saturated' })
@@ -203,6 +209,7 @@ async function askPools(
           served.name,
           call.tokenized,
           textFor(call, served.name),
+          call.facts.tenant,
         )
       } catch (error) {
         // This pool cannot take the prompt (too long for it, say): its status stays unknown,
@@ -218,7 +225,11 @@ async function askPools(
         ...(runtime.router.podNames().length === 0
           ? { saturation: 1, saturated: true }
           : runtime.router.saturation(route)),
-        predictedTtftMs: pod === null ? null : (route.predictedTtftMs.get(pod) ?? null),
+        // A request that would wait behind held ones first waits that long too.
+        predictedTtftMs:
+          pod === null
+            ? null
+            : (route.predictedTtftMs.get(pod) ?? 0) + runtime.router.heldWaitMs(lookup),
         predictedTpotMs: pod === null ? null : (route.predictedTpotMs.get(pod) ?? null),
       })
     }
@@ -255,6 +266,7 @@ async function attemptFor(
     target.model,
     call.tokenized,
     textFor(call, target.model),
+    call.facts.tenant,
   )
   return { prepared, lookup: await runtime.lookup(prepared.request) }
 }

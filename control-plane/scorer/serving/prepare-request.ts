@@ -81,6 +81,8 @@ export function prepareOnPool(
    * float; see chatTemplateOptions). Null when the pod gets `openAi` re-serialized.
    */
   bodyText: string | null = null,
+  /** Who is charged for it in the pool's token-fair admission; '' or absent: anonymous. */
+  tenant = '',
 ): PreparedRequest {
   checkJsonDepth(openAi.body)
   const served = pool.serves(model)
@@ -97,13 +99,14 @@ export function prepareOnPool(
     cacheSalt: openAi.body.cache_salt ?? null,
     promptText: () =>
       openAi.kind === 'chat' ? JSON.stringify(openAi.body.messages) : String(openAi.body.prompt),
+    ...(tenant !== '' ? { tenant } : {}),
   }
   const stream = openAi.body.stream === true
   if (served.tokenizer === null) {
     // No block keys: every pod holds nothing of it, and the estimate sizes its prefill.
     const keyless = pool.router.prepare({ ...input, promptIds: [] })
     const routing = { ...keyless.routing, promptTokens: estimateRequestPromptTokens(openAi) }
-    const request = { routing, keys: keyless.keys }
+    const request = { ...keyless, routing }
     return { openAi, pool, model, request, stream, estimated: true, promptIds: null }
   }
   // The same tokenizer gives other ids from the raw text than from the parsed body.

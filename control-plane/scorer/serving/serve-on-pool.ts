@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { asciiHeaderValue } from '../../../shared/policy/decision-header.ts'
 import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
-import type { PoolLookup, RouteResult } from '../../../shared/routing/pool-router.ts'
+import type { HoldTerms, PoolLookup, RouteResult } from '../../../shared/routing/pool-router.ts'
 import { promptTokensHeader } from '../../../shared/scorer-api/route-protocol.ts'
 import { type DecidedBy, logDecision } from '../state/log-decision.ts'
 import { admitOnPool } from './admit-on-pool.ts'
@@ -43,6 +43,8 @@ export interface ServeOptions {
   extraHeaders?: Record<string, string>
   /** Who asked and what chose the backend, for the decision log. */
   decidedBy: DecidedBy
+  /** The rule's band and hold for the pool's admission (holdTermsOf). */
+  hold?: HoldTerms
 }
 
 /**
@@ -78,7 +80,7 @@ export async function serveOnPool(
   for (let round = 0; round < 2; round++) {
     let route: RouteResult
     if (round === 0) {
-      const admitted = await admitOnPool(context, attempt, options.allowBurst, res)
+      const admitted = await admitOnPool(context, attempt, options.allowBurst, res, options.hold)
       if (admitted === null) return { kind: 'served' } // the client left while held: nothing was sent
       if ('saturated' in admitted) return { kind: 'saturated', message: admitted.saturated }
       route = admitted.route
