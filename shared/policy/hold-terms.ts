@@ -1,12 +1,7 @@
 import type { ConfigSnapshot } from '../config/config-snapshot.ts'
 import type { ServiceLevel } from '../crd/service-level.ts'
+import type { HoldTerms } from '../routing/pool-router.ts'
 import { ttftObjective } from './apply-service-level.ts'
-
-/** How a pool may hold a request (the router's HoldTerms): its band and deadline. */
-export interface HoldTerms {
-  band?: number
-  deadlineMs?: number | null
-}
 
 /** The service level of a policy's rule, when it has one. */
 export function ruleServiceLevel(

@@ -32,10 +32,12 @@ What to run:
                             capacity, multi-turn at 80 streams, a stale index, no
                             regression; writes benchmarks.md and targets.json. With
                             --preset NAMES, only those of its workloads (${routingWorkloads.join(', ')})
-      --suite slo           issue 26's overload targets on seeds 7,11: kinference's
-                            capacity, then 1.5x and 3x of it with a 2 s TTFT objective,
-                            every router with its own admission, with and without
-                            bursting to the provider; writes slo.md
+      --suite slo           issue 26's targets on seeds 7,11: kinference's capacity, then
+                            1.5x and 3x of it with a 2 s TTFT objective, every router
+                            with its own admission, with and without bursting to the
+                            provider; a noisy neighbour (tenants at 10:1); the CPU tier
+                            (multi-turn with and without it, the Mooncake trace against
+                            its tiered ceiling); writes slo.md
       --preset NAMES        named workloads (${Object.keys(benchPresets).join(', ')}), comma-separated
       --data SPEC           GuideLLM synthetic data: key=value,... (prompt_tokens,
                             output_tokens, first_prompt_tokens, first_output_tokens, each

@@ -9,7 +9,8 @@ import { type MatrixWorkload, runBenchmarkMatrix } from '../bench/run-benchmark-
 import { runRoutingSuite } from '../bench/suite/routing/run-routing-suite.ts'
 import { runSloSuite } from '../bench/suite/slo/run-slo-suite.ts'
 import { runTargetsSuite } from '../bench/suite/targets/run-targets-suite.ts'
-import { tallyTargets } from '../bench/suite/targets/target-verdict.ts'
+import { type TargetCheck, tallyTargets } from '../bench/suite/targets/target-verdict.ts'
+import type { TargetsOptions } from '../bench/suite/targets/targets-context.ts'
 import { summarizeSuite } from '../bench/summarize-suite.ts'
 import { isTraceData } from '../bench/trace/load-mooncake-trace.ts'
 import {
@@ -101,49 +102,51 @@ async function runGroup(
   return runs
 }
 
-async function targetsSuite(parsed: BenchArgs, assets: SimModelAssets, io: CliIo): Promise<number> {
-  const started = performance.now()
-  const report = await runTargetsSuite({
+/** The options of the targets and slo suites, from the command line. */
+function suiteOptions(
+  parsed: BenchArgs,
+  assets: SimModelAssets,
+  io: CliIo,
+  replicas: number[],
+): TargetsOptions {
+  return {
     seeds: parsed.seeds,
     routers: parsed.routers,
-    replicas: parsed.replicas,
+    replicas,
     pods: parsed.pods ?? defaultBenchPods,
     threads: parsed.threads,
     assets,
     requestScale: parsed.requestScale,
     desTiming: parsed.desTiming,
     log: (line) => io.stderr(`${line}\n`),
-  })
+  }
+}
+
+/** Runs a suite of targets and writes its report, with the tally and the time taken, to `file`. */
+async function reportSuite(
+  parsed: BenchArgs,
+  io: CliIo,
+  file: string,
+  run: () => Promise<{ markdown: string; targets: TargetCheck[] }>,
+): Promise<number> {
+  const started = performance.now()
+  const report = await run()
   const seconds = (performance.now() - started) / 1000
   const footer = `${tallyTargets(report.targets)}; ${seconds.toFixed(0)} s (des)\n`
   await mkdir(parsed.values.out, { recursive: true })
-  const file = join(parsed.values.out, 'targets.md')
-  await writeFile(file, `${report.markdown}\n${footer}`)
-  io.stdout(`${report.markdown}\n${footer}wrote ${file}\n`)
+  const path = join(parsed.values.out, file)
+  await writeFile(path, `${report.markdown}\n${footer}`)
+  io.stdout(`${report.markdown}\n${footer}wrote ${path}\n`)
   return exitCode.ok
 }
 
-async function sloSuite(parsed: BenchArgs, assets: SimModelAssets, io: CliIo): Promise<number> {
-  const started = performance.now()
-  const report = await runSloSuite({
-    seeds: parsed.seeds,
-    routers: parsed.routers,
-    replicas: [1],
-    pods: parsed.pods ?? defaultBenchPods,
-    threads: parsed.threads,
-    assets,
-    requestScale: parsed.requestScale,
-    desTiming: parsed.desTiming,
-    log: (line) => io.stderr(`${line}\n`),
-  })
-  const seconds = (performance.now() - started) / 1000
-  const footer = `${tallyTargets(report.targets)}; ${seconds.toFixed(0)} s (des)\n`
-  await mkdir(parsed.values.out, { recursive: true })
-  const file = join(parsed.values.out, 'slo.md')
-  await writeFile(file, `${report.markdown}\n${footer}`)
-  io.stdout(`${report.markdown}\n${footer}wrote ${file}\n`)
-  return exitCode.ok
-}
+const targetsSuite = (parsed: BenchArgs, assets: SimModelAssets, io: CliIo) =>
+  reportSuite(parsed, io, 'targets.md', () =>
+    runTargetsSuite(suiteOptions(parsed, assets, io, parsed.replicas)),
+  )
+
+const sloSuite = (parsed: BenchArgs, assets: SimModelAssets, io: CliIo) =>
+  reportSuite(parsed, io, 'slo.md', () => runSloSuite(suiteOptions(parsed, assets, io, [1])))
 
 async function routingSuite(parsed: BenchArgs, assets: SimModelAssets, io: CliIo): Promise<number> {
   const workloads = parsed.routingWorkloads

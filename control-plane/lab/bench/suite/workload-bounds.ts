@@ -59,3 +59,27 @@ export function computeWorkloadBounds(
     traceRate: stamps && span > 0 ? ((stamps.length - 1) * 1000) / span : null,
   }
 }
+
+/**
+ * The capacity-constrained hit ceiling of pods with a CPU tier `cpuMultiple` times their
+ * GPU's KV blocks: the same perfect-foresight cache (capacityHitCeiling), of both tiers'
+ * blocks. In the ceiling's favour again: a block in the CPU tier serves as a hit, whatever
+ * its load over the host link costs.
+ */
+export function tieredHitCeiling(
+  workload: Workload,
+  frame: ChatFrame,
+  profile: GpuProfile,
+  pods: number,
+  count: number,
+  cpuMultiple: number,
+): number {
+  const stream = requestStreamOf(
+    workload,
+    (prefix, turns) => chatPromptIds(frame, prefix, turns),
+    count,
+    profile.blockSize,
+  )
+  const blocks = pods * numGpuBlocks(profile)
+  return capacityHitCeiling(stream, blocks + Math.round(cpuMultiple * blocks)).fraction
+}

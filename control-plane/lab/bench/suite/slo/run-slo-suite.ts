@@ -9,12 +9,13 @@ import {
   type ScenarioRuns,
 } from '../targets/scenario-runs.ts'
 import { compareWithBest, samplesOf } from '../targets/target-checks.ts'
-import { type TargetCheck, targetLine, verdictOf } from '../targets/target-verdict.ts'
+import { suiteMarkdown, type TargetCheck, verdictOf } from '../targets/target-verdict.ts'
 import {
   createTargetsContext,
   type TargetsContext,
   type TargetsOptions,
 } from '../targets/targets-context.ts'
+import { cpuTierScenarios } from './cpu-tier-scenarios.ts'
 import { noisyNeighbour } from './noisy-neighbour.ts'
 import { sloRunsTable } from './slo-runs-table.ts'
 
@@ -42,7 +43,9 @@ const withBursting: DesAdmissionOptionsInput = { ...withoutBursting, burst: true
  * objective, holding what its pods cannot start now in token-fair order until the
  * objective's deadline; llm-d's flow control; Dynamo's busy threshold; none for the rest), without
  * bursting and with it (refused requests go to the provider), and kinference once with no
- * admission at all (what the issue measured). Side by side on one pool of DES workers.
+ * admission at all (what the issue measured); tenants at 10:1 (the noisy neighbour); and
+ * vLLM's CPU tier (multi-turn with and without it, the Mooncake trace against its tiered
+ * ceiling). Side by side on one pool of DES workers.
  */
 export async function runSloSuite(options: TargetsOptions): Promise<SloReport> {
   const ctx = createTargetsContext(options)
@@ -69,18 +72,16 @@ export async function runSloSuite(options: TargetsOptions): Promise<SloReport> {
     const noisy = await noisyNeighbour(ctx, workload, capacity, atCapacity, withoutBursting)
     sections.push(...noisy.sections)
     targets.push(...noisy.targets)
-    const lines = [
-      '# Kinference under overload: service levels, admission and bursting',
-      '',
+    const tier = await cpuTierScenarios(ctx)
+    sections.push(...tier.sections)
+    targets.push(...tier.targets)
+    const markdown = suiteMarkdown(
+      'Kinference under overload: service levels, admission, bursting and the CPU tier',
       `Discrete-event runs, ${options.pods} pods, seeds ${options.seeds.join(', ')} (means, spread over seeds in brackets), routers ${options.routers.join(', ')}; request scale ${options.requestScale}. Every request carries the objectives TTFT ≤ ${sloTtftMs} ms and time per output token ≤ ${sloTpotMs} ms; SLO goodput counts the requests that met both, from a pod or from the provider, per second of offered traffic (TTFT goodput: the first alone).`,
-      '',
-      ...sections,
-      '## Targets',
-      '',
-      ...targets.map(targetLine),
-      '',
-    ]
-    return { markdown: lines.join('\n'), targets }
+      sections,
+      targets,
+    )
+    return { markdown, targets }
   } finally {
     await ctx.close()
   }

@@ -15,7 +15,7 @@ import {
   samplesOf,
   scenarioTable,
 } from './target-checks.ts'
-import { type TargetCheck, targetLine, verdictOf } from './target-verdict.ts'
+import { suiteMarkdown, type TargetCheck, verdictOf } from './target-verdict.ts'
 import { createTargetsContext, type TargetsOptions } from './targets-context.ts'
 
 export interface TargetsReport {
@@ -74,18 +74,13 @@ export async function runTargetsSuite(options: TargetsOptions): Promise<TargetsR
       sections.push(...single.sections)
       targets.push(...single.targets)
     }
-    const lines = [
-      '# Kinference against its targets',
-      '',
+    const markdown = suiteMarkdown(
+      'Kinference against its targets',
       `Discrete-event runs, ${options.pods} pods, seeds ${options.seeds.join(', ')} (means, spread over seeds in brackets), routers ${options.routers.join(', ')}; request scale ${options.requestScale}.`,
-      '',
-      ...sections,
-      '## Targets',
-      '',
-      ...targets.map(targetLine),
-      '',
-    ]
-    return { markdown: lines.join('\n'), targets }
+      sections,
+      targets,
+    )
+    return { markdown, targets }
   } finally {
     await ctx.close()
   }

@@ -34,3 +34,23 @@ export function tallyTargets(targets: readonly TargetCheck[]): string {
   const count = (verdict: Verdict) => targets.filter((t) => t.verdict === verdict).length
   return `${targets.length} targets, ${count('met')} met, ${count('not met')} not met, ${count('baseline unstable')} not judged (baseline unstable)`
 }
+
+/** A suite's report: its title, what was run, its sections, then every target's line. */
+export function suiteMarkdown(
+  title: string,
+  intro: string,
+  sections: readonly string[],
+  targets: readonly TargetCheck[],
+): string {
+  return [
+    `# ${title}`,
+    '',
+    intro,
+    '',
+    ...sections,
+    '## Targets',
+    '',
+    ...targets.map(targetLine),
+    '',
+  ].join('\n')
+}

@@ -7,7 +7,8 @@ import { createDesPool, type DesPool } from '../../des/create-des-pool.ts'
 import type { DesAdmissionOptionsInput } from '../../des/des-admission.ts'
 import type { DesJob } from '../../des/des-job.ts'
 import type { DesTimingOptionsInput } from '../../des/des-timing-options.ts'
-import { type ComputedBounds, computeWorkloadBounds } from '../workload-bounds.ts'
+import { cpuTierEvents } from '../../run-benchmark-matrix.ts'
+import { type ComputedBounds, computeWorkloadBounds, tieredHitCeiling } from '../workload-bounds.ts'
 import { type RunSummary, summarizeRun } from './run-summary.ts'
 
 export interface TargetsOptions {
@@ -42,6 +43,8 @@ export interface Probe {
   timing?: DesTimingOptionsInput
   /** Objectives, admission and bursting (the SLO suite); absent: none. */
   admission?: DesAdmissionOptionsInput
+  /** The pods' CPU tier as a multiple of their GPU's KV blocks; absent: the preset's. */
+  cpuTier?: number
 }
 
 export interface TargetsContext extends TargetsOptions {
@@ -53,6 +56,8 @@ export interface TargetsContext extends TargetsOptions {
    * (default: the preset's scaled request count).
    */
   bounds(preset: BenchPreset, seed: number, count?: number): Promise<ComputedBounds>
+  /** The preset's capacity hit ceiling with a CPU tier `cpuMultiple` x the GPU's (tieredHitCeiling). */
+  tieredCeiling(preset: BenchPreset, seed: number, cpuMultiple: number): Promise<number>
   /** Runs one benchmark on the pool's workers and keeps its summary. */
   run(probe: Probe): Promise<RunSummary>
   close(): Promise<void>
@@ -90,7 +95,20 @@ export function createTargetsContext(options: TargetsOptions): TargetsContext {
       }
       return found
     },
+    async tieredCeiling(preset, seed, cpuMultiple) {
+      const profile = profileOf(preset)
+      const count = requestsOf(preset)
+      const workload = await createBenchWorkload(preset.data, {
+        seed,
+        vocabulary: options.assets.vocabulary,
+        frame,
+        maxModelLen: profile.model.maxModelLen,
+        maxRequests: count,
+      })
+      return tieredHitCeiling(workload, frame, profile, options.pods, count, cpuMultiple)
+    },
     async run(probe) {
+      const cpuTier = probe.cpuTier ?? probe.preset.cpuTier ?? 0
       const job: DesJob = {
         workloadName: probe.preset.name,
         data: probe.preset.data,
@@ -106,6 +124,7 @@ export function createTargetsContext(options: TargetsOptions): TargetsContext {
           ? { timing: { ...options.desTiming, ...probe.timing } }
           : {}),
         ...(probe.admission ? { admission: probe.admission } : {}),
+        ...(cpuTier > 0 ? { kvEvents: cpuTierEvents(cpuTier, profileOf(probe.preset)) } : {}),
       }
       const started = performance.now()
       const summary = summarizeRun(await pool.run(job), frame)

@@ -58,6 +58,7 @@ function syntheticContext(): TargetsContext {
     requestScale: 1,
     frame: null as never,
     requestsOf: () => 100,
+    tieredCeiling: async () => Number.NaN,
     bounds: async () =>
       ({
         fluid: { requestsPerSecond: 10 },
