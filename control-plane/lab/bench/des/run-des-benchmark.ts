@@ -6,7 +6,6 @@ import { TierLookup } from '../../../../shared/kv-index/tier-lookup.ts'
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
 import {
   type HoldTerms,
-  type PoolLookup,
   PoolRouter,
   type RouteResult,
 } from '../../../../shared/routing/pool-router.ts'
@@ -14,12 +13,11 @@ import type { StrategyRegistry } from '../../../../shared/routing/strategies/def
 import type { StableVocabulary } from '../../../../shared/tokens/create-stable-vocabulary.ts'
 import { AttentionGroup } from '../../../kv-events/attention-group.ts'
 import { toPodEvents } from '../../../kv-events/to-pod-events.ts'
-import type { EngineKvEvent } from '../../sim/engine/block-pool.ts'
 import {
   SimKvEventsOptions,
   type SimKvEventsOptionsInput,
 } from '../../sim/engine/kv-events-options.ts'
-import { type StepResult, VllmEngine } from '../../sim/engine/vllm-engine.ts'
+import { VllmEngine } from '../../sim/engine/vllm-engine.ts'
 import { wireEventMapper } from '../../sim/to-wire-event.ts'
 import { type ChatFrame, type ChatTurnIds, chatPromptIds } from '../chat-prompt-ids.ts'
 import { describeProfile, type LoadProfile, rateOfProfile, streamsOf } from '../load-profile.ts'
@@ -33,6 +31,14 @@ import {
   providerRecord,
   refusedRecord,
 } from './des-admission.ts'
+import {
+  type Arrival,
+  baseRecord,
+  type InFlight,
+  type PendingTurn,
+  type Pod,
+  type SimEvent,
+} from './des-run-parts.ts'
 import { type DesTimingOptionsInput, parseDesTimingOptions } from './des-timing-options.ts'
 import { EventQueue } from './event-queue.ts'
 import { ScorerReplicas } from './scorer-replicas.ts'
@@ -60,83 +66,6 @@ export interface DesOptions extends DesTimingOptionsInput {
   strategies?: StrategyRegistry
   /** Objectives, admission and bursting (DesAdmission); absent: every request goes to the pool. */
   admission?: DesAdmissionOptionsInput
-}
-
-type SimEvent =
-  | { kind: 'arrival'; conversation: number }
-  | { kind: 'send'; turn: PendingTurn }
-  | { kind: 'step'; pod: number }
-  | { kind: 'step-end'; pod: number; step: StepResult }
-  | { kind: 'events'; pod: number; events: EngineKvEvent[]; seq: bigint }
-  | { kind: 'scrape'; replica: number }
-  | { kind: 'provider-end'; flight: InFlight }
-  | {
-      kind: 'metrics'
-      replica: number
-      snapshot: { running: number; waiting: number; kvCacheUsage: number }[]
-    }
-
-/** A turn to send: its conversation, its index, and the conversation so far. */
-interface PendingTurn {
-  conversation: number
-  turn: number
-  history: ChatTurnIds[]
-}
-
-interface InFlight {
-  record: RequestRecord
-  conversation: number
-  turn: number
-  history: ChatTurnIds[]
-}
-
-/** A request on its way to a pod (held there by late binding, if the pool holds). */
-interface Arrival {
-  entry: PendingTurn
-  prompt: number[]
-  lookup: PoolLookup
-  outputTokens: number
-  userIds: number[]
-  startMs: number
-  /** Whose request it is, where the run has tenants. */
-  tenant: string | null
-  released: (route: RouteResult, nowMs: number) => void
-  /** Held past its objective's deadline (admission that holds): refused or burst. */
-  expired?: (nowMs: number) => void
-}
-
-interface Pod {
-  name: string
-  engine: VllmEngine
-  stepping: boolean
-  seq: bigint
-  /** Which of its KV-cache groups the index keeps, as the scorer's ingestor learns it. */
-  groups: AttentionGroup
-}
-
-function baseRecord(
-  id: string,
-  arrival: Arrival,
-  time: number,
-  promptTokens: number,
-  pod: string | null,
-): RequestRecord {
-  const { entry } = arrival
-  return {
-    id,
-    conversation: entry.conversation,
-    turn: entry.turn,
-    startMs: arrival.startMs,
-    firstTokenMs: null,
-    tokenTimesMs: [],
-    endMs: time,
-    promptTokens,
-    outputTokens: 0,
-    cachedTokens: 0,
-    pod,
-    error: null,
-    ...(arrival.tenant !== null ? { tenant: arrival.tenant } : {}),
-  }
 }
 
 /**
