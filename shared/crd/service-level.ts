@@ -65,7 +65,7 @@ export const ServiceLevel = z
       .max(maxTtftObjectiveMs)
       .default(0)
       .describe(
-        "How long the scorer may hold a request its best pod cannot start now, waiting in priority and token-fair order for a pod that will, within the objective (at most ttftMs). Past it the request is answered 429 slo_unattainable. 0: requests are never held for the objective (the pool's late binding still may). The wait of the requests held before it counts in its predicted TTFT.",
+        "How long the scorer may hold a request its best pod cannot start now, waiting in priority and token-fair order for a pod that will, within the objective (at most ttftMs). When the hold ends, whenUnattainable decides: Serve sends the request to its best pod, Shed answers 429 slo_unattainable, Burst and BurstOrShed send it to the burst action's external backends where it may leave (else 429). 0: requests are never held for the objective (the pool's late binding still may). The wait of the requests held before it counts in its predicted TTFT.",
       ),
     whenUnattainable: WhenUnattainable.default('Serve').describe(whenUnattainableDoc),
   })

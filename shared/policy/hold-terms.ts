@@ -27,5 +27,6 @@ export function holdTermsOf(
   const band = level.priority
   if (level.maxHoldMs === 0) return band === 0 ? undefined : { band }
   const objectiveMs = ttftObjective(level, requestedMs).ttftMs
-  return { band, deadlineMs: nowMs + Math.min(level.maxHoldMs, objectiveMs) }
+  const deadlineMs = nowMs + Math.min(level.maxHoldMs, objectiveMs)
+  return { band, deadlineMs, expires: level.whenUnattainable !== 'Serve' }
 }

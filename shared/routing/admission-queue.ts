@@ -24,8 +24,10 @@ export interface HeldRequest<T> extends FairEntry {
   lookup: PoolLookup
   sinceMs: number
   payload: T
-  /** Whether its deadline is an objective's (it then expires) rather than maxHoldMs's. */
+  /** Whether it expires at its deadline (an objective's) rather than going to its best pod. */
   expires: boolean
+  /** Whether its deadline is its terms' (a rule's hold), not the pool's maxHoldMs. */
+  ownDeadline: boolean
 }
 
 /** How a request may be held: its band and the deadline its objective sets. */
@@ -34,6 +36,8 @@ export interface HoldTerms {
   band?: number
   /** The latest time it may still be routed; past it, it expires (HeldPayload.expired). */
   deadlineMs?: number | null
+  /** false: at the deadline it goes to its best pod instead of expiring (default true). */
+  expires?: boolean
 }
 
 /** A request offered: dispatched at once, or held (the ticket withdraws it). */
@@ -120,13 +124,14 @@ export class AdmissionQueue<T> implements HeldQueue<T> {
       tenant: lookup.request.tenant ?? '',
       band: terms.band ?? 0,
       deadlineMs: deadline ?? nowMs + this.options.maxHoldMs,
-      expires: deadline !== null,
+      expires: deadline !== null && terms.expires !== false,
+      ownDeadline: deadline !== null,
     }
   }
 
-  /** Whether `entry` may be held at all: late binding is on, or its objective allows it. */
+  /** Whether `entry` may be held at all: late binding is on, or its terms set a deadline. */
   mayHold(entry: HeldRequest<T>): boolean {
-    return this.options.enabled || entry.expires
+    return this.options.enabled || entry.ownDeadline
   }
 
   /** Routes `entry` now (the result, with a pod or none), or holds it (null). */

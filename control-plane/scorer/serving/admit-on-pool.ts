@@ -21,6 +21,8 @@ export async function admitOnPool(
   res: ServerResponse,
   /** Its rule's band and hold (holdTermsOf); absent: as the pool's late binding holds. */
   terms?: HoldTerms,
+  /** Its rule bursts what it cannot serve in time: a hold that ends goes back to the edge. */
+  burstWhenHeldTooLong = false,
 ): Promise<Admitted | { saturated: string } | null> {
   const { lookup } = attempt
   const { pool } = attempt.prepared
@@ -50,6 +52,12 @@ export async function admitOnPool(
       ...(route ? { route } : {}),
       ...(terms ? { terms } : {}),
     })
+  } catch (error) {
+    // Held to the end of its hold: where the rule bursts and the request may leave, the
+    // edge's next attempt is the provider; otherwise the 429 stands.
+    if (allowBurst && burstWhenHeldTooLong && heldTooLong(error))
+      return { saturated: `pool ${pool.name} could not start the request within its hold` }
+    throw error
   } finally {
     res.off('close', onClose)
   }
@@ -67,4 +75,9 @@ export function answerSaturated(res: ServerResponse, message: string): void {
     'retry-after': '1',
   })
   res.end(JSON.stringify(openAiErrorBody(failure)))
+}
+
+/** The admission's answer to a request whose rule's hold ended (PoolAdmission). */
+function heldTooLong(error: unknown): boolean {
+  return KinfError.isInstance(error) && error.openAiCode === 'slo_unattainable'
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { attemptPlanner, fallbackHeaders } from '../../../shared/attempts/attempt-planner.ts'
 import { passThroughHeaders } from '../../../shared/attempts/pass-through-headers.ts'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
+import { burstsWhenUnattainable } from '../../../shared/crd/service-level.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { estimateRequestPromptTokens } from '../../../shared/openai/estimate-request-tokens.ts'
 import { checkJsonDepth } from '../../../shared/openai/json-depth.ts'
@@ -67,6 +68,7 @@ export async function handleRoute(
   if (decision.kind !== 'serve')
     return answerDecision(res, { decision, from: 0, notes: [], promptTokens })
   const { labels, detectorFailed } = call.facts
+  const level = ruleServiceLevel(call.snapshot, decision.policy, decision.rule)
   const planner = attemptPlanner(decision, {
     heldBy: heldLocalBy(call.snapshot, decision.policy, labels, detectorFailed),
   })
@@ -103,11 +105,8 @@ export async function handleRoute(
         backend: target.backend,
       },
       extraHeaders: fallbackHeaders(step.notes),
-      hold: holdTermsOf(
-        ruleServiceLevel(call.snapshot, decision.policy, decision.rule),
-        call.facts.sloTtftMs,
-        performance.now(),
-      ),
+      hold: holdTermsOf(level, call.facts.sloTtftMs, performance.now()),
+      burstWhenHeldTooLong: burstsWhenUnattainable(level),
     })
     if (served.kind === 'served') return
     step = planner.after(step, { kind: 'saturated' })

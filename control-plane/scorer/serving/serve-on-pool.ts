@@ -45,6 +45,8 @@ export interface ServeOptions {
   decidedBy: DecidedBy
   /** The rule's band and hold for the pool's admission (holdTermsOf). */
   hold?: HoldTerms
+  /** The rule bursts a request its hold could not start (whenUnattainable Burst, BurstOrShed). */
+  burstWhenHeldTooLong?: boolean
 }
 
 /**
@@ -80,7 +82,14 @@ export async function serveOnPool(
   for (let round = 0; round < 2; round++) {
     let route: RouteResult
     if (round === 0) {
-      const admitted = await admitOnPool(context, attempt, options.allowBurst, res, options.hold)
+      const admitted = await admitOnPool(
+        context,
+        attempt,
+        options.allowBurst,
+        res,
+        options.hold,
+        options.burstWhenHeldTooLong,
+      )
       if (admitted === null) return { kind: 'served' } // the client left while held: nothing was sent
       if ('saturated' in admitted) return { kind: 'saturated', message: admitted.saturated }
       route = admitted.route

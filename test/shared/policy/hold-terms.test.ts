@@ -18,9 +18,26 @@ describe('holdTermsOf', () => {
       allowHeader: true,
       minTtftMs: 100,
     })
-    expect(holdTermsOf(level, undefined, 1_000)).toEqual({ band: 0, deadlineMs: 2_500 })
+    expect(holdTermsOf(level, undefined, 1_000)).toEqual({
+      band: 0,
+      deadlineMs: 2_500,
+      expires: false,
+    })
     // A client asking for 800 ms cannot be held past its objective.
-    expect(holdTermsOf(level, 800, 1_000)).toEqual({ band: 0, deadlineMs: 1_800 })
+    expect(holdTermsOf(level, 800, 1_000)).toMatchObject({ deadlineMs: 1_800 })
+  })
+
+  it('lets a request expire at the end of its hold unless its rule serves a miss anyway', () => {
+    const terms = (whenUnattainable: string) =>
+      holdTermsOf(
+        ServiceLevel.parse({ ttftMs: 2000, maxHoldMs: 1000, whenUnattainable }),
+        undefined,
+        0,
+      )
+    expect(terms('Serve')?.expires).toBe(false)
+    expect(terms('Shed')?.expires).toBe(true)
+    expect(terms('Burst')?.expires).toBe(true)
+    expect(terms('BurstOrShed')?.expires).toBe(true)
   })
 
   it('refuses a hold longer than the objective, and a band out of range', () => {

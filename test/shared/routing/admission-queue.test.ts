@@ -88,6 +88,7 @@ const held = (id: string, sinceMs = 0, maxHoldMs = 30_000): HeldRequest<string> 
   band: 0,
   deadlineMs: sinceMs + maxHoldMs,
   expires: false,
+  ownDeadline: false,
 })
 
 describe('AdmissionQueue', () => {
@@ -196,5 +197,21 @@ describe('AdmissionQueue', () => {
     expect(queue.waitMs('a', 0)).toBeCloseTo(600, 6)
     // A higher band waits for nobody but itself.
     expect(queue.waitMs('a', 1)).toBeCloseTo(200, 6)
+  })
+
+  it('sends a request whose terms do not expire to its best pod at its deadline, late binding or not', () => {
+    const { queue, dispatch } = setup({ enabled: false })
+    dispatch('r1', queue.offer(held('r1'), 0), 0)
+    const entry = queue.ticket(lookup('r2'), 'r2', 0, { deadlineMs: 500, expires: false })
+    expect(queue.offer(entry, 0)).toBeNull()
+    const expired: string[] = []
+    const released: string[] = []
+    queue.release(
+      500,
+      (e) => released.push(e.payload),
+      (e) => expired.push(e.payload) > 0,
+    )
+    expect(released).toEqual(['r2'])
+    expect(expired).toEqual([])
   })
 })
