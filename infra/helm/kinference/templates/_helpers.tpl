@@ -132,3 +132,23 @@ and replayPort + rank, so those ranges must be apart and leave out the HTTP port
 {{- fail (printf "vllm.httpPort (%d) is among the KV-event and replay ports of the %d data-parallel ranks (%d-%d, %d-%d)" $http $n $events $eventsLast $replay $replayLast) -}}
 {{- end -}}
 {{- end -}}
+
+{{- /*
+A workload's pod template metadata: the chart's labels, the workload's podLabels (one that
+would redefine a chart label fails the render: the selectors read them), its podAnnotations.
+Called with dict "ctx" (the labels' context) "values" (the workload's values) "component".
+*/ -}}
+{{- define "kinference.podMetadata" -}}
+{{- $labels := fromYaml (include "kinference.labels" .ctx) -}}
+{{- range $key, $value := .values.podLabels }}
+{{- if hasKey $labels $key }}
+{{- fail (printf "%s.podLabels.%s: the chart sets this label itself (its selectors read it)" $.component $key) }}
+{{- end }}
+{{- end -}}
+labels:
+  {{- toYaml (merge (deepCopy .values.podLabels) $labels) | nindent 2 }}
+{{- with .values.podAnnotations }}
+annotations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest'
+import {
+  chartDir,
+  containersOf,
+  findManifest,
+  renderChart,
+  templateChart,
+} from '../../support/helm-chart.ts'
+import type { Deployment } from '../../support/manifest-types.ts'
+
+// What users set when the chart's own values do not say it (ci/escape-hatches-values.yaml),
+// rendered by the real helm: each lands on the workload it names, and a pod label that
+// would redefine one the selectors read is refused.
+
+const valuesFile = `${chartDir}/ci/escape-hatches-values.yaml`
+
+interface PodTemplate {
+  metadata: { labels: Record<string, string>; annotations?: Record<string, string> }
+  spec: { priorityClassName?: string; tolerations?: unknown[]; nodeSelector?: unknown }
+}
+
+describe('the chart’s escape hatches', () => {
+  it('put pod annotations and labels, env, args and the PriorityClass on each workload', async () => {
+    const manifests = await renderChart({ valuesFile })
+    const expected = {
+      controller: {
+        env: 'NODE_OPTIONS',
+        args: ['--debounce', '250ms'],
+        priority: 'system-cluster-critical',
+      },
+      scorer: {
+        env: 'UV_THREADPOOL_SIZE',
+        args: ['--redis-prefix', 'kinf:'],
+        priority: 'high-priority',
+      },
+    }
+    for (const [component, want] of Object.entries(expected)) {
+      const deployment = findManifest(
+        manifests,
+        'Deployment',
+        `kinference-${component}`,
+      ) as never as Deployment
+      const template = (deployment.spec as unknown as { template: PodTemplate }).template
+      expect(template.metadata.annotations).toEqual({ 'example.com/team': 'serving' })
+      expect(template.metadata.labels.team).toBe('serving')
+      expect(template.metadata.labels['app.kubernetes.io/component']).toBe(component)
+      expect(template.spec.priorityClassName).toBe(want.priority)
+      const [container] = containersOf(deployment)
+      expect(container?.env?.map((e) => e.name)).toContain(want.env)
+      expect(container?.args?.slice(-2)).toEqual(want.args)
+    }
+  })
+
+  it('annotates the service accounts (IRSA, Workload Identity)', async () => {
+    const manifests = await renderChart({ valuesFile })
+    const annotations = (name: string) =>
+      (findManifest(manifests, 'ServiceAccount', name).metadata as { annotations?: object })
+        .annotations
+    expect(annotations('kinference-controller')).toEqual({
+      'eks.amazonaws.com/role-arn': 'arn:aws:iam::123456789012:role/kinference-controller',
+    })
+    expect(annotations('kinference-scorer')).toEqual({
+      'iam.gke.io/gcp-service-account': 'kinference@example.iam.gserviceaccount.com',
+    })
+  })
+
+  it('refuses a pod label that would redefine one the selectors read, naming it', async () => {
+    const result = await templateChart({
+      set: { 'scorer.podLabels.app\\.kubernetes\\.io/component': 'other' },
+    })
+    expect(result.code).not.toBe(0)
+    expect(result.stderr).toContain('scorer.podLabels.app.kubernetes.io/component')
+  })
+})
