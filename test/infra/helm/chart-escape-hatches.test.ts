@@ -6,7 +6,6 @@ import {
   renderChart,
   templateChart,
 } from '../../support/helm-chart.ts'
-import type { Deployment } from '../../support/manifest-types.ts'
 
 // What users set when the chart's own values do not say it (ci/escape-hatches-values.yaml),
 // rendered by the real helm: each lands on the workload it names, and a pod label that
@@ -35,12 +34,8 @@ describe('the chart’s escape hatches', () => {
       },
     }
     for (const [component, want] of Object.entries(expected)) {
-      const deployment = findManifest(
-        manifests,
-        'Deployment',
-        `kinference-${component}`,
-      ) as never as Deployment
-      const template = (deployment.spec as unknown as { template: PodTemplate }).template
+      const deployment = findManifest(manifests, 'Deployment', `kinference-${component}`)
+      const template = (deployment.spec as { template: PodTemplate }).template
       expect(template.metadata.annotations).toEqual({ 'example.com/team': 'serving' })
       expect(template.metadata.labels.team).toBe('serving')
       expect(template.metadata.labels['app.kubernetes.io/component']).toBe(component)
