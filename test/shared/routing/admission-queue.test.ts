@@ -1,22 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import { createMemoryKvIndex } from '../../../shared/kv-index/memory-kv-index.ts'
 import { AdmissionQueue, type HeldRequest } from '../../../shared/routing/admission-queue.ts'
 import { routerSettings } from '../../../shared/routing/pool-options.ts'
-import {
-  type PoolLookup,
-  PoolRouter,
-  type RouteResult,
-  type RoutingRequest,
-} from '../../../shared/routing/pool-router.ts'
+import { PoolRouter, type RouteResult } from '../../../shared/routing/pool-router.ts'
 import { createKinferenceStrategy } from '../../../shared/routing/strategies/create-kinference-strategy.ts'
+import { heldLookup, onePodSpec } from '../../support/one-pod-pool.ts'
 
-const spec = InferencePoolSpec.parse({
-  selector: { matchLabels: {} },
-  targetPort: 8000,
-  models: [{ name: 'm', tokenizer: 'qwen3', maxContextTokens: 32_768 }],
-  gpuProfile: 'l40s-27b-fp8',
-})
+const spec = onePodSpec
 
 /**
  * One pod whose KV cache holds 4,096 tokens: a second 3,000-token prompt cannot start. The
@@ -63,23 +53,7 @@ function setup(options: { enabled?: boolean; maxHoldMs?: number; scanLimit?: num
   return { router, queue, dispatch }
 }
 
-const request = (id: string, promptTokens = 3_000): RoutingRequest => ({
-  id,
-  model: 'm',
-  promptTokens,
-  blockSize: 16,
-  promptText: '',
-  maxTokens: 16,
-  blockKeys: new Uint32Array(0),
-})
-const lookup = (id: string, tenant?: string): PoolLookup => ({
-  request: {
-    routing: request(id),
-    keys: new Uint32Array(0),
-    ...(tenant !== undefined ? { tenant } : {}),
-  },
-  blocks: new Map([['a', 0]]),
-})
+const lookup = heldLookup
 const held = (id: string, sinceMs = 0, maxHoldMs = 30_000): HeldRequest<string> => ({
   lookup: lookup(id),
   sinceMs,

@@ -3,25 +3,16 @@ import {
   PoolAdmission,
   type Waiter,
 } from '../../../../control-plane/scorer/pools/pool-admission.ts'
-import { InferencePoolSpec } from '../../../../shared/crd/inference-pool.ts'
 import { KinfError } from '../../../../shared/errors/kinf-error.ts'
 import { createMemoryKvIndex } from '../../../../shared/kv-index/memory-kv-index.ts'
-import { type PoolLookup, PoolRouter } from '../../../../shared/routing/pool-router.ts'
-
-const spec = InferencePoolSpec.parse({
-  selector: { matchLabels: {} },
-  targetPort: 8000,
-  models: [{ name: 'm', tokenizer: 'qwen3', maxContextTokens: 32_768 }],
-  gpuProfile: 'l40s-27b-fp8',
-  // 256 blocks of 16 tokens: a second 3,000-token prompt cannot start.
-  scheduler: { numGpuBlocks: 256 },
-})
+import { PoolRouter } from '../../../../shared/routing/pool-router.ts'
+import { heldLookup, onePodSpec } from '../../../support/one-pod-pool.ts'
 
 /** One pod whose KV holds 4,096 tokens, without late binding: only a rule's hold holds. */
 function setup() {
   const router = new PoolRouter<Waiter>({
     name: 'p',
-    spec,
+    spec: onePodSpec,
     index: createMemoryKvIndex(),
     random: () => 0.5,
     indexNowMs: () => 0,
@@ -35,22 +26,7 @@ function setup() {
   return { router, admission }
 }
 
-const lookup = (id: string, tenant = 't'): PoolLookup => ({
-  request: {
-    routing: {
-      id,
-      model: 'm',
-      promptTokens: 3_000,
-      blockSize: 16,
-      promptText: '',
-      maxTokens: 16,
-      blockKeys: new Uint32Array(0),
-    },
-    keys: new Uint32Array(0),
-    tenant,
-  },
-  blocks: new Map([['a', 0]]),
-})
+const lookup = (id: string) => heldLookup(id, 't')
 
 const options = (deadlineMs?: number) => ({
   signal: new AbortController().signal,

@@ -7,7 +7,7 @@ import { admitOnPool } from '../../../../control-plane/scorer/serving/admit-on-p
 import { TokenizerCache } from '../../../../control-plane/scorer/serving/tokenizer-cache.ts'
 import { KinfError } from '../../../../shared/errors/kinf-error.ts'
 import { createMemoryKvIndex } from '../../../../shared/kv-index/memory-kv-index.ts'
-import type { PoolLookup } from '../../../../shared/routing/pool-router.ts'
+import { heldLookup } from '../../../support/one-pod-pool.ts'
 import { poolSpec } from '../../../support/scorer-stack.ts'
 
 // A rule's hold in the scorer (docs/service-levels.md §4): a request its pool's one pod
@@ -27,25 +27,11 @@ function setup() {
   pool.router.setIndexReady('a', true)
   const context = { metrics: createScorerMetrics(() => Date.now()) }
   const res = () => new ServerResponse(new IncomingMessage(new Socket()))
-  const lookup = (id: string): PoolLookup => ({
-    request: {
-      routing: {
-        id,
-        model: 'm',
-        promptTokens: 3_000,
-        blockSize: 16,
-        promptText: '',
-        maxTokens: 16,
-        blockKeys: new Uint32Array(0),
-      },
-      keys: new Uint32Array(0),
-    },
-    blocks: new Map([['a', 0]]),
-  })
+
   const admit = (id: string, allowBurst: boolean, burst: boolean) =>
     admitOnPool(
       context,
-      { prepared: { pool }, lookup: lookup(id) },
+      { prepared: { pool }, lookup: heldLookup(id) },
       allowBurst,
       res(),
       { deadlineMs: performance.now() + 30 },
