@@ -36,6 +36,12 @@ export type { PodReport } from './routed-pod.ts'
 // The strategy interface: what a strategy is given and answers (all of routing-strategy.ts).
 export type * from './routing-strategy.ts'
 
+/** A pool's prediction for one request (PoolRouter.prediction). */
+export interface PoolPrediction {
+  ttftMs: number
+  tpotMs: number | null
+}
+
 /**
  * One pool's routing, whoever drives it (the scorer, the discrete-event benchmark, the
  * estimate and admin APIs, the decision benchmark): prepare a request (block keys), look it
@@ -173,12 +179,17 @@ export class PoolRouter<T extends HeldPayload = HeldPayload> {
   }
 
   /**
-   * How long `lookup`'s request would wait among the held ones before its turn (in `band`,
-   * by its tenant's served tokens); 0 when nothing is held. Its predicted TTFT is this plus
-   * its pod's.
+   * What a request's objectives are judged on (judgeObjective), by the scorer for policy and
+   * by the DES alike: its chosen pod's predicted TTFT plus the wait behind the held requests
+   * ranked before it (0 when nothing is held), and the pod's predicted time per output
+   * token. Null without a pod.
    */
-  heldWaitMs(lookup: PoolLookup, band = 0): number {
-    return this.queue.waitMs(lookup.request.tenant ?? '', band)
+  prediction(lookup: PoolLookup, route: RouteResult): PoolPrediction | null {
+    const pod = route.decision.pod
+    const ttftMs = pod === null ? undefined : route.predictedTtftMs.get(pod)
+    if (pod === null || ttftMs === undefined) return null
+    const heldWaitMs = this.queue.waitMs(lookup.request.tenant ?? '', 0)
+    return { ttftMs: ttftMs + heldWaitMs, tpotMs: route.predictedTpotMs.get(pod) ?? null }
   }
 
   /** Routes (unless `route` is given) and dispatches at once, never holding: retries. */

@@ -176,10 +176,15 @@ function shuttingDown(): KinfError {
 }
 
 /** A request held past its rule's hold: no pod could start it within its objective. */
-function heldTooLong(heldMs: number): KinfError {
+export function heldTooLong(heldMs: number): KinfError {
   return new KinfError(
     'rate_limited',
     `No pod could start this request within its time-to-first-token objective (held ${Math.round(heldMs)} ms); retry later.`,
     { retryAfterSeconds: 1, openAiCode: 'slo_unattainable' },
   )
+}
+
+/** Whether `error` is the answer to a request held to the end of its rule's hold. */
+export function isHeldTooLong(error: unknown): boolean {
+  return KinfError.isInstance(error) && error.openAiCode === 'slo_unattainable'
 }

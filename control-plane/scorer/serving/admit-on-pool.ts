@@ -4,7 +4,7 @@ import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { openAiErrorBody } from '../../../shared/openai/openai-error-body.ts'
 import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
 import type { HoldTerms, PoolLookup, RouteResult } from '../../../shared/routing/pool-router.ts'
-import type { Admitted } from '../pools/pool-admission.ts'
+import { type Admitted, isHeldTooLong } from '../pools/pool-admission.ts'
 import type { PoolRuntime } from '../pools/pool-runtime.ts'
 import type { PodContext } from './inference-context.ts'
 
@@ -55,7 +55,7 @@ export async function admitOnPool(
   } catch (error) {
     // Held to the end of its hold: where the rule bursts and the request may leave, the
     // edge's next attempt is the provider; otherwise the 429 stands.
-    if (allowBurst && burstWhenHeldTooLong && heldTooLong(error))
+    if (allowBurst && burstWhenHeldTooLong && isHeldTooLong(error))
       return { saturated: `pool ${pool.name} could not start the request within its hold` }
     throw error
   } finally {
@@ -75,9 +75,4 @@ export function answerSaturated(res: ServerResponse, message: string): void {
     'retry-after': '1',
   })
   res.end(JSON.stringify(openAiErrorBody(failure)))
-}
-
-/** The admission's answer to a request whose rule's hold ended (PoolAdmission). */
-function heldTooLong(error: unknown): boolean {
-  return KinfError.isInstance(error) && error.openAiCode === 'slo_unattainable'
 }

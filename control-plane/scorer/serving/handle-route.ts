@@ -219,17 +219,13 @@ async function askPools(
       const lookup = await runtime.lookup(prepared.request)
       const route = runtime.router.score(lookup, performance.now())
       asked.set(id, { prepared, lookup, scored: route })
-      const pod = route.decision.pod
+      const predicted = runtime.router.prediction(lookup, route)
       statuses.set(id, {
         ...(runtime.router.podNames().length === 0
           ? { saturation: 1, saturated: true }
           : runtime.router.saturation(route)),
-        // A request that would wait behind held ones first waits that long too.
-        predictedTtftMs:
-          pod === null
-            ? null
-            : (route.predictedTtftMs.get(pod) ?? 0) + runtime.router.heldWaitMs(lookup),
-        predictedTpotMs: pod === null ? null : (route.predictedTpotMs.get(pod) ?? null),
+        predictedTtftMs: predicted?.ttftMs ?? null,
+        predictedTpotMs: predicted?.tpotMs ?? null,
       })
     }
     if (ids.length === 0 || asked.size === 0) return interpreted

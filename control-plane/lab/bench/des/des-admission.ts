@@ -5,6 +5,7 @@ import { judgeObjective } from '../../../../shared/policy/apply-service-level.ts
 import { createSeededRandom } from '../../../../shared/random/create-seeded-random.ts'
 import {
   type AdmissionGate,
+  type PoolPrediction,
   peerAdmissionGate,
   type RouteResult,
   type RoutingRequest,
@@ -72,12 +73,12 @@ export type AdmissionStep =
   | { kind: 'provider'; firstTokenMs: number; endMs: number }
   | { kind: 'refused'; status: number; code: string }
 
-/** What admission knows of an arriving request: its route now and the wait of the held ahead of it. */
+/** What admission knows of an arriving request: its route now and the pool's prediction. */
 export interface Arriving {
   route: RouteResult
   request: RoutingRequest
-  /** PoolRouter.heldWaitMs: 0 when nothing is held. */
-  heldWaitMs: number
+  /** PoolRouter.prediction: the held wait included; null without a pod. */
+  predicted: PoolPrediction | null
   nowMs: number
 }
 
@@ -173,16 +174,7 @@ export class DesAdmission {
         ...(sloTpotMs !== undefined ? { tpotMs: Math.ceil(sloTpotMs) } : {}),
         whenUnattainable: 'Shed',
       })
-      return ({ route, heldWaitMs }) => {
-        const pod = route.decision.pod
-        const podTtftMs = pod === null ? undefined : route.predictedTtftMs.get(pod)
-        const predicted =
-          pod === null || podTtftMs === undefined
-            ? null
-            : {
-                ttftMs: heldWaitMs + podTtftMs,
-                tpotMs: route.predictedTpotMs.get(pod) ?? null,
-              }
+      return ({ predicted }) => {
         const verdict = judgeObjective(level, undefined, predicted)
         return verdict.kind === 'missed' ? { status: 429, code: verdict.shed.code } : null
       }

@@ -248,9 +248,9 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
     const route = admission ? router.score(lookup, time) : undefined
     let terms: HoldTerms | undefined
     if (admission && route) {
-      const heldWaitMs = admission.holds ? router.heldWaitMs(lookup) : 0
       const request = lookup.request.routing
-      const step = admission.decide({ route, request, heldWaitMs, nowMs: time }, turn.outputTokens)
+      const predicted = router.prediction(lookup, route)
+      const step = admission.decide({ route, request, predicted, nowMs: time }, turn.outputTokens)
       if (step.kind !== 'local') return settleElsewhere(time, arrival, step)
       if (step.deadlineMs !== null) terms = { deadlineMs: step.deadlineMs }
     }
@@ -272,36 +272,34 @@ export async function runDesBenchmark(options: DesOptions): Promise<BenchmarkRun
       records.push(refusedRecord(base, step))
       return endConversation(time, entry.conversation)
     }
+    const { flight } = answerOf(arrival, providerRecord(base, step, arrival.outputTokens))
+    queue.push(step.endMs, { kind: 'provider-end', flight })
+  }
+
+  /**
+   * `arrival` answered (by a pod or the provider): its answer's words and the conversation
+   * it continues. A later turn sends the answer back, so its words matter; a single-turn
+   * answer is never seen again (its blocks hash under a unique prompt either way).
+   */
+  const answerOf = (arrival: Arrival, record: RequestRecord) => {
+    const { entry } = arrival
     const outputIds = multiTurn
       ? randomWords(options.vocabulary, arrival.outputTokens, outputRandom)
       : silentAnswer(arrival.outputTokens)
-    const flight: InFlight = {
-      record: providerRecord(base, step, arrival.outputTokens),
-      conversation: entry.conversation,
-      turn: entry.turn,
-      history: [...entry.history, { userIds: arrival.userIds, assistantIds: outputIds }],
-    }
-    queue.push(step.endMs, { kind: 'provider-end', flight })
+    const history = [...entry.history, { userIds: arrival.userIds, assistantIds: outputIds }]
+    const flight: InFlight = { record, conversation: entry.conversation, turn: entry.turn, history }
+    return { flight, outputIds }
   }
 
   /** The router dispatched `arrival` to its pod: the pod's engine gets it after the network. */
   const commit = (time: number, arrival: Arrival, route: RouteResult) => {
-    const { entry, lookup } = arrival
+    const { lookup } = arrival
     const id = lookup.request.routing.id
     const podName = route.decision.pod as string
     const at = podIndex.get(podName) as number
-    // A later turn sends the answer back, so its words matter; a single-turn answer is
-    // never seen again (its blocks hash under a unique prompt either way).
-    const outputIds = multiTurn
-      ? randomWords(options.vocabulary, arrival.outputTokens, outputRandom)
-      : silentAnswer(arrival.outputTokens)
     const record = baseRecord(id, arrival, time, lookup.request.routing.promptTokens, podName)
-    inFlight.set(id, {
-      record,
-      conversation: entry.conversation,
-      turn: entry.turn,
-      history: [...entry.history, { userIds: arrival.userIds, assistantIds: outputIds }],
-    })
+    const { flight, outputIds } = answerOf(arrival, record)
+    inFlight.set(id, flight)
     ;(pods[at] as Pod).engine.add({
       id,
       promptTokenIds: arrival.prompt,

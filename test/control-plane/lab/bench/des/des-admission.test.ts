@@ -18,12 +18,20 @@ function predicted(ttftMs: number, tpotMs?: number): RouteResult {
   return route
 }
 
-const arriving = (route: RouteResult, heldWaitMs = 0) => ({
-  route,
-  request: request({ promptTokens: 1_000 }),
-  heldWaitMs,
-  nowMs: 10_000,
-})
+/** The request arriving on `route`, the pool's prediction its chosen pod's plus `heldWaitMs`. */
+const arriving = (route: RouteResult, heldWaitMs = 0) => {
+  const pod = route.decision.pod ?? ''
+  const ttftMs = route.predictedTtftMs.get(pod)
+  return {
+    route,
+    request: request({ promptTokens: 1_000 }),
+    predicted:
+      ttftMs === undefined
+        ? null
+        : { ttftMs: ttftMs + heldWaitMs, tpotMs: route.predictedTpotMs.get(pod) ?? null },
+    nowMs: 10_000,
+  }
+}
 const admission = (strategy: string, options = {}) =>
   new DesAdmission({ sloTtftMs: 2_000, ...options }, strategy, 1, createSeededRandom(1))
 
