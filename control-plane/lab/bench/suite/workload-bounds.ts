@@ -37,12 +37,7 @@ export function computeWorkloadBounds(
   pods: number,
   count: number,
 ): ComputedBounds {
-  const stream = requestStreamOf(
-    workload,
-    (prefix, turns) => chatPromptIds(frame, prefix, turns),
-    count,
-    profile.blockSize,
-  )
+  const stream = chatStreamOf(workload, frame, profile, count)
   const infinite = infiniteHitCeiling(stream)
   const capacity = capacityHitCeiling(stream, pods * numGpuBlocks(profile))
   const fluid = fluidThroughputBound(stream, capacity, profile, pods)
@@ -74,12 +69,17 @@ export function tieredHitCeiling(
   count: number,
   cpuMultiple: number,
 ): number {
-  const stream = requestStreamOf(
+  const stream = chatStreamOf(workload, frame, profile, count)
+  const blocks = pods * numGpuBlocks(profile)
+  return capacityHitCeiling(stream, blocks + Math.round(cpuMultiple * blocks)).fraction
+}
+
+/** The first `count` requests of `workload` as the pods see them: chat prompts in blocks. */
+function chatStreamOf(workload: Workload, frame: ChatFrame, profile: GpuProfile, count: number) {
+  return requestStreamOf(
     workload,
     (prefix, turns) => chatPromptIds(frame, prefix, turns),
     count,
     profile.blockSize,
   )
-  const blocks = pods * numGpuBlocks(profile)
-  return capacityHitCeiling(stream, blocks + Math.round(cpuMultiple * blocks)).fraction
 }
