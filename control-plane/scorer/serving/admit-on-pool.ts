@@ -18,7 +18,7 @@ export async function admitOnPool(
   context: Pick<PodContext, 'metrics'>,
   attempt: { prepared: { pool: PoolRuntime }; lookup: PoolLookup; scored?: RouteResult },
   allowBurst: boolean,
-  res: ServerResponse,
+  client: ClientLink,
   /** Its rule's band and hold (holdTermsOf); absent: as the pool's late binding holds. */
   terms?: HoldTerms,
   /** Its rule bursts what it cannot serve in time: a hold that ends goes back to the edge. */
@@ -41,14 +41,10 @@ export async function admitOnPool(
   const holds = terms?.deadlineMs !== undefined && terms.deadlineMs !== null
   if (!pool.admission.enabled && !holds)
     return { route: router.dispatchNow(lookup, performance.now(), { route }), heldMs: 0 }
-  const left = new AbortController()
-  const onClose = () => left.abort()
-  if (res.destroyed) left.abort()
-  else res.once('close', onClose)
   try {
     return await pool.admission.admit(lookup, {
-      signal: left.signal,
-      answered: () => new Promise((resolve) => finished(res, () => resolve(undefined))),
+      signal: client.gone,
+      answered: client.answered,
       ...(route ? { route } : {}),
       ...(terms ? { terms } : {}),
     })
@@ -58,8 +54,27 @@ export async function admitOnPool(
     if (allowBurst && burstWhenHeldTooLong && isHeldTooLong(error))
       return { saturated: `pool ${pool.name} could not start the request within its hold` }
     throw error
-  } finally {
-    res.off('close', onClose)
+  }
+}
+
+/** The client of a request, as admission watches it while the request is held. */
+export interface ClientLink {
+  /** Aborts when the client leaves. */
+  gone: AbortSignal
+  /** Settles once the client has its answer (shutdown waits for it, bounded). */
+  answered: () => Promise<unknown>
+}
+
+/** A response's client: gone when it closes before its end; `release` stops watching. */
+export function responseLink(res: ServerResponse): ClientLink & { release(): void } {
+  const left = new AbortController()
+  const onClose = () => left.abort()
+  if (res.destroyed) left.abort()
+  else res.once('close', onClose)
+  return {
+    gone: left.signal,
+    answered: () => new Promise((resolve) => finished(res, () => resolve(undefined))),
+    release: () => res.off('close', onClose),
   }
 }
 

@@ -9,8 +9,7 @@ import {
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { sseErrorEnding } from '../../../shared/openai/sse-error-ending.ts'
 import { upstreamErrorBody } from '../../../shared/openai/upstream-error-body.ts'
-import { reportedCachedTokens, usageOfJson } from '../../../shared/openai/usage.ts'
-import { countTokenEvents, usageFromStream } from './count-token-events.ts'
+import { AnswerMeter, type MeteredAnswer } from './answer-meter.ts'
 
 /**
  * Why nothing reached the client. Only `pod-down` and `pod-unavailable` say anything about
@@ -31,16 +30,7 @@ export type ProxyOutcome =
    * The pod's answer reached the client: a success byte for byte, or an error (any 4xx,
    * 501, and a 5xx on the last attempt) in OpenAI's shape.
    */
-  | {
-      kind: 'completed'
-      status: number
-      /** Usage seen: cachedTokens null when absent (see the caller for what absence means). */
-      usageSeen: boolean
-      cachedTokens: number | null
-      /** The pod's usage.prompt_tokens; null when it did not say. */
-      promptTokens: number | null
-      generatedTokens: number
-    }
+  | ({ kind: 'completed'; status: number } & MeteredAnswer)
   /** Nothing reached the client: safe to retry elsewhere when the cause allows. */
   | { kind: 'failed-before-bytes'; reason: string; cause: FailureCause }
   /** The stream broke after bytes were sent; the client got an error event. */
@@ -88,10 +78,8 @@ const hopByHop = new Set([
  * vllm/entrypoints/openai/engine/serving.py; header names are case-insensitive).
  */
 export const dataParallelRankHeader = 'x-data-parallel-rank'
-const maxBufferedBody = 4 * 1024 * 1024
 /** vLLM's validation errors quote the request back: enough for any message, then cut. */
 const maxErrorBody = 1024 * 1024
-const tailBytes = 4096
 
 /**
  * Sends the client's body to a pod as is and streams the pod's answer back byte for byte,
@@ -190,46 +178,21 @@ function relayAnswer(
     if (!res.headersSent)
       res.writeHead(status, { ...passThrough(answer.headers), ...request.extraHeaders })
   }
-  let first = true
-  let generated = 0
-  // The last chunks (streams: enough for the usage event) or the whole body (JSON).
-  const kept: Buffer[] = []
-  let keptSize = 0
+  const meter = new AnswerMeter(request.stream)
   answer.on('data', (chunk: Buffer) => {
+    const first = meter.add(chunk)
     if (first && request.stream && status === 200) request.onFirstToken()
-    first = false
     head()
     if (!res.write(chunk)) {
       answer.pause()
       res.once('drain', () => answer.resume())
     }
-    if (request.stream) {
-      generated += countTokenEvents(chunk)
-      request.onProgress(generated)
-      kept.push(chunk)
-      keptSize += chunk.length
-      while (kept.length > 1 && keptSize - (kept[0] as Buffer).length >= tailBytes)
-        keptSize -= (kept.shift() as Buffer).length
-    } else if (keptSize < maxBufferedBody) {
-      kept.push(chunk)
-      keptSize += chunk.length
-    }
+    if (request.stream) request.onProgress(meter.generatedTokens)
   })
   answer.once('end', () => {
     head()
     res.end()
-    const all = Buffer.concat(kept)
-    const usage = request.stream
-      ? usageFromStream(all.toString('utf8').slice(-tailBytes))
-      : usageOfJson(all.toString('utf8'))
-    settle({
-      kind: 'completed',
-      status,
-      usageSeen: usage?.completion_tokens !== undefined,
-      cachedTokens: usage ? reportedCachedTokens(usage) : null,
-      promptTokens: usage?.prompt_tokens ?? null,
-      generatedTokens: usage?.completion_tokens ?? generated,
-    })
+    settle({ kind: 'completed', status, ...meter.ended() })
   })
   whenBroken(answer, (reason) => {
     if (settle.done()) return
@@ -243,7 +206,7 @@ function relayAnswer(
     }
     if (request.stream) res.end(midStreamError(reason))
     else res.destroy()
-    settle({ kind: 'failed-after-bytes', reason, generatedTokens: generated })
+    settle({ kind: 'failed-after-bytes', reason, generatedTokens: meter.generatedTokens })
   })
 }
 

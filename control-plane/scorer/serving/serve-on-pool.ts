@@ -4,8 +4,9 @@ import { asciiHeaderValue } from '../../../shared/policy/decision-header.ts'
 import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
 import type { HoldTerms, PoolLookup, RouteResult } from '../../../shared/routing/pool-router.ts'
 import { promptTokensHeader } from '../../../shared/scorer-api/route-protocol.ts'
-import { type DecidedBy, logDecision } from '../state/log-decision.ts'
-import { admitOnPool } from './admit-on-pool.ts'
+import type { DecidedBy } from '../state/log-decision.ts'
+import { admitOnPool, responseLink } from './admit-on-pool.ts'
+import { type ChosenPod, openAttemptRecord, recordCompleted } from './attempt-record.ts'
 import type { PodContext } from './inference-context.ts'
 import type { PreparedRequest } from './prepare-request.ts'
 import { type ProxyOutcome, proxyToPod } from './proxy-to-pod.ts'
@@ -82,14 +83,15 @@ export async function serveOnPool(
   for (let round = 0; round < 2; round++) {
     let route: RouteResult
     if (round === 0) {
+      const client = responseLink(res)
       const admitted = await admitOnPool(
         context,
         attempt,
         options.allowBurst,
-        res,
+        client,
         options.hold,
         options.burstWhenHeldTooLong,
-      )
+      ).finally(() => client.release())
       if (admitted === null) return { kind: 'served' } // the client left while held: nothing was sent
       if ('saturated' in admitted) return { kind: 'saturated', message: admitted.saturated }
       route = admitted.route
@@ -106,7 +108,7 @@ export async function serveOnPool(
     })
     context.metrics.requests.labels({ pool: pool.name, pod, outcome: outcome.kind }).inc()
     if (outcome.kind === 'completed') {
-      completed(context, attempt, options, { pod, route }, outcome)
+      recordCompleted(context, attempt, options, { pod, route }, outcome)
       return { kind: 'served' }
     }
     const next = afterFailure(outcome)
@@ -154,10 +156,7 @@ function requestFailure(pod: string, reason: string): KinfError {
   })
 }
 
-interface Chosen {
-  route: RouteResult
-  pod: string
-  heldMs: number
+interface Chosen extends ChosenPod {
   finalAttempt: boolean
 }
 
@@ -171,19 +170,10 @@ async function sendToPod(
 ): Promise<ProxyOutcome> {
   const { prepared } = attempt
   const { pool } = prepared
-  const { router } = pool
-  const { route, pod, heldMs } = chosen
-  const score = route.decision.scores.find((s) => s.pod === pod)
-  const matched = score?.cachedTokens ?? 0
-  const predicted = route.predictedTtftMs.get(pod) ?? 0
-  context.metrics.decisionSeconds
-    .labels({ pool: pool.name })
-    .observe((performance.now() - options.startedMs - heldMs) / 1000)
-  context.metrics.predictedTtftSeconds.labels({ pool: pool.name }).observe(predicted / 1000)
+  const { route, pod } = chosen
   const endpoint = pool.endpoint(pod)
   if (!endpoint) throw new KinfError('internal', `pod ${pod} has no endpoint`)
-  const log = logDecision(context, prepared, options, { pod, matched, predicted, heldMs })
-  const here = `pool=${pool.name}; pod=${pod}; strategy=${router.strategy}; matched_tokens=${matched}; predicted_ttft_ms=${Math.round(predicted)}; held_ms=${Math.round(heldMs)}`
+  const record = openAttemptRecord(context, attempt, options, chosen)
   const outcome = await proxyToPod(
     {
       podUrl: endpoint.http,
@@ -200,91 +190,15 @@ async function sendToPod(
         ...options.extraHeaders,
         [promptTokensHeader]: String(prepared.request.routing.promptTokens),
         [kinferenceHeaders.decision]: options.decisionPrefix
-          ? `${options.decisionPrefix}; ${here}`
-          : here,
+          ? `${options.decisionPrefix}; ${record.here}`
+          : record.here,
         [kinferenceHeaders.reason]: asciiHeaderValue(route.decision.reason),
       },
-      onFirstToken: () => {
-        log.firstTokenAtMs = performance.now()
-        router.firstToken(options.requestId, performance.now())
-        const ttftMs = performance.now() - options.startedMs
-        context.metrics.ttftSeconds.labels({ pool: pool.name, pod }).observe(ttftMs / 1000)
-        if (ttftMs > 0)
-          context.metrics.predictionError
-            .labels({ pool: pool.name })
-            .observe(Math.abs(ttftMs - predicted) / ttftMs)
-      },
-      onProgress: (generated) => router.progress(options.requestId, generated, performance.now()),
+      onFirstToken: record.firstToken,
+      onProgress: record.progress,
     },
     res,
   )
-  log.ended(outcome)
+  record.log.ended(outcome)
   return outcome
-}
-
-/** The answer reached the client: the router, the guard and the metrics learn how it went. */
-function completed(
-  context: PodContext,
-  { prepared, lookup }: PoolAttempt,
-  options: ServeOptions,
-  { pod, route }: { pod: string; route: RouteResult },
-  outcome: Extract<ProxyOutcome, { kind: 'completed' }>,
-): void {
-  const { pool } = prepared
-  const matched = route.decision.scores.find((s) => s.pod === pod)?.cachedTokens ?? 0
-  if (outcome.cachedTokens !== null) context.podsReportingCache.add(pod)
-  const reported =
-    outcome.cachedTokens ?? (outcome.usageSeen && context.podsReportingCache.has(pod) ? 0 : null)
-  // A request routed without block keys predicted nothing: the pod's trust learns nothing.
-  const answered = outcome.status === 200 && !prepared.estimated
-  pool.router.finished(options.requestId, performance.now(), answered ? reported : null)
-  if (answered)
-    guard(
-      context,
-      { prepared, lookup },
-      options.requestId,
-      { pod, route },
-      {
-        promptTokens: outcome.promptTokens,
-        cachedTokens: reported,
-      },
-    )
-  context.metrics.matchedTokens.labels({ pool: pool.name, pod }).inc(matched)
-  context.metrics.promptTokens
-    .labels({ pool: pool.name, pod })
-    .inc(prepared.request.routing.promptTokens)
-  context.metrics.e2eSeconds
-    .labels({ pool: pool.name })
-    .observe((performance.now() - options.startedMs) / 1000)
-}
-
-/**
- * The runtime guard (TokenizationGuard): the scorer's prompt count against the pod's
- * usage.prompt_tokens, the index's prediction against its cached_tokens (unless the
- * scorer did not believe its index for the pod: replaying, or demoted to load-only).
- */
-function guard(
-  context: PodContext,
-  { prepared, lookup }: PoolAttempt,
-  requestId: string,
-  { pod, route }: { pod: string; route: RouteResult },
-  usage: { promptTokens: number | null; cachedTokens: number | null },
-): void {
-  const { pool } = prepared
-  const believed = route.candidates.find((c) => c.name === pod)?.trust !== 'load-only'
-  const compared = pool.guard.observe({
-    requestId,
-    model: prepared.model,
-    pod,
-    scorerPromptTokens: prepared.request.routing.promptTokens,
-    reportedPromptTokens: usage.promptTokens,
-    predictedCachedTokens: believed ? pool.router.matchedTokens(lookup, pod) : null,
-    reportedCachedTokens: usage.cachedTokens,
-    blockSize: prepared.request.routing.blockSize,
-    atMs: Date.now(),
-  })
-  for (const { kind, agrees } of compared) {
-    context.metrics.tokenComparisons.labels({ pool: pool.name, kind }).inc()
-    if (!agrees) context.metrics.tokenDisagreements.labels({ pool: pool.name, kind }).inc()
-  }
 }

@@ -3,7 +3,10 @@ import { Socket } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { createScorerMetrics } from '../../../../control-plane/scorer/metrics/scorer-metrics.ts'
 import { PoolRuntime } from '../../../../control-plane/scorer/pools/pool-runtime.ts'
-import { admitOnPool } from '../../../../control-plane/scorer/serving/admit-on-pool.ts'
+import {
+  admitOnPool,
+  responseLink,
+} from '../../../../control-plane/scorer/serving/admit-on-pool.ts'
 import { TokenizerCache } from '../../../../control-plane/scorer/serving/tokenizer-cache.ts'
 import { KinfError } from '../../../../shared/errors/kinf-error.ts'
 import { createMemoryKvIndex } from '../../../../shared/kv-index/memory-kv-index.ts'
@@ -26,7 +29,7 @@ function setup() {
   pool.router.addPod('a', 0)
   pool.router.setIndexReady('a', true)
   const context = { metrics: createScorerMetrics(() => Date.now()) }
-  const res = () => new ServerResponse(new IncomingMessage(new Socket()))
+  const res = () => responseLink(new ServerResponse(new IncomingMessage(new Socket())))
 
   const admit = (id: string, allowBurst: boolean, burst: boolean) =>
     admitOnPool(

@@ -1,0 +1,67 @@
+import { reportedCachedTokens, usageOfJson } from '../../../shared/openai/usage.ts'
+import { countTokenEvents, usageFromStream } from './count-token-events.ts'
+
+/** What a pod's answer said of itself, once it ended. */
+export interface MeteredAnswer {
+  /** Usage seen: cachedTokens null when absent (the caller decides what absence means). */
+  usageSeen: boolean
+  cachedTokens: number | null
+  /** The pod's usage.prompt_tokens; null when it did not say. */
+  promptTokens: number | null
+  generatedTokens: number
+}
+
+const maxBufferedBody = 4 * 1024 * 1024
+const tailBytes = 4096
+
+/**
+ * Watches a pod's answer go by, whoever carries it (the scorer's proxy, or a gateway that
+ * tells the Endpoint Picker what passed): a stream's first token and its token events as
+ * they come, keeping its tail for the usage event vLLM sends last; a JSON answer whole (up
+ * to 4 MiB) for its usage block.
+ */
+export class AnswerMeter {
+  private readonly kept: Buffer[] = []
+  private keptSize = 0
+  private seenBytes = false
+  private generated = 0
+  private readonly stream: boolean
+
+  constructor(stream: boolean) {
+    this.stream = stream
+  }
+
+  /** Tokens generated so far (a stream's token events). */
+  get generatedTokens(): number {
+    return this.generated
+  }
+
+  /** A chunk of the answer; true when it is the first one. */
+  add(chunk: Buffer): boolean {
+    const first = !this.seenBytes
+    if (chunk.length > 0) this.seenBytes = true
+    if (this.stream) {
+      this.generated += countTokenEvents(chunk)
+      this.kept.push(chunk)
+      this.keptSize += chunk.length
+      while (this.kept.length > 1 && this.keptSize - (this.kept[0] as Buffer).length >= tailBytes)
+        this.keptSize -= (this.kept.shift() as Buffer).length
+    } else if (this.keptSize < maxBufferedBody) {
+      this.kept.push(chunk)
+      this.keptSize += chunk.length
+    }
+    return first && chunk.length > 0
+  }
+
+  /** The answer's usage, read from what was kept, once it has ended. */
+  ended(): MeteredAnswer {
+    const all = Buffer.concat(this.kept).toString('utf8')
+    const usage = this.stream ? usageFromStream(all.slice(-tailBytes)) : usageOfJson(all)
+    return {
+      usageSeen: usage?.completion_tokens !== undefined,
+      cachedTokens: usage ? reportedCachedTokens(usage) : null,
+      promptTokens: usage?.prompt_tokens ?? null,
+      generatedTokens: usage?.completion_tokens ?? this.generated,
+    }
+  }
+}
