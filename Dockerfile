@@ -4,18 +4,23 @@
 # stack, kinfctl's bench, sim and up) is left out by .dockerignore, and those commands say
 # to run them from a clone.
 # Node 24 comes from the official node image: the project's `node` package is a
-# devDependency and `npm ci --omit=dev` leaves it out. Pin the base by digest in your
-# registry mirror; this file pins the version the repository's lockfile runs (24.21.0).
+# devDependency and `npm ci --omit=dev` leaves it out. Both stages use the version the
+# repository's lockfile runs (24.21.0), pinned by the digest of the tag's multi-arch index
+# (linux/amd64 and linux/arm64) on Docker Hub as of 2026-09-14, so a rebuilt tag cannot
+# change a release's base. Where that digest was read, and how to move it, is in
+# docs/release.md ("The base image"); .ci/release checks it is an index of both platforms.
 # Built with: docker build -t ghcr.io/kinference/kinfctl:0.1.0 .
-# (Not built in this repository's CI: test/infra/docker/dockerfile.test.ts checks it statically.)
+# Released (multi-arch, labelled, with its SBOM) by .ci/release from the tag workflow
+# .github/workflows/release.yml (docs/release.md). The tests do not build it:
+# test/infra/docker/dockerfile.test.ts checks it statically.
 
-FROM node:24.21.0-bookworm-slim AS dependencies
+FROM node:24.21.0-bookworm-slim@sha256:2fe369e969550cde8e867afc3fe370b260140cab4a23d467074295b42163d553 AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Runtime dependencies only; zeromq's install script keeps its prebuilt native addon.
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
-FROM node:24.21.0-bookworm-slim
+FROM node:24.21.0-bookworm-slim@sha256:2fe369e969550cde8e867afc3fe370b260140cab4a23d467074295b42163d553
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=dependencies /app/node_modules ./node_modules

@@ -128,9 +128,20 @@ describe('Dockerfile', () => {
     const nodeVersion = lock.packages['node_modules/node'].version as string
     expect(pkg.engines.node).toBe('>=24 <25')
     for (const stage of stages) {
-      expect(stage.image).toMatch(/^node:24\.\d+\.\d+-[a-z]+(-slim)?$/)
+      expect(stage.image).toMatch(/^node:24\.\d+\.\d+-[a-z]+(-slim)?@sha256:[0-9a-f]{64}$/)
       expect(stage.image).toContain(`node:${nodeVersion}-`)
     }
+  })
+
+  it('pins one base image by digest in every stage, the digest docs/release.md records', () => {
+    const images = new Set(stages.map((stage) => stage.image))
+    expect(stages.length).toBeGreaterThan(1)
+    expect(images.size).toBe(1)
+    const [base = ''] = images
+    const digest = /@(sha256:[0-9a-f]{64})$/.exec(base)?.[1]
+    expect(digest).toBeDefined()
+    // Where the digest was read is written down beside the instructions to move it.
+    expect(read('docs/release.md')).toContain(base)
   })
 
   it('installs production dependencies from the lockfile, copied before npm ci runs', () => {
