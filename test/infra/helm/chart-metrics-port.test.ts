@@ -46,7 +46,8 @@ describe.each(chartVariants)('the scorer’s metrics port with $name', ({ option
   it('is a container port of its own, passed to kinfctl scorer on every address', () => {
     const container = scorerContainer(manifests)
     const args = container.args ?? []
-    expect(container.ports).toEqual([
+    // With scorer.epp, the EPP's port comes on top (chart-epp.test.ts).
+    expect(container.ports?.filter((p) => p.name !== 'grpc-epp')).toEqual([
       { name: 'http', containerPort: 8080, protocol: 'TCP' },
       { name: 'metrics', containerPort: 9090, protocol: 'TCP' },
     ])
@@ -63,7 +64,8 @@ describe.each(chartVariants)('the scorer’s metrics port with $name', ({ option
 
   it('is not on the Service the edge calls', () => {
     const service = findManifest(manifests, 'Service', 'kinference-scorer')
-    expect(servicePorts(service).map((p) => p.targetPort)).toEqual(['http'])
+    const targets = servicePorts(service).map((p) => p.targetPort)
+    expect(targets.filter((target) => target !== 'grpc-epp')).toEqual(['http'])
     expect(servicePorts(service).map((p) => p.port)).not.toContain(9090)
   })
 })

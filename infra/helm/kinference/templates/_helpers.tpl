@@ -9,6 +9,19 @@
 
 {{- define "kinference.controllerName" -}}{{ include "kinference.fullname" . }}-controller{{- end -}}
 {{- define "kinference.scorerName" -}}{{ include "kinference.fullname" . }}-scorer{{- end -}}
+{{- define "kinference.edgeName" -}}{{ include "kinference.fullname" . }}-edge{{- end -}}
+{{- define "kinference.eppTlsSecretName" -}}
+{{- .Values.scorer.epp.tls.existingSecret | default (printf "%s-epp-tls" (include "kinference.scorerName" .)) -}}
+{{- end -}}
+{{/* Where the scorer's EPP reads its certificate and key (kinfctl scorer --epp-tls-*). */}}
+{{- define "kinference.eppTlsDir" -}}/etc/kinference/epp-tls{{- end -}}
+{{/*
+The scorer's API inside the cluster, as the in-cluster edge calls it: the Service's name
+in the release namespace, which the pods' DNS search path completes (any cluster domain).
+*/}}
+{{- define "kinference.scorerUrl" -}}
+http://{{ include "kinference.scorerName" . }}.{{ .Release.Namespace }}.svc:{{ .Values.scorer.service.port }}
+{{- end -}}
 {{- define "kinference.vllmNamespace" -}}{{ .Values.vllm.namespace | default .Release.Namespace }}{{- end -}}
 
 {{/* Selector labels of one component (controller or scorer): stable across upgrades. */}}
@@ -151,4 +164,39 @@ labels:
 annotations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- end -}}
+
+
+{{- /*
+A workload's scheduling fields (nodeSelector, tolerations, affinity), each only when set;
+called with the workload's values.
+*/ -}}
+{{- define "kinference.scheduling" -}}
+{{- with .nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{- /*
+Ports of one workload that must differ (a list of dict "name" "port"): two equal fail the
+render, naming both values.
+*/ -}}
+{{- define "kinference.checkDistinctPorts" -}}
+{{- $seen := dict -}}
+{{- range . -}}
+{{- $key := toString .port -}}
+{{- if hasKey $seen $key -}}
+{{- fail (printf "%s (%v) must differ from %s: each is a listener of its own" .name .port (get $seen $key)) -}}
+{{- end -}}
+{{- $_ := set $seen $key .name -}}
+{{- end -}}
 {{- end -}}
