@@ -204,6 +204,27 @@ describe('.ci/release with the image', () => {
     expect(callsOf(tools, 'docker', 'buildx').filter((c) => c.args[1] === 'build')).toEqual([])
   })
 
+  it('refuses to push from a working tree with uncommitted changes, unless told', async () => {
+    const dist = tempDir('kinference-release-')
+    const tools = releaseTools()
+    // An empty index: to git every file of the checkout is then an uncommitted change,
+    // whatever state this clone is in, and the clone itself is left as it is.
+    const dirty = { GIT_INDEX_FILE: join(tempDir('kinference-index-'), 'empty-index') }
+    const args = ['--push', '--registry', 'ghcr.io/kinference', '--dist', dist]
+    const refused = await runRelease(args, tools, dirty)
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain(
+      `uncommitted changes: a pushed release is labelled with commit ${commit}`,
+    )
+    expect(readdirSync(dist)).toEqual([])
+    expect(callsOf(tools, 'helm', 'push')).toEqual([])
+
+    const allowed = await runRelease([...args, '--allow-dirty', '--no-image'], tools, dirty)
+    expect(allowed.code).toBe(0)
+    expect(allowed.stderr).toContain('warning: the working tree has uncommitted changes')
+    expect(callsOf(tools, 'helm', 'push')).toHaveLength(1)
+  })
+
   it.each([
     [{ DOCKER: '/nonexistent/docker' }, 'docker not found', {}],
     [{}, 'docker buildx is not available', { buildx: false }],
