@@ -4,6 +4,7 @@ import { InferencePoolSpec, inferencePoolSpecSchema } from '../../shared/crd/inf
 import { builtinPlugins, type Plugins } from '../../shared/plugins.ts'
 import { defaultKeyPrefix } from '../../shared/protocol/key-prefix.ts'
 import { NodeServerLimits } from '../http/node-server-limits.ts'
+import { EppConfig } from './epp/epp-config.ts'
 import { TokenizationOptions } from './serving/tokenization-options.ts'
 
 /**
@@ -130,6 +131,8 @@ function scorerConfigOf(snapshot: typeof ConfigSnapshot, pool: typeof ScorerPool
     /** Decision log entries kept (about: XADD MAXLEN ~), and how late a batch is written. */
     decisionLogLength: z.int().positive().default(10_000),
     decisionFlushMs: z.int().positive().default(100),
+    /** The Endpoint Picker for a Gateway API gateway (gRPC ext_proc); off when null. */
+    epp: EppConfig.nullable().default(null),
     /** The HTTP server's time and connection limits (slow and hostile clients). */
     server: NodeServerLimits.prefault({}),
     /** Retrying tokenizers that could not be loaded, and the runtime guard's thresholds. */

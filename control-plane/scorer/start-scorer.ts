@@ -17,6 +17,7 @@ import { createRedisStateStore } from '../state/redis-state-store.ts'
 import { openStatusReader } from '../status-page/open-status-reader.ts'
 import { stateStatusSource } from '../status-page/state-status-source.ts'
 import { statusPageRoutes } from '../status-page/status-page-routes.ts'
+import { startEndpointPicker } from './epp/start-endpoint-picker.ts'
 import { ReplayGuard } from './http/replay-guard.ts'
 import { createScorerServer, startScorerMetricsListener } from './http/scorer-server.ts'
 import { PoolMetricsScraper } from './metrics/pool-metrics-scraper.ts'
@@ -41,6 +42,8 @@ export interface RunningScorer {
   readonly metricsUrl: string | null
   /** The bound SUB socket pods connect to, when eventsBind is set. */
   readonly eventsEndpoint: string | null
+  /** The Endpoint Picker's gRPC port (config.epp); null when it is off. */
+  readonly eppPort: number | null
   /** The pool runtimes new requests go to. */
   readonly pools: readonly PoolRuntime[]
   /** Runtimes a new config replaced, finishing the requests that started on them. */
@@ -265,11 +268,19 @@ export async function startScorer(
       await closeStarted()
       throw error
     })
+  const epp = config.epp
+    ? await startEndpointPicker(config.epp, context, live).catch(async (error: unknown) => {
+        await closeStarted()
+        await metricsListener?.close()
+        throw error
+      })
+    : null
   const { port } = server.address() as AddressInfo
   return {
     url: `http://${config.host}:${port}`,
     metricsUrl: metricsListener?.url ?? null,
     eventsEndpoint: shared?.endpoint ?? null,
+    eppPort: epp?.port ?? null,
     get pools() {
       return live.current.pools
     },
@@ -292,7 +303,11 @@ export async function startScorer(
     removePod: (name) => reconciler.removePod(name),
     async close(options = {}) {
       draining = true
-      await drainHttpServer(server, activity, options.drainMs ?? 0)
+      epp?.setServing(false)
+      await Promise.all([
+        drainHttpServer(server, activity, options.drainMs ?? 0),
+        epp?.close(options.drainMs ?? 0),
+      ])
       scraper.stop()
       // Requests held by late binding get an error answer before connections are cut.
       await Promise.all(live.all().map((pool) => pool.admission.close()))

@@ -2,6 +2,7 @@ import { startSimulatedPools } from '../../control-plane/lab/embedded/start-simu
 import { loadSimModelAssets } from '../../control-plane/lab/sim/sim-model-assets.ts'
 import type { SimPod } from '../../control-plane/lab/sim/sim-pod.ts'
 import { parsePrometheusText } from '../../control-plane/metrics/parse-prometheus-text.ts'
+import type { EppConfigInput } from '../../control-plane/scorer/epp/epp-config.ts'
 import type { podsReport } from '../../control-plane/scorer/http/admin-api.ts'
 import { prepareRequest } from '../../control-plane/scorer/serving/prepare-request.ts'
 import type { RunningScorer } from '../../control-plane/scorer/start-scorer.ts'
@@ -56,6 +57,8 @@ export async function startStack(
     log?: (message: string) => void
     /** The scorer's strategies and conditions (a spec on a strategy of its own, say). */
     plugins?: Plugins
+    /** The scorer as a gateway's Endpoint Picker (kinfctl scorer --epp-port). */
+    epp?: EppConfigInput
   } = {},
 ): Promise<Stack> {
   assets ??= loadSimModelAssets()
@@ -81,6 +84,7 @@ export async function startStack(
       allowUnsigned: options.allowUnsigned,
       eventsBind: options.eventsBind,
       plugins: options.plugins,
+      epp: options.epp ?? null,
     },
     log: (message) => {
       options.log?.(message)

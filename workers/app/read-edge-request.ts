@@ -66,7 +66,7 @@ export interface EdgeRequest {
   detectorFailed: boolean
   /** What the PII scan could not read (an image, binary data), for the refusal; or null. */
   unreadable: string | null
-  /** The client's TTFT objective (x-kinference-slo-ttft-ms, read-slo-header.ts); absent: none. */
+  /** The client's TTFT objective (x-kinference-slo-ttft-ms, shared/policy/read-objective-header.ts); absent: none. */
   sloTtftMs?: number
 }
 

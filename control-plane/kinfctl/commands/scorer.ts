@@ -7,6 +7,7 @@ import { defaultKeyPrefix } from '../../../shared/protocol/key-prefix.ts'
 import { builtinStrategies } from '../../../shared/routing/strategies/strategy-registry.ts'
 import { openConfigFeed } from '../../config-store/open-config-feed.ts'
 import type { PublishedSnapshot } from '../../config-store/published-snapshot.ts'
+import type { EppConfigInput } from '../../scorer/epp/epp-config.ts'
 import { dataParallelEndpoints } from '../../scorer/pools/data-parallel-endpoints.ts'
 import { ScorerConfig, type ScorerConfigInput, type ScorerPod } from '../../scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../../scorer/start-scorer.ts'
@@ -27,6 +28,16 @@ Options:
                            0 = a free port; off = neither is served)
       --metrics-host H     its listen address (default 127.0.0.1; 0.0.0.0 in a pod, where
                            a NetworkPolicy lets only the scrapers reach it)
+      --epp-port P         also serve as a Gateway API gateway's Endpoint Picker on P: Envoy's
+                           ext_proc over gRPC (FULL_DUPLEX_STREAMED or BUFFERED bodies) and
+                           gRPC health (liveness, readiness); an InferencePool of
+                           inference.networking.k8s.io names it in endpointPickerRef (off
+                           by default; 0 = a free port). The gateway authenticates: the
+                           port must be reachable only from it
+      --epp-host H         its listen address (default 127.0.0.1; 0.0.0.0 in a pod)
+      --epp-tls-cert FILE  PEM certificate it presents (with --epp-tls-key); gateways dial
+      --epp-tls-key FILE   an Endpoint Picker over TLS without verifying it. Without them it
+                           serves plaintext gRPC (h2c)
       --config SOURCE      a snapshot file from kinfctl compile, or redis://… to follow the
                            live snapshot kinfctl controller publishes (waits for the first
                            one; later ones apply without restart; one that fails
@@ -136,6 +147,10 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
       'max-context': { type: 'string', default: '32768' },
       'allow-unsigned': { type: 'boolean', default: false },
       'drain-timeout': { type: 'string', default: '30s' },
+      'epp-port': { type: 'string' },
+      'epp-host': { type: 'string', default: '127.0.0.1' },
+      'epp-tls-cert': { type: 'string' },
+      'epp-tls-key': { type: 'string' },
     },
   })
   if (values.port === undefined) throw new UsageError('--port is required')
@@ -203,6 +218,7 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
     pools,
     pods: values.pod.flatMap((spec) => parsePodSpec(spec, defaultPool)),
     eventsBind: values['events-bind'] ?? null,
+    epp: eppOf(values),
   })
   if (!parsed.success)
     throw new UsageError(
@@ -222,14 +238,39 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
   if (latest !== null) void applyPublished(scorer, latest, log)
   const pods = scorer.pools.reduce((sum, pool) => sum + pool.endpoints().length, 0)
   const metrics = scorer.metricsUrl === null ? 'off' : `${scorer.metricsUrl}/metrics, /health`
+  const epp =
+    scorer.eppPort === null ? '' : `; endpoint picker on ${values['epp-host']}:${scorer.eppPort}`
   io.stdout(
-    `scorer listening on ${scorer.url} (${scorer.pools.length} pools, ${pods} pods, index in ${parsed.data.redisUrl ? 'redis' : 'memory'}${source ? `, config from ${source.origin} version ${source.initial.version}` : ''}); metrics ${metrics}\n`,
+    `scorer listening on ${scorer.url} (${scorer.pools.length} pools, ${pods} pods, index in ${parsed.data.redisUrl ? 'redis' : 'memory'}${source ? `, config from ${source.origin} version ${source.initial.version}` : ''}); metrics ${metrics}${epp}\n`,
   )
   await interrupted
   await source?.feed.close()
   if (drainMs > 0) log(`scorer draining for up to ${values['drain-timeout']}`)
   await scorer.close({ drainMs })
   return exitCode.ok
+}
+
+/** --epp-*: the Endpoint Picker's settings, or null when --epp-port is not given. */
+function eppOf(values: {
+  'epp-port'?: string | undefined
+  'epp-host': string
+  'epp-tls-cert'?: string | undefined
+  'epp-tls-key'?: string | undefined
+}): EppConfigInput | null {
+  const cert = values['epp-tls-cert']
+  const key = values['epp-tls-key']
+  if ((cert === undefined) !== (key === undefined))
+    throw new UsageError('--epp-tls-cert and --epp-tls-key go together')
+  if (values['epp-port'] === undefined) {
+    if (cert !== undefined) throw new UsageError('--epp-tls-cert needs --epp-port')
+    return null
+  }
+  const text = values['epp-port']
+  const port = text.trim() === '' ? Number.NaN : Number(text)
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`--epp-port "${text}" must be a port number (0 = a free one)`)
+  const tls = cert === undefined || key === undefined ? null : { certFile: cert, keyFile: key }
+  return { host: values['epp-host'], port, tls }
 }
 
 /** --metrics-port: a port number (0 = a free one), or null for off. */

@@ -5,6 +5,7 @@ import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import type { GpuProfile } from '../../../shared/gpu/gpu-profile.ts'
 import type { Plugins } from '../../../shared/plugins.ts'
 import { KvEventEncoding } from '../../kv-events/encode-event-batch.ts'
+import type { EppConfigInput } from '../../scorer/epp/epp-config.ts'
 import { dataParallelEndpoints } from '../../scorer/pools/data-parallel-endpoints.ts'
 import {
   ScorerConfig,
@@ -96,6 +97,8 @@ export interface SimulatedScorerOptions {
   snapshot?: ConfigSnapshot | null
   /** The strategies and conditions the scorer runs; the built-in ones when absent. */
   plugins?: Plugins
+  /** The scorer as a gateway's Endpoint Picker (kinfctl scorer --epp-port); off when absent. */
+  epp?: EppConfigInput | null
 }
 
 export interface SimulatedPoolsOptions {
@@ -207,6 +210,7 @@ export function startScorerOver(
       eventsBind: options.eventsBind,
       maxBodyBytes: options.maxBodyBytes,
       backends: options.backends,
+      epp: options.epp ?? null,
       snapshot: options.snapshot ?? null,
       pools: options.snapshot ? [] : fleets.map((fleet) => fleet.pool),
       pods: [

@@ -1,8 +1,16 @@
-import type { RouteResult } from '../../../shared/routing/pool-router.ts'
-import { logDecision } from '../state/log-decision.ts'
+import type { PoolLookup, RouteResult } from '../../../shared/routing/pool-router.ts'
+import { type LoggedRequest, logDecision } from '../state/log-decision.ts'
 import type { MeteredAnswer } from './answer-meter.ts'
 import type { PodContext } from './inference-context.ts'
-import type { PoolAttempt, ServeOptions } from './serve-on-pool.ts'
+import type { PreparedRequest } from './prepare-request.ts'
+
+/** A request prepared for one pool and looked up there, ready to go to a pod. */
+export interface PoolAttempt {
+  prepared: PreparedRequest
+  lookup: PoolLookup
+  /** A score taken just now (for the pool's status), reused by the first admission. */
+  scored?: RouteResult
+}
 
 /** The pod chosen for an attempt, and how long the request was held for it. */
 export interface ChosenPod {
@@ -19,7 +27,7 @@ export interface ChosenPod {
 export function openAttemptRecord(
   context: PodContext,
   { prepared }: Pick<PoolAttempt, 'prepared'>,
-  options: Pick<ServeOptions, 'requestId' | 'startedMs' | 'decidedBy' | 'headers'>,
+  options: LoggedRequest,
   { route, pod, heldMs }: ChosenPod,
 ) {
   const { pool } = prepared
@@ -55,7 +63,7 @@ export function openAttemptRecord(
 export function recordCompleted(
   context: PodContext,
   { prepared, lookup }: Pick<PoolAttempt, 'prepared' | 'lookup'>,
-  options: Pick<ServeOptions, 'requestId' | 'startedMs'>,
+  options: Pick<LoggedRequest, 'requestId' | 'startedMs'>,
   { pod, route }: { pod: string; route: RouteResult },
   outcome: { status: number } & MeteredAnswer,
 ): void {

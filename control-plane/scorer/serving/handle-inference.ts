@@ -11,9 +11,10 @@ import {
 } from '../http/signed-request.ts'
 import type { DecidedBy } from '../state/log-decision.ts'
 import { answerSaturated } from './admit-on-pool.ts'
+import type { PoolAttempt } from './attempt-record.ts'
 import type { InferenceHandlerContext } from './inference-context.ts'
 import { prepareRequest } from './prepare-request.ts'
-import { type PoolAttempt, serveOnPool } from './serve-on-pool.ts'
+import { serveOnPool } from './serve-on-pool.ts'
 
 /** What the edge's claims say of a request it decided: tenant, policy and rule, its one backend. */
 export function decidedByClaims(claims: EdgeClaims): DecidedBy {

@@ -32,9 +32,10 @@ import {
 import type { Prompt } from '../../tokenizer/prompt-ids.ts'
 import { parseJson } from '../http/read-body.ts'
 import { authenticate, readSignedRequest, type SignedRequest } from '../http/signed-request.ts'
+import type { PoolAttempt } from './attempt-record.ts'
 import type { RouteHandlerContext } from './inference-context.ts'
 import { prepareOnPool } from './prepare-request.ts'
-import { type PoolAttempt, serveOnPool } from './serve-on-pool.ts'
+import { serveOnPool } from './serve-on-pool.ts'
 
 /** A request read from a route call, with what policy needs of it. */
 interface RouteCall {

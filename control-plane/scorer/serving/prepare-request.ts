@@ -42,6 +42,8 @@ export function prepareRequest(
   pools: readonly PoolRuntime[],
   /** The JSON text `body` was parsed from, when the caller has it (see prepareOnPool). */
   bodyText: string | null = null,
+  /** Who is charged for it in the pool's token-fair admission; '': anonymous. */
+  tenant = '',
 ): PreparedRequest {
   // A body nested past the edge's limit is refused here too: a scorer may be called by
   // something other than the edge, and the pods would parse and carry all of it.
@@ -57,7 +59,7 @@ export function prepareRequest(
       openAiCode: 'model_not_found',
     })
   }
-  return prepareOnPool(id, openAi, pool, model, new Map(), bodyText)
+  return prepareOnPool(id, openAi, pool, model, new Map(), bodyText, tenant)
 }
 
 /**

@@ -2,13 +2,17 @@ import type { ServerResponse } from 'node:http'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { asciiHeaderValue } from '../../../shared/policy/decision-header.ts'
 import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
-import type { HoldTerms, PoolLookup, RouteResult } from '../../../shared/routing/pool-router.ts'
+import type { HoldTerms, RouteResult } from '../../../shared/routing/pool-router.ts'
 import { promptTokensHeader } from '../../../shared/scorer-api/route-protocol.ts'
 import type { DecidedBy } from '../state/log-decision.ts'
 import { admitOnPool, responseLink } from './admit-on-pool.ts'
-import { type ChosenPod, openAttemptRecord, recordCompleted } from './attempt-record.ts'
+import {
+  type ChosenPod,
+  openAttemptRecord,
+  type PoolAttempt,
+  recordCompleted,
+} from './attempt-record.ts'
 import type { PodContext } from './inference-context.ts'
-import type { PreparedRequest } from './prepare-request.ts'
 import { type ProxyOutcome, proxyToPod } from './proxy-to-pod.ts'
 
 /** A pod that takes this long to accept a connection is down (it answers in ms when up). */
@@ -19,14 +23,6 @@ const connectTimeoutMs = 5_000
  * official OpenAI clients' own default timeout, so the scorer never gives up first.
  */
 const responseTimeoutMs = 600_000
-
-/** A request prepared for one pool and looked up there, ready to go to a pod. */
-export interface PoolAttempt {
-  prepared: PreparedRequest
-  lookup: PoolLookup
-  /** A score taken just now (for the pool's status), reused by the first admission. */
-  scored?: RouteResult
-}
 
 export interface ServeOptions {
   requestId: string

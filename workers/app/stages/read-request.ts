@@ -1,15 +1,15 @@
-import { sloTtftHeader } from '../../../shared/crd/service-level.ts'
+import { maxTtftObjectiveMs, sloTtftHeader } from '../../../shared/crd/service-level.ts'
 import type { RequestKind } from '../../../shared/openai/openai-request.ts'
+import { readObjectiveHeader } from '../../../shared/policy/read-objective-header.ts'
 import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
 import type { EdgeDeps, EdgeLimits } from '../edge-deps.ts'
 import { readBodyText, readEdgeRequest } from '../read-edge-request.ts'
-import { readSloHeader } from '../read-slo-header.ts'
 import { type EdgeStage, edgeStage } from './edge-stage.ts'
 
 /**
  * Stage 4: the body read (413 past maxBodyBytes), parsed, held to the limits, and labelled:
  * the client's labels plus what the PII detectors find (read-edge-request.ts), and its TTFT
- * objective when it names one (read-slo-header.ts: 400 when malformed).
+ * objective when it names one (read-objective-header.ts: 400 when malformed).
  */
 export function readRequest(
   kind: RequestKind,
@@ -32,7 +32,11 @@ export function readRequest(
         deps.detectPii,
         limits,
       )
-      const sloTtftMs = readSloHeader(raw.headers.get(sloTtftHeader))
+      const sloTtftMs = readObjectiveHeader(
+        sloTtftHeader,
+        raw.headers.get(sloTtftHeader),
+        maxTtftObjectiveMs,
+      )
       c.set('request', sloTtftMs === undefined ? request : { ...request, sloTtftMs })
       await next()
     },

@@ -1,0 +1,252 @@
+import { randomUUID } from 'node:crypto'
+import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { openAiErrorBody } from '../../../shared/openai/openai-error-body.ts'
+import type { RequestKind } from '../../../shared/openai/openai-request.ts'
+import { validRequestId } from '../../../shared/openai/request-id.ts'
+import type { SloShed } from '../../../shared/policy/choose-targets.ts'
+import type { RouteResult } from '../../../shared/routing/pool-router.ts'
+import { parseJson } from '../http/read-body.ts'
+import type { LivePools, PoolLease } from '../pools/live-pools.ts'
+import type { PoolRuntime } from '../pools/pool-runtime.ts'
+import { admitOnPool } from '../serving/admit-on-pool.ts'
+import type { PoolAttempt } from '../serving/attempt-record.ts'
+import type { ScorerContext } from '../serving/inference-context.ts'
+import { prepareRequest } from '../serving/prepare-request.ts'
+import type { EndpointPicker, EppExchange, Pick, PickInput } from './endpoint-picker.ts'
+import { shedByObjective } from './epp-objective.ts'
+import { endpointAddress, PickedRequest } from './picked-request.ts'
+
+/** The OpenAI routes the picker scores; anything else goes to any ready endpoint. */
+const routedPaths: Record<string, RequestKind> = {
+  '/v1/chat/completions': 'chat',
+  '/v1/completions': 'completion',
+}
+
+/**
+ * The fairness id gateways pass for token-fair admission: llm-d's header, then the older
+ * Gateway API Inference Extension alias.
+ */
+const fairnessHeaders = ['x-llm-d-inference-fairness-id', 'x-gateway-inference-fairness-id']
+
+/** At most this many fallbacks follow the primary: a retry walks them in order. */
+const maxFallbacks = 3
+
+/**
+ * The scorer as a Gateway API Inference Extension Endpoint Picker: for a chat or
+ * completions request, the same decision the scorer makes for a request the edge sends
+ * (prepare on the pool serving its model, look its blocks up, admit as the pool admits),
+ * answered as endpoints instead of proxied; the gateway carries the answer and reports it,
+ * and the router accounts for it as for its own.
+ */
+export function scorerEndpointPicker(context: ScorerContext, live: LivePools): EndpointPicker {
+  let rotation = 0
+  return {
+    ready: () => live.current.pools.some((pool) => pool.router.podNames().length > 0),
+    exchange: (signal) => new ScorerExchange(context, live, signal, () => rotation++),
+  }
+}
+
+class ScorerExchange implements EppExchange {
+  private readonly context: ScorerContext
+  private readonly live: LivePools
+  private readonly signal: AbortSignal
+  private readonly nextRotation: () => number
+  private lease: PoolLease | null = null
+  private picked: PickedRequest | null = null
+  private closed = false
+  private answered: () => void = () => {}
+  private readonly whenAnswered = new Promise<void>((resolve) => {
+    this.answered = resolve
+  })
+
+  constructor(
+    context: ScorerContext,
+    live: LivePools,
+    signal: AbortSignal,
+    nextRotation: () => number,
+  ) {
+    this.context = context
+    this.live = live
+    this.signal = signal
+    this.nextRotation = nextRotation
+  }
+
+  async pick(input: PickInput): Promise<Pick> {
+    this.lease = this.live.lease()
+    try {
+      const path = (input.headers[':path'] ?? '/').split('?')[0] ?? '/'
+      const kind = input.headers[':method'] === 'POST' ? routedPaths[path] : undefined
+      if (kind === undefined) return this.pickAny(this.lease.pools, input.subset)
+      return await this.pickRouted(kind, input, this.lease.pools)
+    } catch (error) {
+      if (KinfError.isInstance(error)) return refusal(error)
+      throw error
+    }
+  }
+
+  responseHeaders(response: Parameters<EppExchange['responseHeaders']>[0]): void {
+    this.picked?.responseHeaders(response)
+  }
+
+  responseBody(chunk: Buffer): void {
+    this.picked?.responseBody(chunk)
+  }
+
+  close(outcome: 'completed' | 'aborted'): void {
+    if (this.closed) return
+    this.closed = true
+    this.picked?.close(outcome)
+    this.answered()
+    this.lease?.release()
+  }
+
+  /** A chat or completions request: the pool serving its model, the scorer's decision. */
+  private async pickRouted(
+    kind: RequestKind,
+    input: PickInput,
+    leased: readonly PoolRuntime[],
+  ): Promise<Pick> {
+    const startedMs = performance.now()
+    const given = validRequestId(input.headers['x-request-id'])
+    const requestId = given ?? randomUUID()
+    const tenant = fairnessHeaders.map((name) => input.headers[name]).find(Boolean) ?? ''
+    const pools =
+      input.subset === null ? leased : leased.filter((p) => allowedPods(p, input.subset).size > 0)
+    if (pools.length === 0) return noEndpoint('no endpoint of the subset hint is a pod of a pool')
+    const body = input.body.toString('utf8')
+    const prepared = prepareRequest(requestId, kind, parseJson(input.body), pools, body, tenant)
+    const { pool } = prepared
+    if (pool.router.podNames().length === 0) return noEndpoint(`pool ${pool.name} has no pods`)
+    const attempt: PoolAttempt = { prepared, lookup: await pool.lookup(prepared.request) }
+    const admitted = await this.admit(attempt, input)
+    if ('refused' in admitted) return admitted.refused
+    const { route, heldMs } = admitted
+    const pod = route.decision.pod
+    if (pod === null) return noEndpoint(`no pod of pool ${pool.name} is ready`)
+    const headers: Record<string, string> = given === null ? { 'x-request-id': requestId } : {}
+    const endpoint = pool.endpoint(pod)
+    if (endpoint?.dataParallelRank != null)
+      headers['x-data-parallel-rank'] = String(endpoint.dataParallelRank)
+    this.picked = new PickedRequest(
+      this.context,
+      attempt,
+      {
+        requestId,
+        startedMs,
+        headers: { 'x-request-id': given ?? requestId },
+        decidedBy: {
+          tenant: tenant === '' ? null : tenant,
+          policy: null,
+          rule: null,
+          backend: null,
+        },
+      },
+      { route, pod, heldMs },
+    )
+    return { kind: 'endpoints', endpoints: rankedEndpoints(pool, route, input.subset), headers }
+  }
+
+  /**
+   * The pool's admission, as for the edge's requests: dispatched now, or held while its
+   * best pod cannot start it. Within a subset hint, only its pods, at once. A request whose
+   * TTFT objective header its best pod is predicted to miss is shed before anything.
+   */
+  private async admit(
+    attempt: PoolAttempt,
+    input: PickInput,
+  ): Promise<{ route: RouteResult; heldMs: number } | { refused: Pick }> {
+    const { router } = attempt.prepared.pool
+    const nowMs = performance.now()
+    if (input.subset !== null) {
+      const allowed = allowedPods(attempt.prepared.pool, input.subset)
+      const exclude = new Set(router.podNames().filter((name) => !allowed.has(name)))
+      return { route: router.dispatchNow(attempt.lookup, nowMs, { exclude }), heldMs: 0 }
+    }
+    const scored = router.score(attempt.lookup, nowMs)
+    const shed = shedByObjective(input.headers, router.prediction(attempt.lookup, scored))
+    if (shed !== null) {
+      this.context.metrics.saturated.labels({ pool: attempt.prepared.pool.name }).inc()
+      return { refused: refusal(shed) }
+    }
+    const admitted = await admitOnPool(this.context, { ...attempt, scored }, false, {
+      gone: this.signal,
+      answered: () => this.whenAnswered,
+    })
+    // The gateway went away while the request was held: nothing is left to answer.
+    if (admitted === null) throw new Error('the gateway closed the stream')
+    if ('saturated' in admitted)
+      return { refused: refusal(new KinfError('saturated', admitted.saturated)) }
+    return admitted
+  }
+
+  /** Not a routed request (GET /v1/models, say): any ready endpoint, rotating. */
+  private pickAny(pools: readonly PoolRuntime[], subset: readonly string[] | null): Pick {
+    const addresses = [
+      ...new Set(pools.flatMap((pool) => pool.endpoints().map((pod) => endpointAddress(pod.http)))),
+    ].filter((address) => subset === null || subset.includes(address))
+    if (addresses.length === 0) return noEndpoint('no endpoint is ready')
+    const at = this.nextRotation() % addresses.length
+    return {
+      kind: 'endpoints',
+      endpoints: [...addresses.slice(at), ...addresses.slice(0, at)],
+      headers: {},
+    }
+  }
+}
+
+/** The pods of `pool` whose endpoints the subset hint allows (all without a hint). */
+function allowedPods(pool: PoolRuntime, subset: readonly string[] | null): Set<string> {
+  const pods = pool
+    .endpoints()
+    .filter((pod) => subset === null || subset.includes(endpointAddress(pod.http)))
+  return new Set(pods.map((pod) => pod.name))
+}
+
+/**
+ * The chosen pod's endpoint first, then the next best by predicted TTFT for the gateway's
+ * retries: distinct addresses (a data-parallel pod's engines share one), in the subset.
+ */
+function rankedEndpoints(
+  pool: PoolRuntime,
+  route: RouteResult,
+  subset: readonly string[] | null,
+): string[] {
+  const primary = route.decision.pod as string
+  const others = route.candidates
+    .map((candidate) => candidate.name)
+    .filter((name) => name !== primary)
+    .sort(
+      (a, b) =>
+        (route.predictedTtftMs.get(a) ?? Infinity) - (route.predictedTtftMs.get(b) ?? Infinity),
+    )
+  const allowed = allowedPods(pool, subset)
+  const addresses: string[] = []
+  for (const name of [primary, ...others]) {
+    const endpoint = pool.endpoint(name)
+    if (!endpoint || !allowed.has(name)) continue
+    const address = endpointAddress(endpoint.http)
+    if (!addresses.includes(address)) addresses.push(address)
+    if (addresses.length > maxFallbacks) break
+  }
+  return addresses
+}
+
+function noEndpoint(message: string): Pick {
+  return refusal(new KinfError('upstream_unavailable', message, { status: 503 }))
+}
+
+/** An error as the gateway's ImmediateResponse: its status, OpenAI's JSON, Retry-After on 429/503. */
+function refusal(error: KinfError | SloShed): Pick {
+  const failure = KinfError.isInstance(error)
+    ? error
+    : new KinfError('rate_limited', error.message, { status: error.status, openAiCode: error.code })
+  const retryAfter = 'retryAfterSeconds' in error ? error.retryAfterSeconds : 1
+  const headers: Record<string, string> = { 'content-type': 'application/json' }
+  if (failure.status === 429 || failure.status === 503) headers['retry-after'] = String(retryAfter)
+  return {
+    kind: 'refused',
+    status: failure.status,
+    body: JSON.stringify(openAiErrorBody(failure)),
+    headers,
+  }
+}
