@@ -1,22 +1,17 @@
 import { writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRedisSnapshotStore } from '../../../control-plane/config-store/redis-snapshot-store.ts'
+import {
+  chartSecrets,
+  freePort,
+  startRenderedContainer,
+} from '../../support/chart-release-stack.ts'
 import { eventually } from '../../support/controller/controller-fixture.ts'
 import { e2eRun, startE2eCluster } from '../../support/e2e/e2e-stack.ts'
-import { type KinfctlProcess, startKinfctl } from '../../support/e2e/kinfctl-process.ts'
-import {
-  chartDir,
-  containersOf,
-  expandArgs,
-  findManifest,
-  type Manifest,
-  parseManifests,
-  templateChart,
-} from '../../support/helm-chart.ts'
-import type { Container } from '../../support/manifest-types.ts'
+import type { KinfctlProcess } from '../../support/e2e/kinfctl-process.ts'
+import { chartDir, type Manifest, parseManifests, templateChart } from '../../support/helm-chart.ts'
 import { redisUrl } from '../../support/redis-test-namespaces.ts'
 
 /**
@@ -33,58 +28,8 @@ let cluster: Awaited<ReturnType<typeof startE2eCluster>>
 let manifests: Manifest[] = []
 const ports = { controller: 0, scorer: 0, scorerMetrics: 0 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-    server.once('error', reject)
-  })
-}
-
-const secrets = [
-  { name: 'kinference-redis', data: { url: redisUrl } },
-  { name: 'kinference-edge-signing', data: { secrets: run.signingSecret } },
-  { name: 'kinference-admin-token', data: { token: run.adminToken } },
-].map(({ name, data }) => ({
-  apiVersion: 'v1',
-  kind: 'Secret',
-  metadata: { name, namespace: 'kinference' },
-  stringData: data,
-}))
-
-/** The container's environment as the kubelet builds it, Secrets read from the server. */
-async function envOf(container: Container, podName: string): Promise<Record<string, string>> {
-  const env: Record<string, string> = {}
-  for (const variable of container.env ?? []) {
-    const from = variable.valueFrom
-    if (variable.value !== undefined) env[variable.name] = variable.value
-    else if (from?.fieldRef?.fieldPath === 'metadata.name') env[variable.name] = podName
-    else if (from?.fieldRef?.fieldPath === 'metadata.namespace') env[variable.name] = 'kinference'
-    else if (from?.secretKeyRef) {
-      const { name, key } = from.secretKeyRef
-      const read = await cluster.kubectl(
-        'get',
-        'secret',
-        name,
-        '-n',
-        'kinference',
-        '-o',
-        `jsonpath={.data.${key}}`,
-      )
-      expect(read.code, `${variable.name} from Secret ${name}: ${read.stderr}`).toBe(0)
-      env[variable.name] = Buffer.from(read.stdout, 'base64').toString('utf8')
-    }
-  }
-  return env
-}
-
 async function startContainer(name: 'controller' | 'scorer', extraArgs: string[] = []) {
-  const [container] = containersOf(findManifest(manifests, 'Deployment', `kinference-${name}`))
-  if (!container) throw new Error(`no ${name} container`)
-  const env = await envOf(container, `kinference-${name}-0`)
-  const child = startKinfctl(name, [...expandArgs(container.args ?? [], env), ...extraArgs], env)
+  const child = await startRenderedContainer(cluster, manifests, name, { extraArgs })
   processes.push(child)
   return child
 }
@@ -113,7 +58,9 @@ beforeAll(async () => {
   writeFileSync(join(run.dir, 'release.yaml'), rendered.stdout)
   writeFileSync(
     join(run.dir, 'secrets.yaml'),
-    secrets.map((s) => JSON.stringify(s)).join('\n---\n'),
+    chartSecrets(run)
+      .map((s) => JSON.stringify(s))
+      .join('\n---\n'),
   )
   cluster = await startE2eCluster(run)
 }, 60_000)
