@@ -24,6 +24,7 @@ import {
 const pkg = JSON.parse(readFileSync('package.json', 'utf8'))
 const version: string = pkg.version
 const values = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8'))
+const chart = parse(readFileSync(join(chartDir, 'Chart.yaml'), 'utf8'))
 const commit = (await promisify(execFile)('git', ['rev-parse', 'HEAD'])).stdout.trim()
 const dirs: string[] = []
 const tempDir = (prefix: string) => {
@@ -67,10 +68,10 @@ describe('.ci/release --no-image', () => {
     const chartPackage = join(dist, `kinference-${version}.tgz`)
     const unpacked = tempDir('kinference-chart-')
     await promisify(execFile)('tar', ['-xzf', chartPackage, '-C', unpacked])
-    const chart = parse(readFileSync(join(unpacked, 'kinference', 'Chart.yaml'), 'utf8'))
-    expect(chart.name).toBe('kinference')
-    expect(chart.version).toBe(version)
-    expect(chart.appVersion).toBe(version)
+    const packaged = parse(readFileSync(join(unpacked, 'kinference', 'Chart.yaml'), 'utf8'))
+    expect(packaged.name).toBe('kinference')
+    expect(packaged.version).toBe(version)
+    expect(packaged.appVersion).toBe(version)
     expect(values.image.tag).toBe(version)
 
     const lint = await runHelm(['lint', chartPackage, '--kube-version', '1.33.0'])
@@ -138,11 +139,12 @@ describe('.ci/release with the image', () => {
       `${repository}:${version}`,
       `${repository}:${commit}`,
     ])
+    expect(chart.home).toMatch(/^https:\/\/github\.com\/\S+$/)
     const labels = Object.fromEntries(
       flagValues(build, '--label').map((label = '') => label.split(/=(.*)/s).slice(0, 2)),
     )
     expect(labels).toMatchObject({
-      'org.opencontainers.image.source': 'https://github.com/kinference/kinference',
+      'org.opencontainers.image.source': chart.home,
       'org.opencontainers.image.revision': commit,
       'org.opencontainers.image.version': version,
       'org.opencontainers.image.licenses': pkg.license,
