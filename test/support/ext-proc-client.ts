@@ -49,8 +49,12 @@ export function createExtProcClient(
 ): ExtProcClient {
   const protos = extProcProtos()
   const creds = tls ? credentials.createSsl(Buffer.from(tls.caPem)) : credentials.createInsecure()
-  const processor = new protos.externalProcessor(address, creds)
-  const health = new protos.health(address, creds) as unknown as HealthClient
+  // The test certificate names localhost; checking it by that name avoids an IP as TLS SNI.
+  const options = tls
+    ? { 'grpc.ssl_target_name_override': 'localhost', 'grpc.default_authority': 'localhost' }
+    : {}
+  const processor = new protos.externalProcessor(address, creds, options)
+  const health = new protos.health(address, creds, options) as unknown as HealthClient
   return {
     open: () =>
       new ExtProcCall(
@@ -133,8 +137,14 @@ export interface EnvoyReplay {
   trailers?: Record<string, string>
   /** `protocol_config` of the first message; default FULL_DUPLEX_STREAMED both ways. null: none. */
   protocolConfig?: ExtProcRequest['protocol_config'] | null
-  /** The upstream's answer; omitted: the stream half-closes once the request is answered. */
-  response?: EnvoyResponseReplay
+  /**
+   * The upstream's answer, or a function of the routing answer that makes it (e.g. by
+   * forwarding the request to the picked endpoint); omitted: the stream half-closes once the
+   * request is answered.
+   */
+  response?:
+    | EnvoyResponseReplay
+    | ((routed: EnvoyReplayResult) => EnvoyResponseReplay | Promise<EnvoyResponseReplay>)
 }
 
 /** What a replay got back, in order, and parsed. */
@@ -225,7 +235,13 @@ export async function replayEnvoy(
     if (replay.trailers) call.send({ request_trailers: { trailers: headerMap(replay.trailers) } })
   }
   await call.until((received) => requestAnswered(received, body !== null))
-  const response = replay.response
+  const answer = replay.response
+  const response =
+    typeof answer === 'function'
+      ? call.finished()
+        ? undefined
+        : await answer(summarize(call.received))
+      : answer
   if (response && !call.finished()) await replayResponse(call, response)
   if (!call.finished() && response?.cancelAfterChunks === undefined) call.halfClose()
   await call.until(() => call.finished())

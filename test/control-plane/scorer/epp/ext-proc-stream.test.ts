@@ -151,6 +151,19 @@ describe('a streamed chat request (FULL_DUPLEX_STREAMED)', () => {
     expect(await record.closed).toBe('completed')
   })
 
+  it('lets the replayed response depend on the routing answer (the served fallback)', async () => {
+    const result = await replayEnvoy(client, {
+      body: chatBody,
+      response: (routed) => ({
+        status: 200,
+        served: (routed.destination ?? '').split(',')[1] ?? null,
+        chunks: ['{"id":"x"}'],
+      }),
+    })
+    expect(result.echoedResponseBody.toString()).toBe('{"id":"x"}')
+    expect(lastExchange().responses[0]?.served).toBe('10.0.0.2:8000')
+  })
+
   it('completes a response that ends with its trailers', async () => {
     await replayEnvoy(client, {
       body: chatBody,
