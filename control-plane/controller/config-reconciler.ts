@@ -7,6 +7,7 @@ import {
 } from '../../shared/config/compile-live-config.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { ResolvedEndpoints } from '../../shared/config/resolve-endpoints.ts'
+import { takeInUpstreamPools } from '../../shared/config/take-in-upstream-pools.ts'
 import type { KinferenceResource } from '../../shared/crd/resource.ts'
 import { WatchedEndpointSlice, WatchedPod, type Workloads } from '../../shared/kube/watched-pod.ts'
 import type { ControllerMetrics } from './controller-metrics.ts'
@@ -18,7 +19,8 @@ import {
 } from './desired-status.ts'
 import { seededResources } from './seeded-resources.ts'
 import type { StatusWrite } from './status-writer.ts'
-import { kinferenceKinds, type WatchedKind } from './watched-kinds.ts'
+import { writeUpstreamStatuses } from './upstream-pool-status.ts'
+import { kinferenceKinds, upstreamPoolKind, type WatchedKind } from './watched-kinds.ts'
 
 /** Where snapshots go live: Redis first (it numbers versions), then Workers KV. */
 export interface SnapshotSink {
@@ -43,6 +45,16 @@ export interface ReconcilerDeps {
   retryLater: () => void
   /** Records an Event on a resource whose acceptance changed (best effort). */
   emitEvent: (object: KubernetesObject, event: AcceptanceEvent) => Promise<void>
+  /**
+   * The Endpoint Picker Service whose upstream InferencePools become pools; null: none.
+   * Its objects come as objects(upstreamPoolKind.kind).
+   */
+  eppService?: string | null
+  /** Writes an upstream pool's status (read first: other controllers share it). */
+  writeUpstreamStatus?: (
+    object: KubernetesObject,
+    compute: (existing: unknown) => Record<string, unknown> | null,
+  ) => Promise<StatusWrite>
 }
 
 export interface AcceptanceEvent {
@@ -86,10 +98,15 @@ export class ConfigReconciler {
       const documents = [...objects].flatMap(([kind, list]) =>
         list.map((object) => documentOf(kind, object)),
       )
+      const upstream = takeInUpstreamPools({
+        upstream: this.deps.objects(upstreamPoolKind.kind),
+        pools: documents.filter((document) => document.key.startsWith('InferencePool/')),
+        service: this.deps.eppService ?? null,
+      })
       const live = await compileLiveConfig({
-        documents,
+        documents: [...documents, ...upstream.documents],
         lastGood: this.lastGood,
-        workloads: this.workloads(),
+        workloads: { ...this.workloads(), upstreamPools: upstream.taken },
         defaultNamespace: 'default',
       })
       this.lastGood = live.carried
@@ -106,6 +123,19 @@ export class ConfigReconciler {
       }
       if (seededNow) await this.publish(live.result.snapshot)
       await this.writeStatuses(objects, live.verdicts, live.result.resolved)
+      await writeUpstreamStatuses({
+        intake: upstream,
+        verdicts: live.verdicts,
+        carried: live.carried,
+        resolved: live.result.resolved,
+        metrics,
+        log: this.deps.log,
+        objects: this.deps.objects(upstreamPoolKind.kind),
+        service: this.deps.eppService ?? null,
+        nowIso: new Date(this.deps.nowMs()).toISOString(),
+        write: (object, compute) =>
+          this.deps.writeUpstreamStatus?.(object, compute) ?? Promise.resolve('unchanged'),
+      })
       for (const kind of kinferenceKinds) {
         const rejected = (objects.get(kind.kind) ?? []).filter(
           (o) => live.verdicts.get(documentOf(kind.kind, o).key)?.accepted === false,
@@ -260,7 +290,7 @@ export class ConfigReconciler {
       carriedGeneration:
         verdict?.carried === 'current' ? generation : (carried?.metadata.generation ?? null),
       ...(counted && { counts: resolved.counts[key] ?? { pods: 0, ready: 0 } }),
-      ...(problem && { selectorProblem: problem.message }),
+      ...(problem && { selectorProblem: { reason: problem.reason, message: problem.message } }),
       publish:
         this.publishState.state === 'published'
           ? {

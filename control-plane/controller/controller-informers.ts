@@ -12,6 +12,7 @@ import {
   endpointSliceKind,
   kinferenceKinds,
   podKind,
+  upstreamPoolKind,
   type WatchedKind,
 } from './watched-kinds.ts'
 
@@ -27,11 +28,16 @@ export interface InformerSetOptions {
   onChange: (kind: string) => void
   onRestart: (kind: string, reason: string, delayMs: number) => void
   random: () => number
+  /**
+   * Also watch upstream InferencePools (inference.networking.k8s.io/v1), a CRD the
+   * cluster may not have: while it answers 404 it is asked again every `retryMs`.
+   */
+  upstreamPools?: { retryMs: number; onAbsent: (absent: boolean, reason: string) => void }
 }
 
 /**
- * The controller's informers: the five Kinference kinds, Pods and EndpointSlices, in each
- * watched namespace (or cluster-wide). Changes are filtered by a fingerprint of what
+ * The controller's informers: the five Kinference kinds, Pods and EndpointSlices (and, when
+ * asked, upstream InferencePools), in each watched namespace (or cluster-wide). Changes are filtered by a fingerprint of what
  * compiling reads, so the controller's own status writes do not trigger reconciles.
  */
 export class InformerSet {
@@ -45,25 +51,24 @@ export class InformerSet {
     const core = options.kubeConfig.makeApiClient(CoreV1Api)
     const discovery = options.kubeConfig.makeApiClient(DiscoveryV1Api)
     const scopes = options.namespaces.length === 0 ? [null] : [...new Set(options.namespaces)]
+    const customList =
+      (kind: WatchedKind) =>
+      (ns: string | null): Promise<List> =>
+        (ns === null
+          ? custom.listClusterCustomObject({
+              group: kind.group,
+              version: kind.version,
+              plural: kind.plural,
+            })
+          : custom.listNamespacedCustomObject({
+              group: kind.group,
+              version: kind.version,
+              namespace: ns,
+              plural: kind.plural,
+            })) as Promise<List>
     const lists: [WatchedKind, (ns: string | null) => Promise<List>][] = [
       ...kinferenceKinds.map(
-        (kind) =>
-          [
-            kind,
-            (ns: string | null) =>
-              (ns === null
-                ? custom.listClusterCustomObject({
-                    group: kind.group,
-                    version: kind.version,
-                    plural: kind.plural,
-                  })
-                : custom.listNamespacedCustomObject({
-                    group: kind.group,
-                    version: kind.version,
-                    namespace: ns,
-                    plural: kind.plural,
-                  })) as Promise<List>,
-          ] as [WatchedKind, (ns: string | null) => Promise<List>],
+        (kind) => [kind, customList(kind)] as [WatchedKind, (ns: string | null) => Promise<List>],
       ),
       [
         podKind,
@@ -90,6 +95,24 @@ export class InformerSet {
         scopes.map((ns) => this.informerOf(kind, ns, () => list(ns))),
       )
     }
+    const upstream = options.upstreamPools
+    if (upstream) {
+      const list = customList(upstreamPoolKind)
+      let absent = false
+      this.informers.set(
+        upstreamPoolKind.kind,
+        scopes.map((ns) =>
+          this.informerOf(upstreamPoolKind, ns, () => list(ns), {
+            retryMs: upstream.retryMs,
+            // One line for the cluster, not one per watched namespace.
+            onAbsent: (now, reason) => {
+              if (now !== absent) upstream.onAbsent(now, reason)
+              absent = now
+            },
+          }),
+        ),
+      )
+    }
   }
 
   /** Resolves when every informer has listed once; rejects with the first failure. */
@@ -114,16 +137,23 @@ export class InformerSet {
     await Promise.all([...this.informers.values()].flat().map((informer) => informer.stop()))
   }
 
-  private informerOf(kind: WatchedKind, namespace: string | null, list: () => Promise<List>) {
+  private informerOf(
+    kind: WatchedKind,
+    namespace: string | null,
+    list: () => Promise<List>,
+    optional?: { retryMs: number; onAbsent: (absent: boolean, reason: string) => void },
+  ) {
     return new ResilientInformer(
       this.options.kubeConfig,
       {
         path: collectionPath(kind, namespace),
         watchTimeoutSeconds: this.options.watchTimeoutSeconds,
         staleAfterMs: this.options.staleAfterMs,
+        absentRetryMs: optional?.retryMs ?? null,
       },
       {
         list,
+        ...(optional && { onAbsent: optional.onAbsent }),
         random: this.options.random,
         onRestart: (reason, delayMs) => this.options.onRestart(kind.kind, reason, delayMs),
         onChange: (type, object) => this.changed(kind.kind, type, object),

@@ -18,8 +18,8 @@ export interface ResourceFacts {
   carriedGeneration: number | null
   /** Pools and worker sets: pods selected and ready endpoints. */
   counts?: { pods: number; ready: number }
-  /** Pools: pods other pools claim first, and the like. */
-  selectorProblem?: string
+  /** Pools: pods other pools claim first, an upstream pool not taken in, and the like. */
+  selectorProblem?: { reason: 'OverlappingSelector' | 'UpstreamPoolNotFound'; message: string }
   publish: PublishState
 }
 
@@ -127,8 +127,8 @@ function resolvedRefs({ verdict, selectorProblem }: ResourceFacts): ConditionSpe
     return {
       type: 'ResolvedRefs',
       status: 'False',
-      reason: 'OverlappingSelector',
-      message: selectorProblem,
+      reason: selectorProblem.reason,
+      message: selectorProblem.message,
     }
   return { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs', message: '' }
 }

@@ -11,6 +11,12 @@ export const ResilientInformerOptions = z.strictObject({
   staleAfterMs: z.int().positive().default(360_000),
   backoffInitialMs: z.int().positive().default(500),
   backoffMaxMs: z.int().positive().default(30_000),
+  /**
+   * For a kind the cluster may not serve (an optional CRD): a 404 is not a failure but an
+   * empty, synced cache, asked again this often (no backoff, one log line per change).
+   * Null: a 404 is a failure like any other (at start, startup fails).
+   */
+  absentRetryMs: z.int().positive().nullable().default(null),
 })
 export type ResilientInformerOptionsInput = z.input<typeof ResilientInformerOptions>
 
@@ -22,6 +28,8 @@ export interface InformerHooks {
   onRestart: (reason: string, delayMs: number) => void
   /** A fresh list replaced the cache: objects deleted meanwhile are simply gone from it. */
   onRelisted: () => void
+  /** With absentRetryMs: the kind stopped (true) or started (false) being served. */
+  onAbsent?: (absent: boolean, reason: string) => void
   random: () => number
 }
 
@@ -45,6 +53,8 @@ export class ResilientInformer {
   /** The last error, cleared by a successful list. */
   lastError: string | null = null
   synced = false
+  /** With absentRetryMs: the server answered 404, so the kind is not served (yet). */
+  absent = false
 
   private readonly kubeConfig: KubeConfig
   private readonly hooks: InformerHooks
@@ -73,7 +83,7 @@ export class ResilientInformer {
   }
 
   list(): readonly KubernetesObject[] {
-    return this.active?.list() ?? []
+    return this.absent ? [] : (this.active?.list() ?? [])
   }
 
   async stop(): Promise<void> {
@@ -128,6 +138,10 @@ export class ResilientInformer {
       this.synced = true
       this.lastActivityMs = Date.now()
       if (previous && previous !== next) void previous.stop()
+      if (this.absent) {
+        this.absent = false
+        this.hooks.onAbsent?.(false, 'listed')
+      }
       for (const object of next.list()) this.hooks.onChange('add', object)
       this.hooks.onRelisted()
       this.firstSync?.resolve()
@@ -138,6 +152,10 @@ export class ResilientInformer {
 
   private failed(failedWatch: ListWatch<KubernetesObject>, error: unknown) {
     this.lastError = describeError(error)
+    if (this.options.absentRetryMs !== null && statusOf(error) === 404) {
+      this.notServed(failedWatch, this.options.absentRetryMs)
+      return
+    }
     if (this.firstSync) {
       this.firstSync.reject(error)
       this.firstSync = null
@@ -146,6 +164,29 @@ export class ResilientInformer {
       return
     }
     this.restart(this.lastError)
+  }
+
+  /**
+   * The kind is not served: the cache reads empty (what was in it is announced deleted),
+   * the informer counts as synced, and a fresh list is tried after `retryMs`. Logged once
+   * per change, not per retry: a cluster without the CRD is a normal state.
+   */
+  private notServed(failedWatch: ListWatch<KubernetesObject>, retryMs: number) {
+    const gone = this.absent ? [] : this.list()
+    if (!this.absent) this.hooks.onAbsent?.(true, this.lastError ?? 'HTTP 404')
+    this.absent = true
+    this.synced = true
+    this.generation++
+    void failedWatch.stop()
+    for (const object of gone) this.hooks.onChange('delete', object)
+    if (gone.length > 0) this.hooks.onRelisted()
+    this.firstSync?.resolve()
+    this.firstSync = null
+    if (this.stopped || this.retry) return
+    this.retry = setTimeout(() => {
+      this.retry = null
+      if (!this.stopped) this.launch()
+    }, retryMs)
   }
 
   private restart(reason: string) {
@@ -166,10 +207,16 @@ export class ResilientInformer {
   }
 
   private checkStale() {
-    if (this.stopped || this.retry) return
+    if (this.stopped || this.retry || this.absent) return
     if (Date.now() - this.lastActivityMs > this.options.staleAfterMs)
       this.restart(`no event or bookmark for ${Math.round(this.options.staleAfterMs / 1000)} s`)
   }
+}
+
+/** The HTTP status of a failure of client-node, if it has one. */
+export function statusOf(error: unknown): number | undefined {
+  const record = error as { statusCode?: number; code?: number | string } | null
+  return record?.statusCode ?? (typeof record?.code === 'number' ? record.code : undefined)
 }
 
 /** One line for a failure of client-node or the network, for logs, status and exit. */

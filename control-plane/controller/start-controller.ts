@@ -6,6 +6,7 @@ import {
 } from '@kubernetes/client-node'
 import { z } from 'zod'
 import { parseOptions } from '../../shared/config/parse-options.ts'
+import { dnsLabelPattern } from '../../shared/crd/api-group.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { ConfigReconciler, type SnapshotSink } from './config-reconciler.ts'
 import { InformerSet } from './controller-informers.ts'
@@ -16,6 +17,7 @@ import { emitAcceptanceEvent } from './emit-acceptance-event.ts'
 import { LeaseElector } from './lease-elector.ts'
 import { describeError } from './resilient-informer.ts'
 import { writeStatus } from './status-writer.ts'
+import { upstreamPoolKind } from './watched-kinds.ts'
 
 export const ControllerOptions = z.strictObject({
   /** Namespaces watched; empty for all. */
@@ -37,6 +39,19 @@ export const ControllerOptions = z.strictObject({
   staleWatchMs: z.int().min(1_000).default(360_000),
   publishRetryMs: z.int().min(10).default(1_000),
   publishRetryMaxMs: z.int().min(10).default(30_000),
+  /**
+   * The Endpoint Picker's Service (the scorer's): upstream InferencePools
+   * (inference.networking.k8s.io/v1) whose endpointPickerRef names it in their namespace
+   * become pools of the snapshot. Null: they are not watched.
+   */
+  eppService: z
+    .string()
+    .regex(dnsLabelPattern, 'must be a Service name (a DNS-1123 label)')
+    .max(63)
+    .nullable()
+    .default(null),
+  /** How often a cluster without the upstream InferencePool CRD is asked again. */
+  upstreamRetryMs: z.int().min(10).default(60_000),
   host: z.string().default('0.0.0.0'),
   port: z.int().min(0).max(65_535).default(8081),
 })
@@ -107,6 +122,17 @@ export async function startController(
       metrics.watchRestarts.labels({ kind }).inc()
       log(`controller: ${kind} watch stopped (${reason}); restarting in ${delayMs} ms`)
     },
+    ...(options.eppService !== null && {
+      upstreamPools: {
+        retryMs: options.upstreamRetryMs,
+        onAbsent: (absent, reason) =>
+          log(
+            absent
+              ? `controller: ${upstreamPoolKind.kind} is not served (${reason}): no upstream pools until its CRD is applied; asking again every ${options.upstreamRetryMs} ms`
+              : `controller: ${upstreamPoolKind.kind} is served now; watching it`,
+          ),
+      },
+    }),
   })
   const reconciler = new ConfigReconciler({
     objects: (kind) => informers.objects(kind),
@@ -117,6 +143,9 @@ export async function startController(
     nowMs: Date.now,
     writeStatus: (kind, object, compute) => writeStatus({ api: custom, kind, object, compute }),
     emitEvent: (object, event) => emitAcceptanceEvent(core, object, event, options.identity),
+    eppService: options.eppService,
+    writeUpstreamStatus: (object, compute) =>
+      writeStatus({ api: custom, kind: upstreamPoolKind, object, compute, readFirst: true }),
     retryLater: () => {
       if (retryTimer || closing) return
       retryTimer = setTimeout(() => {

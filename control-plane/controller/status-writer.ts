@@ -15,11 +15,25 @@ export async function writeStatus(options: {
   object: KubernetesObject & { status?: unknown }
   compute: (existing: unknown) => Record<string, unknown> | null
   retries?: number
+  /**
+   * Read the object before the first write too, not only after a 409: for a status other
+   * controllers write (an upstream pool's shared status.parents), the cached copy is only
+   * used to tell whether anything needs writing.
+   */
+  readFirst?: boolean
 }): Promise<StatusWrite> {
   const { api, kind } = options
   let object = options.object
   const { name, namespace } = object.metadata as { name: string; namespace: string }
   const target = { group: kind.group, version: kind.version, plural: kind.plural, namespace, name }
+  if (options.readFirst && options.compute(object.status) !== null) {
+    try {
+      object = (await api.getNamespacedCustomObjectStatus(target)) as typeof object
+    } catch (error) {
+      if ((error as { code?: number }).code === 404) return 'gone'
+      throw error
+    }
+  }
   for (let attempt = 0; ; attempt++) {
     const status = options.compute(object.status)
     if (status === null) return 'unchanged'

@@ -1,5 +1,9 @@
 import { apiGroup } from '../../shared/crd/api-group.ts'
 import { kindDefinitions, type ResourceKind, resourceKinds } from '../../shared/crd/resource.ts'
+import {
+  upstreamPoolGroup,
+  upstreamPoolVersion,
+} from '../../shared/kube/upstream-inference-pool.ts'
 
 /** One kind the controller lists and watches, and where its API lives. */
 export interface WatchedKind {
@@ -22,6 +26,17 @@ export const endpointSliceKind: WatchedKind = {
   group: 'discovery.k8s.io',
   version: 'v1',
   plural: 'endpointslices',
+}
+
+/**
+ * The Gateway API Inference Extension's InferencePool. Its plural is also our pool's, so
+ * the controller knows it by its full name (as kubectl does), in logs and metrics too.
+ */
+export const upstreamPoolKind: WatchedKind = {
+  kind: `InferencePool.${upstreamPoolGroup}`,
+  group: upstreamPoolGroup,
+  version: upstreamPoolVersion,
+  plural: 'inferencepools',
 }
 
 /** The collection path of a kind in one namespace, or in all when namespace is null. */

@@ -2,6 +2,11 @@ import type { z } from 'zod'
 import { formatFieldPath } from '../../shared/config/config-issue.ts'
 import { type DocumentCheck, validateResources } from '../../shared/config/validate-resources.ts'
 import type { KinferenceResource } from '../../shared/crd/resource.ts'
+import {
+  UpstreamInferencePool,
+  upstreamPoolGroup,
+  upstreamPoolVersion,
+} from '../../shared/kube/upstream-inference-pool.ts'
 import { WatchedEndpointSlice, WatchedPod, type Workloads } from '../../shared/kube/watched-pod.ts'
 import type { ConditionRegistry } from '../../shared/policy/conditions/policy-condition.ts'
 import type { StrategyRegistry } from '../../shared/routing/strategies/define-strategy.ts'
@@ -106,6 +111,12 @@ function workloadsOf(values: readonly unknown[]): Workloads {
   return {
     pods: pick(WatchedPod, 'Pod', 'v1'),
     endpointSlices: pick(WatchedEndpointSlice, 'EndpointSlice', 'discovery.k8s.io/v1'),
+    // Files name no Endpoint Picker: a pool's upstreamPoolRef may name any of them.
+    upstreamPools: pick(
+      UpstreamInferencePool,
+      'InferencePool',
+      `${upstreamPoolGroup}/${upstreamPoolVersion}`,
+    ),
   }
 }
 

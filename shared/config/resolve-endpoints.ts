@@ -1,5 +1,10 @@
 import type { InferencePool, InferenceWorkerSet } from '../crd/resource.ts'
 import { matchesLabels } from '../kube/match-labels.ts'
+import {
+  targetPortsOf,
+  type UpstreamInferencePool,
+  upstreamPoolGroup,
+} from '../kube/upstream-inference-pool.ts'
 import { isReadyEndpoint, type WatchedPod, type Workloads } from '../kube/watched-pod.ts'
 import type { PoolEndpoint } from './pool-endpoint.ts'
 import type { Indexed, ResourceIndex } from './resource-index.ts'
@@ -8,7 +13,8 @@ import type { Indexed, ResourceIndex } from './resource-index.ts'
 export interface EndpointIssue {
   kind: 'InferencePool' | 'InferenceWorkerSet'
   id: string
-  reason: 'OverlappingSelector'
+  /** UpstreamPoolNotFound: its upstreamPoolRef names no upstream pool the controller takes in. */
+  reason: 'OverlappingSelector' | 'UpstreamPoolNotFound'
   message: string
 }
 
@@ -23,8 +29,8 @@ export interface ResolvedEndpoints {
 
 /**
  * A pool's endpoints are the ready, non-terminating EndpointSlice endpoints (of a Service
- * over the pool's pods) whose Pod the pool's selector matches, one per pod, on the pool's
- * ports. A pod two pools select belongs to the older pool (by creationTimestamp, then
+ * over the pool's pods) whose Pod the pool's selector matches, one per pod and port, on
+ * the pool's ports (or the selector and target ports of the upstream pool it names). A pod two pools select belongs to the older pool (by creationTimestamp, then
  * id), so a new pool with a broad selector cannot take pods from one already serving.
  */
 export function resolveEndpoints(index: ResourceIndex, workloads: Workloads): ResolvedEndpoints {
@@ -37,7 +43,19 @@ export function resolveEndpoints(index: ResourceIndex, workloads: Workloads): Re
   )
   const workerSets = [...index.InferenceWorkerSet.values()]
   for (const [id, pool] of pools) {
-    const selected = selectedPods(pool, workloads.pods)
+    const source = podSourceOf(pool, workloads.upstreamPools ?? [])
+    if (typeof source === 'string') {
+      result.issues.push({
+        kind: 'InferencePool',
+        id,
+        reason: 'UpstreamPoolNotFound',
+        message: source,
+      })
+      result.endpoints[id] = []
+      result.counts[`InferencePool/${id}`] = { pods: 0, ready: 0 }
+      continue
+    }
+    const selected = selectedPods(pool.namespace, source.selector, workloads.pods)
     const claimedElsewhere = selected.filter((pod) => owner.has(podKey(pod)))
     if (claimedElsewhere.length > 0) {
       result.issues.push({
@@ -57,7 +75,10 @@ export function resolveEndpoints(index: ResourceIndex, workloads: Workloads): Re
     const endpoints = own.flatMap((pod) => {
       const address = addresses.get(podKey(pod))
       if (address === undefined) return []
-      return [endpointOf(pool, pod, address, workerSetOf(sets, pod, result))]
+      const workerSet = workerSetOf(sets, pod, result)
+      return source.ports.map((port) =>
+        endpointOf(pool, pod, address, workerSet, { port, named: source.ports.length > 1 }),
+      )
     })
     endpoints.sort((a, b) => a.name.localeCompare(b.name))
     result.endpoints[id] = endpoints
@@ -81,11 +102,42 @@ function describePods(pods: readonly WatchedPod[]): string {
   return `pod${pods.length === 1 ? '' : 's'} ${names.join(', ')}${more}`
 }
 
-function selectedPods(pool: Indexed<InferencePool>, pods: readonly WatchedPod[]): WatchedPod[] {
-  const selector = pool.resource.spec.selector.matchLabels
+/** Where a pool's pods and ports come from: its own spec, or the upstream pool it names. */
+interface PodSource {
+  selector: Readonly<Record<string, string>>
+  ports: readonly number[]
+}
+
+/** The pool's pod source, or why it has none (its upstream pool is not taken in). */
+function podSourceOf(
+  pool: Indexed<InferencePool>,
+  upstreamPools: readonly UpstreamInferencePool[],
+): PodSource | string {
+  const { spec } = pool.resource
+  const ref = spec.upstreamPoolRef
+  // The schema gives a pool without upstreamPoolRef both a selector and a targetPort.
+  if (!ref)
+    return {
+      selector: spec.selector?.matchLabels ?? {},
+      ports: spec.targetPort === undefined ? [] : [spec.targetPort],
+    }
+  const upstream = upstreamPools.find(
+    (candidate) =>
+      candidate.metadata.namespace === pool.namespace && candidate.metadata.name === ref.name,
+  )
+  if (!upstream)
+    return `spec.upstreamPoolRef: no InferencePool.${upstreamPoolGroup} ${pool.namespace}/${ref.name} whose endpointPickerRef names Kinference's Endpoint Picker`
+  return { selector: upstream.spec.selector.matchLabels, ports: targetPortsOf(upstream) }
+}
+
+function selectedPods(
+  namespace: string,
+  selector: Readonly<Record<string, string>>,
+  pods: readonly WatchedPod[],
+): WatchedPod[] {
   return pods.filter(
     (pod) =>
-      pod.metadata.namespace === pool.namespace &&
+      pod.metadata.namespace === namespace &&
       !pod.metadata.deletionTimestamp &&
       matchesLabels(selector, pod.metadata.labels),
   )
@@ -149,25 +201,34 @@ function countWorkerSet(
   }
 }
 
+/**
+ * One endpoint of a pod on one of the pool's ports. A pod serving on several ports (an
+ * upstream pool's targetPorts) is one endpoint per port, named `pod:port` (no Kubernetes
+ * name holds ":", so none is mistaken for a pod's own); on one port it is the pod's name,
+ * as the KV index and the KV-event topic know it. Several ports mean several servers
+ * behind one pod address, so the pod's one KV-event socket is not read for any of them.
+ */
 function endpointOf(
   pool: Indexed<InferencePool>,
   pod: WatchedPod,
   at: { address: string; ipv6: boolean },
   workerSet: InferenceWorkerSet | null,
+  on: { port: number; named: boolean },
 ): PoolEndpoint {
   const { spec } = pool.resource
   const host = at.ipv6 ? `[${at.address}]` : at.address
-  const metricsPort = spec.metrics.port ?? spec.targetPort
+  const metricsPort = spec.metrics.port ?? on.port
   const dataParallelSize = workerSet?.spec.dataParallelSize ?? 1
+  const kvEvents = on.named ? undefined : spec.kvEvents
   return {
-    name: pod.metadata.name,
+    name: on.named ? `${pod.metadata.name}:${on.port}` : pod.metadata.name,
     namespace: pod.metadata.namespace,
     address: at.address,
     workerSet: workerSet?.metadata.name ?? null,
-    http: `http://${host}:${spec.targetPort}`,
+    http: `http://${host}:${on.port}`,
     metrics: `http://${host}:${metricsPort}${spec.metrics.path}`,
-    events: spec.kvEvents ? `tcp://${host}:${spec.kvEvents.port}` : null,
-    replay: spec.kvEvents?.replayPort ? `tcp://${host}:${spec.kvEvents.replayPort}` : null,
+    events: kvEvents ? `tcp://${host}:${kvEvents.port}` : null,
+    replay: kvEvents?.replayPort ? `tcp://${host}:${kvEvents.replayPort}` : null,
     ...(dataParallelSize > 1 && { dataParallelSize }),
     labels: { ...pod.metadata.labels },
   }

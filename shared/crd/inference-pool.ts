@@ -9,6 +9,19 @@ import { routingSpecSchema } from './routing-spec.ts'
 
 export const Port = z.int().min(1).max(65_535)
 
+/** The name of an upstream InferencePool in the pool's namespace (a DNS-1123 subdomain). */
+export const UpstreamPoolRef = z.strictObject({
+  name: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(
+      /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
+      'must be a DNS-1123 subdomain',
+    )
+    .describe('Name of the inference.networking.k8s.io/v1 InferencePool, in this namespace.'),
+})
+
 const modelNameChars = '[A-Za-z0-9][A-Za-z0-9._:/@+-]*'
 
 /** A model name as clients send it and as vLLM serves it (`--served-model-name`). */
@@ -114,46 +127,85 @@ export const SaturationSpec = z.strictObject({
  * InferencePoolSpec, more where a caller registers its own.
  */
 export function inferencePoolSpecSchema(strategies: StrategyRegistry) {
-  return z.strictObject({
-    selector: LabelSelector,
-    targetPort: Port.describe('Port of the vLLM OpenAI-compatible server on each pod.'),
-    kvEvents: KvEventsEndpoint.optional().describe(
-      'Where pods publish KV-cache events. Without it, cache-aware strategies use an approximate index learnt from routing decisions.',
-    ),
-    metrics: MetricsEndpoint.prefault({}).describe('Where and how often /metrics is scraped.'),
-    models: namedList(ServedModel, { min: 1, max: 16 }).describe(
-      'Models every pod of the pool serves.',
-    ),
-    blockSize: z
-      .int()
-      .min(1)
-      .max(256)
-      .default(16)
-      .describe('vLLM --block-size: tokens per KV-cache block, and the unit of prefix hashing.'),
-    scheduler: SchedulerLimits.prefault({}).describe(
-      'vLLM scheduler limits the TTFT predictor models.',
-    ),
-    gpuProfile: z
-      .string()
-      .min(1)
-      .max(128)
-      .describe('Hardware and model profile for initial TTFT estimates, e.g. l40s-27b-fp8.'),
-    routing: routingSpecSchema(strategies).prefault({}),
-    ttftSloMs: z
-      .number()
-      .positive()
-      .optional()
-      .describe('Target TTFT. Pods predicted above it are avoided while another pod meets it.'),
-    saturation: SaturationSpec.prefault({}).describe(
-      'When a pod, and the pool, count as saturated.',
-    ),
-    failureMode: z
-      .enum(['FailOpen', 'FailClose'])
-      .default('FailOpen')
-      .describe(
-        'FailOpen: when the index or metrics are unavailable, route by load only. FailClose: answer 503 instead.',
+  return z
+    .strictObject({
+      selector: LabelSelector.optional().describe(
+        'Selects the pool’s pods by label. Required unless upstreamPoolRef is set.',
       ),
-  })
+      targetPort: Port.optional().describe(
+        'Port of the vLLM OpenAI-compatible server on each pod. Required unless upstreamPoolRef is set.',
+      ),
+      upstreamPoolRef: UpstreamPoolRef.optional().describe(
+        'An upstream InferencePool (inference.networking.k8s.io/v1) of this namespace whose endpointPickerRef names Kinference’s Endpoint Picker: this pool takes its pods (spec.selector) and ports (spec.targetPorts, each a distinct endpoint) from it, and this spec gives everything else. Then selector and targetPort are not set.',
+      ),
+      kvEvents: KvEventsEndpoint.optional().describe(
+        'Where pods publish KV-cache events. Without it, cache-aware strategies use an approximate index learnt from routing decisions.',
+      ),
+      metrics: MetricsEndpoint.prefault({}).describe('Where and how often /metrics is scraped.'),
+      models: namedList(ServedModel, { min: 1, max: 16 }).describe(
+        'Models every pod of the pool serves.',
+      ),
+      blockSize: z
+        .int()
+        .min(1)
+        .max(256)
+        .default(16)
+        .describe('vLLM --block-size: tokens per KV-cache block, and the unit of prefix hashing.'),
+      scheduler: SchedulerLimits.prefault({}).describe(
+        'vLLM scheduler limits the TTFT predictor models.',
+      ),
+      gpuProfile: z
+        .string()
+        .min(1)
+        .max(128)
+        .describe('Hardware and model profile for initial TTFT estimates, e.g. l40s-27b-fp8.'),
+      routing: routingSpecSchema(strategies).prefault({}),
+      ttftSloMs: z
+        .number()
+        .positive()
+        .optional()
+        .describe('Target TTFT. Pods predicted above it are avoided while another pod meets it.'),
+      saturation: SaturationSpec.prefault({}).describe(
+        'When a pod, and the pool, count as saturated.',
+      ),
+      failureMode: z
+        .enum(['FailOpen', 'FailClose'])
+        .default('FailOpen')
+        .describe(
+          'FailOpen: when the index or metrics are unavailable, route by load only. FailClose: answer 503 instead.',
+        ),
+    })
+    .superRefine((spec, ctx) => {
+      for (const problem of podSourceProblems(spec)) ctx.addIssue({ code: 'custom', ...problem })
+    })
+    .meta({
+      'x-kubernetes-validations': [
+        {
+          rule: 'has(self.upstreamPoolRef) ? !has(self.selector) && !has(self.targetPort) : has(self.selector) && has(self.targetPort)',
+          message: 'set selector and targetPort, or upstreamPoolRef (which gives both), not both',
+        },
+      ],
+    })
+}
+
+/**
+ * A pool's pods and ports come from its own selector and targetPort, or from the upstream
+ * pool it names: exactly one of the two.
+ */
+function podSourceProblems(spec: {
+  selector?: unknown
+  targetPort?: unknown
+  upstreamPoolRef?: unknown
+}): { path: string[]; message: string }[] {
+  const own = (['selector', 'targetPort'] as const).filter((field) => spec[field] !== undefined)
+  if (spec.upstreamPoolRef !== undefined)
+    return own.map((field) => ({
+      path: [field],
+      message: `not allowed with upstreamPoolRef: the upstream pool gives the ${field === 'selector' ? 'selector' : 'ports'}`,
+    }))
+  return (['selector', 'targetPort'] as const)
+    .filter((field) => spec[field] === undefined)
+    .map((field) => ({ path: [field], message: 'required unless upstreamPoolRef is set' }))
 }
 
 export const InferencePoolSpec = inferencePoolSpecSchema(builtinStrategies)

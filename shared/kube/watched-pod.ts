@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import type { UpstreamInferencePool } from './upstream-inference-pool.ts'
 
 const Labels = z.record(z.string(), z.string())
 
@@ -59,6 +60,11 @@ export type WatchedEndpointSlice = z.infer<typeof WatchedEndpointSlice>
 export interface Workloads {
   pods: readonly WatchedPod[]
   endpointSlices: readonly WatchedEndpointSlice[]
+  /**
+   * Upstream InferencePools a pool's `upstreamPoolRef` may name: the controller passes
+   * those whose endpointPickerRef names its Endpoint Picker; none when absent.
+   */
+  upstreamPools?: readonly UpstreamInferencePool[]
 }
 
 export const noWorkloads: Workloads = { pods: [], endpointSlices: [] }

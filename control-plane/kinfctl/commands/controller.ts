@@ -24,6 +24,13 @@ Cluster:
       --kubeconfig FILE        kubeconfig to use (default: in-cluster service account when
                                running in a pod, else KUBECONFIG or ~/.kube/config)
   -n, --namespace NS           watch this namespace (repeatable; default: all namespaces)
+Gateway API Inference Extension:
+      --epp-service NAME       also take in upstream InferencePools
+                               (inference.networking.k8s.io/v1) whose endpointPickerRef
+                               names Service NAME (the scorer's) in their namespace: each
+                               becomes a pool, and gets our entry in its status.parents
+                               (default: off; a cluster without that CRD is asked again
+                               every minute)
 Publishing:
       --redis URL              snapshot store (default: REDIS_URL); scorers and edges follow it
       --redis-prefix P         key prefix (default ${defaultKeyPrefix})
@@ -80,6 +87,7 @@ export async function controllerCommand(args: string[], io: CliIo): Promise<numb
       resync: { type: 'string', default: '5m' },
       'watch-timeout': { type: 'string', default: '290s' },
       listen: { type: 'string', default: '0.0.0.0:8081' },
+      'epp-service': { type: 'string' },
     },
   })
   const durations = Object.fromEntries(
@@ -120,6 +128,7 @@ export async function controllerCommand(args: string[], io: CliIo): Promise<numb
     createSnapshotSink({ store, cloudflare, metrics, nowMs: Date.now }),
     {
       namespaces: values.namespace,
+      eppService: values['epp-service'] ?? null,
       identity,
       lease: {
         name: values['lease-name'],

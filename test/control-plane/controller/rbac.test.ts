@@ -32,15 +32,32 @@ const { uniquePrefix } = useRedisTestNamespaces()
 describe(rbacFile, () => {
   const platform = yamlObjects('infra/k8s/examples/platform.yaml')
   const policy = yamlObjects('infra/k8s/examples/burst-to-bedrock.yaml')
-  const cluster = useControllerCluster([...platform, ...policy])
+  const cluster = useControllerCluster([...platform, ...policy], { upstreamPools: true })
 
   it('grants every call the controller makes, and no wildcard', async () => {
     const { server } = cluster
     cluster.addPod('p0', '10.9.0.1')
     cluster.putSlice('s-1', [{ name: 'p0', ip: '10.9.0.1' }])
-    const c = await cluster.start(uniquePrefix())
+    // An upstream InferencePool naming the Endpoint Picker: watched, and its status written.
+    server.objects.create('inference.networking.k8s.io/v1', 'inferencepools', {
+      apiVersion: 'inference.networking.k8s.io/v1',
+      kind: 'InferencePool',
+      metadata: { name: 'gie', namespace: 'kinference' },
+      spec: {
+        selector: { matchLabels: { app: 'gie' } },
+        targetPorts: [{ number: 8000 }],
+        endpointPickerRef: { name: 'epp', port: { number: 9002 } },
+      },
+    })
+    const c = await cluster.start(uniquePrefix(), { eppService: 'epp' })
     try {
       await eventually(() => c.controller.isLeader())
+      await eventually(() =>
+        server.requests.some(
+          (r) =>
+            r.resource === 'inferencepools' && r.subresource === 'status' && r.verb === 'update',
+        ),
+      )
       // A rejected change makes the controller write status and record an Event.
       const broken = structuredClone(policy[0]) as unknown as {
         spec: { rules: { action: { burst: { local: string[] } } }[] }

@@ -105,9 +105,9 @@ describe(file, () => {
 
   it('carries the labels the pool, the worker set, the Service and the chart select', () => {
     const selectors = [
-      pool.selector.matchLabels,
+      pool.selector?.matchLabels,
       (findManifest(manifests, 'InferenceWorkerSet', 'qwen-27b-l40s').spec as typeof pool).selector
-        .matchLabels,
+        ?.matchLabels,
       (findManifest(manifests, 'Service', 'vllm-qwen-27b').spec as { selector: object }).selector,
       chartValues.vllm.podSelector,
     ]

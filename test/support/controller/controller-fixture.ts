@@ -38,12 +38,23 @@ export const pluralOf: Record<string, string> = {
   InferencePolicy: 'inferencepolicies',
 }
 
+/** The Gateway API Inference Extension's InferencePool CRD (inference.networking.k8s.io/v1). */
+export const upstreamPoolCrd = join(
+  'test',
+  'support',
+  'kube-api-server',
+  'crds',
+  'inference.networking.k8s.io_inferencepools.yaml',
+)
+
+/** Kinference's CRDs, and the upstream InferencePool's when `upstreamPools` is set. */
 export async function startTestCluster(
   namespaces = ['default', 'kinference'],
+  options: { upstreamPools?: boolean } = {},
 ): Promise<KubeApiServer> {
   return startKubeApiServer({
     namespaces,
-    crds: [join('infra', 'k8s', 'crds')],
+    crds: [join('infra', 'k8s', 'crds'), ...(options.upstreamPools ? [upstreamPoolCrd] : [])],
     bookmarkIntervalMs: 200,
   })
 }

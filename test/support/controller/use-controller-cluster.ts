@@ -48,13 +48,17 @@ export interface ControllerCluster {
 /**
  * Call in a describe block: before each of its tests a fresh test API server (the CRDs,
  * namespaces default and kinference) holding `resources`; after each, the controllers
- * started through `start` are closed, then the server.
+ * started through `start` are closed, then the server. With `upstreamPools` the server
+ * also serves the upstream InferencePool CRD (inference.networking.k8s.io/v1).
  */
-export function useControllerCluster(resources: readonly KubeObject[] = []): ControllerCluster {
+export function useControllerCluster(
+  resources: readonly KubeObject[] = [],
+  options: { upstreamPools?: boolean } = {},
+): ControllerCluster {
   let current: KubeApiServer | undefined
   const running: InProcessController[] = []
   beforeEach(async () => {
-    current = await startTestCluster()
+    current = await startTestCluster(undefined, options)
     applyObjects(current, resources)
   })
   afterEach(async () => {

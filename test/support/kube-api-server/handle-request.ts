@@ -76,6 +76,7 @@ async function handle(
   }
   if (target.kind === 'resource') {
     Object.assign(record, describeTarget(target))
+    for (const hook of ctx.faults.before) hook(record)
     return handleResource(ctx, req, res, target, record)
   }
   if (req.method !== 'GET')

@@ -36,6 +36,8 @@ export interface ForbidRule {
 export interface Faults {
   unavailable: boolean
   forbidden: ForbidRule[]
+  /** Called with each resource request before it is served (a write racing it, say). */
+  before: ((request: KubeRequest) => void)[]
 }
 
 export interface ServerContext {

@@ -73,6 +73,12 @@ export interface KubeApiServer {
   setUnavailable(on: boolean): void
   /** Answers 403 Forbidden to matching requests until the returned function is called. */
   forbid(rule: ForbidRule): () => void
+  /**
+   * Calls `hook` with each resource request (path, method, resource, name) before it is
+   * served, until the returned function is called: e.g. another client's write that lands
+   * between a GET and the PUT that follows it.
+   */
+  beforeRequest(hook: (request: KubeRequest) => void): () => void
   close(): Promise<void>
 }
 
@@ -85,7 +91,7 @@ export async function startKubeApiServer(
   const now = () => new Date()
   const api = new ResourceApi(registry, store, now)
   const watches = new WatchStreams(store, options.bookmarkIntervalMs ?? 1_000)
-  const faults: Faults = { unavailable: false, forbidden: [] }
+  const faults: Faults = { unavailable: false, forbidden: [], before: [] }
   const requests: KubeRequest[] = []
   const objects = kubeObjects(api, registry)
   for (const name of options.namespaces ?? ['default', 'kube-system', 'kube-public']) {
@@ -132,6 +138,12 @@ export async function startKubeApiServer(
       faults.forbidden.push(rule)
       return () => {
         faults.forbidden = faults.forbidden.filter((r) => r !== rule)
+      }
+    },
+    beforeRequest: (hook) => {
+      faults.before.push(hook)
+      return () => {
+        faults.before = faults.before.filter((h) => h !== hook)
       }
     },
     close: async () => {
