@@ -20,8 +20,10 @@ import type {
 } from '../../control-plane/scorer/epp/ext-proc-messages.ts'
 import { extProcProtos } from '../../control-plane/scorer/epp/ext-proc-protos.ts'
 import { ExtProcCall, type ExtProcReceived } from './ext-proc-call.ts'
+import { type EnvoyReplayResult, summarizeReplay } from './ext-proc-replay-result.ts'
 
 export { ExtProcCall, type ExtProcReceived } from './ext-proc-call.ts'
+export type { EnvoyReplayResult } from './ext-proc-replay-result.ts'
 
 export interface ExtProcClient {
   /** Opens one ext_proc stream (one HTTP request). */
@@ -147,25 +149,6 @@ export interface EnvoyReplay {
     | ((routed: EnvoyReplayResult) => EnvoyResponseReplay | Promise<EnvoyResponseReplay>)
 }
 
-/** What a replay got back, in order, and parsed. */
-export interface EnvoyReplayResult {
-  responses: ExtProcReceived[]
-  /** The x-gateway-destination-endpoint header the route set, or null. */
-  destination: string | null
-  /** `envoy.lb` / x-gateway-destination-endpoint in dynamic_metadata, or null. */
-  metadataDestination: string | null
-  /** Every header the routing answer set (names as sent). */
-  setHeaders: Record<string, string>
-  /** The request body as re-emitted in streamed_response chunks. */
-  streamedRequestBody: Buffer
-  /** Sizes of those chunks, in order, and whether the last ended the stream. */
-  streamedRequestChunks: { bytes: number; endOfStream: boolean }[]
-  /** The response body as echoed in streamed_response chunks. */
-  echoedResponseBody: Buffer
-  immediate: { status: number; headers: Record<string, string>; body: string } | null
-  grpcError: { code: number; details: string } | null
-}
-
 function chunksOf(body: Buffer, size: number): Buffer[] {
   const chunks: Buffer[] = []
   for (let start = 0; start < body.length; start += size)
@@ -227,7 +210,8 @@ export async function replayEnvoy(
     if (!duplex && config?.send_body_without_waiting_for_header_response !== true) {
       await call.until((received) => received.length > 0)
     }
-    const pieces = chunksOf(body, replay.chunkSize ?? 16_384)
+    // BUFFERED sends the whole body in one message.
+    const pieces = duplex ? chunksOf(body, replay.chunkSize ?? 16_384) : [body]
     pieces.forEach((piece, index) => {
       const last = index === pieces.length - 1 && replay.trailers === undefined
       call.send({ request_body: { body: piece, end_of_stream: last } })
@@ -240,15 +224,27 @@ export async function replayEnvoy(
     typeof answer === 'function'
       ? call.finished()
         ? undefined
-        : await answer(summarize(call.received))
+        : await answer(summarizeReplay(call.received))
       : answer
-  if (response && !call.finished()) await replayResponse(call, response)
+  if (response && !call.finished()) await replayResponse(call, response, responseBodyMode(config))
   if (!call.finished() && response?.cancelAfterChunks === undefined) call.halfClose()
   await call.until(() => call.finished())
-  return summarize(call.received)
+  return summarizeReplay(call.received)
 }
 
-async function replayResponse(call: ExtProcCall, response: EnvoyResponseReplay): Promise<void> {
+/** How Envoy passes the response body on: not at all, whole in one message, or chunk by chunk. */
+function responseBodyMode(config: ExtProcRequest['protocol_config']): 'none' | 'whole' | 'chunks' {
+  if (config === undefined) return 'chunks'
+  const mode = config.response_body_mode ?? 'NONE'
+  if (mode === 'NONE') return 'none'
+  return mode === 'BUFFERED' || mode === 'BUFFERED_PARTIAL' ? 'whole' : 'chunks'
+}
+
+async function replayResponse(
+  call: ExtProcCall,
+  response: EnvoyResponseReplay,
+  bodyMode: 'none' | 'whole' | 'chunks',
+): Promise<void> {
   const served =
     response.served === null
       ? undefined
@@ -262,73 +258,21 @@ async function replayResponse(call: ExtProcCall, response: EnvoyResponseReplay):
     ...(served ? { metadata_context: served } : {}),
   })
   const before = call.received.length
-  for (const [index, chunk] of response.chunks.entries()) {
+  const whole = Buffer.concat(response.chunks.map((chunk) => Buffer.from(chunk)))
+  const chunks =
+    bodyMode === 'none' ? [] : bodyMode === 'whole' && whole.length > 0 ? [whole] : response.chunks
+  for (const [index, chunk] of chunks.entries()) {
     if (index === response.cancelAfterChunks) {
       // Envoy streams without waiting; wait here so the cut lands after the echoes.
       await call.until((received) => received.length >= before + 1 + index)
       call.cancel()
       return
     }
-    const last = index === response.chunks.length - 1 && response.trailers === undefined
+    const last = index === chunks.length - 1 && response.trailers === undefined
     call.send({ response_body: { body: Buffer.from(chunk), end_of_stream: last } })
   }
+  const trailers = response.trailers ? 1 : 0
   if (response.trailers)
     call.send({ response_trailers: { trailers: headerMap(response.trailers) } })
-  await call.until((received) => received.length >= before + 1 + response.chunks.length)
-}
-
-function summarize(received: ExtProcReceived[]): EnvoyReplayResult {
-  const result: EnvoyReplayResult = {
-    responses: received,
-    destination: null,
-    metadataDestination: null,
-    setHeaders: {},
-    streamedRequestBody: Buffer.alloc(0),
-    streamedRequestChunks: [],
-    echoedResponseBody: Buffer.alloc(0),
-    immediate: null,
-    grpcError: null,
-  }
-  const requestChunks: Buffer[] = []
-  const responseChunks: Buffer[] = []
-  for (const item of received) {
-    if (item.kind === 'error') result.grpcError = { code: item.code, details: item.details }
-    const response = item.response
-    if (response === undefined) continue
-    const routing = response.request_headers?.response ?? response.request_body?.response
-    for (const option of routing?.header_mutation?.set_headers ?? []) {
-      const value = option.header.raw_value?.toString() ?? option.header.value ?? ''
-      result.setHeaders[option.header.key] = value
-      if (option.header.key === 'x-gateway-destination-endpoint') result.destination = value
-    }
-    const lb = response.dynamic_metadata?.fields?.['envoy.lb']?.structValue?.fields
-    const fromMetadata = lb?.['x-gateway-destination-endpoint']?.stringValue
-    if (fromMetadata !== undefined) result.metadataDestination = fromMetadata
-    const streamed = response.request_body?.response?.body_mutation?.streamed_response
-    if (streamed) {
-      requestChunks.push(streamed.body ?? Buffer.alloc(0))
-      result.streamedRequestChunks.push({
-        bytes: streamed.body?.length ?? 0,
-        endOfStream: streamed.end_of_stream === true,
-      })
-    }
-    const echoed = response.response_body?.response?.body_mutation?.streamed_response
-    if (echoed) responseChunks.push(echoed.body ?? Buffer.alloc(0))
-    const immediate = response.immediate_response
-    if (immediate) {
-      const headers: Record<string, string> = {}
-      for (const option of immediate.headers?.set_headers ?? []) {
-        headers[option.header.key] =
-          option.header.raw_value?.toString() ?? option.header.value ?? ''
-      }
-      result.immediate = {
-        status: immediate.status,
-        headers,
-        body: immediate.body?.toString() ?? '',
-      }
-    }
-  }
-  result.streamedRequestBody = Buffer.concat(requestChunks)
-  result.echoedResponseBody = Buffer.concat(responseChunks)
-  return result
+  await call.until((received) => received.length >= before + 1 + chunks.length + trailers)
 }

@@ -4,14 +4,14 @@
  * order, so that the answers keep Envoy's headers → body → trailers order even while a
  * pick waits.
  *
- * Body modes (from `protocol_config`, which Envoy sends on the first message; without it,
- * FULL_DUPLEX_STREAMED, the one llm-d supports):
+ * Body modes (ext-proc-modes.ts):
  * - FULL_DUPLEX_STREAMED: the request headers' answer waits for the body's end (or the
  *   trailers'), then the body goes back as streamed responses; response chunks are echoed.
  * - NONE: nothing but headers comes, so the pick happens on them.
- * - BUFFERED and the others: bodies are answered with CONTINUE. When the data plane sends
- *   the body without waiting for the headers' answer, that answer is deferred as above;
- *   otherwise it goes at once and the route rides on the last body answer instead.
+ * - BUFFERED: the whole body is in one message, answered with CONTINUE. When the data plane
+ *   sends it without waiting for the headers' answer, that answer is deferred as above;
+ *   otherwise it goes at once and the route rides on the body's answer instead.
+ * - STREAMED and GRPC are refused with UNIMPLEMENTED, so the gateway's failure mode applies.
  */
 import { status as GrpcStatus } from '@grpc/grpc-js'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
@@ -20,7 +20,6 @@ import type { EndpointPicker, PickInput } from './endpoint-picker.ts'
 import {
   continueResponse,
   type ExtProcBody,
-  type ExtProcBodyMode,
   type ExtProcHeaders,
   type ExtProcRequest,
   type ExtProcResponse,
@@ -32,6 +31,7 @@ import {
   streamedChunks,
   streamedResponse,
 } from './ext-proc-messages.ts'
+import { type ExtProcModes, readExtProcModes } from './ext-proc-modes.ts'
 
 /** Where a stream's answers go: the gRPC call. */
 export interface ExtProcSink {
@@ -58,38 +58,6 @@ export interface ExtProcStream {
   cancelled(): void
 }
 
-interface Modes {
-  requestDuplex: boolean
-  requestNone: boolean
-  /** The data plane holds the request body until the headers are answered. */
-  bodyWaitsForHeaders: boolean
-  responseDuplex: boolean
-  /** No response body comes: the response ends with its headers' stream. */
-  responseNone: boolean
-}
-
-function readModes(config: ExtProcRequest['protocol_config']): Modes {
-  if (config === undefined) {
-    return {
-      requestDuplex: true,
-      requestNone: false,
-      bodyWaitsForHeaders: false,
-      responseDuplex: true,
-      responseNone: false,
-    }
-  }
-  // proto3 leaves NONE (0) off the wire, so a present config without a mode means NONE.
-  const request: ExtProcBodyMode = config.request_body_mode ?? 'NONE'
-  const duplex = request === 'FULL_DUPLEX_STREAMED'
-  return {
-    requestDuplex: duplex,
-    requestNone: request === 'NONE',
-    bodyWaitsForHeaders: !duplex && config.send_body_without_waiting_for_header_response !== true,
-    responseDuplex: config.response_body_mode === 'FULL_DUPLEX_STREAMED',
-    responseNone: (config.response_body_mode ?? 'NONE') === 'NONE',
-  }
-}
-
 function malformed(message: string): KinfError {
   return new KinfError('invalid_request', message)
 }
@@ -99,13 +67,12 @@ export function openExtProcStream(options: ExtProcStreamOptions): ExtProcStream 
   const abort = new AbortController()
   const exchange = picker.exchange(abort.signal)
   let chain: Promise<void> = Promise.resolve()
-  let modes: Modes | null = null
+  let modes: ExtProcModes = readExtProcModes(undefined)
+  let first = true
   let requestHeaders: Record<string, string> | null = null
   let subset: string[] | null = null
   const chunks: Buffer[] = []
   let bodyBytes = 0
-  /** Body answers owed (non-duplex) while the headers' answer is deferred. */
-  let owedBodyAnswers = 0
   let routeInBody = false
   let picked = false
   let responseStarted = false
@@ -174,28 +141,29 @@ export function openExtProcStream(options: ExtProcStreamOptions): ExtProcStream 
     if (done) return
     if (pick.kind === 'refused') return refuse(pick.status, pick.body, pick.headers)
     if (pick.endpoints.length === 0) throw new Error('the picker picked no endpoint')
-    const streamed = modes?.requestDuplex === true && end !== 'headers'
+    const streamed = modes.request === 'duplex' && end !== 'headers'
     const route = routeResponse(pick.endpoints, pick.headers, streamed ? body.length : null)
     if (routeInBody) {
+      // The headers went on already; the buffered body's answer can still set them.
+      if (end !== 'body') throw new Error('a buffered request ended without its body')
       send({ request_body: { response: route.common }, dynamic_metadata: route.metadata })
       return
     }
     send({ request_headers: { response: route.common }, dynamic_metadata: route.metadata })
     if (streamed) {
-      for (const chunk of streamedChunks(body, end === 'body'))
+      for (const chunk of streamedChunks(body, end === 'body')) {
         send({ request_body: { response: chunk } })
+      }
     } else if (end === 'body') {
-      for (let owed = owedBodyAnswers + 1; owed > 0; owed--)
-        send({ request_body: { response: continueResponse() } })
+      send({ request_body: { response: continueResponse() } })
     }
   }
 
   async function onRequestHeaders(message: ExtProcHeaders): Promise<void> {
     if (requestHeaders !== null) throw malformed('request_headers came twice')
     requestHeaders = readHeaderMap(message.headers)
-    if (message.end_of_stream === true || modes?.requestNone === true)
-      return pickAndAnswer('headers')
-    if (modes?.bodyWaitsForHeaders === true) {
+    if (message.end_of_stream === true || modes.request === 'none') return pickAndAnswer('headers')
+    if (modes.bodyWaitsForHeaders) {
       routeInBody = true
       send({ request_headers: { response: continueResponse() } })
     }
@@ -214,10 +182,8 @@ export function openExtProcStream(options: ExtProcStreamOptions): ExtProcStream 
       return refuse(413, JSON.stringify(openAiErrorBody(error)), {})
     }
     chunks.push(chunk)
-    if (message.end_of_stream === true) return pickAndAnswer('body')
-    if (modes?.requestDuplex === true) return
-    if (routeInBody) send({ request_body: { response: continueResponse() } })
-    else owedBodyAnswers++
+    // A buffered body is whole in its one message, trailers or not.
+    if (message.end_of_stream === true || modes.request === 'buffered') return pickAndAnswer('body')
   }
 
   async function onRequestTrailers(): Promise<void> {
@@ -244,7 +210,7 @@ export function openExtProcStream(options: ExtProcStreamOptions): ExtProcStream 
     const chunk = message.body ?? Buffer.alloc(0)
     const endOfStream = message.end_of_stream === true
     const answer =
-      modes?.responseDuplex === true ? streamedResponse(chunk, endOfStream) : continueResponse()
+      modes.response === 'duplex' ? streamedResponse(chunk, endOfStream) : continueResponse()
     send({ response_body: { response: answer } })
     notify(() => exchange.responseBody(chunk, endOfStream))
     if (endOfStream) completeResponse()
@@ -267,7 +233,14 @@ export function openExtProcStream(options: ExtProcStreamOptions): ExtProcStream 
 
   async function handle(message: ExtProcRequest): Promise<void> {
     if (done) return
-    if (modes === null) modes = readModes(message.protocol_config)
+    if (first) {
+      first = false
+      modes = readExtProcModes(message.protocol_config)
+      if (modes.unsupported !== null) {
+        const mode = modes.unsupported
+        return fail(GrpcStatus.UNIMPLEMENTED, `request body mode ${mode} is not supported`)
+      }
+    }
     if (!picked) subset = readSubsetHint(message.metadata_context) ?? subset
     switch (message.request) {
       case 'request_headers':
@@ -291,7 +264,7 @@ export function openExtProcStream(options: ExtProcStreamOptions): ExtProcStream 
     receive: (message) => enqueue(() => handle(message)),
     halfClosed() {
       // Without a response body to watch (mode NONE), the response ends with the stream.
-      const ended = responseEnded || (responseStarted && modes?.responseNone === true)
+      const ended = responseEnded || (responseStarted && modes.response === 'none')
       if (!ended) abort.abort()
       enqueue(() => {
         if (!done) sink.end()
