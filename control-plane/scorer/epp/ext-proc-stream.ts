@@ -75,6 +75,7 @@ export function openExtProcStream(options: ExtProcStreamOptions): ExtProcStream 
   let bodyBytes = 0
   let routeInBody = false
   let picked = false
+  let picking = false
   let responseStarted = false
   let responseEnded = false
   /** Nothing more goes to the sink. */
@@ -130,6 +131,7 @@ export function openExtProcStream(options: ExtProcStreamOptions): ExtProcStream 
     chunks.length = 0
     const input: PickInput = { headers: requestHeaders ?? {}, body, subset }
     let pick: Awaited<ReturnType<typeof exchange.pick>>
+    picking = true
     try {
       pick = await exchange.pick(input)
     } catch (error) {
@@ -137,6 +139,8 @@ export function openExtProcStream(options: ExtProcStreamOptions): ExtProcStream 
       const message = error instanceof Error ? error.message : String(error)
       fail(unavailable ? GrpcStatus.UNAVAILABLE : GrpcStatus.INTERNAL, `pick failed: ${message}`)
       return
+    } finally {
+      picking = false
     }
     if (done) return
     if (pick.kind === 'refused') return refuse(pick.status, pick.body, pick.headers)
@@ -263,10 +267,12 @@ export function openExtProcStream(options: ExtProcStreamOptions): ExtProcStream 
   return {
     receive: (message) => enqueue(() => handle(message)),
     halfClosed() {
-      // Without a response body to watch (mode NONE), the response ends with the stream.
-      const ended = responseEnded || (responseStarted && modes.response === 'none')
-      if (!ended) abort.abort()
+      // Nothing more comes: a waiting pick is for a request no one will see answered.
+      if (picking) abort.abort()
       enqueue(() => {
+        // Without a response body to watch (mode NONE), the response ends with the stream.
+        const ended = responseEnded || (responseStarted && modes.response === 'none')
+        if (!ended) abort.abort()
         if (!done) sink.end()
         done = true
         close(ended ? 'completed' : 'aborted')

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import type { ExtProcResponse } from '../../../../control-plane/scorer/epp/ext-proc-messages.ts'
+import type {
+  ExtProcRequest,
+  ExtProcResponse,
+} from '../../../../control-plane/scorer/epp/ext-proc-messages.ts'
 import { openExtProcStream } from '../../../../control-plane/scorer/epp/ext-proc-stream.ts'
 import { replayEnvoy } from '../../../support/ext-proc-client.ts'
 import {
@@ -9,7 +12,9 @@ import {
   startExtProcHarness,
 } from '../../../support/ext-proc-harness.ts'
 import {
+  type PickAnswer,
   pickFirstTwo,
+  type RecordedExchange,
   recordingEndpointPicker,
 } from '../../../support/recording-endpoint-picker.ts'
 
@@ -148,8 +153,8 @@ describe('the stream on its own', () => {
   /** The stream's queue runs on promise jobs; a macrotask later they have all run. */
   const settled = () => new Promise<void>((resolve) => setImmediate(resolve))
 
-  it('sends nothing for the headers until the body has ended, then the route first', async () => {
-    const own = recordingEndpointPicker()
+  function ownStream(answer?: PickAnswer) {
+    const own = recordingEndpointPicker(answer)
     const sent: ExtProcResponse[] = []
     const stream = openExtProcStream({
       picker: own.picker,
@@ -157,15 +162,22 @@ describe('the stream on its own', () => {
       log: () => {},
       sink: { send: (response) => sent.push(response), end: () => {}, fail: () => {} },
     })
-    stream.receive({ request: 'request_headers', request_headers: { headers: { headers: [] } } })
-    stream.receive({ request: 'request_body', request_body: { body: Buffer.from('{"a":') } })
+    return { own, sent, stream, record: () => own.exchanges[0] as RecordedExchange }
+  }
+  const headers: ExtProcRequest = { request: 'request_headers', request_headers: {} }
+  const body = (text: string, end: boolean): ExtProcRequest => ({
+    request: 'request_body',
+    request_body: { body: Buffer.from(text), end_of_stream: end },
+  })
+
+  it('sends nothing for the headers until the body has ended, then the route first', async () => {
+    const { own, sent, stream } = ownStream()
+    stream.receive(headers)
+    stream.receive(body('{"a":', false))
     await settled()
     expect(sent).toEqual([])
     expect(own.exchanges[0]?.picks).toEqual([])
-    stream.receive({
-      request: 'request_body',
-      request_body: { body: Buffer.from('1}'), end_of_stream: true },
-    })
+    stream.receive(body('1}', true))
     await settled()
     expect(own.exchanges[0]?.picks[0]?.body.toString()).toBe('{"a":1}')
     expect(sent.map((response) => Object.keys(response)[0])).toEqual([
@@ -175,5 +187,44 @@ describe('the stream on its own', () => {
     stream.halfClosed()
     await settled()
     expect(own.exchanges[0]?.closes).toEqual(['aborted'])
+  })
+
+  it('completes, without aborting, a response whose end is still queued at the half-close', async () => {
+    const { stream, record } = ownStream()
+    stream.receive(headers)
+    stream.receive(body('{}', true))
+    stream.receive({ request: 'response_headers', response_headers: {} })
+    stream.receive({
+      request: 'response_body',
+      response_body: { body: Buffer.from('{}'), end_of_stream: true },
+    })
+    stream.halfClosed()
+    await settled()
+    expect(record().closes).toEqual(['completed'])
+    expect(record().signal.aborted).toBe(false)
+  })
+
+  it('aborts a waiting pick at the half-close, and closes once it settles', async () => {
+    let release: () => void = () => {}
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const { sent, stream, record } = ownStream(async (input, signal) => {
+      await held
+      return pickFirstTwo(input, signal)
+    })
+    stream.receive(headers)
+    stream.receive(body('{}', true))
+    await settled()
+    stream.halfClosed()
+    expect(record().signal.aborted).toBe(true)
+    expect(record().closes).toEqual([])
+    release()
+    await settled()
+    expect(record().closes).toEqual(['aborted'])
+    expect(sent.map((response) => Object.keys(response)[0])).toEqual([
+      'request_headers',
+      'request_body',
+    ])
   })
 })
