@@ -72,18 +72,21 @@ export function resolveEndpoints(index: ResourceIndex, workloads: Workloads): Re
         set.namespace === pool.namespace &&
         set.resource.spec.poolRef.name === pool.resource.metadata.name,
     )
+    // The worker set of each ready pod (a pod on several target ports counts once).
+    const readySets: (string | null)[] = []
     const endpoints = own.flatMap((pod) => {
       const address = addresses.get(podKey(pod))
       if (address === undefined) return []
       const workerSet = workerSetOf(sets, pod, result)
+      readySets.push(workerSet?.metadata.name ?? null)
       return source.ports.map((port) =>
         endpointOf(pool, pod, address, workerSet, { port, named: source.ports.length > 1 }),
       )
     })
     endpoints.sort((a, b) => a.name.localeCompare(b.name))
     result.endpoints[id] = endpoints
-    result.counts[`InferencePool/${id}`] = { pods: own.length, ready: endpoints.length }
-    for (const set of sets) countWorkerSet(set, own, endpoints, result)
+    result.counts[`InferencePool/${id}`] = { pods: own.length, ready: readySets.length }
+    for (const set of sets) countWorkerSet(set, own, readySets, result)
   }
   return result
 }
@@ -189,7 +192,7 @@ function workerSetOf(
 function countWorkerSet(
   set: Indexed<InferenceWorkerSet>,
   pods: readonly WatchedPod[],
-  endpoints: readonly PoolEndpoint[],
+  readySets: readonly (string | null)[],
   result: ResolvedEndpoints,
 ) {
   const name = set.resource.metadata.name
@@ -197,7 +200,7 @@ function countWorkerSet(
     pods: pods.filter((pod) =>
       matchesLabels(set.resource.spec.selector.matchLabels, pod.metadata.labels),
     ).length,
-    ready: endpoints.filter((endpoint) => endpoint.workerSet === name).length,
+    ready: readySets.filter((workerSet) => workerSet === name).length,
   }
 }
 

@@ -173,6 +173,9 @@ describe('upstream InferencePools (inference.networking.k8s.io/v1) naming our En
       return conditionOf(object, 'Ready')?.status === 'True' ? object : undefined
     })
     expect(conditionOf(pool, 'ResolvedRefs')?.status).toBe('True')
+    // Pods, not endpoints: two pods on two ports each are two ready pods.
+    expect(conditionOf(pool, 'Ready')?.message).toBe('2 of 2 selected pods ready')
+    expect(pool.status).toMatchObject({ pods: 2, readyPods: 2 })
   })
 
   it('refuses a pool whose id a Kinference pool already has, which keeps it', async () => {

@@ -131,6 +131,7 @@ describe('takeInUpstreamPools', () => {
     // One port: the pod's own name, as a Kinference pool's endpoint is named.
     expect(endpoints['ns/one']?.map((e) => e.name)).toEqual(['q-0'])
     expect(pools['ns/gie']?.spec.routing.strategy).toBe('gie-default')
+    expect(live.result.resolved.counts['InferencePool/ns/gie']).toEqual({ pods: 1, ready: 1 })
   })
 
   it('reports a Kinference pool naming an upstream pool not taken in', async () => {
