@@ -74,14 +74,15 @@ export function resolveEndpoints(index: ResourceIndex, workloads: Workloads): Re
     )
     // The worker set of each ready pod (a pod on several target ports counts once).
     const readySets: (string | null)[] = []
+    const named = source.ports.length > 1
     const endpoints = own.flatMap((pod) => {
       const address = addresses.get(podKey(pod))
-      if (address === undefined) return []
+      // An endpoint name is at most 253 characters, as a pod's is: a pod named past 247
+      // cannot carry ":port" (Deployments' and StatefulSets' pods are far shorter).
+      if (address === undefined || (named && pod.metadata.name.length > 247)) return []
       const workerSet = workerSetOf(sets, pod, result)
       readySets.push(workerSet?.metadata.name ?? null)
-      return source.ports.map((port) =>
-        endpointOf(pool, pod, address, workerSet, { port, named: source.ports.length > 1 }),
-      )
+      return source.ports.map((port) => endpointOf(pool, pod, address, workerSet, { port, named }))
     })
     endpoints.sort((a, b) => a.name.localeCompare(b.name))
     result.endpoints[id] = endpoints
