@@ -35,24 +35,6 @@ function envOf(container: Container, secrets: Record<string, string>): Record<st
 const flagsOf = (args: string[]) =>
   args.filter((arg) => arg.startsWith('--')).map((arg) => arg.split('=')[0])
 
-/**
- * The Endpoint Picker's flags the chart renders with scorer.epp (kinfctl scorer --epp-*,
- * kinfctl controller --epp-service), which are being added to those commands (issue 27).
- * Until a command's usage lists one, it is taken out with its value before parsing; from
- * then on it is parsed like any other. Nothing else is ever taken out.
- */
-const pendingEppFlags = [
-  '--epp-port',
-  '--epp-host',
-  '--epp-tls-cert',
-  '--epp-tls-key',
-  '--epp-service',
-]
-function withoutPendingFlags(args: string[], usage: string): string[] {
-  const pending = pendingEppFlags.filter((flag) => !usage.includes(`${flag} `))
-  return args.filter((arg, i) => !pending.includes(arg) && !pending.includes(args[i - 1] ?? ''))
-}
-
 describe.each(chartVariants)('container args rendered with $name', ({ options }) => {
   let manifests: Manifest[] = []
   const container = (name: string) => {
@@ -65,7 +47,7 @@ describe.each(chartVariants)('container args rendered with $name', ({ options })
   })
 
   it('are accepted by kinfctl controller’s parser', async () => {
-    const args = withoutPendingFlags(container('controller').args ?? [], controllerUsage)
+    const args = container('controller').args ?? []
     expect(args[0]).toBe('controller')
     const result = await runCli(args)
     expect(result.stderr).not.toMatch(/Unknown option|must be|requires an argument/i)
@@ -79,7 +61,7 @@ describe.each(chartVariants)('container args rendered with $name', ({ options })
       REDIS_URL: redisUrl,
       KINFERENCE_SIGNING_SECRETS: 'a-signing-secret-of-32-characters',
     })
-    const args = withoutPendingFlags(expandArgs(scorer.args ?? [], env), scorerUsage)
+    const args = expandArgs(scorer.args ?? [], env)
     expect(args[0]).toBe('scorer')
     expect(args).toContain(redisUrl)
     const result = await runCli(args, '', { env, interrupted: async () => {} })

@@ -39,9 +39,9 @@ import { redisUrl } from '../../support/redis-test-namespaces.ts'
  * DNS resolves, rewritten to this machine's ports); then a chat request goes through the
  * edge to a simulated pod, and the helm test Pod's own check runs against the edge.
  *
- * Not here: the scorer's Endpoint Picker (scorer.epp; its kinfctl flags are not there yet),
- * the HTTPRoute and the Ingress (the test API server has neither kind): those are
- * render-checked only (chart-epp.test.ts, chart-edge-routes.test.ts).
+ * Not here: the scorer's Endpoint Picker (chart-epp-on-api-server.test.ts), and the
+ * HTTPRoute and the Ingress, which are render-checked only (chart-edge-routes.test.ts):
+ * the test API server has neither kind.
  */
 const run = e2eRun()
 const processes: KinfctlProcess[] = []

@@ -24,8 +24,8 @@ import type {
  * flags, the named port on the container and the Service, the TLS Secret (generated, or
  * the user's) mounted read-only, the probes the kubelet can run, the controller's
  * --epp-service and its RBAC on the upstream InferencePools, and the NetworkPolicies that
- * let the gateway's proxies reach the EPP and the vLLM pods. Render-only: the scorer's
- * --epp-* flags are not in kinfctl scorer yet (chart-args.test.ts says which it skips).
+ * let the gateway's proxies reach the EPP and the vLLM pods. chart-args.test.ts parses the
+ * flags; chart-epp-on-api-server.test.ts runs the rendered scorer and controller with them.
  */
 const gatewayValues = join(chartDir, 'ci/gateway-values.yaml')
 const gatewayPeer: NetworkPolicyPeer = {
@@ -160,16 +160,9 @@ describe('the EPP with ci/gateway-values.yaml (TLS with the certificate the char
         verbs: ['get', 'update'],
       },
     ]
-    // The reviewed file gains these with the controller's --epp-service (issue 27); until it
-    // has them, they are expected just before the events rule, where it puts them.
-    const expected = rules(reviewed)
-    if (!expected.some((rule) => rule.apiGroups.includes('inference.networking.k8s.io')))
-      expected.splice(
-        expected.findIndex((rule) => rule.resources.includes('events')),
-        0,
-        ...upstream,
-      )
-    expect(rules(manifests)).toEqual(expected)
+    // Exactly the reviewed file's rules, which include them (chart-policies.test.ts: the
+    // chart leaves them out without the EPP).
+    expect(rules(manifests)).toEqual(rules(reviewed))
     expect(rules(manifests)).toEqual(expect.arrayContaining(upstream))
   })
 
