@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { anyModel } from '../../shared/routing/pool-router.ts'
 import type { PrometheusSample } from './prometheus-sample.ts'
 
 /** What a router reads from one vLLM pod's `/metrics` for one model; null when absent. */
@@ -65,7 +66,8 @@ export function extractVllmLoadSignals(
       if (ofEngine(sample) && !cacheConfigs.has(engine)) cacheConfigs.set(engine, sample.labels)
       continue
     }
-    if (!wanted.has(sample.name) || sample.labels.model_name !== modelName) continue
+    if (!wanted.has(sample.name)) continue
+    if (modelName !== anyModel && sample.labels.model_name !== modelName) continue
     if (!ofEngine(sample) || !Number.isFinite(sample.value)) continue
     const engines = byName.get(sample.name) ?? new Map<string, number>()
     byName.set(sample.name, engines)

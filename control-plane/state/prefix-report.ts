@@ -2,7 +2,7 @@ import type { ConfigSnapshot, SnapshotPool } from '../../shared/config/config-sn
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import { maxTokensOf, type OpenAiRequest } from '../../shared/openai/openai-request.ts'
-import { PoolRouter } from '../../shared/routing/pool-router.ts'
+import { PoolRouter, resolveModel } from '../../shared/routing/pool-router.ts'
 import type { PodState } from '../../shared/state/pod-state.ts'
 import { promptOf } from '../tokenizer/prompt-ids.ts'
 import type { Tokenizer } from '../tokenizer/tokenizer.ts'
@@ -99,9 +99,7 @@ export async function prefixReport(
 /** The pool whose served models (or their adapters) include `model`. */
 function poolServing(snapshot: ConfigSnapshot, model: string): [string, SnapshotPool] {
   const pools = Object.entries(snapshot.pools)
-  const found = pools.find(([, pool]) =>
-    pool.spec.models.some((m) => m.name === model || m.loraAdapters?.includes(model)),
-  )
+  const found = pools.find(([, pool]) => resolveModel(pool.spec, model) !== null)
   if (found) return found
   const served = pools.flatMap(([, pool]) => pool.spec.models.map((m) => m.name))
   throw new KinfError(

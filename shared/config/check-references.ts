@@ -1,6 +1,7 @@
 import type { InferencePolicy, KinferenceResource } from '../crd/resource.ts'
 import { builtinConditions } from '../policy/conditions/builtin-conditions.ts'
 import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
+import { resolveModel } from '../routing/pool-router.ts'
 import { checkPolicyRules } from './check-policy-rules.ts'
 import type { ConfigIssue } from './config-issue.ts'
 import {
@@ -109,7 +110,7 @@ function poolServes(
 ): boolean {
   const name = pool.resource.metadata.name
   return (
-    pool.resource.spec.models.some((m) => m.name === model || m.loraAdapters?.includes(model)) ||
+    resolveModel(pool.resource.spec, model) !== null ||
     [...index.InferenceWorkerSet.values()].some(
       (set) =>
         set.namespace === pool.namespace &&

@@ -1,6 +1,7 @@
 import { apiVersion, dnsLabelPattern } from '../crd/api-group.ts'
 import type { InferencePoolSpec } from '../crd/inference-pool.ts'
 import { namesEndpointPicker, UpstreamInferencePool } from '../kube/upstream-inference-pool.ts'
+import { anyModel } from '../routing/pool-router.ts'
 import type { LiveDocument } from './compile-live-config.ts'
 
 /** How an upstream pool whose endpointPickerRef names our Endpoint Picker is served. */
@@ -24,7 +25,7 @@ export interface UpstreamIntake {
 /**
  * The spec of the pool that stands for an upstream pool no Kinference pool refers to:
  * GIE's own default scorers (queue, KV-cache use, approximate prefix over the prompt's
- * text), one model named `default` counted with the built-in qwen3 tokenizer and a
+ * text), any model a request names (anyModel), counted with the built-in qwen3 tokenizer and a
  * context limit the router never refuses a prompt at (the pods enforce theirs), and a
  * generic GPU for TTFT estimates. Write a Kinference InferencePool with upstreamPoolRef to
  * say what the pods really serve.
@@ -32,7 +33,7 @@ export interface UpstreamIntake {
 export function defaultUpstreamPoolSpec(name: string): Record<string, unknown> {
   return {
     upstreamPoolRef: { name },
-    models: [{ name: 'default', tokenizer: 'qwen3', maxContextTokens: 10_000_000 }],
+    models: [{ name: anyModel, tokenizer: 'qwen3', maxContextTokens: 10_000_000 }],
     gpuProfile: 'generic',
     routing: { strategy: 'gie-default' },
   } satisfies Partial<Record<keyof InferencePoolSpec, unknown>>

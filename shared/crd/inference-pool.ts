@@ -40,7 +40,9 @@ export const ModelPattern = z
 export type ModelName = z.infer<typeof ModelName>
 
 export const ServedModel = z.strictObject({
-  name: ModelName.describe('Served model name, as vLLM’s --served-model-name.'),
+  name: ModelPattern.describe(
+    'Served model name, as vLLM’s --served-model-name; or "*" for whatever model a request names (the pods decide what they serve; requests are counted with this tokenizer, and the pods’ metrics are read whatever their model_name).',
+  ),
   tokenizer: TokenizerSource.describe(
     `Tokenizer the scorer uses to count and hash prompts exactly as the pod does: a built-in (${builtinTokenizers.join(', ')}) or the path, as the scorer sees it, of a Hugging Face model directory (tokenizer.json, tokenizer_config.json, optional chat_template.jinja), a cache snapshot (models--ORG--NAME/snapshots/REV) or a cache repository (models--ORG--NAME).`,
   ),

@@ -52,8 +52,15 @@ export interface PoolLookup {
   tierBlocks?: ReadonlyMap<string, TierBlocks>
 }
 
-/** The served model `model` names in `spec`, or null when the pool does not serve it. */
+/** The served model name that stands for any model a request names. */
+export const anyModel = '*'
+
+/**
+ * The served model `model` names in `spec` (an exact name or adapter first, then a served
+ * model "*", which serves any name as itself), or null when the pool does not serve it.
+ */
 export function resolveModel(spec: InferencePoolSpec, model: string): ResolvedModel | null {
+  if (model === anyModel) return null
   for (const served of spec.models) {
     if (served.name === model || served.loraAdapters?.includes(model)) {
       return {
@@ -64,7 +71,14 @@ export function resolveModel(spec: InferencePoolSpec, model: string): ResolvedMo
       }
     }
   }
-  return null
+  const any = spec.models.find((served) => served.name === anyModel)
+  if (!any) return null
+  return {
+    baseModel: model,
+    loraName: null,
+    tokenizer: any.tokenizer,
+    maxContextTokens: any.maxContextTokens,
+  }
 }
 
 /**

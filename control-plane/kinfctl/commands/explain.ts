@@ -19,6 +19,7 @@ import { decidePolicy } from '../../../shared/policy/evaluate-policy.ts'
 import { findTenant } from '../../../shared/policy/find-tenant.ts'
 import { interpretRequest } from '../../../shared/policy/interpret-request.ts'
 import type { PolicyRequest, PoolStatus } from '../../../shared/policy/policy-decision.ts'
+import { resolveModel } from '../../../shared/routing/pool-router.ts'
 import { loadTokenizer } from '../../tokenizer/load-tokenizer.ts'
 import { promptIds } from '../../tokenizer/prompt-ids.ts'
 import type { Tokenizer } from '../../tokenizer/tokenizer.ts'
@@ -241,8 +242,8 @@ function chooseTokenizer(snapshot: ConfigSnapshot, model: string | undefined): s
   const of = (serving: typeof pools) => [
     ...new Set(serving.flatMap((pool) => pool.spec.models.map((m) => m.tokenizer))),
   ]
-  const serving = pools.filter((pool) =>
-    pool.spec.models.some((m) => m.name === model || (m.loraAdapters ?? []).includes(model ?? '')),
+  const serving = pools.filter(
+    (pool) => model !== undefined && resolveModel(pool.spec, model) !== null,
   )
   const candidates = serving.length > 0 ? of(serving) : of(pools)
   if (candidates.length === 1) return candidates[0] as string

@@ -61,6 +61,13 @@ export const SimulatedPodOptions = z.strictObject({
     .describe(
       "vLLM's --enable-prompt-tokens-details, as Kinference deploys vLLM: the scorer's index-trust check reads the cached tokens",
     ),
+  anyModelName: z
+    .string()
+    .min(1)
+    .default('simulated-model')
+    .describe(
+      'The model the pods of a pool serving any model ("*") serve, as vLLM pods would serve a real one',
+    ),
   namePrefix: functionOption<(pool: string) => string>()
     .optional()
     .describe(
@@ -143,16 +150,17 @@ export async function startSimulatedPools(options: SimulatedPoolsOptions): Promi
   try {
     const fleets: SimulatedFleet[] = []
     for (const [i, pool] of pools.entries()) {
-      const model = pool.spec.models[0]?.name
+      const first = pool.spec.models[0]?.name
+      const model = first === '*' ? sim.anyModelName : first
       if (!model) throw new KinfError('invalid_config', `pool ${pool.name} serves no model`)
       const tokenizer = pool.spec.models[0]?.tokenizer ?? 'qwen3'
-      const first = i * options.podsPerPool
+      const firstPod = i * options.podsPerPool
       const pods = await startSimFleet({
         pods: options.podsPerPool,
         profile: sim.profile,
         modelName: model,
-        port: port === 0 ? 0 : port + first,
-        zmqPort: zmqPort === 0 ? 0 : zmqPort + 2 * sim.dataParallelSize * first,
+        port: port === 0 ? 0 : port + firstPod,
+        zmqPort: zmqPort === 0 ? 0 : zmqPort + 2 * sim.dataParallelSize * firstPod,
         dataParallelSize: sim.dataParallelSize,
         loraAdapters: sim.loraAdapters,
         timeScale: sim.timeScale,

@@ -7,7 +7,7 @@ import {
   parseOpenAiRequest,
   type RequestKind,
 } from '../../../shared/openai/openai-request.ts'
-import type { PoolRequest } from '../../../shared/routing/pool-router.ts'
+import { anyModel, type PoolRequest } from '../../../shared/routing/pool-router.ts'
 import type { Prompt } from '../../tokenizer/prompt-ids.ts'
 import type { PoolRuntime } from '../pools/pool-runtime.ts'
 
@@ -136,6 +136,6 @@ export function prepareOnPool(
 
 function soleModel(pools: readonly PoolRuntime[]): string {
   const models = pools.flatMap((pool) => pool.spec.models.map((m) => m.name))
-  if (models.length === 1) return models[0] as string
+  if (models.length === 1 && models[0] !== anyModel) return models[0] as string
   throw invalid('model is required: this scorer serves several models', 'model')
 }

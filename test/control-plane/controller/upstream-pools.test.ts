@@ -107,7 +107,7 @@ describe('upstream InferencePools (inference.networking.k8s.io/v1) naming our En
     const { snapshot } = live
     expect(snapshot.pools['kinference/gie-pool']?.spec).toMatchObject({
       upstreamPoolRef: { name: 'gie-pool' },
-      models: [{ name: 'default', tokenizer: 'qwen3' }],
+      models: [{ name: '*', tokenizer: 'qwen3' }],
       routing: { strategy: 'gie-default' },
     })
     expect(

@@ -39,6 +39,13 @@ describe('extractVllmLoadSignals', () => {
     expect(() => VllmLoadSignals.parse(signals)).not.toThrow()
   })
 
+  it('reads whatever model_name the pod serves for a pool of any model ("*")', () => {
+    const only = samplesOf(current.replaceAll('model_name="m"', 'model_name="served-by-the-pod"'))
+    expect(extractVllmLoadSignals(only, 'm').running).toBeNull()
+    const signals = extractVllmLoadSignals(only, '*')
+    expect(signals).toMatchObject({ running: 4, waiting: 2, kvCacheUsage: 0.5 })
+  })
+
   it('falls back to the deprecated names only when the current ones are missing', () => {
     const old = `
 vllm:num_requests_running{model_name="m"} 1.0

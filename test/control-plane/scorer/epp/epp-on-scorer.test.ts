@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import type { InferencePoolSpec as PoolSpec } from '../../../../shared/crd/inference-pool.ts'
 import {
   createExtProcClient,
   type EnvoyReplayResult,
@@ -9,11 +10,13 @@ import {
   replayEnvoy,
 } from '../../../support/ext-proc-client.ts'
 import {
+  adminPods,
   decisionOf,
   lookup,
   matchedBlocks,
   metricTotal,
   model,
+  poolSpec,
   type Stack,
   send,
   systemChat,
@@ -38,8 +41,11 @@ afterEach(() => {
   for (const client of clients.splice(0)) client.close()
 })
 
-async function startEppStack(): Promise<{ stack: Stack; client: ExtProcClient }> {
-  const stack = await stacks.start({ epp: { host: '127.0.0.1', port: 0, tls } })
+async function startEppStack(spec?: PoolSpec): Promise<{ stack: Stack; client: ExtProcClient }> {
+  const stack = await stacks.start({
+    epp: { host: '127.0.0.1', port: 0, tls },
+    ...(spec ? { spec } : {}),
+  })
   const port = stack.scorer.eppPort as number
   const client = createExtProcClient(`127.0.0.1:${port}`, {
     caPem: readFileSync(tls.certFile, 'utf8'),
@@ -226,5 +232,46 @@ describe('the scorer as an Endpoint Picker', () => {
           outcome: 'client-gone',
         })) === 1,
     )
+  })
+
+  it('routes any model on a pool of defaults (a served model "*"), reading the pods’ load whatever their model_name', async () => {
+    // What the controller makes of an upstream InferencePool no Kinference pool names.
+    const { stack, client } = await startEppStack(
+      poolSpec({
+        models: [{ name: '*', tokenizer: 'qwen3', maxContextTokens: 10_000_000 }],
+        routing: { strategy: 'gie-default' },
+      } as never),
+    )
+    // The pods serve a model of their own (start-simulated-pools.ts: anyModelName).
+    const podModel = 'simulated-model'
+    const body = chat(words(7, 100), 'any model', { model: podModel })
+    const result = await replayEnvoy(client, { body: JSON.stringify(body), response: forwardTo(0) })
+    expect(result.immediate).toBeNull()
+    expect(JSON.parse(result.echoedResponseBody.toString()).model).toBe(podModel)
+    const served = podAt(stack, (result.destination ?? '').split(',')[0] as string)
+    await until(
+      async () =>
+        (await metricTotal(stack, 'kinference_scorer_requests_total', {
+          pod: served,
+          outcome: 'completed',
+        })) === 1,
+    )
+    // The simulated pods label their series with their own model's name, not "*": a
+    // request running there (sent past the picker) shows in the load the scorer reads.
+    const busy = new AbortController()
+    const http = stack.scorer.pools[0]?.endpoint(served)?.http as string
+    void fetch(`${http}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(
+        chat('busy', 'long', { model: podModel, stream: true, max_tokens: 30_000 }),
+      ),
+      signal: busy.signal,
+    }).catch(() => {})
+    stacks.defer(() => busy.abort())
+    await until(async () => {
+      const pods = (await adminPods(stack)).pools[0]?.pods ?? []
+      return (pods.find((pod) => pod.name === served)?.metrics?.running ?? 0) >= 1
+    })
   })
 })
