@@ -35,6 +35,8 @@ Options:
                            by default; 0 = a free port). The gateway authenticates: the
                            port must be reachable only from it
       --epp-host H         its listen address (default 127.0.0.1; 0.0.0.0 in a pod)
+      --epp-health-port P  also serve gRPC health alone, in plaintext, on P (the kubelet's
+                           gRPC probes and GKE's health checks speak no TLS)
       --epp-tls-cert FILE  PEM certificate it presents (with --epp-tls-key); gateways dial
       --epp-tls-key FILE   an Endpoint Picker over TLS without verifying it. Without them it
                            serves plaintext gRPC (h2c)
@@ -149,6 +151,7 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
       'drain-timeout': { type: 'string', default: '30s' },
       'epp-port': { type: 'string' },
       'epp-host': { type: 'string', default: '127.0.0.1' },
+      'epp-health-port': { type: 'string' },
       'epp-tls-cert': { type: 'string' },
       'epp-tls-key': { type: 'string' },
     },
@@ -254,6 +257,7 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
 function eppOf(values: {
   'epp-port'?: string | undefined
   'epp-host': string
+  'epp-health-port'?: string | undefined
   'epp-tls-cert'?: string | undefined
   'epp-tls-key'?: string | undefined
 }): EppConfigInput | null {
@@ -262,15 +266,23 @@ function eppOf(values: {
   if ((cert === undefined) !== (key === undefined))
     throw new UsageError('--epp-tls-cert and --epp-tls-key go together')
   if (values['epp-port'] === undefined) {
-    if (cert !== undefined) throw new UsageError('--epp-tls-cert needs --epp-port')
+    if (cert !== undefined || values['epp-health-port'] !== undefined)
+      throw new UsageError('--epp-tls-cert, --epp-tls-key and --epp-health-port need --epp-port')
     return null
   }
-  const text = values['epp-port']
+  const port = portOf('--epp-port', values['epp-port'])
+  const health = values['epp-health-port']
+  const healthPort = health === undefined ? null : portOf('--epp-health-port', health)
+  const tls = cert === undefined || key === undefined ? null : { certFile: cert, keyFile: key }
+  return { host: values['epp-host'], port, healthPort, tls }
+}
+
+/** A port option's value: a port number, 0 for a free one. */
+function portOf(option: string, text: string): number {
   const port = text.trim() === '' ? Number.NaN : Number(text)
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new UsageError(`--epp-port "${text}" must be a port number (0 = a free one)`)
-  const tls = cert === undefined || key === undefined ? null : { certFile: cert, keyFile: key }
-  return { host: values['epp-host'], port, tls }
+    throw new UsageError(`${option} "${text}" must be a port number (0 = a free one)`)
+  return port
 }
 
 /** --metrics-port: a port number (0 = a free one), or null for off. */

@@ -14,6 +14,8 @@ export const EppConfig = z.strictObject({
     .strictObject({ certFile: z.string().min(1), keyFile: z.string().min(1) })
     .nullable()
     .default(null),
+  /** A plaintext port serving only gRPC health (kubelet probes, GKE's checks); null: none. */
+  healthPort: z.int().min(0).max(65_535).nullable().default(null),
   /** The largest request body it reads to pick (a larger one is answered 413). */
   maxBodyBytes: z.int().positive().default(defaultMaxBodyBytes),
 })

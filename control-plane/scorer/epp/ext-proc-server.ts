@@ -27,6 +27,11 @@ export interface ExtProcServerOptions {
   port: number
   tls: { certPem: string | Buffer; keyPem: string | Buffer } | null
   picker: EndpointPicker
+  /**
+   * Also serve the health service alone, in plaintext, on this port (0: a free one): the
+   * kubelet's gRPC probes and some gateways' health checks (GKE's, on 9003) speak no TLS.
+   */
+  healthPort?: number | null
   maxBodyBytes?: number
   log: (message: string) => void
 }
@@ -34,6 +39,8 @@ export interface ExtProcServerOptions {
 export interface ExtProcServer {
   /** The bound port. */
   port: number
+  /** The plaintext health port (options.healthPort); null when there is none. */
+  healthPort: number | null
   /**
    * Stops serving (health NOT_SERVING), lets the open streams finish for up to graceMs,
    * then cuts them.
@@ -93,10 +100,17 @@ export async function startExtProcServer(options: ExtProcServerOptions): Promise
   const host = options.host.includes(':') ? `[${options.host}]` : options.host
   const port = await bind(server, `${host}:${options.port}`, credentials(options.tls))
   log(`ext_proc: Endpoint Picker listening on ${host}:${port}${options.tls ? ' (TLS)' : ''}`)
+  const healthServer = await startHealthOnly(host, options.healthPort ?? null, health).catch(
+    (error: unknown) => {
+      server.forceShutdown()
+      throw error
+    },
+  )
 
   let closing: Promise<void> | undefined
   return {
     port,
+    healthPort: healthServer?.port ?? null,
     setServing: (serving) => health.setServing(serving),
     close(graceMs = defaultGraceMs) {
       closing ??= new Promise<void>((resolve) => {
@@ -104,6 +118,7 @@ export async function startExtProcServer(options: ExtProcServerOptions): Promise
         health.stop()
         const force = setTimeout(() => server.forceShutdown(), graceMs)
         force.unref()
+        healthServer?.server.forceShutdown()
         server.tryShutdown(() => {
           clearTimeout(force)
           resolve()
@@ -112,4 +127,16 @@ export async function startExtProcServer(options: ExtProcServerOptions): Promise
       return closing
     },
   }
+}
+
+/** The health service alone on a plaintext port, beside the Endpoint Picker's. */
+async function startHealthOnly(
+  host: string,
+  port: number | null,
+  health: ReturnType<typeof createExtProcHealth>,
+): Promise<{ server: Server; port: number } | null> {
+  if (port === null) return null
+  const server = new Server()
+  server.addService(extProcProtos().health.service, health.implementation)
+  return { server, port: await bind(server, `${host}:${port}`, ServerCredentials.createInsecure()) }
 }

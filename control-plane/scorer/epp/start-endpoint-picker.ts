@@ -17,6 +17,7 @@ export async function startEndpointPicker(
     host: config.host,
     port: config.port,
     tls,
+    healthPort: config.healthPort,
     picker: scorerEndpointPicker(context, live),
     maxBodyBytes: config.maxBodyBytes,
     log: context.log,

@@ -72,16 +72,35 @@ describe('the EPP with ci/gateway-values.yaml (TLS with the certificate the char
   it('runs kinfctl scorer with --epp-port, --epp-host and the mounted certificate and key', () => {
     const args = scorerOf(manifests).container.args ?? []
     const from = args.indexOf('--epp-port')
-    expect(args.slice(from, from + 8)).toEqual([
+    expect(args.slice(from, from + 10)).toEqual([
       '--epp-port',
       '9002',
       '--epp-host',
       '0.0.0.0',
+      '--epp-health-port',
+      '9003',
       '--epp-tls-cert',
       `${tlsDir}/tls.crt`,
       '--epp-tls-key',
       `${tlsDir}/tls.key`,
     ])
+  })
+
+  it('serves the EPP’s gRPC health alone in clear text on grpc-health (9003), for checks without TLS', () => {
+    const { container } = scorerOf(manifests)
+    expect(container.ports).toContainEqual({
+      name: 'grpc-health',
+      containerPort: 9003,
+      protocol: 'TCP',
+    })
+    const service = findManifest(manifests, 'Service', 'kinference-scorer').spec as ServiceSpec
+    expect(service.ports.find((p) => p.name === 'grpc-health')).toEqual({
+      name: 'grpc-health',
+      port: 9003,
+      targetPort: 'grpc-health',
+      protocol: 'TCP',
+      appProtocol: 'kubernetes.io/h2c',
+    })
   })
 
   it('names the port grpc-epp on the container and on the scorer Service, as HTTP/2 over TLS', () => {
@@ -169,7 +188,15 @@ describe('the EPP with ci/gateway-values.yaml (TLS with the certificate the char
   it('lets the gateway’s proxies reach the EPP port of the scorer, and nothing else of it', () => {
     const rules = policy(manifests, 'kinference-scorer').spec.ingress ?? []
     const fromGateway = rules.filter((rule) => sameJson(rule.from, [gatewayPeer]))
-    expect(fromGateway).toEqual([{ from: [gatewayPeer], ports: [{ protocol: 'TCP', port: 9002 }] }])
+    expect(fromGateway).toEqual([
+      {
+        from: [gatewayPeer],
+        ports: [
+          { protocol: 'TCP', port: 9002 },
+          { protocol: 'TCP', port: 9003 },
+        ],
+      },
+    ])
     // No other peer reaches the EPP port.
     const toEpp = rules.filter((rule) => rule.ports?.some((p) => p.port === 9002))
     expect(toEpp).toHaveLength(1)

@@ -46,8 +46,9 @@ describe.each(chartVariants)('the scorer’s metrics port with $name', ({ option
   it('is a container port of its own, passed to kinfctl scorer on every address', () => {
     const container = scorerContainer(manifests)
     const args = container.args ?? []
-    // With scorer.epp, the EPP's port comes on top (chart-epp.test.ts).
-    expect(container.ports?.filter((p) => p.name !== 'grpc-epp')).toEqual([
+    // With scorer.epp, the EPP's ports come on top (chart-epp.test.ts).
+    const epp = ['grpc-epp', 'grpc-health']
+    expect(container.ports?.filter((p) => !epp.includes(p.name))).toEqual([
       { name: 'http', containerPort: 8080, protocol: 'TCP' },
       { name: 'metrics', containerPort: 9090, protocol: 'TCP' },
     ])
@@ -65,7 +66,8 @@ describe.each(chartVariants)('the scorer’s metrics port with $name', ({ option
   it('is not on the Service the edge calls', () => {
     const service = findManifest(manifests, 'Service', 'kinference-scorer')
     const targets = servicePorts(service).map((p) => p.targetPort)
-    expect(targets.filter((target) => target !== 'grpc-epp')).toEqual(['http'])
+    const epp = ['grpc-epp', 'grpc-health']
+    expect(targets.filter((target) => !epp.includes(String(target)))).toEqual(['http'])
     expect(servicePorts(service).map((p) => p.port)).not.toContain(9090)
   })
 })

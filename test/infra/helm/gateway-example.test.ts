@@ -199,6 +199,7 @@ describe(file, () => {
           protocol: 'TCP',
           port: (doc('InferencePool').spec as UpstreamPoolSpec).endpointPickerRef?.port?.number,
         },
+        { protocol: 'TCP', port: 9003 },
       ],
     })
   })

@@ -26,11 +26,12 @@ afterEach(async () => {
   }
 })
 
-async function start(tls: boolean) {
+async function start(tls: boolean, healthPort: number | null = null) {
   const recording = recordingEndpointPicker()
   const server = await startExtProcServer({
     host: '127.0.0.1',
     port: 0,
+    healthPort,
     tls: tls ? { certPem, keyPem } : null,
     picker: recording.picker,
     log: () => {},
@@ -51,6 +52,20 @@ describe('the Endpoint Picker server', () => {
     const result = await replayEnvoy(client(true), { body })
     expect(result.destination).toBe('10.0.0.1:8000,10.0.0.2:8000')
     expect(recording.exchanges[0]?.picks[0]?.body.toString()).toBe(body)
+  })
+
+  it('answers health in plaintext on its own port beside a TLS one, as kubelet probes need', async () => {
+    const { server } = await start(true, 0)
+    expect(server.healthPort).not.toBeNull()
+    const plain = createExtProcClient(`127.0.0.1:${server.healthPort}`, null)
+    opened[opened.length - 1]?.clients.push(plain)
+    expect(await plain.check('liveness')).toBe('SERVING')
+    expect(await plain.check('readiness')).toBe('SERVING')
+    server.setServing(false)
+    expect(await plain.check('readiness')).toBe('NOT_SERVING')
+    // The health port serves nothing else.
+    const result = await replayEnvoy(plain, { body })
+    expect(result.grpcError?.code).toBe(GrpcStatus.UNIMPLEMENTED)
   })
 
   it('refuses a plaintext client on the TLS port', async () => {
