@@ -48,7 +48,7 @@ describe.each(chartVariants)('the scorer’s metrics port with $name', ({ option
     const args = container.args ?? []
     // With scorer.epp, the EPP's ports come on top (chart-epp.test.ts).
     const epp = ['grpc-epp', 'grpc-health']
-    expect(container.ports?.filter((p) => !epp.includes(p.name))).toEqual([
+    expect(container.ports?.filter((p) => !epp.includes(p.name ?? ''))).toEqual([
       { name: 'http', containerPort: 8080, protocol: 'TCP' },
       { name: 'metrics', containerPort: 9090, protocol: 'TCP' },
     ])
