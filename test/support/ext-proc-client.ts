@@ -1,6 +1,6 @@
 /**
  * A client of the Endpoint Picker's gRPC server that replays Envoy's ext_proc messages
- * (docs: controller-and-epp.md §1.4; envoy/extensions/filters/http/ext_proc/v3/
+ * (docs/endpoint-picker.md, "The protocol"; envoy/extensions/filters/http/ext_proc/v3/
  * processing_mode.proto in control-plane/scorer/epp/proto): request headers (with the
  * subset hint in metadata_context), body chunks with end_of_stream on the last, optional
  * trailers; once the request is answered, response headers with the served endpoint in

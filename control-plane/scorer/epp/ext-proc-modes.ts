@@ -2,7 +2,7 @@
  * How the data plane sends a stream's bodies, from the `protocol_config` Envoy puts on the
  * first ProcessingRequest (envoy/service/ext_proc/v3/external_processor.proto). Without
  * one, FULL_DUPLEX_STREAMED both ways: the only mode llm-d's EPP supports, and the default
- * of the gateways that speak the protocol (docs/, controller-and-epp.md §1.4).
+ * of the gateways that speak the protocol (docs/endpoint-picker.md, "The protocol").
  */
 import type { ExtProcBodyMode, ExtProcRequest } from './ext-proc-messages.ts'
 
