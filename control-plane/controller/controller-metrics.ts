@@ -1,4 +1,4 @@
-import { createPrometheusRegistry } from '../metrics/create-prometheus-registry.ts'
+import { createPrometheusRegistry } from '../../shared/metrics/create-prometheus-registry.ts'
 
 const reconcileBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 

@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { prometheusTextContentType } from '../../shared/metrics/create-prometheus-registry.ts'
 import { openAiErrorBody } from '../../shared/openai/openai-error-body.ts'
 import { guardNodeServer, NodeServerLimits, nodeServerOptions } from '../http/node-server-limits.ts'
-import { prometheusTextContentType } from './create-prometheus-registry.ts'
+import { collectProcessMetrics, renderProcessMetrics } from './process-metrics.ts'
 
 /** A probe's answer now: its status and body (a string as plain text, anything else as JSON). */
 export type ProbeAnswer = () => { status: number; body: unknown }
@@ -14,7 +15,7 @@ export interface MetricsListenerOptions {
   host: string
   /** 0: a free port. */
   port: number
-  /** The exposition, rendered at each scrape. */
+  /** The service's exposition, rendered at each scrape; the process metrics follow it. */
   render: () => string
   /** GET paths beside /metrics (the scorer's /health, the controller's /healthz and /readyz). */
   probes?: Readonly<Record<string, ProbeAnswer>>
@@ -30,7 +31,8 @@ export interface MetricsListener {
  * A service's /metrics on a listener of its own, never on its API port: the counters say
  * what tenants send (requests, PII labels, bursts), so they are reached only where the
  * operator opens this port (a NetworkPolicy's metrics peers, a firewall), not by API
- * clients. Only scrapers and probes connect, so connections are capped low.
+ * clients. Only scrapers and probes connect, so connections are capped low. The process's
+ * own metrics (prom-client's defaults, process-metrics.ts) follow the service's.
  */
 export async function startMetricsListener(
   options: MetricsListenerOptions,
@@ -38,9 +40,10 @@ export async function startMetricsListener(
   const limits = NodeServerLimits.parse({ maxConnections: 256 })
   const probes = options.probes ?? {}
   const paths = new Set(['/metrics', ...Object.keys(probes)])
+  collectProcessMetrics()
   const server = createServer(
     nodeServerOptions(limits),
-    (req: IncomingMessage, res: ServerResponse) => {
+    async (req: IncomingMessage, res: ServerResponse) => {
       const path = (req.url ?? '/').split('?', 1)[0] ?? '/'
       const probe = probes[path]
       try {
@@ -57,7 +60,8 @@ export async function startMetricsListener(
           else
             res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
         } else {
-          res.writeHead(200, { 'content-type': prometheusTextContentType }).end(options.render())
+          const text = options.render() + (await renderProcessMetrics())
+          res.writeHead(200, { 'content-type': prometheusTextContentType }).end(text)
         }
       } catch (error) {
         const failure = KinfError.isInstance(error)

@@ -56,6 +56,7 @@ export async function answer(
   if (isSse && upstream.body) {
     const body = tapSseUsage(upstream.body, {
       dropUsageChunk: !request.includeUsage,
+      recordFor: request,
       stripChunkUsage: !request.continuousUsage,
       ...(context.collectText ? { collectText: true } : {}),
       onEnd: (metered) => meter(streamOutcome(metered)),

@@ -1,6 +1,7 @@
 import { Hono } from 'hono'
 import { answerError, answerNotFound } from './answer-error.ts'
 import { type EdgeDeps, EdgeLimits } from './edge-deps.ts'
+import { meterEdgeRequests } from './meter-edge-requests.ts'
 import { admitRequest } from './stages/admit-request.ts'
 import { authenticateTenant } from './stages/authenticate-tenant.ts'
 import { decide } from './stages/decide.ts'
@@ -45,6 +46,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono<EdgeEnv> {
     )
 
   const app = new Hono<EdgeEnv>()
+  app.use(meterEdgeRequests(deps))
   app.use(...inOrder(limitHeaders(limits.maxHeaderBytes)))
   app.get('/healthz', (c) => c.text('ok'))
   app.get('/v1/models', ...inOrder(authenticate, listModels()))

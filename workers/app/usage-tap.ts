@@ -29,6 +29,13 @@ export interface SseTapOptions {
   stripChunkUsage: boolean
   /** Collect the generated text (see MeteredStream.text). */
   collectText?: boolean
+  /**
+   * The request this stream answers: the usage it showed is kept for the edge's metrics
+   * (recordedStreamUsage), the usage the client did not ask for included.
+   */
+  recordFor?: object
+  /** Runs once, at the first event with generated text: the time to first token. */
+  onFirstText?: () => void
   /** Each event's parsed data, in order (an assembler); `[DONE]` and unparsable data skipped. */
   onChunk?: (chunk: unknown) => void
   /** Runs once, when the stream ends, breaks or is cancelled. */
@@ -92,6 +99,57 @@ export function tapSseUsage(
   })
 }
 
+/**
+ * Watches an SSE stream on its way to the client, for the edge's metrics: the bytes go on
+ * as they came, and a stream that errors errors here too (a stalled client's cut must still
+ * drop the connection, limit-event-stream.ts), where tapSseUsage would end it in words.
+ */
+export function observeSseUsage(
+  body: ReadableStream<Uint8Array>,
+  options: Pick<SseTapOptions, 'onFirstText' | 'onEnd'>,
+): ReadableStream<Uint8Array> {
+  const meter = new StreamMeter({ dropUsageChunk: false, stripChunkUsage: false, ...options })
+  const decoder = new TextDecoder()
+  const reader = body.getReader()
+  let pending = ''
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let read: Awaited<ReturnType<typeof reader.read>>
+      try {
+        read = await reader.read()
+      } catch (error) {
+        meter.end()
+        throw error
+      }
+      if (read.done) {
+        meter.end()
+        controller.close()
+        return
+      }
+      pending = lineFeeds(pending + decoder.decode(read.value, { stream: true }))
+      let from = 0
+      for (let cut = pending.indexOf('\n\n'); cut >= 0; cut = pending.indexOf('\n\n', from)) {
+        meter.event(pending.slice(from, cut))
+        from = cut + 2
+      }
+      pending = pending.slice(from)
+      controller.enqueue(read.value)
+    },
+    async cancel(reason) {
+      meter.end()
+      await reader.cancel(reason)
+    },
+  })
+}
+
+/** The last usage of each request's stream (SseTapOptions.recordFor), for as long as the request lives. */
+const recorded = new WeakMap<object, Usage>()
+
+/** The usage a request's upstream stream showed the edge, before the client's options removed it. */
+export function recordedStreamUsage(request: object): Usage | undefined {
+  return recorded.get(request)
+}
+
 /** Generated text in a chunk: a non-empty content, text, reasoning or arguments string. */
 const textMarker = /"(?:content|text|arguments|reasoning_content|reasoning)":\s*"[^"]/
 
@@ -115,7 +173,7 @@ class StreamMeter {
       this.sawDone = true
       return event
     }
-    if (textMarker.test(data)) this.textEvents++
+    if (textMarker.test(data) && this.textEvents++ === 0) this.options.onFirstText?.()
     const { onChunk, collectText } = this.options
     // Token chunks without usage are not parsed unless someone reads every chunk.
     if (!onChunk && !collectText && !mayCarryUsage(data)) return event
@@ -141,10 +199,12 @@ class StreamMeter {
   end(): void {
     if (this.ended) return
     this.ended = true
-    const usage = this.usage.current()
+    const current = this.usage.current()
+    const usage = current !== null && 'usage' in current ? current.usage : null
+    if (usage !== null && this.options.recordFor) recorded.set(this.options.recordFor, usage)
     this.options.onEnd({
       complete: this.sawDone,
-      usage: usage !== null && 'usage' in usage ? usage.usage : null,
+      usage,
       textEvents: this.textEvents,
       text: this.text.join(''),
     })

@@ -4,10 +4,12 @@ import { openAiErrorBody } from '../../shared/openai/openai-error-body.ts'
 import { builtinPlugins } from '../../shared/plugins.ts'
 import { createEdgeDeps } from '../app/create-edge-deps.ts'
 import { createEdgeApp } from '../app/edge-app.ts'
+import { createEdgeMetrics } from '../app/edge-metrics.ts'
 import { cloudflareClientAddress } from './cloudflare-client-address.ts'
 import { createDurableObjectQuotaStore } from './durable-object-quota-store.ts'
 import { createKvSnapshotLoader } from './kv-snapshot-loader.ts'
 import { type WorkerBindings, WorkerEnv } from './worker-env.ts'
+import { workerMetricsRoute } from './worker-metrics-route.ts'
 
 export { QuotaLedgerObject } from './quota-ledger-object.ts'
 
@@ -35,6 +37,8 @@ function appFor(env: object): Fetch {
   const bindings = env as WorkerBindings
   // The strategies and conditions this Worker reads snapshots and rules with.
   const plugins = builtinPlugins
+  const metrics = createEdgeMetrics()
+  const metricsRoute = workerMetricsRoute(vars.METRICS_TOKEN, metrics)
   const app = createEdgeApp(
     createEdgeDeps({
       config: createKvSnapshotLoader(bindings.CONFIG, {
@@ -61,9 +65,10 @@ function appFor(env: object): Fetch {
       newRequestId: () => crypto.randomUUID(),
       log: (line) => console.log(line),
       clientAddress: cloudflareClientAddress,
+      metrics,
     }),
   )
-  return (request, _env, ctx) => app.fetch(request, env, ctx as never)
+  return (request, _env, ctx) => metricsRoute(request) ?? app.fetch(request, env, ctx as never)
 }
 
 /**

@@ -16,6 +16,8 @@ export const WorkerEnv = z.looseObject({
   AWS_ACCESS_KEY_ID: z.string().min(1).optional(),
   AWS_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   AWS_SESSION_TOKEN: z.string().min(1).optional(),
+  /** Bearer token of GET /metrics, the isolate's counters (worker-metrics-route.ts); unset: not served. */
+  METRICS_TOKEN: z.string().min(16, 'needs at least 16 characters').optional(),
   /** How long an isolate reuses the snapshot it read from KV. */
   CONFIG_CACHE_SECONDS: z.coerce.number().min(0).max(3_600).default(30),
 })

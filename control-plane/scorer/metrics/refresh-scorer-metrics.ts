@@ -2,6 +2,7 @@ import { conditionStatuses } from '../../../shared/state/pool-state.ts'
 import type { IngestorCounters } from '../../kv-feeds/pod-event-ingestor.ts'
 import type { LivePools } from '../pools/live-pools.ts'
 import type { PoolRuntime } from '../pools/pool-runtime.ts'
+import { poolLoadSaturation } from './pool-load-saturation.ts'
 import type { ScorerMetrics } from './scorer-metrics.ts'
 
 /** The `kind` label of kinference_scorer_event_problems, per ingestor counter. */
@@ -36,7 +37,9 @@ export function createScorerMetricsRefresh(
     for (const [pool, count] of held) metrics.heldRequests.labels({ pool }).set(count)
     for (const pool of live.current.pools) refreshPoolConditions(metrics, pool)
     for (const pool of live.current.pools) {
-      for (const report of pool.router.podReports(nowMs)) {
+      const reports = pool.router.podReports(nowMs)
+      metrics.poolSaturation.labels({ pool: pool.name }).set(poolLoadSaturation(pool.spec, reports))
+      for (const report of reports) {
         const labels = { pool: pool.name, pod: report.name }
         metrics.drift.labels(labels).set(report.drift)
         for (const state of ['precise', 'approximate', 'load-only']) {

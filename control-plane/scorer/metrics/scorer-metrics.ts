@@ -1,4 +1,4 @@
-import { createPrometheusRegistry } from '../../metrics/create-prometheus-registry.ts'
+import { createPrometheusRegistry } from '../../../shared/metrics/create-prometheus-registry.ts'
 
 const latencyBuckets = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1]
 const holdBuckets = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
@@ -71,6 +71,10 @@ export function createScorerMetrics(now: () => number) {
     saturated: registry.counter(
       'kinference_scorer_saturated',
       'Requests answered "saturated" for the edge to burst, by pool.',
+    ),
+    poolSaturation: registry.gauge(
+      'kinference_scorer_pool_saturation',
+      "How close the pool is to its limits at the scrape, by pool: its least saturated pod's larger of queue / queueDepthThreshold and KV use / kvCacheUtilThreshold (0 idle, 1 every pod at a limit, above 1 past them; 1 with no pod). For autoscalers.",
     ),
     heldRequests: registry.gauge(
       'kinference_scorer_held_requests',

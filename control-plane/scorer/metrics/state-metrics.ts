@@ -1,5 +1,8 @@
+import type {
+  CounterChild,
+  PrometheusRegistry,
+} from '../../../shared/metrics/create-prometheus-registry.ts'
 import type { ColdLookupReason } from '../../kv-index/guarded-kv-index.ts'
-import type { CounterChild, PrometheusRegistry } from '../../metrics/create-prometheus-registry.ts'
 
 /** What the scorer's use of the shared state (Redis) loses, on its /metrics (docs/shared-state.md). */
 export interface StateMetrics {

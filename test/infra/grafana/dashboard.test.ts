@@ -166,5 +166,32 @@ describe(`the Grafana dashboard ${file}`, () => {
       }
       expect(Object.entries(asked).filter(([, name]) => !used.has(name))).toEqual([])
     })
+
+    it('covers what issue 28 asks for: usage by tenant and model, errors, saturation, processes', () => {
+      const used = new Set(queries.flatMap(({ expr }) => promqlMetricNames(expr)))
+      const asked = [
+        'kinference_edge_prompt_tokens_total',
+        'kinference_edge_completion_tokens_total',
+        'kinference_edge_ttft_seconds_bucket',
+        'kinference_edge_e2e_seconds_bucket',
+        'kinference_scorer_pool_saturation',
+        'process_cpu_seconds_total',
+        'process_resident_memory_bytes',
+        'nodejs_eventloop_lag_p99_seconds',
+      ]
+      expect(asked.filter((name) => !used.has(name))).toEqual([])
+      // The error ratio reads the edge's own errors: its requests counter has them.
+      expect(
+        queries.some(
+          ({ expr }) =>
+            expr.includes('kinference_edge_requests_total{status=~"[45].."}') &&
+            expr.includes('by (tenant)'),
+        ),
+      ).toBe(true)
+      for (const name of asked.filter((n) => n.startsWith('kinference_edge_')))
+        expect(labelled.get(name), name).toEqual(
+          new Set(['tenant', 'model', ...(name.endsWith('_bucket') ? ['le'] : [])]),
+        )
+    })
   })
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { tapSseUsage } from '../../../workers/app/usage-tap.ts'
+import { type MeteredStream, observeSseUsage, tapSseUsage } from '../../../workers/app/usage-tap.ts'
 
 const encoder = new TextEncoder()
 
@@ -139,5 +139,44 @@ describe('tapSseUsage with usage on every chunk (continuous_usage_stats)', () =>
     )
     expect(out).toContain('"usage"')
     expect(metered).toMatchObject({ complete: false, usage: { total_tokens: 10 } })
+  })
+})
+
+describe('observeSseUsage (the edge metrics’ watch on what the client gets)', () => {
+  const events = [
+    '{"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}',
+    '{"choices":[{"index":0,"delta":{"content":"a"}}]}',
+    '{"choices":[{"index":0,"delta":{"content":"b"}}]}',
+    '{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}',
+  ]
+
+  it('passes the bytes on as they came, and sees the first text and the usage', async () => {
+    const bytes = encoder.encode(
+      `${events.map((e) => `data: ${e}\r\n\r\n`).join('')}data: [DONE]\r\n\r\n`,
+    )
+    const calls: string[] = []
+    let seen: MeteredStream | null = null
+    const body = new Blob([bytes]).stream()
+    const observed = observeSseUsage(body, {
+      onFirstText: () => calls.push('first text'),
+      onEnd: (metered) => {
+        calls.push('end')
+        seen = metered
+      },
+    })
+    expect(new Uint8Array(await new Response(observed).arrayBuffer())).toEqual(bytes)
+    expect(calls).toEqual(['first text', 'end'])
+    expect(seen).toMatchObject({ complete: true, textEvents: 2, usage: { prompt_tokens: 5 } })
+  })
+
+  it('errors when its body errors (a stalled client is cut, not ended in words)', async () => {
+    let ended = 0
+    const observed = observeSseUsage(breaking(events.slice(0, 2)), {
+      onEnd: () => {
+        ended++
+      },
+    })
+    await expect(readAll(observed)).rejects.toThrow('terminated')
+    expect(ended).toBe(1)
   })
 })

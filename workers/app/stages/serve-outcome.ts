@@ -71,7 +71,6 @@ export function serveOutcome(deps: EdgeDeps, limits: EdgeLimits): EdgeStage<Read
           onCut: (why) => deps.log(`request ${requestId}: stream cut by the edge (${why})`),
         },
       )
-      deps.metrics.inc('requests', { status: String(response.status) })
       return response
     },
   )

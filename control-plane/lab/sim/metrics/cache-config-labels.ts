@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { parseOptions } from '../../../../shared/config/parse-options.ts'
 import { KinfError } from '../../../../shared/errors/kinf-error.ts'
-import { pythonFloatRepr } from '../../../metrics/float-to-go-string.ts'
+import { pythonFloatRepr } from '../../../../shared/metrics/float-to-go-string.ts'
 
 const countError = 'must be a whole number >= 0'
 const count = z.int({ error: countError }).min(0, { error: countError })

@@ -3,7 +3,7 @@ import {
   type CounterChild,
   createPrometheusRegistry,
   type HistogramChild,
-} from '../../../metrics/create-prometheus-registry.ts'
+} from '../../../../shared/metrics/create-prometheus-registry.ts'
 import { cacheConfigLabels, type VllmCacheConfig } from './cache-config-labels.ts'
 import { registerVllmFamilies, type VllmFamilies } from './vllm-metric-families.ts'
 

@@ -1,4 +1,4 @@
-import type { PrometheusRegistry } from '../../../metrics/create-prometheus-registry.ts'
+import type { PrometheusRegistry } from '../../../../shared/metrics/create-prometheus-registry.ts'
 import { build125Buckets, vllmHistogramBuckets } from './vllm-histogram-buckets.ts'
 import { type VllmMetricName, vllmMetricHelp } from './vllm-metric-help.ts'
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { createPrometheusRegistry } from '../../../control-plane/metrics/create-prometheus-registry.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { createPrometheusRegistry } from '../../../shared/metrics/create-prometheus-registry.ts'
 
 describe('createPrometheusRegistry', () => {
   it('renders counters, gauges and histograms as prometheus_client generate_latest does', () => {

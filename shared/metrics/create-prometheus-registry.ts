@@ -1,4 +1,4 @@
-import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { KinfError } from '../errors/kinf-error.ts'
 import { floatToGoString } from './float-to-go-string.ts'
 
 /** What `/metrics` answers with: Prometheus text format 0.0.4, as prometheus_client serves it. */

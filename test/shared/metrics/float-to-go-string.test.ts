@@ -1,8 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  floatToGoString,
-  pythonFloatRepr,
-} from '../../../control-plane/metrics/float-to-go-string.ts'
+import { floatToGoString, pythonFloatRepr } from '../../../shared/metrics/float-to-go-string.ts'
 
 // Expected strings printed by CPython 3 (`repr(v)`) and by prometheus_client's
 // floatToGoString for the same doubles.
