@@ -39,6 +39,8 @@ export interface StartEdgeOptions {
   awsCredentials?: AwsCredentials
   /** Replaces the PII detectors (tests of failing detectors). */
   detectPii?: EdgeDeps['detectPii']
+  /** Where /v1/responses keeps conversations (Redis, for replicas); in memory when absent. */
+  responses?: EdgeDeps['responses']
   /** The edge's limits where they differ from EdgeLimits' defaults. */
   limits?: EdgeDeps['limits']
   /** The Node server's; maxHeaderBytes defaults to the edge's plus 8 KiB for the request line. */
@@ -85,6 +87,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
       metrics,
       limits: options.limits,
       detectPii: options.detectPii,
+      ...(options.responses && { responses: options.responses }),
     }),
   )
   const host = options.host ?? '127.0.0.1'

@@ -1,14 +1,20 @@
 import { Hono } from 'hono'
+import {
+  createMemoryResponseStore,
+  defaultResponseTtlMs,
+} from '../../shared/openai/responses/response-store.ts'
 import { answerError, answerNotFound } from './answer-error.ts'
 import { type EdgeDeps, EdgeLimits } from './edge-deps.ts'
 import { meterEdgeRequests } from './meter-edge-requests.ts'
+import { serveResponses } from './responses/serve-responses.ts'
 import { admitRequest } from './stages/admit-request.ts'
+import { answerRequestId } from './stages/answer-request-id.ts'
 import { authenticateTenant } from './stages/authenticate-tenant.ts'
 import { decide } from './stages/decide.ts'
 import type { EdgeEnv } from './stages/edge-stage.ts'
 import { inOrder } from './stages/edge-stage.ts'
 import { limitHeaders } from './stages/limit-headers.ts'
-import { listModels } from './stages/list-models.ts'
+import { listModels, retrieveModel } from './stages/list-models.ts'
 import { readRequest } from './stages/read-request.ts'
 import { serveOutcome } from './stages/serve-outcome.ts'
 import { tagRequest } from './stages/tag-request.ts'
@@ -47,11 +53,27 @@ export function createEdgeApp(deps: EdgeDeps): Hono<EdgeEnv> {
 
   const app = new Hono<EdgeEnv>()
   app.use(meterEdgeRequests(deps))
-  app.use(...inOrder(limitHeaders(limits.maxHeaderBytes)))
+  app.use(...inOrder(answerRequestId(deps.newRequestId), limitHeaders(limits.maxHeaderBytes)))
   app.get('/healthz', (c) => c.text('ok'))
   app.get('/v1/models', ...inOrder(authenticate, listModels()))
+  app.get('/v1/models/*', ...inOrder(authenticate, retrieveModel()))
   app.post('/v1/chat/completions', ...complete('chat'))
   app.post('/v1/completions', ...complete('completion'))
+  app.post(
+    '/v1/responses',
+    ...inOrder(
+      tagRequest(deps.newRequestId),
+      authenticate,
+      serveResponses({
+        store: deps.responses ?? createMemoryResponseStore({ nowMs: deps.nowMs }),
+        ttlMs: defaultResponseTtlMs,
+        maxBodyBytes: limits.maxBodyBytes,
+        nowMs: deps.nowMs,
+        newId: () => deps.newRequestId().replaceAll('-', ''),
+        chat: async (request, env) => app.fetch(request, env as never),
+      }),
+    ),
+  )
   app.notFound(answerNotFound)
   app.onError(answerError(deps.log))
   return app

@@ -3,6 +3,7 @@ import { z } from 'zod'
 import type { ConfigSnapshot, SnapshotProvider } from '../../shared/config/config-snapshot.ts'
 import type { ChatCompletionRequest } from '../../shared/openai/chat-completion-request.ts'
 import { maxJsonDepth } from '../../shared/openai/json-depth.ts'
+import type { ResponseStore } from '../../shared/openai/responses/response-store.ts'
 import type { detectPii } from '../../shared/pii/detect-pii.ts'
 import type { Plugins } from '../../shared/plugins.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
@@ -52,6 +53,11 @@ export interface EdgeDeps {
   limits?: z.input<typeof EdgeLimits>
   /** The PII detectors (shared/pii by default); replaceable to test failing detectors. */
   detectPii?: typeof detectPii
+  /**
+   * Where /v1/responses keeps the conversations previous_response_id continues (Redis on
+   * Node, shared by replicas); this isolate's memory when absent.
+   */
+  responses?: ResponseStore
   /** Output tokens assumed for quota admission when a request sets no max_tokens (see EdgeLimits). */
   defaultMaxTokens?: number
   /**
