@@ -27,4 +27,6 @@ export interface BenchmarkReportEntry {
   }
   metrics: BenchmarkMetrics
   prefix_cache: PrefixCacheSummary
+  /** The error of the first request that failed (by start time); null when none did. */
+  first_error: string | null
 }

@@ -63,11 +63,26 @@ function describeSetup(entries: readonly BenchmarkReportEntry[]): string {
   ].join(' · ')
 }
 
+/** A line per benchmark with failed requests: how many, and the first one's error. */
+function failureLines(entries: readonly BenchmarkReportEntry[]): string[] {
+  const lines = orderEntries(entries).flatMap((entry) => {
+    const totals = entry.metrics.request_totals
+    const failed = totals.errored + totals.incomplete
+    if (failed === 0) return []
+    const first = entry.first_error === null ? '' : `; the first: ${entry.first_error}`
+    return [
+      `- ${cell(entry.config.router)} at ${cell(entry.config.profile)}: ${failed} of ${totals.total} requests failed${cell(first)}`,
+    ]
+  })
+  return lines.length === 0 ? [] : ['Failed requests:', '', ...lines, '']
+}
+
 /**
  * The benchmarks as Markdown: one table per workload, a row per router and rate, with
  * the successful requests' TTFT (median, p90), end-to-end median, ITL median, mean output
  * and request throughput, the prefix-cache hit rate (the pods' counters when the run has
- * them, else cached over prompt tokens from usage) and failed/total requests.
+ * them, else cached over prompt tokens from usage) and failed/total requests; under it,
+ * each benchmark with failures and its first error.
  */
 export function renderBenchmarkMarkdown(
   groups: ReadonlyMap<string, readonly BenchmarkReportEntry[]>,
@@ -79,7 +94,7 @@ export function renderBenchmarkMarkdown(
     lines.push(`| ${columns.join(' | ')} |`)
     lines.push(`|${columns.map((_, i) => (i < 2 ? ' --- ' : ' ---: ')).join('|')}|`)
     for (const entry of orderEntries(entries)) lines.push(`| ${row(entry).join(' | ')} |`)
-    lines.push('')
+    lines.push('', ...failureLines(entries))
   }
   return lines.join('\n')
 }

@@ -180,7 +180,7 @@ export function summarizeSuite(
   const seeds = [...new Set(runs.map((run) => run.config.seed))]
   const lines: string[] = ['# Kinference against its targets', '']
   lines.push(
-    `${runs[0]?.config.mode === 'live' ? 'Live runs over HTTP' : 'Discrete-event runs'}, ${runs[0]?.config.pods ?? 0} pods of ${runs[0]?.config.gpuProfile ?? '?'}, seed ${seeds.join(', ')}${seeds.length > 1 ? ' (means, spread in brackets)' : ''}. A ratio is printed only where round robin is stable (served ≥ 95% of what was offered, no TTFT trend across the run).`,
+    `${runs[0]?.config.mode === 'live' ? 'Live runs over HTTP' : 'Discrete-event runs'}, ${runs[0]?.config.pods ?? 0} pods of ${runs[0]?.config.gpuProfile ?? '?'}, seed ${seeds.join(', ')}${seeds.length > 1 ? ' (means, spread in brackets)' : ''}. A ratio is printed only where round robin is stable (served ≥ 95% of what was offered in the measured window, the middle third of the arrivals; no TTFT trend across the run).`,
     '',
     '| workload | at | metric | target: round robin | target: Kinference | ours: round robin | ours: kinference | ours: gain | round robin |',
     '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |',

@@ -1,5 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { benchmarkFailures } from './benchmark-failures.ts'
 import type { BenchmarkReportEntry } from './benchmark-report-entry.ts'
 import { computeBenchmarkMetrics, computePrefixCacheSummary } from './compute-benchmark-metrics.ts'
 import { type ChartBounds, renderBenchmarkChart } from './render-benchmark-chart.ts'
@@ -50,6 +51,7 @@ export function toReportEntry(run: BenchmarkRun): BenchmarkReportEntry {
     },
     metrics,
     prefix_cache: computePrefixCacheSummary(run),
+    first_error: benchmarkFailures([run]).firstError,
   }
 }
 

@@ -22,6 +22,7 @@ export const benchOptions = {
   'trace-offset': { type: 'string' },
   mode: { type: 'string', default: 'des' },
   target: { type: 'string' },
+  'api-key': { type: 'string' },
   'time-scale': { type: 'string', default: '20' },
   routers: { type: 'string' },
   pods: { type: 'string' },
@@ -72,6 +73,14 @@ export interface BenchArgs {
   requestScale: number
   /** --suite routing --preset: the prefix workloads judged (default all of them). */
   routingWorkloads: string[] | undefined
+  /** Live with --target: sent as `authorization: Bearer` (--api-key, else KINFERENCE_API_KEY). */
+  apiKey: string | null
+}
+
+/** What `kinfctl bench` takes from its environment, read by the command and passed here. */
+export interface BenchEnv {
+  /** KINFERENCE_API_KEY: the key --api-key gives when it is not on the command line. */
+  apiKey?: string | undefined
 }
 
 /** A KinfError from checking an argument is a usage mistake (exit 2), not a failed run. */
@@ -217,7 +226,21 @@ function routingSubset(text: string | undefined): string[] | undefined {
   return names
 }
 
-export function parseBenchArgs(args: string[]): BenchArgs {
+/**
+ * The key a live run against --target sends: --api-key, else the environment's. Without a
+ * target the loopback stack asks for none, so only an explicit --api-key is a mistake there.
+ */
+function apiKeyOf(values: BenchValues, env: BenchEnv): string | null {
+  const given = values['api-key']
+  if (given !== undefined && values.target === undefined)
+    throw new UsageError('--api-key needs --target (the loopback stack asks for no key)')
+  if (given !== undefined && given.trim() === '') throw new UsageError('--api-key is empty')
+  if (values.target === undefined) return null
+  const key = given ?? env.apiKey
+  return key === undefined || key.trim() === '' ? null : key.trim()
+}
+
+export function parseBenchArgs(args: string[], env: BenchEnv = {}): BenchArgs {
   const { values } = parseArgs({ args, options: benchOptions })
   const suite = suiteOf(values)
   const mode = values.mode
@@ -270,6 +293,7 @@ export function parseBenchArgs(args: string[]): BenchArgs {
     admission: admissionOf(values, mode),
     desTiming: Object.fromEntries(Object.entries(timing).filter(([, v]) => v !== undefined)),
     routingWorkloads: suite === 'routing' ? routingSubset(values.preset) : undefined,
+    apiKey: apiKeyOf(values, env),
     requestScale:
       values['request-scale'] === undefined
         ? 1

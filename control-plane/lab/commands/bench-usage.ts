@@ -66,6 +66,8 @@ How:
       --target URL          live: an OpenAI-compatible server (its router is what runs;
                             --routers then only labels it). Without it, live starts the
                             scorer in front of simulated pods on loopback per benchmark
+      --api-key KEY         live, with --target: sent as authorization: Bearer KEY
+                            (default: KINFERENCE_API_KEY)
       --time-scale X        live: pods run X times faster than the GPU they model; times
                             are reported in modelled time (default 20)
       --routers LIST        strategies (default all: ${benchRouterNames.join(', ')})
@@ -103,4 +105,9 @@ How:
       --threads N           des: benchmarks run side by side on N threads (default: the
                             cores); the results do not depend on it
       --out DIR             report folder (default results/bench)
+
+Environment: KINFERENCE_API_KEY (the key of --api-key).
+Exit status: 0 done (a report lists the requests that failed, and the first error of each
+benchmark); when every request failed, the status an error of its kind gives (4 for 401 and
+403, 5 for 429, 503 or an unreachable target, 6 for another error) and the first error.
 `

@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { type CliIo, exitCode } from '../../kinfctl/cli-io.ts'
 import { defaultBenchPods } from '../bench/bench-presets.ts'
+import { benchmarkFailures, everyRequestFailed } from '../bench/benchmark-failures.ts'
 import { createChatFrame } from '../bench/chat-prompt-ids.ts'
 import { renderBenchmarkMarkdown } from '../bench/render-benchmark-markdown.ts'
 import type { BenchmarkRun } from '../bench/request-record.ts'
@@ -25,7 +26,8 @@ import { type BenchGroup, planBench } from './bench-plan.ts'
 export { benchUsage } from './bench-usage.ts'
 
 export async function benchCommand(args: string[], io: CliIo): Promise<number> {
-  const parsed = parseBenchArgs(args)
+  // The entry point reads the environment; everything below is given the key.
+  const parsed = parseBenchArgs(args, { apiKey: io.env.KINFERENCE_API_KEY })
   const assets = loadSimModelAssets()
   if (parsed.suite === 'targets') return targetsSuite(parsed, assets, io)
   if (parsed.suite === 'routing') return routingSuite(parsed, assets, io)
@@ -68,7 +70,16 @@ export async function benchCommand(args: string[], io: CliIo): Promise<number> {
         )
     io.stdout(notes)
   }
+  const failures = benchmarkFailures(runs)
+  if (failures.failed > 0 && failures.failed < failures.total)
+    io.stdout(
+      `${failures.failed} of ${failures.total} requests failed; the first: ${failures.firstError}\n`,
+    )
   io.stdout(`${timing}\nwrote ${written.join(', ')}\n`)
+  // Reports are written either way; a live run in which nothing succeeded measured nothing
+  // but the target's refusal (a DES run whose admission refused everything measured that).
+  const failed = parsed.mode === 'live' ? everyRequestFailed(failures) : null
+  if (failed) throw failed
   return exitCode.ok
 }
 
@@ -91,6 +102,7 @@ async function runGroup(
         seed,
         assets,
         target: parsed.values.target ?? null,
+        ...(parsed.apiKey !== null && { headers: { authorization: `Bearer ${parsed.apiKey}` } }),
         timeScale: parsed.timeScale,
         progress: { write: io.stderr, isTTY: io.stderrIsTty ?? false },
         threads: parsed.threads,

@@ -60,7 +60,18 @@ const quantiles = (parts: readonly number[][], q: number): Thirds => [
 const trending = ([a, , c]: Thirds) =>
   Number.isFinite(a) && Number.isFinite(c) && c > a * maxTrendFactor + trendSlackS
 
-function servedFraction(run: BenchmarkRun): number | null {
+/**
+ * The measured window of an open-loop run, the middle third of its arrivals (first to last
+ * start): what arrived in it and what finished successfully in it, whenever it started.
+ * Null for a closed loop, or where nothing arrived in the window.
+ */
+export interface ServedWindow {
+  seconds: number
+  arrived: number
+  finished: number
+}
+
+export function servedWindow(run: BenchmarkRun): ServedWindow | null {
   const open = run.config.profile.startsWith('poisson') || run.config.profile.startsWith('constant')
   if (!open || run.records.length < 3) return null
   const starts = run.records.map((r) => r.startMs)
@@ -72,7 +83,19 @@ function servedFraction(run: BenchmarkRun): number | null {
   const finished = run.records.filter(
     (r) => statusOf(r) === 'successful' && r.endMs >= from && r.endMs < to,
   ).length
-  return arrived === 0 ? null : finished / arrived
+  return arrived === 0 ? null : { seconds: (to - from) / 1000, arrived, finished }
+}
+
+/**
+ * "served 38% of offered in the measured window (...: 1.90 of 5.00 req/s)": the window
+ * named, and its two rates, whose ratio is the percentage. A run's served req/s elsewhere
+ * in a report covers the whole run, its drain after the last arrival included, so beside
+ * it a fraction without its window reads as a contradiction (0% next to 2.4 req/s).
+ */
+export function describeServed(window: ServedWindow): string {
+  const rate = (count: number) => (window.seconds > 0 ? count / window.seconds : 0).toFixed(2)
+  const percent = ((window.finished / window.arrived) * 100).toFixed(0)
+  return `served ${percent}% of offered in the measured window (the middle third of the arrivals: ${rate(window.finished)} of ${rate(window.arrived)} req/s)`
 }
 
 /**
@@ -82,13 +105,14 @@ function servedFraction(run: BenchmarkRun): number | null {
  * and a ratio against it then grows with --max-requests instead of measuring routing.
  */
 export function baselineStability(run: BenchmarkRun): Stability {
-  const served = servedFraction(run)
+  const window = servedWindow(run)
+  const served = window === null ? null : window.finished / window.arrived
   const parts = ttftThirds(run.records)
   const medians = quantiles(parts, 0.5)
   const p90s = quantiles(parts, 0.9)
   const problems: string[] = []
-  if (served !== null && served < minServedFraction)
-    problems.push(`served ${(served * 100).toFixed(0)}% of offered`)
+  if (window !== null && served !== null && served < minServedFraction)
+    problems.push(describeServed(window))
   if (trending(medians)) problems.push(`TTFT trending ${arrow(medians)} s`)
   else if (trending(p90s)) problems.push(`p90 TTFT trending ${arrow(p90s)} s`)
   return {

@@ -62,7 +62,7 @@ export function renderRateTable(
 ): string[] {
   const ceiling = bounds?.capacityHitCeiling ?? null
   const rows = [
-    `| ${unit} | router | median TTFT (s) | p90 TTFT (s) | median e2e (s) | served req/s | hit rate${ceiling ? ' (of ceiling)' : ''} | TTFT vs round robin |`,
+    `| ${unit} | router | median TTFT (s) | p90 TTFT (s) | median e2e (s) | served req/s (whole run) | hit rate${ceiling ? ' (of ceiling)' : ''} | TTFT vs round robin |`,
     '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   ]
   const rates = [...new Set([...byRouter.values()].flatMap((points) => points.map((p) => p.rate)))]

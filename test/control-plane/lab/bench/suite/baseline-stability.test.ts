@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest'
+import { computeBenchmarkMetrics } from '../../../../../control-plane/lab/bench/compute-benchmark-metrics.ts'
 import { baselineStability } from '../../../../../control-plane/lab/bench/suite/baseline-stability.ts'
+import { ratePoints } from '../../../../../control-plane/lab/bench/suite/rate-points.ts'
+import { renderRateTable } from '../../../../../control-plane/lab/bench/suite/rate-table.ts'
 import { timedBenchRun } from '../../../../support/timed-bench-run.ts'
 
 /** `count` requests `gapMs` apart, each with TTFT `ttft(i)` and done `e2e(i)` after it started. */
@@ -41,7 +44,51 @@ describe('baselineStability', () => {
     )
     expect(stability.stable).toBe(false)
     expect(stability.servedFraction).toBeLessThan(0.95)
-    expect(stability.why).toMatch(/^served \d+% of offered$/)
+    expect(stability.why).toMatch(
+      /^served \d+% of offered in the measured window \(the middle third of the arrivals: \d+\.\d\d of \d+\.\d\d req\/s\)$/,
+    )
+  })
+
+  it('says what the served fraction is of, with the window’s rates whose ratio it is', () => {
+    // 90 arrivals 1 s apart, every answer at 91 s: nothing finishes while they arrive, yet
+    // the run (drain included) served nearly 1 req/s. Once "served 0% of offered" beside it.
+    const run = runOf(
+      'poisson@1',
+      90,
+      1000,
+      () => 300,
+      (i) => 91_000 - i * 1000,
+    )
+    const served = computeBenchmarkMetrics(run).requests_per_second.successful.mean
+    expect(served).toBeGreaterThan(0.9)
+    const stability = baselineStability(run)
+    expect(stability.servedFraction).toBe(0)
+    expect(stability.why).toBe(
+      // 30 arrivals (at 30 s to 59 s) in the window from 29.7 s to 59.3 s.
+      'served 0% of offered in the measured window (the middle third of the arrivals: 0.00 of 1.01 req/s)',
+    )
+    // The rate table puts both side by side, each saying what it covers.
+    const byRouter = ratePoints([run]).get('w') ?? new Map()
+    const table = renderRateTable(byRouter, 'req/s', undefined)
+    expect(table[0]).toContain('| served req/s (whole run) |')
+    expect(table[2]).toContain(`| ${served.toFixed(2)} |`)
+    expect(table[2]).toContain('served 0% of offered in the measured window')
+  })
+
+  it('a falling-behind run: the percentage is the ratio of the two rates it prints', () => {
+    const stability = baselineStability(
+      runOf(
+        'poisson@1',
+        90,
+        1000,
+        () => 300,
+        (i) => 1000 + i * 1000,
+      ),
+    )
+    const [, percent, finished, arrived] =
+      /^served (\d+)% .*: (\d+\.\d\d) of (\d+\.\d\d) req\/s\)$/.exec(stability.why) ?? []
+    expect(Number(percent)).toBe(Math.round(((stability.servedFraction ?? 0) as number) * 100))
+    expect(Number(finished) / Number(arrived)).toBeCloseTo(stability.servedFraction ?? -1, 1)
   })
 
   it('a TTFT rising across the run is a trend; a falling one (caches warming) is not', () => {
