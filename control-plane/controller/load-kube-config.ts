@@ -3,12 +3,14 @@ import { KinfError } from '../../shared/errors/kinf-error.ts'
 
 /**
  * The cluster to talk to: `kubeconfig` when given, else the pod's service account when
- * running in a cluster, else the usual KUBECONFIG / ~/.kube/config. Anything unusable is
+ * running in a cluster, else the usual KUBECONFIG / ~/.kube/config; with `context`, that
+ * context of it instead of its current one (kubectl's --context). Anything unusable is
  * one clear line, never a stack trace.
  */
 export function loadKubeConfig(options: {
   kubeconfig: string | null
   inCluster: boolean
+  context?: string | null
 }): KubeConfig {
   const config = new KubeConfig()
   try {
@@ -21,6 +23,7 @@ export function loadKubeConfig(options: {
       (options.inCluster ? 'the in-cluster service account' : 'the default kubeconfig')
     throw new KinfError('invalid_config', `cannot load ${where}: ${firstLine(error)}`)
   }
+  if (options.context != null) useContext(config, options.context)
   const cluster = config.getCurrentCluster()
   if (!cluster?.server)
     throw new KinfError(
@@ -36,6 +39,17 @@ export function loadKubeConfig(options: {
     )
   }
   return config
+}
+
+function useContext(config: KubeConfig, context: string): void {
+  if (!config.getContextObject(context)) {
+    const known = config.getContexts().map((c) => c.name)
+    throw new KinfError(
+      'invalid_config',
+      `the kubeconfig has no context "${context}" (${known.length > 0 ? `it has ${known.join(', ')}` : 'it has none'})`,
+    )
+  }
+  config.setCurrentContext(context)
 }
 
 function firstLine(error: unknown): string {

@@ -77,11 +77,30 @@ const commands: Record<string, KinfctlCommand> = {
       return { run, usage }
     },
   },
+  version: {
+    summary: 'print the version (also kinfctl --version)',
+    load: async () => {
+      const { versionCommand: run, versionUsage: usage } = await import('./commands/version.ts')
+      return { run, usage }
+    },
+  },
+  completion: {
+    summary: 'print a completion script for bash, zsh or fish',
+    load: async () => {
+      const { completionCommand, completionUsage: usage } = await import('./commands/completion.ts')
+      return { run: (args, io) => completionCommand(args, io, kinfctlCommands()), usage }
+    },
+  },
+}
+
+/** Every command kinfctl has, the lab's included (which say so where the lab is absent). */
+export function kinfctlCommands(): Readonly<Record<string, KinfctlCommand>> {
+  return { ...commands, ...labCommands }
 }
 
 const list = (table: Record<string, KinfctlCommand>) =>
   Object.entries(table)
-    .map(([name, command]) => `  ${name.padEnd(10)} ${command.summary}`)
+    .map(([name, command]) => `  ${name.padEnd(11)} ${command.summary}`)
     .join('\n')
 
 const usage = `Usage: kinfctl <command> [options]
@@ -92,7 +111,7 @@ ${list(commands)}
 Lab commands (in a clone of the repository, not in the image):
 ${list(labCommands)}
 
-Run kinfctl <command> --help for a command's options.
+Run kinfctl <command> --help for a command's options, kinfctl --version for the version.
 
 Exit status (below each, the error codes that give it):
 ${exitStatusHelp()}
@@ -104,11 +123,13 @@ ${exitStatusHelp()}
  * (exitCodeOf), anything else exits 1; both with one line.
  */
 export async function runKinfctl(argv: string[], io: CliIo): Promise<number> {
-  const [name, ...args] = argv
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    ;(name === undefined ? io.stderr : io.stdout)(usage)
-    return name === undefined ? exitCode.usage : exitCode.ok
+  const [first, ...rest] = argv
+  if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
+    ;(first === undefined ? io.stderr : io.stdout)(usage)
+    return first === undefined ? exitCode.usage : exitCode.ok
   }
+  // --version is the version command; -v is not, as it is validate's --verbose.
+  const [name, args] = first === '--version' ? ['version', rest] : [first, rest]
   const entry = Object.hasOwn(commands, name)
     ? commands[name]
     : Object.hasOwn(labCommands, name)

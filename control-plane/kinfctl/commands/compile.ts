@@ -17,7 +17,9 @@ non-terminating slice endpoints whose Pod the pool's selector matches.
 Exit status: 0 written, 1 invalid input, 2 usage error.
 
 Options:
-  -o, --output FILE        where to write the snapshot (default: standard output)
+      --out FILE           where to write the snapshot (default: standard output)
+  -o, --output json        output format (json, the only one: the snapshot is JSON); -o is
+                           the format in every command, so "-o FILE" is refused: use --out
   -n, --namespace NAME     namespace of resources that do not name one (default "default")
 `
 
@@ -26,10 +28,12 @@ export async function compileCommand(args: string[], io: CliIo): Promise<number>
     args,
     allowPositionals: true,
     options: {
-      output: { type: 'string', short: 'o' },
+      out: { type: 'string' },
+      output: { type: 'string', short: 'o', default: 'json' },
       namespace: { type: 'string', short: 'n', default: 'default' },
     },
   })
+  checkFormat(values.output)
   if (positionals.length === 0) throw new UsageError('no files or folders given')
   const report = await validateInputs(positionals, values.namespace, io.readStdin)
   if (report.summary.invalid > 0 || report.summary.errors > 0) {
@@ -50,15 +54,27 @@ export async function compileCommand(args: string[], io: CliIo): Promise<number>
   }
   const { snapshot } = result
   const text = `${canonicalJson(snapshot, 2)}\n`
-  if (values.output === undefined || values.output === '-') io.stdout(text)
+  if (values.out === undefined || values.out === '-') io.stdout(text)
   else {
-    await mkdir(dirname(values.output), { recursive: true })
-    await writeFile(values.output, text)
+    await mkdir(dirname(values.out), { recursive: true })
+    await writeFile(values.out, text)
   }
   const count = (record: object) => Object.keys(record).length
   const endpoints = Object.values(snapshot.endpoints).reduce((sum, list) => sum + list.length, 0)
   io.stderr(
-    `compiled ${count(snapshot.pools)} pools, ${count(snapshot.workerSets)} worker sets, ${count(snapshot.providers)} providers, ${count(snapshot.backends)} backends, ${count(snapshot.policies)} policies (${count(snapshot.tenants)} tenants), ${endpoints} endpoints into ${values.output ?? 'standard output'}: ${snapshot.hash}\n`,
+    `compiled ${count(snapshot.pools)} pools, ${count(snapshot.workerSets)} worker sets, ${count(snapshot.providers)} providers, ${count(snapshot.backends)} backends, ${count(snapshot.policies)} policies (${count(snapshot.tenants)} tenants), ${endpoints} endpoints into ${values.out === undefined || values.out === '-' ? 'standard output' : values.out}: ${snapshot.hash}\n`,
   )
   return exitCode.ok
+}
+
+/**
+ * -o was compile's output file until it came to mean the format in every command: an old
+ * "-o snapshot.json" is refused, naming the option that writes a file, rather than taken
+ * as a format or as a file named "json".
+ */
+function checkFormat(format: string): void {
+  if (format === 'json') return
+  throw new UsageError(
+    `-o/--output is the output format (json), not a file: to write the snapshot to ${format === '-' ? 'standard output, leave it out' : `${format}, use --out ${format}`}`,
+  )
 }

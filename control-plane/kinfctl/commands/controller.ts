@@ -5,10 +5,10 @@ import { defaultKeyPrefix } from '../../../shared/protocol/key-prefix.ts'
 import { createCloudflareKvPublisher } from '../../config-store/cloudflare-kv-publisher.ts'
 import { createRedisSnapshotStore } from '../../config-store/redis-snapshot-store.ts'
 import { createControllerMetrics } from '../../controller/controller-metrics.ts'
-import { loadKubeConfig } from '../../controller/load-kube-config.ts'
 import { createSnapshotSink } from '../../controller/snapshot-sink.ts'
 import { startController } from '../../controller/start-controller.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
+import { clusterConfigOf, clusterOptions, clusterUsage } from '../cluster-options.ts'
 
 export const controllerUsage = `Usage: kinfctl controller [options]
 
@@ -21,9 +21,7 @@ version stays live. Any number of replicas: the Lease holder publishes and write
 Runs until interrupted (SIGTERM releases the Lease).
 
 Cluster:
-      --kubeconfig FILE        kubeconfig to use (default: in-cluster service account when
-                               running in a pod, else KUBECONFIG or ~/.kube/config)
-  -n, --namespace NS           watch this namespace (repeatable; default: all namespaces)
+${clusterUsage}  -n, --namespace NS           watch this namespace (repeatable; default: all namespaces)
 Gateway API Inference Extension:
       --epp-service NAME       also take in upstream InferencePools
                                (inference.networking.k8s.io/v1) whose endpointPickerRef
@@ -53,7 +51,8 @@ Reconciling:
 Probes and metrics:
       --listen HOST:PORT       /metrics, /healthz, /readyz (default 0.0.0.0:8081)
 
-Environment: REDIS_URL, CLOUDFLARE_API_TOKEN, POD_NAME, POD_NAMESPACE, KUBERNETES_SERVICE_HOST.
+Environment: REDIS_URL, CLOUDFLARE_API_TOKEN, POD_NAME, POD_NAMESPACE, KUBERNETES_SERVICE_HOST,
+KUBECONFIG.
 `
 
 const durationFlags = [
@@ -69,7 +68,7 @@ export async function controllerCommand(args: string[], io: CliIo): Promise<numb
   const { values } = parseArgs({
     args,
     options: {
-      kubeconfig: { type: 'string' },
+      ...clusterOptions,
       namespace: { type: 'string', short: 'n', multiple: true, default: [] },
       redis: { type: 'string' },
       'redis-prefix': { type: 'string', default: defaultKeyPrefix },
@@ -107,13 +106,7 @@ export async function controllerCommand(args: string[], io: CliIo): Promise<numb
   const keep = Number(values.keep)
   if (!Number.isInteger(keep) || keep < 1) throw new UsageError('--keep must be a positive integer')
   const cloudflare = cloudflareOf(values, io.env)
-  const kubeConfig = loadKubeConfig({
-    kubeconfig: values.kubeconfig ?? null,
-    inCluster:
-      values.kubeconfig === undefined &&
-      io.env.KUBERNETES_SERVICE_HOST !== undefined &&
-      io.env.KUBECONFIG === undefined,
-  })
+  const kubeConfig = clusterConfigOf(values, io.env)
   // Armed before anything starts: a SIGTERM during start-up still stops cleanly.
   const interrupted = io.untilInterrupted()
   const store = await createRedisSnapshotStore({

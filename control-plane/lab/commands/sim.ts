@@ -43,7 +43,7 @@ Options:
                             picks the engine of a request
       --lora NAME           a LoRA adapter the pods serve, as vLLM's --lora-modules name
                             (repeatable): a request whose model is NAME runs under it
-      --output text|json    how to print the pods' addresses (default text)
+  -o, --output text|json    how to print the pods' addresses (default text)
 KV-event variants of vLLM (default: one GPU-only KV-cache group, as vLLM by default):
       --cpu-offload-blocks N    a CPU tier of N blocks, as vLLM's OffloadingConnector: its
                                 events (medium CPU, block_size 0, no token ids) share the
@@ -132,7 +132,7 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
       'event-encoding': { type: 'string', default: 'map' },
       'data-parallel-size': { type: 'string' },
       lora: { type: 'string', multiple: true, default: [] },
-      output: { type: 'string', default: 'text' },
+      output: { type: 'string', short: 'o', default: 'text' },
       'cpu-offload-blocks': { type: 'string' },
       'sliding-window': { type: 'string' },
       'kv-cache-report-mode': { type: 'string' },

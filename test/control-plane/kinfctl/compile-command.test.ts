@@ -16,7 +16,7 @@ describe('kinfctl compile', () => {
     'compiles %s with the platform into a verifiable snapshot',
     async (example) => {
       const out = join(mkdtempSync(join(tmpdir(), 'kinfctl-')), 'nested', 'snapshot.json')
-      const { code, stderr } = await runCli(['compile', platform, example, '-o', out])
+      const { code, stderr } = await runCli(['compile', platform, example, '--out', out])
       expect(stderr).toMatch(/^compiled 2 pools, .* into .*: sha256:[a-f0-9]{64}\n$/)
       expect(code).toBe(0)
       const snapshot = await verifySnapshot(JSON.parse(readFileSync(out, 'utf8')))
@@ -46,10 +46,36 @@ describe('kinfctl compile', () => {
 
   it('refuses invalid input with exit 1 and writes nothing', async () => {
     const out = join(mkdtempSync(join(tmpdir(), 'kinfctl-')), 'snapshot.json')
-    const { code, stderr } = await runCli(['compile', brokenDir, '-o', out])
+    const { code, stderr } = await runCli(['compile', brokenDir, '--out', out])
     expect(code).toBe(1)
     expect(stderr).toMatch(/dangling-references\.yaml:\d+:\d+: .*not found/)
     expect(existsSync(out)).toBe(false)
+  })
+
+  it('-o is the format, as everywhere: -o json prints the snapshot, -o FILE is refused', async () => {
+    const json = await runCli(['compile', examplesDir, '-o', 'json'])
+    expect(json.code).toBe(0)
+    expect(json.stdout).toBe((await runCli(['compile', examplesDir])).stdout)
+    const dir = mkdtempSync(join(tmpdir(), 'kinfctl-'))
+    const out = join(dir, 'snapshot.json')
+    // Once this wrote the snapshot to a file of that name (and "-o json" to a file "json").
+    const old = await runCli(['compile', examplesDir, '-o', out])
+    expect(old.code).toBe(2)
+    expect(old.stderr).toContain(
+      `kinfctl compile: -o/--output is the output format (json), not a file: to write the snapshot to ${out}, use --out ${out}`,
+    )
+    expect(old.stdout).toBe('')
+    expect(existsSync(out)).toBe(false)
+    const dash = await runCli(['compile', examplesDir, '--output', '-'])
+    expect(dash.code).toBe(2)
+    expect(dash.stderr).toContain('to write the snapshot to standard output, leave it out')
+  })
+
+  it('--out - writes to standard output', async () => {
+    const { code, stdout, stderr } = await runCli(['compile', examplesDir, '--out', '-'])
+    expect(code).toBe(0)
+    expect(stdout).toBe((await runCli(['compile', examplesDir])).stdout)
+    expect(stderr).toMatch(/ into standard output: sha256:/)
   })
 
   it('refuses input without Kinference resources', async () => {

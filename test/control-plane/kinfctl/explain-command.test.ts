@@ -22,7 +22,7 @@ function file(name: string, content: string): string {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'kinfctl-explain-'))
   snapshot = join(dir, 'snapshot.json')
-  const { code, stderr } = await runCli(['compile', examplesDir, '-o', snapshot])
+  const { code, stderr } = await runCli(['compile', examplesDir, '--out', snapshot])
   expect(stderr).toMatch(/^compiled /)
   expect(code).toBe(0)
 })
@@ -126,7 +126,7 @@ describe('kinfctl explain', () => {
     expect(mixed).not.toBe(yaml)
     writeFileSync(platform, mixed)
     const mixedSnapshot = join(dir, 'mixed.json')
-    expect((await runCli(['compile', examples, '-o', mixedSnapshot])).code).toBe(0)
+    expect((await runCli(['compile', examples, '--out', mixedSnapshot])).code).toBe(0)
 
     const messages = [{ role: 'user', content: 'Tokenizers differ: ¿qué tal? 東京 🚀' }]
     const count = (tokenizer: string) =>

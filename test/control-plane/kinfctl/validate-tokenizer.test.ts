@@ -133,7 +133,7 @@ describe('kinfctl validate: a pool’s tokenizer', () => {
       expect.objectContaining({ line: tokenizerLine(0), field: 'spec.models[0].tokenizer' }),
     ])
     expect(report.summary.warnings).toBe(1)
-    const compiled = await runCli(['compile', file, '-o', join(root, 'absent.json')])
+    const compiled = await runCli(['compile', file, '--out', join(root, 'absent.json')])
     expect(compiled.code).toBe(0)
     expect(compiled.stderr).toContain(`warning: InferencePool/pool-0 spec.models[0].tokenizer`)
     expect(compiled.stderr).toMatch(/compiled 1 pools/)
