@@ -1,6 +1,7 @@
 import { KinfError } from '../errors/kinf-error.ts'
 import type { ChatCompletionRequest } from '../openai/chat-completion-request.ts'
 import { maxTokensField, maxTokensOf } from '../openai/openai-request.ts'
+import { converseUnhonoured, withoutFields } from './converse-capabilities.ts'
 import type {
   ConverseInferenceConfig,
   ConverseRequest,
@@ -15,49 +16,6 @@ export interface ConverseModel {
   /** Cap on the answer's length; also the default when the client sets none. */
   maxOutputTokens?: number
 }
-
-/** Fields with no Converse equivalent: refused rather than silently ignored. */
-const unsupported: { field: string; present: (value: unknown) => boolean; why: string }[] = [
-  { field: 'n', present: (v) => typeof v === 'number' && v > 1, why: 'Bedrock returns one choice' },
-  { field: 'logprobs', present: (v) => v === true, why: 'Bedrock returns no log probabilities' },
-  {
-    field: 'top_logprobs',
-    present: (v) => typeof v === 'number' && v > 0,
-    why: 'Bedrock returns no log probabilities',
-  },
-  { field: 'seed', present: (v) => v !== undefined && v !== null, why: 'Bedrock takes no seed' },
-  {
-    field: 'response_format',
-    present: (v) =>
-      typeof v === 'object' && v !== null && (v as { type?: unknown }).type !== 'text',
-    why: 'JSON modes are not mapped; describe the format in the prompt or use a tool',
-  },
-  {
-    field: 'presence_penalty',
-    present: (v) => typeof v === 'number' && v !== 0,
-    why: 'Converse has no penalties',
-  },
-  {
-    field: 'frequency_penalty',
-    present: (v) => typeof v === 'number' && v !== 0,
-    why: 'Converse has no penalties',
-  },
-  {
-    field: 'logit_bias',
-    present: (v) => typeof v === 'object' && v !== null && Object.keys(v).length > 0,
-    why: 'Converse has no logit bias',
-  },
-  { field: 'functions', present: (v) => v != null, why: 'use tools instead' },
-  { field: 'function_call', present: (v) => v != null, why: 'use tool_choice instead' },
-  { field: 'audio', present: (v) => v != null, why: 'no audio output' },
-  { field: 'prediction', present: (v) => v != null, why: 'no predicted outputs' },
-  { field: 'ignore_eos', present: (v) => v === true, why: 'a vLLM option' },
-  {
-    field: 'min_tokens',
-    present: (v) => typeof v === 'number' && v > 0,
-    why: 'a vLLM option',
-  },
-]
 
 function invalid(message: string): KinfError {
   return new KinfError('invalid_request', message)
@@ -123,19 +81,24 @@ function toolConfigOf(request: ChatCompletionRequest): ConverseToolConfig | unde
 }
 
 /**
- * An OpenAI chat request as a Converse request for `model`. Throws KinfError
- * invalid_request, naming the field, for what Bedrock cannot do or the request got wrong.
+ * An OpenAI chat request as a Converse request for `model`, without the fields
+ * `options.drop` names (a burst action's dropFields). Throws KinfError invalid_request,
+ * naming the field, for what Bedrock cannot do (converse-capabilities.ts) or the request
+ * got wrong.
  */
 export function toConverseRequest(
-  request: ChatCompletionRequest,
+  asked: ChatCompletionRequest,
   model: ConverseModel,
+  options: { drop?: readonly string[] } = {},
 ): ConverseRequest {
-  const fields = request as Record<string, unknown>
-  for (const { field, present, why } of unsupported) {
-    if (present(fields[field])) {
-      throw invalid(`${field} is not supported on this backend (Bedrock): ${why}`)
-    }
-  }
+  const request = withoutFields(asked, options.drop ?? [])
+  const [first] = converseUnhonoured(request)
+  if (first !== undefined)
+    throw new KinfError(
+      'invalid_request',
+      `${first.field} is not supported on this backend (Bedrock): ${first.why}`,
+      { param: first.field, openAiCode: 'unsupported_parameter' },
+    )
   const { system, messages } = toConverseMessages(request.messages)
   const converse: ConverseRequest = { messages }
   if (system.length > 0) converse.system = system

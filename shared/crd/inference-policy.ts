@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { VllmOnlyField } from '../openai/vllm-only-fields.ts'
 import { CustomPiiPattern, maxCustomPatterns } from '../pii/custom-pii-patterns.ts'
 import { builtinConditions } from '../policy/conditions/builtin-conditions.ts'
 import type { ConditionRegistry } from '../policy/conditions/policy-condition.ts'
@@ -83,6 +84,13 @@ export const Tenant = z.strictObject({
     .min(1)
     .max(64)
     .describe('Model names this tenant may request, aliases included; "*" allows any.'),
+  vllmFields: z
+    .array(VllmOnlyField)
+    .max(16)
+    .optional()
+    .describe(
+      "vLLM-only request fields this tenant's requests may carry to the pods: priority (vLLM's scheduling order: a tenant setting it can jump the queue of every tenant sharing the pool), kv_transfer_params, vllm_xargs, request_id, logits_processors, chat_template, mm_processor_kwargs. A request setting one not listed is refused with 400 (priority 0 counts as unset). Omitted: none.",
+    ),
 })
 export type Tenant = z.infer<typeof Tenant>
 

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { ConverseUnhonouredField } from '../bedrock/converse-capabilities.ts'
 import { ModelName } from './inference-pool.ts'
 import { exactlyOneOf } from './named-list.ts'
 import { ResourceName } from './object-meta.ts'
@@ -47,6 +48,13 @@ export const BurstAction = z.strictObject({
     .positive()
     .optional()
     .describe('Also burst when the best local pod’s predicted TTFT exceeds this.'),
+  dropFields: z
+    .array(ConverseUnhonouredField)
+    .max(32)
+    .optional()
+    .describe(
+      'Request fields an external backend cannot honour (Bedrock: n above 1, logprobs, seed, a response_format other than text, reasoning_effort, parallel_tool_calls false, penalties, logit_bias and vLLM-only sampling options; the values allowed here) that a burst may drop. A request setting such a field not listed is never burst: it waits for the local backends. Omitted: none is dropped.',
+    ),
 })
 
 export const PreferCheaperAction = z.strictObject({

@@ -16,8 +16,19 @@ const typeByCode: Record<KinfErrorCode, string> = {
   saturated: 'saturated',
   upstream_error: 'server_error',
   upstream_unavailable: 'server_error',
-  locality_violation: 'policy_error',
+  locality_violation: 'server_error',
   internal: 'server_error',
+}
+
+/**
+ * OpenAI's type for the error. A locality refusal is the client's to change when no
+ * in-cluster backend serves the model (400) and the server's when they are busy (503): the
+ * official client picks its class by status, and the type says the same.
+ */
+function typeOf(error: KinfError): string {
+  if (error.code === 'locality_violation')
+    return error.status < 500 ? 'invalid_request_error' : 'server_error'
+  return typeByCode[error.code]
 }
 
 /**
@@ -54,7 +65,7 @@ export function openAiErrorBody(
   return {
     error: {
       message: error.message,
-      type: typeByCode[error.code],
+      type: typeOf(error),
       param: detail.param ?? error.param,
       code: detail.code ?? error.openAiCode ?? error.code,
     },

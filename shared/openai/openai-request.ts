@@ -36,7 +36,11 @@ export function parseOpenAiRequest(
     }))
     const first = each[0]?.path ?? ''
     return {
-      issues: { message: z.prettifyError(parsed.error), param: first === '' ? null : first, each },
+      issues: {
+        message: parsed.error.issues.map(readableIssue).join('; '),
+        param: first === '' ? null : first,
+        each,
+      },
     }
   }
   return {
@@ -63,4 +67,39 @@ export function maxTokensField(request: OpenAiRequest): 'max_completion_tokens' 
   return request.kind === 'chat' && request.body.max_completion_tokens != null
     ? 'max_completion_tokens'
     : 'max_tokens'
+}
+
+/**
+ * One zod issue as a person reads it, e.g. "messages[0].content: Expected string, received
+ * number": the field as it is written in JavaScript, zod's words without their "Invalid
+ * input:" preamble (zod's own pretty form draws ✖ and → for a terminal, not a client).
+ */
+export function readableIssue(issue: z.core.$ZodIssue): string {
+  const field = issue.path
+    .map((key, index) =>
+      typeof key === 'number' ? `[${key}]` : `${index === 0 ? '' : '.'}${String(key)}`,
+    )
+    .join('')
+  const words =
+    issue.code === 'invalid_union'
+      ? unionWords(issue)
+      : issue.message.replace(/^Invalid input:\s*/, '')
+  const text = words.charAt(0).toUpperCase() + words.slice(1)
+  return field === '' ? text : `${field}: ${text}`
+}
+
+/**
+ * A value none of a union's types accepted: the types it would have taken ("Expected
+ * string, array or null"), where zod says only "Invalid input".
+ */
+function unionWords(issue: z.core.$ZodIssueInvalidUnion): string {
+  const expected = issue.errors.flatMap((branch) =>
+    branch.flatMap((inner) =>
+      inner.code === 'invalid_type' && inner.path.length === 0 ? [String(inner.expected)] : [],
+    ),
+  )
+  const unique = [...new Set(expected)]
+  if (unique.length === 0) return issue.message.replace(/^Invalid input:?\s*/, 'Invalid value')
+  const last = unique.pop() as string
+  return `Expected ${unique.length > 0 ? `${unique.join(', ')} or ${last}` : last}`
 }

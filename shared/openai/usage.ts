@@ -62,3 +62,36 @@ export function usageTokens(usage: Usage | null | undefined): number | null {
 export function reportedCachedTokens(usage: Usage): number | null {
   return usage.prompt_tokens_details?.cached_tokens ?? null
 }
+
+/**
+ * `usage` with prompt_tokens_details.cached_tokens always there, 0 when the upstream left
+ * it out (vLLM without --enable-prompt-tokens-details, or older releases' count of 0):
+ * what OpenAI and the Bedrock mapping always send, so a client reads it the same way
+ * whichever backend answered. Other fields are kept as they came.
+ */
+export function withCachedTokens(usage: Record<string, unknown>): Record<string, unknown> {
+  const details = usage.prompt_tokens_details
+  const kept = typeof details === 'object' && details !== null ? details : {}
+  const cached = (kept as { cached_tokens?: unknown }).cached_tokens
+  if (typeof cached === 'number') return usage
+  return { ...usage, prompt_tokens_details: { ...kept, cached_tokens: 0 } }
+}
+
+/**
+ * A JSON answer or stream chunk's text with its usage held to withCachedTokens; the text
+ * unchanged when it carries no usage, already has the count, or does not parse.
+ */
+export function withCachedTokensJson(json: string): string {
+  if (!mayCarryUsage(json)) return json
+  let value: unknown
+  try {
+    value = JSON.parse(json)
+  } catch {
+    return json
+  }
+  if (typeof value !== 'object' || value === null) return json
+  const usage = (value as { usage?: unknown }).usage
+  if (typeof usage !== 'object' || usage === null) return json
+  const fixed = withCachedTokens(usage as Record<string, unknown>)
+  return fixed === usage ? json : JSON.stringify({ ...value, usage: fixed })
+}

@@ -39,14 +39,7 @@ export function decidePolicy(
   }
   const { policyId, policy, tenant } = governing
   if (!modelAllowed(tenant, request.model)) {
-    return reject(
-      policyId,
-      null,
-      404,
-      'model_not_found',
-      `The model \`${request.model}\` does not exist or you do not have access to it.`,
-      [],
-    )
+    return reject(policyId, null, 404, 'model_not_found', modelNotFound(request.model), [])
   }
   const trace: TraceStep[] = []
   let model = request.model
@@ -84,14 +77,9 @@ export function decidePolicy(
     trace.push({ rule: rule.name, outcome: 'matched', why: `${conditions}; ${outcome.reason}` })
     return decide(policyId, policy, rule, model, outcome, labels, request.detectorFailed, trace)
   }
-  return reject(
-    policyId,
-    null,
-    404,
-    'no_matching_rule',
-    `No rule of policy ${policyId} serves model \`${model}\` for tenant ${request.tenant}.`,
-    trace,
-  )
+  // In OpenAI's words: which rules were passed over is the trace's (kinfctl explain), not
+  // the client's to read.
+  return reject(policyId, null, 404, 'model_not_found', modelNotFound(request.model), trace)
 }
 
 function decide(
@@ -175,4 +163,9 @@ function reject(
 ): PolicyDecision {
   const retry = retryAfterSeconds === undefined ? {} : { retryAfterSeconds }
   return { kind: 'reject', policy, rule, status, code, message, ...retry, trace }
+}
+
+/** OpenAI's message for a model the tenant cannot use (model_not_found). */
+export function modelNotFound(model: string): string {
+  return `The model \`${model}\` does not exist or you do not have access to it.`
 }

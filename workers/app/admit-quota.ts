@@ -4,7 +4,9 @@ import {
   createMemoryQuotaStore,
   type MemoryQuotaStore,
 } from '../../shared/quota/memory-quota-store.ts'
+import type { QuotaBuckets } from '../../shared/quota/quota-ledger.ts'
 import type { QuotaAdmission, QuotaLimits, QuotaStore } from '../../shared/quota/quota-store.ts'
+import type { QuotaLedgerReader } from '../../shared/state/quota-ledger-reader.ts'
 import type { EdgeMetrics } from './edge-metrics.ts'
 
 /**
@@ -112,6 +114,33 @@ function localStoreOf(shared: QuotaStore): MemoryQuotaStore {
     localStores.set(shared, local)
   }
   return local
+}
+
+/**
+ * The account's buckets after its admission, for the rate-limit headers: read from the
+ * store that admitted it (this edge's local bucket under FailOpen) when that store can be
+ * read (the in-memory one can); null when it cannot, or the read fails (headers are never
+ * worth failing a request for).
+ */
+export async function quotaState(
+  deps: QuotaDeps,
+  account: string,
+  admission: QuotaAdmission,
+): Promise<QuotaBuckets | null> {
+  if (admission.admitted && admission.reservation === unlimited) return null
+  const local = admission.admitted && admission.reservation.startsWith(localPrefix)
+  const store: QuotaStore = local ? localStoreOf(deps.quotas) : deps.quotas
+  if (!isReader(store)) return null
+  try {
+    const [buckets] = await store.buckets([account])
+    return buckets ?? {}
+  } catch {
+    return null
+  }
+}
+
+function isReader(store: QuotaStore): store is QuotaStore & QuotaLedgerReader {
+  return typeof (store as Partial<QuotaLedgerReader>).buckets === 'function'
 }
 
 /** Only the limits go to a store (its schema knows nothing else). */

@@ -14,7 +14,10 @@ export function answerError(log: (line: string) => void) {
       ? error
       : new KinfError('internal', 'internal error', { cause: error })
     if (failure.code === 'internal') log(`internal error: ${error.stack ?? error}`)
-    const headers: Record<string, string> = {}
+    // Set when the quota stage ran (stages/admit-request.ts): a refusal carries the state.
+    const headers: Record<string, string> = {
+      ...((c.get('rateLimits') as Record<string, string> | undefined) ?? {}),
+    }
     if (failure.retryAfterSeconds !== undefined)
       headers['retry-after'] = String(Math.max(1, Math.ceil(failure.retryAfterSeconds)))
     // Unset when the error came before tagRequest (or on a route without it).

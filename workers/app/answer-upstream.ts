@@ -1,11 +1,13 @@
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { isRecord } from '../../shared/openai/choice-builder.ts'
 import { createCompletionAssembler } from '../../shared/openai/create-completion-assembler.ts'
 import { upstreamErrorBody } from '../../shared/openai/upstream-error-body.ts'
-import { usageOfJson } from '../../shared/openai/usage.ts'
+import { usageOfJson, withCachedTokens, withCachedTokensJson } from '../../shared/openai/usage.ts'
 import { asciiHeaderValue } from '../../shared/policy/decision-header.ts'
 import { removeDecisionHeaders } from '../../shared/policy/decision-headers-visible.ts'
 import { kinferenceHeaders } from '../../shared/protocol/kinference-headers.ts'
 import { promptTokensHeader } from '../../shared/scorer-api/route-protocol.ts'
+import { cachedTokensInStream } from './cached-tokens-stream.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
 import type { UpstreamOutcome } from './request-charge.ts'
 import { type MeteredStream, tapSseUsage } from './usage-tap.ts'
@@ -61,7 +63,7 @@ export async function answer(
       ...(context.collectText ? { collectText: true } : {}),
       onEnd: (metered) => meter(streamOutcome(metered)),
     })
-    return new Response(body, { status: upstream.status, headers })
+    return new Response(cachedTokensInStream(body), { status: upstream.status, headers })
   }
   // A body that breaks half-way (the scorer or its pod gone) is an upstream failure, not ours.
   const text = await upstream.text().catch((error: unknown) => {
@@ -69,7 +71,7 @@ export async function answer(
     throw brokenAnswer(error)
   })
   meter({ kind: 'answered', usage: usageOfJson(text) })
-  return new Response(text, { status: upstream.status, headers })
+  return new Response(withCachedTokensJson(text), { status: upstream.status, headers })
 }
 
 function routedHeaders(
@@ -142,7 +144,11 @@ async function assembledAnswer(
   if (result.type === 'malformed') throw result.error
   headers.set('content-type', 'application/json')
   headers.delete('cache-control')
-  return new Response(JSON.stringify(result.body), { status: 200, headers })
+  const { usage } = result.body
+  const answered = isRecord(usage)
+    ? { ...result.body, usage: withCachedTokens(usage) }
+    : result.body
+  return new Response(JSON.stringify(answered), { status: 200, headers })
 }
 
 function streamOutcome(metered: MeteredStream): UpstreamOutcome {

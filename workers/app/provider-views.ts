@@ -1,3 +1,4 @@
+import { converseUnhonoured } from '../../shared/bedrock/converse-capabilities.ts'
 import { toConverseRequest } from '../../shared/bedrock/to-converse-request.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { OpenAiRequest } from '../../shared/openai/openai-request.ts'
@@ -13,7 +14,10 @@ import type { OpenAiRequest } from '../../shared/openai/openai-request.ts'
 export function providerViews(snapshot: ConfigSnapshot, request: OpenAiRequest): unknown[] {
   if (request.kind !== 'chat' || Object.keys(snapshot.providers).length === 0) return []
   try {
-    return [toConverseRequest(request.body, { modelId: 'scan' })]
+    // What would leave were the policy to drop every field Bedrock cannot honour: dropped
+    // fields carry no text, and the rest must be scanned whatever the policy drops.
+    const drop = converseUnhonoured(request.body).map(({ field }) => field)
+    return [toConverseRequest(request.body, { modelId: 'scan' }, { drop })]
   } catch {
     return []
   }

@@ -17,12 +17,14 @@ import {
   parseOpenAiRequest,
   type RequestKind,
 } from '../../shared/openai/openai-request.ts'
+import { unallowedVllmField } from '../../shared/openai/vllm-only-fields.ts'
 import {
   type CompiledCustomPattern,
   compileCustomPatterns,
 } from '../../shared/pii/custom-pii-patterns.ts'
 import { detectPii } from '../../shared/pii/detect-pii.ts'
 import { scanRequestPii } from '../../shared/pii/scan-request-pii.ts'
+import { findTenant } from '../../shared/policy/find-tenant.ts'
 import { kinferenceHeaders } from '../../shared/protocol/kinference-headers.ts'
 import { resolveTenant } from '../../shared/tenancy/resolve-tenant.ts'
 import { EdgeLimits } from './edge-deps.ts'
@@ -180,6 +182,7 @@ export function readEdgeRequest(
   const openAi = parsed.request
   const body = openAi.body
   if (body.model === undefined) throw invalidRequest('you must provide a model parameter', 'model')
+  checkVllmFields(snapshot, identity.tenant, body)
   checkRequestCounts(openAi, limits)
   const labels = clientLabelsOf(clientLabels)
   const promptTokens = estimateRequestPromptTokens(openAi)
@@ -225,6 +228,26 @@ export function readEdgeRequest(
     detectorFailed: detectorFailed || unreadable !== null,
     unreadable,
   }
+}
+
+/**
+ * A vLLM-only field (shared/openai/vllm-only-fields.ts) reaches the pods only when the
+ * tenant's policy lists it: otherwise a 400 naming it, so that no tenant reorders vLLM's
+ * queue (priority) or reaches its KV transfer without the operator's say.
+ */
+function checkVllmFields(
+  snapshot: ConfigSnapshot,
+  tenant: string,
+  body: Readonly<Record<string, unknown>>,
+): void {
+  const allowed = findTenant(snapshot, tenant)?.tenant.vllmFields ?? []
+  const field = unallowedVllmField(body, allowed)
+  if (field === null) return
+  throw new KinfError(
+    'invalid_request',
+    `${field} is a vLLM option this gateway does not pass on for your key; its operator may allow it in the tenant's vllmFields`,
+    { param: field, openAiCode: 'unsupported_parameter' },
+  )
 }
 
 /** The client's own labels (x-kinference-labels), each checked. */

@@ -6,8 +6,10 @@ import {
   type ServeDecision,
 } from '../../shared/attempts/attempt-planner.ts'
 import type { EdgeClaims } from '../../shared/auth/edge-signature.ts'
+import { converseUnhonoured, withoutFields } from '../../shared/bedrock/converse-capabilities.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { burstDropFields } from '../../shared/policy/burst-drop-fields.ts'
 import { heldLocalBy } from '../../shared/policy/held-local-by.ts'
 import { kinferenceHeaders } from '../../shared/protocol/kinference-headers.ts'
 import { type AnswerContext, answer } from './answer-upstream.ts'
@@ -56,12 +58,14 @@ export async function serveDecision(
   start: { from: number; notes: readonly string[] } = { from: 0, notes: [] },
 ): Promise<Response> {
   const heldBy = heldLocalBy(snapshot, decision.policy, request.labels, request.detectorFailed)
-  const planner = attemptPlanner<Response>(decision, { heldBy, resume: start })
+  const drop = burstDropFields(snapshot, decision)
+  const kept = keptLocal(decision, start, externalRefusal(request, drop))
+  const planner = attemptPlanner<Response>(kept.decision, { heldBy, resume: kept.start })
   let step = planner.first()
   while (step.kind === 'try') {
     const tried =
       step.target.locality === 'External'
-        ? await tryExternal(deps, snapshot, request, step, context)
+        ? await tryExternal(deps, snapshot, withoutDropped(request, drop), step, context)
         : await tryLocal(deps, snapshot, request, { decision, step }, context)
     if (tried.kind === 'served') return tried.response
     step = planner.after(step, tried)
@@ -81,8 +85,8 @@ async function tryExternal(
   context: ServeContext,
 ): Promise<Tried> {
   const { target } = step
-  const refusal = externalRefusal(request)
-  if (refusal !== null) return { kind: 'skipped', why: refusal }
+  const refusal = externalRefusal(request, [])
+  if (refusal !== null) return { kind: 'skipped', why: refusal.text }
   const provider = target.provider ? snapshot.providers[target.provider] : undefined
   if (!provider || !target.provider)
     throw new KinfError('internal', `provider of ${target.backend} not in config`)
@@ -207,25 +211,79 @@ function notServable(
   notes: readonly string[],
 ): KinfError | null {
   if (decision.attempts.some((attempt) => attempt.locality !== 'External')) return null
-  const why = externalRefusal(request)
+  const why = externalRefusal(request, [])
   if (why === null) return null
   return new KinfError(
     'invalid_request',
-    `model ${request.model} is served here only by external backends, and ${why} (${notes.join('; ')})`,
-    { param: request.kind === 'chat' ? 'messages' : 'model' },
+    `model ${request.model} is served here only by external backends, and ${why.text} (${notes.join('; ')})`,
+    { param: why.param ?? (request.kind === 'chat' ? 'messages' : 'model') },
   )
 }
 
 /**
- * Why an external provider (Converse) cannot serve this request as vLLM would; null when it
- * can. Converse continues a final assistant message (a prefill), never a user's.
+ * The decision to carry out when its external attempts cannot serve the request as asked
+ * (`refusal`) and local ones can: the local attempts alone, so the last of them waits in
+ * its pool's queue instead of answering "saturated" for a burst that cannot honour the
+ * request (one contract whatever the backend, docs/edge-keys-and-errors.md §2.4). Resumed
+ * where the scorer handed over; past its last local attempt (each answered saturated, when
+ * a burst still seemed possible), that attempt again, now waiting.
  */
-function externalRefusal(request: EdgeRequest): string | null {
-  if (request.openAi.kind !== 'chat') return 'external backends serve chat completions only'
+function keptLocal(
+  decision: ServeDecision,
+  start: { from: number; notes: readonly string[] },
+  refusal: ExternalRefusal | null,
+): { decision: ServeDecision; start: { from: number; notes: readonly string[] } } {
+  const local = decision.attempts.filter((attempt) => attempt.locality !== 'External')
+  if (refusal === null || local.length === 0 || local.length === decision.attempts.length)
+    return { decision, start }
+  const before = decision.attempts
+    .slice(0, start.from)
+    .filter((attempt) => attempt.locality !== 'External').length
+  const notes = [
+    ...start.notes,
+    ...decision.attempts
+      .filter((attempt) => attempt.locality === 'External')
+      .map((attempt) => `${attempt.backend}: not burst, ${refusal.text}`),
+  ]
+  return {
+    decision: { ...decision, attempts: local },
+    start: { from: Math.min(before, local.length - 1), notes },
+  }
+}
+
+/** The request without the fields the policy lets a burst drop, for an external attempt. */
+function withoutDropped(request: EdgeRequest, drop: readonly string[]): EdgeRequest {
+  if (drop.length === 0 || request.openAi.kind !== 'chat') return request
+  const body = withoutFields(request.openAi.body, drop)
+  if (body === request.openAi.body) return request
+  return { ...request, body, openAi: { kind: 'chat', body } }
+}
+
+/** Why external backends cannot serve a request as asked, and the field at fault. */
+interface ExternalRefusal {
+  text: string
+  param: string | null
+}
+
+/**
+ * Why an external provider (Converse) cannot serve this request as vLLM would; null when it
+ * can. Converse continues a final assistant message (a prefill), never a user's, and honours
+ * none of the fields shared/bedrock/converse-capabilities.ts lists but those in `drop`.
+ */
+function externalRefusal(request: EdgeRequest, drop: readonly string[]): ExternalRefusal | null {
+  if (request.openAi.kind !== 'chat')
+    return { text: 'external backends serve chat completions only', param: null }
   const { body } = request.openAi
   if (body.continue_final_message && body.messages.at(-1)?.role !== 'assistant')
-    return 'external backends continue only a final assistant message (continue_final_message)'
-  return null
+    return {
+      text: 'external backends continue only a final assistant message (continue_final_message)',
+      param: 'continue_final_message',
+    }
+  const unhonoured = converseUnhonoured(body).filter(({ field }) => !drop.includes(field))
+  const [first] = unhonoured
+  if (first === undefined) return null
+  const fields = unhonoured.map(({ field, why }) => `${field} (${why})`).join(', ')
+  return { text: `external backends (Bedrock) cannot honour ${fields}`, param: first.field }
 }
 
 /** How a pool's answer reaches the client and is metered. */

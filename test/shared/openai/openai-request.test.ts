@@ -68,6 +68,17 @@ describe('the OpenAI request model', () => {
     expect('issues' in empty && empty.issues.param).toBeNull()
   })
 
+  it('words each problem as "field: problem", the field as JavaScript writes it', () => {
+    const bad = parseOpenAiRequest('chat', {
+      messages: [{ role: 'user', content: 5 }],
+      n: 'two',
+    })
+    if (!('issues' in bad)) throw new Error('expected issues')
+    expect(bad.issues.message).toContain('messages[0].content: Expected string, array or null')
+    expect(bad.issues.message).toContain('n: Expected number, received string')
+    expect(bad.issues.message).not.toMatch(/[✖→]|Invalid input/)
+  })
+
   it('applies vLLM’s defaults for the chat template options', () => {
     const request = parse('chat', chat)
     if (request.kind !== 'chat') throw new Error('expected chat')

@@ -306,14 +306,15 @@ describe('tenant limits and rejection by prompt length', () => {
     expect(decision.kind === 'reject' && decision.message).toMatch(/qwen3.8-27b-fp8/)
   })
 
-  it('rejects with 404 no_matching_rule when "*" admits a model no rule serves', () => {
+  it('rejects with 404 model_not_found, in OpenAI’s words, when "*" admits a model no rule serves', () => {
     const decision = evaluate(request('pro-tier', 'gpt-9'))
     expect(decision).toMatchObject({
       kind: 'reject',
       policy: 'kinference/tenant-limits',
       rule: null,
       status: 404,
-      code: 'no_matching_rule',
+      code: 'model_not_found',
+      message: 'The model `gpt-9` does not exist or you do not have access to it.',
     })
     expect(decision.trace.map((step) => step.outcome)).toEqual(Array(5).fill('skipped'))
     expect(why(decision, 'pro-tier-27b')).toBe('model gpt-9 not in [qwen3.8-27b-fp8]')

@@ -106,7 +106,7 @@ describe('deciding on a reading', () => {
       },
       () => busy,
     )
-    expect(decision).toMatchObject({ kind: 'reject', code: 'no_matching_rule' })
+    expect(decision).toMatchObject({ kind: 'reject', code: 'model_not_found' })
     expect(tested.length).toBeGreaterThan(0)
     expect(decision.trace.every((step) => step.why === 'held back by the test')).toBe(true)
   })

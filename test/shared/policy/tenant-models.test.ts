@@ -19,7 +19,7 @@ describe('tenantModels', () => {
     expect(tenantModels(snapshot, 'pro-tier')).toEqual(['qwen3-8b', 'qwen3.8-27b-fp8'])
   })
 
-  it('expands "*" to aliases and backend models, skipping rules for other tenants', async () => {
+  it('expands "*" to the names rules serve, aliases included, skipping rules for other tenants', async () => {
     const starred = await exampleSnapshot((documents) => {
       const policy = documents.find(
         (d) => (d as { metadata?: { name?: string } }).metadata?.name === 'model-alias',
@@ -48,8 +48,9 @@ describe('tenantModels', () => {
       'qwen3-8b',
       'qwen3.8-27b-fp8',
       'support',
-      'support-tone',
     ])
+    // The adapter's own name is served only as "support": no rule answers to it.
+    expect(tenantModels(starred, 'hooli')).not.toContain('support-tone')
   })
 
   it('lists nothing for an unknown tenant', () => {

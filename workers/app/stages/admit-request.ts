@@ -1,28 +1,36 @@
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import { admitQuota, type QuotaDeps, settleQuota } from '../admit-quota.ts'
+import { rateLimitHeaders } from '../../../shared/openai/rate-limit-headers.ts'
+import { admitQuota, type QuotaDeps, quotaState, settleQuota } from '../admit-quota.ts'
 import { type EdgeStage, edgeStage } from './edge-stage.ts'
 import { keepAlive } from './keep-alive.ts'
+import { withHeaders } from './with-headers.ts'
 
 /**
  * Stage 5: quota admission on an estimate (prompt + sequences × max_tokens, or the default
  * output when the request sets no max_tokens), a 429 when the tenant is over a limit. The
  * stages after it settle the quota on what the answer used (QuotaGrant.charge); a request
  * they refuse or fail used nothing, unless its client left before the answer, when its
- * prompt was read (or being read) upstream.
+ * prompt was read (or being read) upstream. Every answer after it carries OpenAI's
+ * x-ratelimit-* headers for the tenant's quotas (shared/openai/rate-limit-headers.ts).
  */
 export function admitRequest(
   deps: QuotaDeps,
   defaultMaxTokens: number,
-): EdgeStage<'request' | 'terms', 'admitted'> {
+): EdgeStage<'request' | 'terms', 'admitted' | 'rateLimits'> {
   return edgeStage(
     'admitRequest',
-    { reads: ['request', 'terms'], sets: ['admitted'] },
+    { reads: ['request', 'terms'], sets: ['admitted', 'rateLimits'] },
     async (c, next) => {
       const request = c.get('request')
       const { quotas } = c.get('terms')
       const reservedOutput = request.sequences * (request.maxTokens ?? defaultMaxTokens)
       const estimatedTokens = request.promptTokens + reservedOutput
       const admission = await admitQuota(deps, request.tenant, quotas, estimatedTokens)
+      const state = await quotaState(deps, request.tenant, admission)
+      const refusal = admission.admitted ? null : admission
+      const limits = rateLimitHeaders(quotas, state, deps.nowMs(), refusal)
+      // Read by answerError too, for the answer of a request refused here or later.
+      c.set('rateLimits', limits)
       if (!admission.admitted) {
         deps.metrics.inc('quota_exceeded', { limit: admission.limit })
         throw new KinfError('rate_limited', admission.message, {
@@ -54,6 +62,7 @@ export function admitRequest(
       }
       // Hono answers a later stage's error (onError) before this one resumes, and says so here.
       if (c.error) unused()
+      else withHeaders(c, limits)
     },
   )
 }

@@ -27,6 +27,8 @@ export interface EdgeVariables {
   request: EdgeRequest
   /** admitRequest: what the quota admitted, and how to settle it. */
   admitted: QuotaGrant
+  /** admitRequest: OpenAI's x-ratelimit-* headers for the tenant's quotas, its answer's. */
+  rateLimits: Record<string, string>
   /** decide: served already by the scorer, or a decision to carry out. */
   outcome: EdgeOutcome
 }

@@ -103,6 +103,7 @@ function carryOut(
     throw new KinfError(code, decision.message, {
       status: decision.status,
       openAiCode: decision.code,
+      param: decision.code === 'model_not_found' ? 'model' : null,
       ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
     })
   }
