@@ -5,6 +5,7 @@ import { escapeControls } from '../../shared/state/escape-controls.ts'
 import type { PodState } from '../../shared/state/pod-state.ts'
 import type { PoolState } from '../../shared/state/pool-state.ts'
 import type { QuotaUse } from '../../shared/state/quota-use.ts'
+import { isExternalDecision } from '../state/external-decision.ts'
 import type { StateReader } from '../state/state-reader.ts'
 import type { StatusSource } from './status-page-routes.ts'
 import type { DecisionView, StatusPodView, StatusView, TenantView } from './status-view.ts'
@@ -149,8 +150,9 @@ export function decisionViewOf(d: Decision): DecisionView {
     pool: escapeControls(d.pool),
     pod: escapeControls(d.pod),
     strategy: escapeControls(d.strategy),
-    matchedTokens: d.matchedTokens,
-    predictedTtftMs: d.predictedTtftMs,
+    // An external provider's: no pod was asked, so nothing was matched or predicted.
+    matchedTokens: isExternalDecision(d) ? null : d.matchedTokens,
+    predictedTtftMs: isExternalDecision(d) ? null : d.predictedTtftMs,
     actualTtftMs: d.end?.ttftMs ?? null,
     cachedTokens: d.end?.cachedTokens ?? null,
     outputTokens: d.end?.outputTokens ?? null,

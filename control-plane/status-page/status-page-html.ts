@@ -39,6 +39,10 @@ export const statusPageHtml = `<!doctype html>
   svg circle { fill: #3b6fd8; fill-opacity: .6; }
   svg line.agree { stroke: var(--muted); stroke-dasharray: 4 3; }
   svg text { font-size: 10px; fill: var(--muted); }
+  svg line.tick { stroke: var(--muted); }
+  svg line.axis { stroke: var(--line); }
+  #legend dt { font-weight: 500; margin-top: .3rem; }
+  #legend dd { margin: 0 0 0 .8rem; color: var(--muted); font-size: 12.5px; white-space: normal; }
   .empty { color: var(--muted); }
   .condition { margin: .2rem 0 .4rem; padding: .3rem .5rem; border-left: 3px solid var(--high); background: #fdf0e9; font-size: 12.5px; white-space: normal; }
 </style>
@@ -55,6 +59,13 @@ export const statusPageHtml = `<!doctype html>
   <div>
     <div class="panel"><h2>Predicted vs actual TTFT</h2><div id="chart"></div></div>
     <div class="panel"><h2>Tenants' quotas</h2><div id="tenants"></div></div>
+    <div class="panel" id="legend"><h2>Reading the pods</h2><dl>
+      <dt>KV blocks held (index)</dt><dd>Cached blocks the KV index holds for the pod, from its KV events: the prefixes a request can reuse there.</dd>
+      <dt>KV in use (vLLM)</dt><dd>vLLM's <code>kv_cache_usage_perc</code>: the share of KV blocks running requests hold. It reads 0% on an idle pod, however many cached blocks it keeps for reuse.</dd>
+      <dt>trust <span class="trust precise">precise</span></dt><dd>The cached tokens the index predicted agree with the <code>cached_tokens</code> the pod reports: predicted hits count in full.</dd>
+      <dt>trust <span class="trust approximate">approximate</span></dt><dd>They disagree by more than the pool's tolerance (the drift, a moving average of the relative error, is shown beside it): predicted hits are discounted when scoring. The pod is promoted back once drift falls under half the tolerance.</dd>
+      <dt>trust <span class="trust load-only">load-only</span></dt><dd>They disagree by more than twice the tolerance: the index is ignored and the pod routed on load alone until it agrees again.</dd>
+    </dl></div>
   </div>
 </main>
 <script type="module" src="/ui/app.js"></script>
@@ -82,16 +93,24 @@ export function loginPageHtml(message: string, sessionTtlMs: number): string {
   h1 { font-size: 1.1rem; margin: 0 0 .6rem; }
   code { background: #eef0f3; padding: 0 .25rem; border-radius: 3px; }
   #why { color: #c2410c; }
+  form { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; margin: .8rem 0; }
+  input { flex: 1; min-width: 14rem; padding: .35rem .5rem; font: inherit; border: 1px solid #c9ced6; border-radius: 4px; }
+  button { padding: .35rem .8rem; font: inherit; border: 1px solid #3b6fd8; border-radius: 4px; background: #3b6fd8; color: #fff; }
 </style>
 </head>
 <body>
 <main>
 <h1>Kinference status</h1>
 <p id="why">${text}</p>
-<p>Open <code>/ui?token=</code> followed by the admin token: the scorer's
-<code>KINFERENCE_ADMIN_TOKEN</code> (<code>npm start</code> prints the whole address). The
-token is checked once and leaves the address bar; this browser then holds a session that
-lasts ${hours === 1 ? '1 hour' : `${hours} hours`}, or until the admin token changes.</p>
+<form method="post" action="/ui">
+<label for="token">Admin token</label>
+<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+<button type="submit">Open the status page</button>
+</form>
+<p>The admin token is the scorer's <code>KINFERENCE_ADMIN_TOKEN</code> (<code>npm start</code>
+prints the page's whole address, <code>/ui?token=</code> followed by it). It is checked once;
+this browser then holds a session that lasts ${hours === 1 ? '1 hour' : `${hours} hours`}, or
+until the admin token changes.</p>
 </main>
 </body>
 </html>

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { constantTimeEqual } from '../../shared/auth/constant-time-equal.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { readBody } from '../scorer/http/read-body.ts'
 import type { Handler } from '../scorer/http/scorer-server.ts'
 import { loginPageHtml, statusPageHtml } from './status-page-html.ts'
 import {
@@ -24,6 +25,8 @@ const legacyCookie = 'kinference_admin'
 const icon =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#3b6fd8"/></svg>'
 const loginHint = 'open /ui?token=<the admin token> (KINFERENCE_ADMIN_TOKEN)'
+/** The login form's body: one token field. */
+const maxLoginBytes = 4096
 
 /**
  * /ui and what it reads, behind the admin token. The token is checked once, from `?token=`
@@ -112,6 +115,28 @@ export function statusPageRoutes(options: {
         bearerOf(req) === null ? {} : { 'set-cookie': login(req) },
       )
     },
+    // The login page's form: the token in the body, never in an address or a history.
+    'POST /ui': async (req, res) => {
+      const form = new URLSearchParams((await readBody(req, maxLoginBytes)).toString('utf8'))
+      const refused = tokenRefusal(form.get('token') ?? '', 'token')
+      if (refused !== null) {
+        refuse(req, res, refused, ttlMs)
+        return
+      }
+      res.writeHead(303, {
+        location: '/ui',
+        'set-cookie': login(req),
+        'cache-control': 'no-store',
+        'referrer-policy': 'no-referrer',
+      })
+      res.end()
+    },
+    // A typed address with a trailing slash is the page too, not the scorer's 404.
+    'GET /ui/': (req, res) => {
+      const search = new URL(req.url ?? '/', 'http://x').search
+      res.writeHead(308, { location: `/ui${search}`, 'cache-control': 'no-store' })
+      res.end()
+    },
     // Public: a browser asks for it without the cookie's path in mind, and it says nothing.
     'GET /ui/icon.svg': (_req, res) => send(res, 'image/svg+xml', icon),
     'GET /ui/app.js': (req, res) => {
@@ -149,7 +174,8 @@ function refuse(
     'content-type': 'text/html; charset=utf-8',
     'cache-control': 'no-store',
     'referrer-policy': 'no-referrer',
-    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'",
+    'content-security-policy':
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'",
   })
   res.end(loginPageHtml(error.message, sessionTtlMs))
 }

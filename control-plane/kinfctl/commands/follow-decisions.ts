@@ -16,6 +16,12 @@ export interface FollowOptions {
   /** The log so far, shown first. */
   report: DecisionsReport
   filter: { tenant?: string; pool?: string }
+  /**
+   * --since's bound (wall ms): every read keeps to it, not only the first. Until the log has
+   * an entry in the window there is no id to follow from, and a read without the bound
+   * would return the whole log.
+   */
+  sinceMs?: number
 }
 
 /**
@@ -50,7 +56,10 @@ export async function followDecisions(options: FollowOptions): Promise<void> {
   for (;;) {
     const tick = new Promise<'tick'>((resolve) => setTimeout(resolve, options.intervalMs, 'tick'))
     if ((await Promise.race([tick, interrupted])) === 'stop') break
-    const read = await options.session.reader.entries(lastId === null ? {} : { afterId: lastId })
+    const read = await options.session.reader.entries({
+      ...(options.sinceMs === undefined ? {} : { sinceMs: options.sinceMs }),
+      ...(lastId === null ? {} : { afterId: lastId }),
+    })
     lastId = read.lastId
     for (const d of follower.push(read.entries, Date.now())) show(d)
   }

@@ -71,7 +71,7 @@ export async function asTenantSends(
   if (found.tenant.prefixCache.sharing === 'Shared') return request
   if (!signingSecret)
     throw new UsageError(
-      `tenant ${tenant}'s prefix cache is Isolated: set KINFERENCE_SIGNING_SECRET (the edge's) so its cache_salt can be derived`,
+      `tenant ${tenant}'s prefix cache is Isolated: set KINFERENCE_SIGNING_SECRET (the edge's) so its cache_salt can be derived (npm start prints the whole command)`,
     )
   const cacheSalter = createCacheSalter(signingSecret)
   const salt = await tenantCacheSalt({ cacheSalter }, snapshot, { tenant, body: request.body })

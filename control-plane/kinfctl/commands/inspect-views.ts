@@ -4,8 +4,10 @@ import type { PodState } from '../../../shared/state/pod-state.ts'
 import type { PoolState } from '../../../shared/state/pool-state.ts'
 import type { QuotaUse } from '../../../shared/state/quota-use.ts'
 import type { SnapshotChange } from '../../../shared/state/snapshot-changes.ts'
+import { isExternalDecision } from '../../state/external-decision.ts'
 import type { PrefixReport } from '../../state/prefix-report.ts'
 import type { SnapshotReport } from '../../state/state-reader.ts'
+import { type PrefixScope, prefixScopeNotes } from './inspect-prefix-scope.ts'
 import { cell, type Rendered } from './render-output.ts'
 
 export function podsView(
@@ -90,6 +92,8 @@ export function decisionColumns(): string[] {
 }
 
 export function decisionRow(d: Decision): string[] {
+  // An external provider's: no pod was asked, so nothing was matched or predicted.
+  const external = isExternalDecision(d)
   return [
     new Date(d.atMs).toISOString().slice(11, 23),
     d.requestId,
@@ -99,8 +103,8 @@ export function decisionRow(d: Decision): string[] {
     d.pool,
     d.pod,
     d.strategy,
-    `${d.matchedTokens}/${d.promptTokens}`,
-    cell.ms(d.predictedTtftMs),
+    external ? `-/${d.promptTokens}` : `${d.matchedTokens}/${d.promptTokens}`,
+    external ? '-' : cell.ms(d.predictedTtftMs),
     cell.ms(d.end?.ttftMs),
     cell.count(d.end?.cachedTokens),
     cell.count(d.end?.outputTokens),
@@ -179,9 +183,9 @@ export function snapshotView(
   }
 }
 
-export function prefixView(report: PrefixReport): Rendered {
+export function prefixView(report: PrefixReport, scope: PrefixScope): Rendered {
   return {
-    data: report,
+    data: { ...report, scope },
     columns: ['POD', 'BLOCKS', 'MATCHED', 'TRUST', 'PREDICTED', 'KV', 'WAITING', 'CHOSEN'],
     rows: report.pods.map((pod) => [
       pod.pod,
@@ -195,6 +199,7 @@ export function prefixView(report: PrefixReport): Rendered {
     ]),
     notes: [
       `pool ${report.pool}, model ${report.model}: ${report.promptTokens} prompt tokens, ${report.blocks} blocks; ${report.strategy} would choose ${report.chosen ?? 'no pod'}: ${report.reason}`,
+      ...prefixScopeNotes(scope),
     ],
   }
 }

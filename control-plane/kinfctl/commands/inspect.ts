@@ -9,6 +9,7 @@ import { prefixReport } from '../../state/prefix-report.ts'
 import { poolMatches } from '../../state/state-reader.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 import { followDecisions } from './follow-decisions.ts'
+import { inspectPrefixScope } from './inspect-prefix-scope.ts'
 import { asTenantSends, readPromptRequest } from './inspect-prompt.ts'
 import { type InspectSession, openInspectSession } from './inspect-session.ts'
 import { decisionsView, podsView, prefixView, quotasView, snapshotView } from './inspect-views.ts'
@@ -32,6 +33,9 @@ there and never from a scorer:
   prefix --model M (--prompt-file F | --messages-file F) [--tenant T]
                                      which pods hold how much of the prompt, and which pod the
                                      pool's router (the scorer's scoring) would choose and why;
+                                     without --tenant the prompt is looked up unsalted, so the
+                                     blocks of tenants whose prefix cache is Isolated (the
+                                     default) are not counted (the report names them);
                                      --tenant: as T sends it (an Isolated tenant's cache_salt
                                      needs the edge's KINFERENCE_SIGNING_SECRET)
   decisions [--follow] [--tenant T] [--pool P] [--since 5m] [--limit N]
@@ -176,7 +180,7 @@ function renderer(
       },
       request,
     )
-    return prefixView(report)
+    return prefixView(report, inspectPrefixScope(snapshot.snapshot, values.tenant))
   }
 }
 
@@ -230,7 +234,12 @@ async function decisions(context: Context): Promise<number> {
     context.io.stdout(renderOutput(decisionsView(report.decisions, report.summary), context.format))
     return exitCode.ok
   }
-  await followDecisions({ ...context, report, filter })
+  await followDecisions({
+    ...context,
+    report,
+    filter,
+    ...(sinceMs === undefined ? {} : { sinceMs }),
+  })
   return exitCode.ok
 }
 

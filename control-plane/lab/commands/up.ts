@@ -2,11 +2,11 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { parseArgs } from 'node:util'
 import { canonicalJson } from '../../../shared/config/canonical-json.ts'
-import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
 import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
 import type { QuotaStore } from '../../../shared/quota/quota-store.ts'
 import { createRedisQuotaStore } from '../../edge/redis-quota-store.ts'
 import { type CliIo, exitCode, UsageError } from '../../kinfctl/cli-io.ts'
+import { embeddedBanner } from '../embedded/embedded-banner.ts'
 import { startEmbedded } from '../embedded/start-embedded.ts'
 
 export const upUsage = `Usage: kinfctl up [--port P] [--metrics-port P] [--pods N] [--time-scale S]
@@ -90,33 +90,12 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
   })
   await mkdir(dirname(values.snapshot), { recursive: true })
   await writeFile(values.snapshot, canonicalJson(stack.snapshot))
-  const url = stack.edge.url
   io.stdout(
-    [
-      `Kinference is up: ${stack.pods.length} simulated pods in ${Object.keys(stack.snapshot.pools).length} pools, scorer ${stack.scorer.url} (index and quotas in ${redisUrl ? 'redis' : 'memory'}), local Bedrock stand-in ${stack.bedrock.url}`,
-      '',
-      `  edge     ${url}/v1   (OpenAI API)`,
-      `  api key  ${stack.demoKey}`,
-      `  status   ${stack.statusPageUrl}   (open in a browser)`,
-      `  metrics  ${metricsLine(stack.edge.metricsUrl, stack.scorer.metricsUrl)}`,
-      '',
-      `  curl -s ${url}/v1/chat/completions -H 'authorization: Bearer ${stack.demoKey}' \\`,
-      `    -d '{"model":"qwen3.8-27b-fp8","messages":[{"role":"user","content":"Hello!"}],"max_tokens":32}'`,
-      '',
-      `  OPENAI_BASE_URL=${url}/v1 OPENAI_API_KEY=${stack.demoKey}   # for the openai client`,
-      '',
-      'Models: qwen3.8-27b-fp8 (local, bursts to Bedrock when saturated; PII stays local), gpt-4o (alias),',
-      'auto (the cheaper pool unless the big one holds the prefix), qwen3-8b, claude-sonnet (Bedrock',
-      `stand-in). Labels: ${kinferenceHeaders.labels}: batch (runs only when idle). Policy: infra/k8s/demo.`,
-      `The same edge in workerd: snapshot written to ${values.snapshot}; see README "The edge on Workers".`,
-      ...(redisUrl
-        ? [
-            'The shared state is in Redis (snapshot published too): npx kinfctl inspect pods, decisions --follow, tenants, snapshot',
-          ]
-        : []),
-      'Ctrl-C stops everything.',
-      '',
-    ].join('\n'),
+    embeddedBanner(stack, {
+      redisUrl,
+      snapshotPath: values.snapshot,
+      metricsLine: metricsLine(stack.edge.metricsUrl, stack.scorer.metricsUrl),
+    }),
   )
   await io.untilInterrupted()
   await stack.close()

@@ -32,6 +32,7 @@ import {
 import type { Prompt } from '../../tokenizer/prompt-ids.ts'
 import { parseJson } from '../http/read-body.ts'
 import { authenticate, readSignedRequest, type SignedRequest } from '../http/signed-request.ts'
+import { logExternalDecision } from '../state/log-decision.ts'
 import type { PoolAttempt } from './attempt-record.ts'
 import type { RouteHandlerContext } from './inference-context.ts'
 import { prepareOnPool } from './prepare-request.ts'
@@ -76,14 +77,29 @@ export async function handleRoute(
   let step = planner.first()
   while (step.kind === 'try') {
     const { target } = step
-    // An external attempt is the edge's to make: it goes on from here.
-    if (target.locality === 'External')
+    // An external attempt is the edge's to make: it goes on from here, logged as handed over.
+    if (target.locality === 'External') {
+      logExternalDecision(context, {
+        requestId: signed.requestId,
+        startedMs,
+        decidedBy: {
+          tenant: call.facts.tenant === '' ? null : call.facts.tenant,
+          policy: decision.policy,
+          rule: decision.rule,
+          backend: target.backend,
+        },
+        provider: target.provider ?? target.backend,
+        model: target.model,
+        promptTokens,
+        clientRequestId: signed.headers('x-request-id'),
+      })
       return answerDecision(res, {
         decision,
         from: step.index,
         notes: [...step.notes],
         promptTokens,
       })
+    }
     const attempt = await attemptFor(context, call, asked, target)
     if (!attempt) {
       step = planner.after(step, {

@@ -1,5 +1,6 @@
 import { validRequestId } from '../../../shared/openai/request-id.ts'
 import type { DecidedEntry } from '../../../shared/state/decision-entry.ts'
+import { externalOutcome, externalStrategy } from '../../state/external-decision.ts'
 import type { InferenceContext } from '../serving/inference-context.ts'
 import type { PreparedRequest } from '../serving/prepare-request.ts'
 import type { ProxyOutcome } from '../serving/proxy-to-pod.ts'
@@ -74,4 +75,62 @@ export function logDecision(
     },
   }
   return log
+}
+
+/** An external attempt the scorer hands back to the edge, for logExternalDecision. */
+export interface HandedOver {
+  requestId: string
+  /** When the request arrived (performance.now()). */
+  startedMs: number
+  decidedBy: DecidedBy
+  /** The InferenceProvider id and the model there. */
+  provider: string
+  model: string
+  promptTokens: number
+  /** The client's x-request-id, as the edge passed it on. */
+  clientRequestId?: string | undefined
+}
+
+/**
+ * Logs a decision to serve a request from an external provider (a burst to Bedrock, or a
+ * rule's route there): the edge serves it, so the scorer logs it when it hands it back,
+ * with an end saying so at once (externalOutcome). The entry keeps the log's shape:
+ * the provider in place of the pool, its model in place of the pod, strategy
+ * externalStrategy; nothing matched or predicted, since no pod was asked.
+ */
+export function logExternalDecision(
+  context: Pick<InferenceContext, 'decisions' | 'replica'>,
+  handed: HandedOver,
+): void {
+  const { requestId, provider, model } = handed
+  const client = validRequestId(handed.clientRequestId)
+  const atMs = Date.now()
+  context.decisions.record({
+    kind: 'decided',
+    atMs,
+    requestId,
+    ...(client === null || client === requestId ? {} : { clientRequestId: client }),
+    replica: context.replica,
+    ...handed.decidedBy,
+    pool: provider,
+    pod: model,
+    strategy: externalStrategy,
+    model,
+    promptTokens: handed.promptTokens,
+    matchedTokens: 0,
+    predictedTtftMs: 0,
+    heldMs: 0,
+  })
+  context.decisions.record({
+    kind: 'ended',
+    atMs,
+    requestId,
+    pod: model,
+    ttftMs: null,
+    latencyMs: performance.now() - handed.startedMs,
+    cachedTokens: null,
+    outputTokens: null,
+    outcome: externalOutcome,
+    status: null,
+  })
 }

@@ -41,25 +41,47 @@ function bar(share) {
   return `<span class="bar" title="${percent(share)}"><span class="fill ${level}" style="width:${width.toFixed(1)}%"></span></span> ${percent(share)}`
 }
 
+const kvHeldTitle =
+  'Cached blocks the KV index holds for the pod, from its KV events: the prefixes it can reuse'
+const kvInUseTitle =
+  "vLLM's kv_cache_usage_perc: the share of KV blocks running requests hold; 0% on an idle pod however many cached blocks it keeps for reuse"
+
+/** What each trust means, as the scorer demotes and promotes a pod (shared/routing/index-trust.ts). */
+const trustMeaning = {
+  precise:
+    'the cached tokens the index predicts agree with what the pod reports: hits count in full',
+  approximate:
+    'the index and the pod disagree by more than the tolerance (drift): predicted hits are discounted when scoring',
+  'load-only':
+    'they disagree by more than twice the tolerance: the index is ignored and the pod routed on load alone',
+}
+
+/** @param {StatusPoolView['pods'][number]} pod */
+function trustCell(pod) {
+  const meaning = trustMeaning[/** @type {keyof typeof trustMeaning} */ (pod.trust)] ?? ''
+  const drift = pod.drift === null ? '' : ` (drift ${pod.drift.toFixed(2)})`
+  return `<span class="trust ${html(pod.trust)}" title="${html(meaning)}">${html(pod.trust)}</span>${pod.trust === 'precise' ? '' : html(drift)}`
+}
+
 /** @param {StatusPoolView} pool */
 function poolTable(pool) {
   const rows = pool.pods
     .map(
       (pod) => `<tr data-pod="${html(pod.name)}">
         <td><span class="dot ${pod.ready ? 'up' : 'down'}"></span>${html(pod.name)}</td>
-        <td>${bar(pod.kvCacheUsage)}</td>
+        <td class="num" data-col="kv-held">${number(pod.blocksIndexed)}</td>
+        <td data-col="kv-in-use">${bar(pod.kvCacheUsage)}</td>
         <td class="num">${percent(pod.hitRate)}</td>
         <td class="num">${number(pod.waiting)}</td>
         <td class="num">${number(pod.running)}</td>
-        <td><span class="trust ${html(pod.trust)}">${html(pod.trust)}</span></td>
-        <td class="num">${number(pod.blocksIndexed)}</td>
+        <td data-col="trust">${trustCell(pod)}</td>
         <td class="num">${pod.lastEventAgeMs === null ? '–' : `${(pod.lastEventAgeMs / 1000).toFixed(1)} s`}</td>
       </tr>`,
     )
     .join('')
   return `<section class="pool"><h3>${html(pool.name)} <small>${html(pool.strategy ?? '')} · ${pool.pods.length} pods</small></h3>
     ${poolConditions(pool)}
-    <table><thead><tr><th>pod</th><th>KV cache</th><th>hit rate</th><th>waiting</th><th>running</th><th>trust</th><th>blocks</th><th>last event</th></tr></thead>
+    <table><thead><tr><th>pod</th><th title="${html(kvHeldTitle)}">KV blocks held (index)</th><th title="${html(kvInUseTitle)}">KV in use (vLLM)</th><th>hit rate</th><th>waiting</th><th>running</th><th>trust</th><th>last event</th></tr></thead>
     <tbody>${rows}</tbody></table></section>`
 }
 
@@ -125,8 +147,9 @@ function renderChart() {
       ? [{ predicted: d.predictedTtftMs, actual: d.actualTtftMs }]
       : [],
   )
-  const size = 260
-  const pad = 30
+  const size = 280
+  // Room on the left and below for the ticks' values and the axes' titles.
+  const pad = 48
   const values = points.flatMap((p) => [p.predicted, p.actual])
   const high = Math.log10(Math.max(1000, ...values))
   const low = Math.log10(Math.max(1, Math.min(10, ...values)))
@@ -141,9 +164,32 @@ function renderChart() {
   byId('chart').innerHTML =
     `<svg viewBox="0 0 ${size} ${size}" role="img" aria-label="predicted vs actual TTFT">
     <line class="agree" x1="${pad}" y1="${size - pad}" x2="${size - pad}" y2="${pad}"></line>
-    <text x="${size / 2}" y="${size - 6}" text-anchor="middle">predicted TTFT (ms, log)</text>
-    <text x="10" y="${size / 2}" transform="rotate(-90 10 ${size / 2})" text-anchor="middle">actual</text>
+    ${ticks(low, high, at, size, pad)}
+    <text x="${size / 2}" y="${size - 12}" text-anchor="middle">predicted TTFT (log) →</text>
+    <text x="${pad - 6}" y="12" text-anchor="start">actual TTFT (log) ↑</text>
     ${dots}</svg><p>${points.length} requests</p>`
+}
+
+/**
+ * A tick and its value at each power of ten on both axes (10 ms, 100 ms, 1 s, ...).
+ * @param {number} low @param {number} high log10 of the axes' ends
+ * @param {(ms: number) => number} at @param {number} size @param {number} pad
+ */
+function ticks(low, high, at, size, pad) {
+  const marks = []
+  for (let power = Math.ceil(low); power <= Math.floor(high); power++) {
+    const ms = 10 ** power
+    const label = ms >= 1000 ? `${ms / 1000} s` : `${ms} ms`
+    const x = at(ms).toFixed(1)
+    const y = (size - at(ms)).toFixed(1)
+    marks.push(
+      `<line class="tick" x1="${x}" y1="${size - pad}" x2="${x}" y2="${size - pad + 4}"></line>`,
+      `<text class="tick x" x="${x}" y="${size - pad + 14}" text-anchor="middle">${label}</text>`,
+      `<line class="tick" x1="${pad - 4}" y1="${y}" x2="${pad}" y2="${y}"></line>`,
+      `<text class="tick y" x="${pad - 6}" y="${y}" text-anchor="end" dominant-baseline="middle">${label}</text>`,
+    )
+  }
+  return marks.join('')
 }
 
 /** @param {MessageEvent<string>} event */

@@ -97,9 +97,16 @@ describe('the status page, in chromium', () => {
         return held.length
       })
       .toBeGreaterThan(0)
+    // The KV column operators read is the blocks the pod holds, labelled as such; vLLM's
+    // kv_cache_usage (0% on an idle pod however much it caches) is beside it, labelled too.
+    const headers = await page.locator('#pools table').first().locator('th').allTextContents()
+    expect(headers.slice(1, 3)).toEqual(['KV blocks held (index)', 'KV in use (vLLM)'])
     for (const pod of held)
       await expect
-        .poll(() => page.locator(`tr[data-pod="${pod.pod}"] td`).nth(6).textContent(), pageRefresh)
+        .poll(
+          () => page.locator(`tr[data-pod="${pod.pod}"] td[data-col="kv-held"]`).textContent(),
+          pageRefresh,
+        )
         .toBe(String(pod.blocksIndexed))
     const { accounts } = await inspect<{ accounts: QuotaUse[] }>('tenants')
     const tokens = accounts.find((a) => a.account === 'demo')?.tokens
@@ -110,8 +117,43 @@ describe('the status page, in chromium', () => {
       .poll(async () => Number(await bucket.nth(2).textContent()), pageRefresh)
       .toBeGreaterThan(0)
     await page.waitForSelector('#chart circle')
+    // The chart's axes carry their values: a tick at each power of ten, on both.
+    const xTicks = await page.locator('#chart text.tick.x').allTextContents()
+    const yTicks = await page.locator('#chart text.tick.y').allTextContents()
+    expect(xTicks).toEqual(expect.arrayContaining(['100 ms', '1 s']))
+    expect(yTicks).toEqual(xTicks)
+    // What each trust means is on the page, "approximate" among them.
+    const legend = (await page.textContent('#legend')) ?? ''
+    expect(legend).toMatch(/approximate.*disagree by more than the pool's tolerance/s)
+    expect(legend).toContain('load-only')
+    expect(
+      await page.locator('tr[data-pod] td[data-col="trust"] .trust').first().getAttribute('title'),
+    ).toMatch(/index/)
     await mkdir('results/test-artifacts', { recursive: true })
     await page.screenshot({ path: screenshot, fullPage: true })
     expect(problems, problems.join('\n')).toEqual([])
+  })
+
+  it('asks a browser without a token for it, and the form opens the page', async () => {
+    const fresh = await openBrowserPage()
+    try {
+      const { page, problems } = fresh
+      const address = new URL(stack.statusPageUrl)
+      const token = address.searchParams.get('token') ?? ''
+      address.searchParams.delete('token')
+      const response = await page.goto(address.toString())
+      expect(response?.status()).toBe(401)
+      expect(response?.headers()['content-type']).toBe('text/html; charset=utf-8')
+      await page.fill('input[name="token"]', token)
+      await Promise.all([page.waitForURL(/\/ui$/), page.click('button[type="submit"]')])
+      await expect
+        .poll(() => page.locator('tr[data-pod]').count(), pageRefresh)
+        .toBe(stack.pods.length)
+      expect(page.url()).not.toContain(token)
+      // The 401 of the first navigation is chromium's only console error.
+      expect(problems.filter((p) => !p.includes('401'))).toEqual([])
+    } finally {
+      await fresh.close()
+    }
   })
 })

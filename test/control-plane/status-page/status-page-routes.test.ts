@@ -160,7 +160,7 @@ describe('the status page routes', () => {
     expect(page.status).toBe(401)
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
     expect(page.headers.get('content-security-policy')).toBe(
-      "default-src 'none'; style-src 'unsafe-inline'",
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'",
     )
     const html = await page.text()
     expect(html).toContain('the session has expired')
@@ -224,6 +224,50 @@ describe('the status page routes', () => {
     const off = await fetch(`${await serve(null)}/ui?token=${token}`, { redirect: 'manual' })
     expect(off.status).toBe(403)
     expect(await off.text()).toContain('set KINFERENCE_ADMIN_TOKEN')
+  })
+
+  it('asks a browser without a token for it: an HTML form, posted to log in', async () => {
+    const base = await serve(token)
+    // A browser's navigation: a page, never the API's raw JSON.
+    const page = await fetch(`${base}/ui`, { headers: browser })
+    expect(page.status).toBe(401)
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    expect(page.headers.get('content-security-policy')).toContain("form-action 'self'")
+    const html = await page.text()
+    expect(html).toContain('<form method="post" action="/ui">')
+    expect(html).toMatch(/<input id="token" name="token" type="password"/)
+    expect(html).toContain('KINFERENCE_ADMIN_TOKEN')
+    // An API client still gets JSON.
+    const api = await fetch(`${base}/ui`)
+    expect(api.status).toBe(401)
+    expect(api.headers.get('content-type')).toBe('application/json')
+    // The form as a browser posts it: a session, and the token in no address.
+    const form = { ...browser, 'content-type': 'application/x-www-form-urlencoded' }
+    const posted = await fetch(`${base}/ui`, {
+      method: 'POST',
+      headers: form,
+      body: new URLSearchParams({ token }).toString(),
+      redirect: 'manual',
+    })
+    expect(posted.status).toBe(303)
+    expect(posted.headers.get('location')).toBe('/ui')
+    const cookie = (posted.headers.getSetCookie()[0] ?? '').split(';')[0] ?? ''
+    expect(cookie).toMatch(/^kinference_session=/)
+    expect(cookie).not.toContain(token)
+    expect((await fetch(`${base}/ui/api/status`, { headers: { cookie } })).status).toBe(200)
+    const wrong = await fetch(`${base}/ui`, {
+      method: 'POST',
+      headers: form,
+      body: 'token=wrong',
+      redirect: 'manual',
+    })
+    expect(wrong.status).toBe(401)
+    expect(wrong.headers.get('set-cookie')).toBeNull()
+    expect(await wrong.text()).toContain('<form method="post" action="/ui">')
+    // A trailing slash is the page too.
+    const slash = await fetch(`${base}/ui/?pool=a`, { headers: browser, redirect: 'manual' })
+    expect(slash.status).toBe(308)
+    expect(slash.headers.get('location')).toBe('/ui?pool=a')
   })
 
   it('streams decisions as server-sent events', async () => {
