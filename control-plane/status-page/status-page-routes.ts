@@ -131,6 +131,14 @@ export function statusPageRoutes(options: {
       })
       res.end()
     },
+    // The scorer's own address typed into a browser: the status page (its login, without a
+    // session). Anything else asking for / gets the scorer's 404 as before.
+    'GET /': (req, res) => {
+      if (!(req.headers.accept ?? '').includes('text/html'))
+        throw new KinfError('not_found', 'no route for GET /', { status: 404 })
+      res.writeHead(303, { location: '/ui', 'cache-control': 'no-store' })
+      res.end()
+    },
     // A typed address with a trailing slash is the page too, not the scorer's 404.
     'GET /ui/': (req, res) => {
       const search = new URL(req.url ?? '/', 'http://x').search

@@ -87,7 +87,8 @@ function inspectLines(stack: EmbeddedStack, options: BannerOptions, model: strin
     'The shared state is in Redis (snapshot published too): npx kinfctl inspect pods, decisions --follow, tenants, snapshot',
     `  REDIS_URL=${withoutPassword(redisUrl)} KINFERENCE_SIGNING_SECRET=${stack.signingSecret} \\`,
     `    npx kinfctl inspect prefix --tenant demo --model ${model} --messages-file messages.json${redisPrefix === undefined ? '' : ` --prefix ${redisPrefix}`}`,
-    '  (the demo tenant is Isolated: without --tenant and the edge signing secret above, its blocks are not counted)',
+    "  (messages.json: a chat's messages as a JSON array; the demo tenant is Isolated: without",
+    '  --tenant and the edge signing secret above, its blocks are not counted)',
   ]
 }
 

@@ -264,10 +264,16 @@ describe('the status page routes', () => {
     expect(wrong.status).toBe(401)
     expect(wrong.headers.get('set-cookie')).toBeNull()
     expect(await wrong.text()).toContain('<form method="post" action="/ui">')
-    // A trailing slash is the page too.
+    // A trailing slash is the page too, and so is the scorer's address in a browser.
     const slash = await fetch(`${base}/ui/?pool=a`, { headers: browser, redirect: 'manual' })
     expect(slash.status).toBe(308)
     expect(slash.headers.get('location')).toBe('/ui?pool=a')
+    const root = await fetch(`${base}/`, { headers: browser, redirect: 'manual' })
+    expect(root.status).toBe(303)
+    expect(root.headers.get('location')).toBe('/ui')
+    const rootApi = await fetch(`${base}/`, { redirect: 'manual' })
+    expect(rootApi.status).toBe(404)
+    expect(rootApi.headers.get('content-type')).toBe('application/json')
   })
 
   it('streams decisions as server-sent events', async () => {
