@@ -67,8 +67,8 @@ export interface RunningEdge {
  */
 export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge> {
   const metrics = createEdgeMetrics()
-  const app = createEdgeApp(
-    createEdgeDeps({
+  const app = createEdgeApp({
+    ...createEdgeDeps({
       config: options.config,
       ...(options.plugins && { plugins: options.plugins }),
       quotas: options.quotas,
@@ -87,9 +87,9 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
       metrics,
       limits: options.limits,
       detectPii: options.detectPii,
-      ...(options.responses && { responses: options.responses }),
     }),
-  )
+    ...(options.responses && { responses: options.responses }),
+  })
   const host = options.host ?? '127.0.0.1'
   // Node's parser answers what the app's own header check cannot see (and counts the request line).
   const limits = NodeServerLimits.parse({

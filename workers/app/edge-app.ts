@@ -52,7 +52,9 @@ export function createEdgeApp(deps: EdgeDeps): Hono<EdgeEnv> {
     )
 
   const app = new Hono<EdgeEnv>()
-  app.use(meterEdgeRequests(deps))
+  // /v1/responses hands its request to the chat route, which counts it: not counted twice.
+  const handedOver = new WeakSet<Request>()
+  app.use(meterEdgeRequests({ ...deps, countedInside: (request) => handedOver.has(request) }))
   app.use(...inOrder(answerRequestId(deps.newRequestId), limitHeaders(limits.maxHeaderBytes)))
   app.get('/healthz', (c) => c.text('ok'))
   app.get('/v1/models', ...inOrder(authenticate, listModels()))
@@ -71,6 +73,7 @@ export function createEdgeApp(deps: EdgeDeps): Hono<EdgeEnv> {
         nowMs: deps.nowMs,
         newId: () => deps.newRequestId().replaceAll('-', ''),
         chat: async (request, env) => app.fetch(request, env as never),
+        handedOver: (outer) => handedOver.add(outer),
       }),
     ),
   )

@@ -8,6 +8,11 @@ import { type MeteredStream, observeSseUsage, recordedStreamUsage } from './usag
 export interface MeterEdgeRequestsOptions {
   metrics: EdgeMetrics
   nowMs: () => number
+  /**
+   * A request another one of the app served and counted (/v1/responses served as a chat
+   * completion through the app's own route): not counted again.
+   */
+  countedInside?: (request: Request) => boolean
 }
 
 /**
@@ -25,6 +30,7 @@ export function meterEdgeRequests(options: MeterEdgeRequestsOptions): Middleware
     if (c.req.path === '/healthz') return next()
     const arrivedMs = nowMs()
     await next()
+    if (options.countedInside?.(c.req.raw)) return
     const set = <K extends keyof EdgeVariables>(name: K) =>
       c.get(name) as EdgeVariables[K] | undefined
     const request = set('request')

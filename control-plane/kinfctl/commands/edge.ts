@@ -8,6 +8,7 @@ import type { QuotaStore } from '../../../shared/quota/quota-store.ts'
 import { openConfigFeed } from '../../config-store/open-config-feed.ts'
 import type { SnapshotFeed } from '../../config-store/snapshot-feed.ts'
 import { createRedisQuotaStore } from '../../edge/redis-quota-store.ts'
+import { createRedisResponseStore } from '../../edge/redis-response-store.ts'
 import { startEdge } from '../../edge/start-edge.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 
@@ -46,7 +47,8 @@ Options:
                            a stream whose client reads nothing for D is cut (default 60s)
 Environment:
   KINFERENCE_SIGNING_SECRET  HMAC secret shared with the scorer (required, 16+ characters)
-  REDIS_URL                  keep the tenants' quotas in Redis, shared by every edge replica
+  REDIS_URL                  keep the tenants' quotas, and the conversations /v1/responses
+                             continues, in Redis, shared by every edge replica
                              (in memory without it)
   AWS_*                      credentials of Bedrock providers: the AWS SDK's default chain
                              (environment, IRSA, instance role); the endpoint is the snapshot's
@@ -187,6 +189,13 @@ export async function edgeCommand(args: string[], io: CliIo): Promise<number> {
           return store
         })
       : createMemoryQuotaStore()
+    // The Responses API's stored conversations, shared by the replicas like the quotas.
+    const responses = options.quotaRedisUrl
+      ? await createRedisResponseStore({ redis: options.quotaRedisUrl }).then((store) => {
+          closing.push(() => store.close())
+          return store
+        })
+      : undefined
     const edge = await startEdge({
       port: options.port,
       host: options.host,
@@ -197,6 +206,7 @@ export async function edgeCommand(args: string[], io: CliIo): Promise<number> {
       scorerUrls: options.scorer,
       signingSecret: options.signingSecret,
       quotas,
+      ...(responses && { responses }),
       log,
       server: {
         ...(options.headersTimeoutMs && { headersTimeoutMs: options.headersTimeoutMs }),

@@ -7,6 +7,7 @@ import type { QuotaStore } from '../../../shared/quota/quota-store.ts'
 import { mintApiKey, parseApiKey, sha256HexOf } from '../../../shared/tenancy/api-key.ts'
 import type { EdgeDeps } from '../../../workers/app/edge-deps.ts'
 import { createRedisSnapshotStore } from '../../config-store/redis-snapshot-store.ts'
+import { createRedisResponseStore } from '../../edge/redis-response-store.ts'
 import { type RunningEdge, startEdge } from '../../edge/start-edge.ts'
 import type { RunningScorer } from '../../scorer/start-scorer.ts'
 import { type FakeBedrock, startFakeBedrock } from '../bedrock-stand-in/start-fake-bedrock.ts'
@@ -106,6 +107,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
     })
     started.push(simulated)
     const { scorer } = simulated
+    // With Redis, /v1/responses keeps its conversations there, as the edge's replicas would.
+    const responses = options.redisUrl
+      ? await createRedisResponseStore({
+          redis: options.redisUrl,
+          ...(options.redisPrefix === undefined ? {} : { prefix: options.redisPrefix }),
+        })
+      : null
+    if (responses) started.push(responses)
     const edge = await startEdge({
       port: options.port,
       metricsPort: options.metricsPort,
@@ -117,6 +126,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
       awsCredentials: { accessKeyId: 'AKIAEMBEDDEDDEMO0000', secretAccessKey: 'embedded-demo' },
       log: options.log,
       ...(options.detectPii ? { detectPii: options.detectPii } : {}),
+      ...(responses && { responses }),
     })
     started.push(edge)
     return {

@@ -28,6 +28,8 @@ export interface ResponsesOptions {
   newId: () => string
   /** The edge's own chat completions route: the request goes through every stage there. */
   chat: (request: Request, env: unknown) => Promise<Response>
+  /** The outer request was handed to that route, which counts it (meterEdgeRequests). */
+  handedOver?: (outer: Request) => void
 }
 
 /** Headers of the chat answer the response keeps (ids, decision, rate limits), not its framing. */
@@ -52,6 +54,7 @@ export function serveResponses(options: ResponsesOptions): EdgeStage<'identity',
     const headers = new Headers(raw.headers)
     headers.delete('content-length')
     headers.set('content-type', 'application/json')
+    options.handedOver?.(raw)
     const answer = await options.chat(
       new Request(new URL('/v1/chat/completions', raw.url), {
         method: 'POST',

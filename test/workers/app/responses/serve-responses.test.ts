@@ -51,6 +51,8 @@ describe('POST /v1/responses with the openai client', () => {
       second = await openai.responses
         .create({
           model,
+          // Instructions do not carry over (as OpenAI's): the same ones keep the prefix.
+          instructions: 'Answer briefly.',
           previous_response_id: first.data.id,
           input: 'And now?',
           max_output_tokens: 8,
@@ -115,6 +117,19 @@ describe('POST /v1/responses with the openai client', () => {
     })
     expect(next.previous_response_id).toBe(final.id)
     expect(next.usage?.input_tokens).toBeGreaterThan(final.usage?.input_tokens ?? 0)
+  })
+
+  it('counts a response once at the edge, though it is served through the chat route', async () => {
+    const total = async () => {
+      const text = await (await fetch(`${stack.edge.metricsUrl}/metrics`)).text()
+      return text
+        .split('\n')
+        .filter((line) => line.startsWith('kinference_edge_requests_total{'))
+        .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0)
+    }
+    const before = await total()
+    await client(stack).responses.create({ model, input: 'Count me once.', max_output_tokens: 2 })
+    expect(await total()).toBe(before + 1)
   })
 
   it('refuses what it cannot serve with OpenAI’s errors', async () => {
