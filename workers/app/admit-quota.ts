@@ -17,6 +17,8 @@ export type AccountQuotas = QuotaLimits & { failureMode?: QuotaFailureMode }
 
 export interface QuotaDeps {
   quotas: QuotaStore
+  /** Reads the shared store's buckets, when the store itself cannot (EdgeDeps.quotaReader). */
+  quotaReader?: QuotaLedgerReader
   metrics: EdgeMetrics
   nowMs: () => number
   log: (line: string) => void
@@ -119,8 +121,8 @@ function localStoreOf(shared: QuotaStore): MemoryQuotaStore {
 /**
  * The account's buckets after its admission, for the rate-limit headers: read from the
  * store that admitted it (this edge's local bucket under FailOpen) when that store can be
- * read (the in-memory one can); null when it cannot, or the read fails (headers are never
- * worth failing a request for).
+ * read (the in-memory one can), or through deps.quotaReader; null when neither, or the read
+ * fails (headers are never worth failing a request for).
  */
 export async function quotaState(
   deps: QuotaDeps,
@@ -130,9 +132,10 @@ export async function quotaState(
   if (admission.admitted && admission.reservation === unlimited) return null
   const local = admission.admitted && admission.reservation.startsWith(localPrefix)
   const store: QuotaStore = local ? localStoreOf(deps.quotas) : deps.quotas
-  if (!isReader(store)) return null
+  const reader = isReader(store) ? store : local ? null : (deps.quotaReader ?? null)
+  if (reader === null) return null
   try {
-    const [buckets] = await store.buckets([account])
+    const [buckets] = await reader.buckets([account])
     return buckets ?? {}
   } catch {
     return null

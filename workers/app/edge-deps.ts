@@ -7,6 +7,7 @@ import type { ResponseStore } from '../../shared/openai/responses/response-store
 import type { detectPii } from '../../shared/pii/detect-pii.ts'
 import type { Plugins } from '../../shared/plugins.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
+import type { QuotaLedgerReader } from '../../shared/state/quota-ledger-reader.ts'
 import type { CacheSalter } from '../../shared/tenancy/cache-salt.ts'
 import type { EdgeMetrics } from './edge-metrics.ts'
 import type { ScorerPort } from './scorer-client.ts'
@@ -40,6 +41,12 @@ export interface EdgeDeps {
   /** The conditions its policies' rules are read with; the built-in plugins when absent. */
   plugins?: Plugins
   quotas: QuotaStore
+  /**
+   * Reads the shared quota store's buckets for the x-ratelimit-* headers (on Node, the Redis
+   * reader of control-plane/state); absent, the store itself when it can be read (the
+   * in-memory one), else the headers carry the limits only (docs/edge-keys-and-errors.md §1.8).
+   */
+  quotaReader?: QuotaLedgerReader
   scorer: ScorerPort
   external: ExternalPort
   metrics: EdgeMetrics
