@@ -2,6 +2,7 @@ import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EmbeddedStack } from '../../../../control-plane/lab/embedded/start-embedded.ts'
 import { client, start } from '../../../support/embedded-stack.ts'
+import { decisionOf } from '../../../support/scorer-stack.ts'
 
 // The Responses API through the edge that `npm start` runs, with the official client: the
 // request goes through the chat pipeline (the scorer picks a simulated pod), and a
@@ -10,15 +11,6 @@ import { client, start } from '../../../support/embedded-stack.ts'
 const model = 'qwen3.8-27b-fp8'
 const words = (seed: number, count: number) =>
   Array.from({ length: count }, (_, i) => `r${seed}w${i}`).join(' ')
-
-function decisionOf(headers: Headers): Record<string, string> {
-  return Object.fromEntries(
-    (headers.get('x-kinference-decision') ?? '').split(';').map((part) => {
-      const [key, value] = part.trim().split('=')
-      return [key ?? '', value ?? '']
-    }),
-  )
-}
 
 describe('POST /v1/responses with the openai client', () => {
   let stack: EmbeddedStack
