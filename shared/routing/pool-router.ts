@@ -31,7 +31,7 @@ export type { HeldPayload, HeldQueue, HeldRequest, HoldTerms, Offer } from './ad
 export type { PoolRouterOptions, RouterSettings } from './pool-options.ts'
 export type { PoolLookup, PoolRequest, PoolRequestInput, ResolvedModel } from './pool-request.ts'
 export { anyModel, resolveModel } from './pool-request.ts'
-export type { PoolSaturation } from './pool-saturation.ts'
+export { type PoolSaturation, poolSaturation } from './pool-saturation.ts'
 export type { RouteResult } from './route-result.ts'
 export type { PodReport } from './routed-pod.ts'
 // The strategy interface: what a strategy is given and answers (all of routing-strategy.ts).

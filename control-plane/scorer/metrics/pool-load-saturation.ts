@@ -1,5 +1,5 @@
 import type { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
-import type { PodReport } from '../../../shared/routing/routed-pod.ts'
+import type { PodReport } from '../../../shared/routing/pool-router.ts'
 
 /**
  * The pool's saturation between requests, for autoscalers (kinference_scorer_pool_saturation):

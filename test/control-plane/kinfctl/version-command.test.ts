@@ -9,7 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { gitCommit } from '../../../control-plane/kinfctl/commands/version.ts'
@@ -114,7 +114,7 @@ describe('gitCommit', () => {
     mkdirSync(worktree, { recursive: true })
     writeFileSync(join(main, 'refs/heads/topic'), `${other}\n`)
     writeFileSync(join(worktree, 'HEAD'), 'ref: refs/heads/topic\n')
-    writeFileSync(join(worktree, 'commondir'), '../..\n')
+    writeFileSync(join(worktree, 'commondir'), `${relative(worktree, main)}\n`)
     const checkout = tempDir()
     writeFileSync(join(checkout, '.git'), `gitdir: ${worktree}\n`)
     expect(await gitCommit(join(checkout, '.git'))).toBe(other)

@@ -147,8 +147,12 @@ describe('the edge’s OpenAI contract, through the official client', () => {
     const header = (name: string) => response.headers.get(`x-ratelimit-${name}`)
     expect(header('limit-requests')).toBe('600')
     expect(header('limit-tokens')).toBe('2000000')
-    expect(Number(header('remaining-requests'))).toBeLessThan(600)
-    expect(Number(header('remaining-tokens'))).toBeLessThan(2_000_000)
+    // The buckets refill continuously (600 requests and 2M tokens a minute): a request's
+    // own charge may be refilled by the time it is answered, so only the bounds hold here;
+    // test/workers/app/quota-state.test.ts checks the arithmetic on a stopped clock.
+    expect(Number(header('remaining-requests'))).toBeLessThanOrEqual(600)
+    expect(Number(header('remaining-requests'))).toBeGreaterThan(0)
+    expect(Number(header('remaining-tokens'))).toBeLessThanOrEqual(2_000_000)
     expect(header('reset-requests')).toMatch(goDuration)
     expect(header('reset-tokens')).toMatch(goDuration)
   })

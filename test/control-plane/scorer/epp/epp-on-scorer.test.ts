@@ -82,9 +82,12 @@ function forwardTo(index: number) {
       headers,
       body: routed.streamedRequestBody,
     })
-    const chunks: Buffer[] = []
-    for await (const chunk of answer.body as AsyncIterable<Uint8Array>)
-      chunks.push(Buffer.from(chunk))
+    const text = await answer.text()
+    // A stream as a proxy passes it on, event by event (the pod's writes may arrive
+    // together on loopback); a JSON answer whole.
+    const chunks = text.includes('\n\n')
+      ? text.split(/(?<=\n\n)/).filter((event) => event !== '')
+      : [text]
     return { status: answer.status, served: endpoint, chunks }
   }
 }

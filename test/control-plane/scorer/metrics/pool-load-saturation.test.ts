@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { poolLoadSaturation } from '../../../../control-plane/scorer/metrics/pool-load-saturation.ts'
 import { InferencePoolSpec } from '../../../../shared/crd/inference-pool.ts'
-import { poolSaturation } from '../../../../shared/routing/pool-saturation.ts'
-import type { RouteResult } from '../../../../shared/routing/route-result.ts'
-import type { PodReport } from '../../../../shared/routing/routed-pod.ts'
+import {
+  type PodReport,
+  poolSaturation,
+  type RouteResult,
+} from '../../../../shared/routing/pool-router.ts'
 import { metricTotal, send, systemChat, until, words } from '../../../support/scorer-stack.ts'
 import { useScorerStacks } from '../../../support/use-scorer-stacks.ts'
 
