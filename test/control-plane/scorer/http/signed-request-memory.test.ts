@@ -155,10 +155,11 @@ describe('the scorer process refuses what the headers condemn without reading th
         )
     }
     // Ten uploads of 30 MiB: reading even one would take 30 MiB (the code before this
-    // check grew by 72). The peak still moves by 11 to 15 MiB between runs on a busy
-    // machine (sockets, the heap, the replayed upload's signed first copy being read), so
-    // the bound is below one upload, not at zero.
-    expect((after.peak - before.peak) / mib).toBeLessThan(24)
-    expect((after.rss - before.rss) / mib).toBeLessThan(24)
+    // check grew by 72). The peak still moves by 11 to 24 MiB between runs on a busy
+    // machine (sockets, the heap, the replayed upload's signed first copy being read; 18
+    // to 24 measured on 2 cores with the full suite beside it), so the bound is below one
+    // upload, not at zero.
+    expect((after.peak - before.peak) / mib).toBeLessThan(28)
+    expect((after.rss - before.rss) / mib).toBeLessThan(28)
   }, 120_000)
 })
