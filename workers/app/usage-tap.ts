@@ -76,27 +76,32 @@ export function tapSseUsage(
     },
   })
   const reader = body.pipeThrough(transform).getReader()
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const { done, value } = await reader.read()
-        if (done) {
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const { done, value } = await reader.read()
+          if (done) {
+            meter.end()
+            controller.close()
+          } else controller.enqueue(value)
+        } catch (error) {
           meter.end()
+          // The upstream broke mid-stream (a scorer or pod gone): the client is told so, and
+          // the stream ends as OpenAI's do, rather than being cut without a word.
+          if (!meter.sawDone) controller.enqueue(encoder.encode(brokenStreamEvent(error)))
           controller.close()
-        } else controller.enqueue(value)
-      } catch (error) {
+        }
+      },
+      async cancel(reason) {
         meter.end()
-        // The upstream broke mid-stream (a scorer or pod gone): the client is told so, and
-        // the stream ends as OpenAI's do, rather than being cut without a word.
-        if (!meter.sawDone) controller.enqueue(encoder.encode(brokenStreamEvent(error)))
-        controller.close()
-      }
+        await reader.cancel(reason)
+      },
+      // Pull only when the client reads: queueing ahead would take the chunk a stalled client
+      // leaves waiting, and limitEventStream would never see the stall it cuts.
     },
-    async cancel(reason) {
-      meter.end()
-      await reader.cancel(reason)
-    },
-  })
+    { highWaterMark: 0 },
+  )
 }
 
 /**
@@ -113,6 +118,14 @@ export function observeSseUsage(
   const reader = body.getReader()
   let pending = ''
   return new ReadableStream<Uint8Array>({
+    // A stream cut upstream (limitEventStream's stall cut) errors this one at once, not at
+    // its next read: a stalled client's connection is dropped by the runtime watching it.
+    start(controller) {
+      reader.closed.catch((error: unknown) => {
+        meter.end()
+        controller.error(error)
+      })
+    },
     async pull(controller) {
       let read: Awaited<ReturnType<typeof reader.read>>
       try {

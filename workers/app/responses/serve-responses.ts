@@ -142,34 +142,42 @@ function translateStream(
   const decoder = new TextDecoder()
   const reader = (answer.body as ReadableStream<Uint8Array>).getReader()
   let rest = ''
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      controller.enqueue(encoder.encode(events.start()))
-    },
-    async pull(controller) {
-      const { done, value } = await reader.read()
-      if (done) {
-        const ended = events.end()
-        if (ended.assistant) await keep(ended.assistant)
-        controller.enqueue(encoder.encode(ended.events))
-        controller.close()
-        return
-      }
-      const [payloads, left] = sseDataEvents(rest + decoder.decode(value, { stream: true }))
-      rest = left
-      let out = ''
-      for (const payload of payloads) {
-        if (payload === '[DONE]') continue
-        try {
-          out += events.chunk(JSON.parse(payload))
-        } catch {
-          // A chunk that is not JSON is the assembler's to judge at the end (malformed).
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        controller.enqueue(encoder.encode(events.start()))
+        // A chat stream cut for a stalled client errors this one at once, so the runtime
+        // drops the connection instead of waiting for a read that never comes.
+        reader.closed.catch((error: unknown) => controller.error(error))
+      },
+      async pull(controller) {
+        const { done, value } = await reader.read()
+        if (done) {
+          const ended = events.end()
+          if (ended.assistant) await keep(ended.assistant)
+          controller.enqueue(encoder.encode(ended.events))
+          controller.close()
+          return
         }
-      }
-      if (out !== '') controller.enqueue(encoder.encode(out))
+        const [payloads, left] = sseDataEvents(rest + decoder.decode(value, { stream: true }))
+        rest = left
+        let out = ''
+        for (const payload of payloads) {
+          if (payload === '[DONE]') continue
+          try {
+            out += events.chunk(JSON.parse(payload))
+          } catch {
+            // A chunk that is not JSON is the assembler's to judge at the end (malformed).
+          }
+        }
+        if (out !== '') controller.enqueue(encoder.encode(out))
+      },
+      cancel(reason) {
+        return reader.cancel(reason)
+      },
+      // Pulled only as the client reads, so a stalled client leaves the chat stream's chunk
+      // waiting where limitEventStream cuts the stall.
     },
-    cancel(reason) {
-      return reader.cancel(reason)
-    },
-  })
+    { highWaterMark: 0 },
+  )
 }
