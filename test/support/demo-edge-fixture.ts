@@ -5,6 +5,7 @@ import {
 } from '../../control-plane/lab/bedrock-stand-in/start-fake-bedrock.ts'
 import { demoSnapshot } from '../../control-plane/lab/embedded/demo-snapshot.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import type { PolicyDecision } from '../../shared/policy/policy-decision.ts'
 import { mintApiKey, sha256HexOf } from '../../shared/tenancy/api-key.ts'
 
 /** The demo snapshot with a fresh demo key and the local Bedrock stand-in, for a test file. */
@@ -38,3 +39,32 @@ export function useDemoEdgeFixture(): DemoEdgeFixture {
     },
   }
 }
+
+/** The demo's local attempt: qwen3.8-27b-fp8 on demo/sim-local. */
+export const demoLocal = {
+  backend: 'demo/sim-local',
+  locality: 'InCluster',
+  pool: 'demo/sim-27b',
+  model: 'qwen3.8-27b-fp8',
+} as const
+
+/** The demo's burst attempt: claude-sonnet on demo/bedrock-claude. */
+export const demoBedrock = {
+  backend: 'demo/bedrock-claude',
+  locality: 'External',
+  provider: 'demo/bedrock-local',
+  model: 'claude-sonnet',
+} as const
+
+/** The demo rule local-then-bedrock's decision to serve with `attempts`, in order. */
+export const demoServe = (
+  ...attempts: (typeof demoLocal | typeof demoBedrock)[]
+): PolicyDecision => ({
+  kind: 'serve',
+  policy: 'demo/demo',
+  rule: 'local-then-bedrock',
+  model: 'qwen3.8-27b-fp8',
+  attempts,
+  reason: 'test',
+  trace: [],
+})

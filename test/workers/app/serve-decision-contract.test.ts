@@ -1,37 +1,23 @@
 import { describe, expect, it } from 'vitest'
 import type { EdgeClaims } from '../../../shared/auth/edge-signature.ts'
-import type { PolicyDecision } from '../../../shared/policy/policy-decision.ts'
 import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
 import type { RouteDecision } from '../../../shared/scorer-api/route-protocol.ts'
 import { createEdgeApp } from '../../../workers/app/edge-app.ts'
 import { createEdgeMetrics } from '../../../workers/app/edge-metrics.ts'
-import { useDemoEdgeFixture } from '../../support/demo-edge-fixture.ts'
+import {
+  demoBedrock,
+  demoLocal,
+  demoServe,
+  useDemoEdgeFixture,
+} from '../../support/demo-edge-fixture.ts'
 
 // The demo bursts qwen3.8-27b-fp8 from demo/sim-local to demo/bedrock-claude. The scorer
 // asks the pool with leave to burst; a request Bedrock cannot honour must then wait there.
 
 const demo = useDemoEdgeFixture()
-const local = {
-  backend: 'demo/sim-local',
-  locality: 'InCluster',
-  pool: 'demo/sim-27b',
-  model: 'qwen3.8-27b-fp8',
-} as const
-const bedrock = {
-  backend: 'demo/bedrock-claude',
-  locality: 'External',
-  provider: 'demo/bedrock-local',
-  model: 'claude-sonnet',
-} as const
-const serve = (...attempts: (typeof local | typeof bedrock)[]): PolicyDecision => ({
-  kind: 'serve',
-  policy: 'demo/demo',
-  rule: 'local-then-bedrock',
-  model: 'qwen3.8-27b-fp8',
-  attempts,
-  reason: 'test',
-  trace: [],
-})
+const local = demoLocal
+const bedrock = demoBedrock
+const serve = demoServe
 const completion = () =>
   Response.json({
     id: 'chatcmpl-1',

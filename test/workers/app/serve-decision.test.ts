@@ -1,40 +1,26 @@
 import { describe, expect, it } from 'vitest'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import type { PolicyDecision } from '../../../shared/policy/policy-decision.ts'
 import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store.ts'
 import type { RouteDecision } from '../../../shared/scorer-api/route-protocol.ts'
 import { createEdgeApp } from '../../../workers/app/edge-app.ts'
 import type { ExternalPort } from '../../../workers/app/edge-deps.ts'
 import { createEdgeMetrics } from '../../../workers/app/edge-metrics.ts'
 import type { ScorerPort } from '../../../workers/app/scorer-client.ts'
-import { useDemoEdgeFixture } from '../../support/demo-edge-fixture.ts'
+import {
+  demoBedrock,
+  demoLocal,
+  demoServe,
+  useDemoEdgeFixture,
+} from '../../support/demo-edge-fixture.ts'
 
 // The edge's serve step over fake ports: the attempt planner's steps as a client sees them.
 // The demo policy bursts qwen3.8-27b-fp8 from demo/sim-local to demo/bedrock-claude (both
 // status-dependent, so the scorer is asked first) and keeps requests labelled pii local.
 
 const demo = useDemoEdgeFixture()
-const local = {
-  backend: 'demo/sim-local',
-  locality: 'InCluster',
-  pool: 'demo/sim-27b',
-  model: 'qwen3.8-27b-fp8',
-} as const
-const bedrock = {
-  backend: 'demo/bedrock-claude',
-  locality: 'External',
-  provider: 'demo/bedrock-local',
-  model: 'claude-sonnet',
-} as const
-const serve = (...attempts: (typeof local | typeof bedrock)[]): PolicyDecision => ({
-  kind: 'serve',
-  policy: 'demo/demo',
-  rule: 'local-then-bedrock',
-  model: 'qwen3.8-27b-fp8',
-  attempts,
-  reason: 'test',
-  trace: [],
-})
+const local = demoLocal
+const bedrock = demoBedrock
+const serve = demoServe
 
 const completion = () =>
   Response.json({
