@@ -1,4 +1,5 @@
 import { createServer } from 'node:net'
+import type { Redis } from 'ioredis'
 import type { E2eRun, startE2eCluster } from './e2e/e2e-stack.ts'
 import { type KinfctlProcess, startKinfctl } from './e2e/kinfctl-process.ts'
 import { containersOf, expandArgs, findManifest, type Manifest } from './helm-chart.ts'
@@ -92,4 +93,24 @@ export async function startRenderedContainer(
   const env = await containerEnv(cluster, container, `kinference-${name}-0`)
   const args = expandArgs(container.args ?? [], env).map(options.rewrite ?? ((arg) => arg))
   return startKinfctl(name, [...args, ...(options.extraArgs ?? [])], env)
+}
+
+/**
+ * After a chart test: the started containers killed, the run's Redis keys (and its pods'
+ * KV-event keys) deleted, the test API server closed.
+ */
+export async function stopChartRelease(stack: {
+  processes: readonly KinfctlProcess[]
+  redis: Redis
+  run: E2eRun
+  cluster: ChartCluster | undefined
+}): Promise<void> {
+  const { processes, redis, run, cluster } = stack
+  await Promise.all(processes.map((p) => p.stop('SIGKILL')))
+  await redis.connect().catch(() => {})
+  const keys = await redis.keys(`${run.prefix}*`)
+  if (keys.length > 0) await redis.del(...keys)
+  await redis.del(...run.pods.map((pod) => `kinf:e:${pod.name}`))
+  redis.disconnect()
+  await cluster?.server.close()
 }

@@ -9,6 +9,7 @@ import {
   chartSecrets,
   freePort,
   startRenderedContainer,
+  stopChartRelease,
 } from '../../support/chart-release-stack.ts'
 import { eventually } from '../../support/controller/controller-fixture.ts'
 import {
@@ -93,15 +94,7 @@ beforeAll(async () => {
   cluster = await startE2eCluster(run)
 }, 60_000)
 
-afterAll(async () => {
-  await Promise.all(processes.map((p) => p.stop('SIGKILL')))
-  await redis.connect().catch(() => {})
-  const keys = await redis.keys(`${run.prefix}*`)
-  if (keys.length > 0) await redis.del(...keys)
-  await redis.del(...run.pods.map((pod) => `kinf:e:${pod.name}`))
-  redis.disconnect()
-  await cluster?.server.close()
-})
+afterAll(() => stopChartRelease({ processes, redis, run, cluster }))
 
 describe('the chart with the in-cluster edge, on the test API server', () => {
   it('applies: the edge’s Deployment, Service, PDB, NetworkPolicy and helm test Pod are stored', async () => {

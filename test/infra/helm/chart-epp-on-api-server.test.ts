@@ -11,6 +11,7 @@ import {
   chartSecrets,
   freePort,
   startRenderedContainer,
+  stopChartRelease,
 } from '../../support/chart-release-stack.ts'
 import { eventually, upstreamPoolCrd } from '../../support/controller/controller-fixture.ts'
 import { e2eModel, e2ePod, e2eSlice, manifest } from '../../support/e2e/e2e-resources.ts'
@@ -134,15 +135,7 @@ beforeAll(async () => {
   cluster = await startE2eCluster(run)
 }, 60_000)
 
-afterAll(async () => {
-  await Promise.all(processes.map((p) => p.stop('SIGKILL')))
-  await redis.connect().catch(() => {})
-  const keys = await redis.keys(`${run.prefix}*`)
-  if (keys.length > 0) await redis.del(...keys)
-  await redis.del(...run.pods.map((pod) => `kinf:e:${pod.name}`))
-  redis.disconnect()
-  await cluster?.server.close()
-})
+afterAll(() => stopChartRelease({ processes, redis, run, cluster }))
 
 describe('the chart with the scorer as Endpoint Picker, on the test API server', () => {
   it('applies, with the upstream CRD taking the example’s InferencePool as written', async () => {
