@@ -10,6 +10,7 @@ import type { ResolvedEndpoints } from '../../shared/config/resolve-endpoints.ts
 import { takeInUpstreamPools } from '../../shared/config/take-in-upstream-pools.ts'
 import type { KinferenceResource } from '../../shared/crd/resource.ts'
 import { WatchedEndpointSlice, WatchedPod, type Workloads } from '../../shared/kube/watched-pod.ts'
+import type { Log } from '../../shared/logging/log.ts'
 import type { ControllerMetrics } from './controller-metrics.ts'
 import {
   desiredStatus,
@@ -39,7 +40,7 @@ export interface ReconcilerDeps {
   ) => Promise<StatusWrite>
   isLeader: () => boolean
   metrics: ControllerMetrics
-  log: (line: string) => void
+  log: Log
   nowMs: () => number
   /** Asks for another reconcile later (publishing failed). */
   retryLater: () => void
@@ -111,8 +112,10 @@ export class ConfigReconciler {
       })
       this.lastGood = live.carried
       if (!live.result.ok) {
+        // Nothing can be published until a resource changes: the reconcile stops here.
         this.deps.log(
-          `controller: the accepted resources do not compile: ${live.result.issues.map((i) => i.message).join('; ')}`,
+          `the accepted resources do not compile: ${live.result.issues.map((i) => i.message).join('; ')}`,
+          { level: 'error', issues: live.result.issues.length },
         )
         metrics.reconciles.labels({ result: 'compile-failed' }).inc()
         return
@@ -184,7 +187,7 @@ export class ConfigReconciler {
   private failPublish(message: string) {
     const version = this.publishState.state === 'pending' ? null : this.publishState.version
     this.publishState = { state: 'failed', message, version }
-    this.deps.log(`controller: ${message}`)
+    this.deps.log(message, { level: 'error' })
     this.deps.retryLater()
   }
 
@@ -213,7 +216,11 @@ export class ConfigReconciler {
       this.publishState = { state: 'published', version, hash: snapshot.hash }
       this.markLive(this.lastGood, version)
       this.deps.metrics.snapshotVersion.labels({}).set(version)
-      this.deps.log(`controller: snapshot version ${version} (${snapshot.hash}) published`)
+      this.deps.log(`snapshot version ${version} (${snapshot.hash}) published`, {
+        level: 'info',
+        version,
+        hash: snapshot.hash,
+      })
     } catch (error) {
       const message = (error as Error).message
       const version =
@@ -223,7 +230,11 @@ export class ConfigReconciler {
             ? this.publishState.version
             : null
       this.publishState = { state: 'failed', message: `publishing failed: ${message}`, version }
-      this.deps.log(`controller: publishing snapshot ${snapshot.hash} failed: ${message}`)
+      this.deps.log(`publishing snapshot ${snapshot.hash} failed: ${message}`, {
+        level: 'error',
+        hash: snapshot.hash,
+        error: message,
+      })
       this.deps.retryLater()
     }
   }
@@ -244,7 +255,12 @@ export class ConfigReconciler {
             return statusDiffers(existing, desired) ? desired : null
           })
           .catch((error: unknown) => {
-            this.deps.log(`controller: status of ${key}: ${(error as Error).message}`)
+            const message = (error as Error).message
+            this.deps.log(`status of ${key}: ${message}`, {
+              level: 'warn',
+              ...identityOf(kind.kind, object),
+              error: message,
+            })
             return 'failed' as const
           })
         this.deps.metrics.statusWrites.labels({ kind: kind.kind, result }).inc()
@@ -259,6 +275,13 @@ export class ConfigReconciler {
     const before = acceptedStatusOf(object.status)
     const verdict = facts.verdict
     if (!verdict || before === (verdict.accepted ? 'True' : 'False')) return
+    const identity = identityOf(facts.kind, object)
+    this.deps.log(
+      verdict.accepted
+        ? `${facts.kind} ${identity.namespace}/${identity.name} accepted (generation ${facts.generation})`
+        : `${facts.kind} ${identity.namespace}/${identity.name} refused: ${verdict.problems.join('; ').slice(0, 1_000)}`,
+      { level: verdict.accepted ? 'info' : 'warn', ...identity, generation: facts.generation },
+    )
     const event: AcceptanceEvent = verdict.accepted
       ? { type: 'Normal', reason: 'Accepted', message: `generation ${facts.generation} accepted` }
       : {
@@ -267,7 +290,12 @@ export class ConfigReconciler {
           message: verdict.problems.join('; ').slice(0, 1_000),
         }
     await this.deps.emitEvent(object, event).catch((error: unknown) => {
-      this.deps.log(`controller: event on ${object.metadata?.name}: ${(error as Error).message}`)
+      const message = (error as Error).message
+      this.deps.log(`event on ${identity.namespace}/${identity.name}: ${message}`, {
+        level: 'warn',
+        ...identity,
+        error: message,
+      })
     })
   }
 
@@ -308,6 +336,15 @@ function acceptedStatusOf(status: unknown): string | null {
   return Array.isArray(conditions)
     ? (conditions.find((c) => c.type === 'Accepted')?.status ?? null)
     : null
+}
+
+/** A resource's identity as log fields (the namespace as compiled: default when unset). */
+function identityOf(kind: string, object: KubernetesObject) {
+  return {
+    kind,
+    namespace: object.metadata?.namespace ?? 'default',
+    name: object.metadata?.name ?? '',
+  }
 }
 
 /** The object as compiled: its spec and identity, without what the server and we add. */

@@ -8,6 +8,7 @@ import { z } from 'zod'
 import { parseOptions } from '../../shared/config/parse-options.ts'
 import { dnsLabelPattern } from '../../shared/crd/api-group.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import type { Log } from '../../shared/logging/log.ts'
 import { ConfigReconciler, type SnapshotSink } from './config-reconciler.ts'
 import { InformerSet } from './controller-informers.ts'
 import { createControllerMetrics } from './controller-metrics.ts'
@@ -75,7 +76,7 @@ export async function startController(
   kubeConfig: KubeConfig,
   sink: SnapshotSink,
   input: ControllerOptionsInput,
-  log: (line: string) => void,
+  log: Log,
   metrics = createControllerMetrics(() => Date.now() / 1000),
 ): Promise<RunningController> {
   const options = parseOptions(ControllerOptions, input, 'controller')
@@ -84,6 +85,12 @@ export async function startController(
   let retryMs = options.publishRetryMs
   let retryTimer: ReturnType<typeof setTimeout> | null = null
   let closing = false
+  const lease = {
+    kind: 'Lease',
+    namespace: options.lease.namespace,
+    name: options.lease.name,
+    identity: options.identity,
+  }
   const elector = new LeaseElector(
     kubeConfig.makeApiClient(CoordinationV1Api),
     {
@@ -96,14 +103,19 @@ export async function startController(
     },
     {
       nowMs: Date.now,
-      onError: (message) => log(`controller: ${message}`),
+      // The elector tries again every retry period: a failed try is recoverable.
+      onError: (message) => log(message, { level: 'warn', ...lease }),
       onStartedLeading: () => {
-        log(`controller: ${options.identity} is the leader`)
+        log(`${options.identity} is the leader`, { level: 'info', ...lease })
         metrics.leader.labels({}).set(1)
         runner.trigger()
       },
       onStoppedLeading: () => {
-        log(`controller: ${options.identity} is no longer the leader`)
+        // Stepping down on close is the plan; otherwise renewing failed for too long.
+        log(`${options.identity} is no longer the leader`, {
+          level: closing ? 'info' : 'warn',
+          ...lease,
+        })
         metrics.leader.labels({}).set(0)
       },
     },
@@ -120,17 +132,26 @@ export async function startController(
     },
     onRestart: (kind, reason, delayMs) => {
       metrics.watchRestarts.labels({ kind }).inc()
-      log(`controller: ${kind} watch stopped (${reason}); restarting in ${delayMs} ms`)
+      log(`${kind} watch stopped (${reason}); restarting in ${delayMs} ms`, {
+        level: 'warn',
+        kind,
+        reason,
+        delay_ms: delayMs,
+      })
     },
     ...(options.eppService !== null && {
       upstreamPools: {
         retryMs: options.upstreamRetryMs,
         onAbsent: (absent, reason) =>
-          log(
-            absent
-              ? `controller: ${upstreamPoolKind.kind} is not served (${reason}): no upstream pools until its CRD is applied; asking again every ${options.upstreamRetryMs} ms`
-              : `controller: ${upstreamPoolKind.kind} is served now; watching it`,
-          ),
+          absent
+            ? log(
+                `${upstreamPoolKind.kind} is not served (${reason}): no upstream pools until its CRD is applied; asking again every ${options.upstreamRetryMs} ms`,
+                { level: 'warn', kind: upstreamPoolKind.kind, reason },
+              )
+            : log(`${upstreamPoolKind.kind} is served now; watching it`, {
+                level: 'info',
+                kind: upstreamPoolKind.kind,
+              }),
       },
     }),
   })
@@ -162,7 +183,12 @@ export async function startController(
       await reconciler.reconcile()
       if (reconciler.state.state === 'published') retryMs = options.publishRetryMs
     },
-    onError: (error) => log(`controller: reconcile failed: ${describeError(error)}`),
+    // The reconcile stopped part way; the next change or resync tries again from scratch.
+    onError: (error) =>
+      log(`reconcile failed: ${describeError(error)}`, {
+        level: 'error',
+        error: describeError(error),
+      }),
   })
   try {
     await informers.start()
@@ -175,6 +201,11 @@ export async function startController(
     options.host,
     options.port,
   )
+  log(`${options.identity} started; probes and metrics at ${server.url}`, {
+    level: 'info',
+    identity: options.identity,
+    url: server.url,
+  })
   elector.start()
   const resync = setInterval(() => runner.trigger(), options.resyncMs)
   runner.trigger()

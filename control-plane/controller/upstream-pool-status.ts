@@ -8,6 +8,7 @@ import type {
 } from '../../shared/config/take-in-upstream-pools.ts'
 import type { Condition } from '../../shared/crd/condition.ts'
 import type { KinferenceResource } from '../../shared/crd/resource.ts'
+import type { Log } from '../../shared/logging/log.ts'
 import type { ControllerMetrics } from './controller-metrics.ts'
 import type { StatusWrite } from './status-writer.ts'
 import { upstreamPoolKind } from './watched-kinds.ts'
@@ -157,7 +158,7 @@ export async function writeUpstreamStatuses(options: {
     compute: (existing: unknown) => Record<string, unknown> | null,
   ) => Promise<StatusWrite>
   metrics: ControllerMetrics
-  log: (line: string) => void
+  log: Log
 }): Promise<void> {
   const { intake, service } = options
   await Promise.all(
@@ -186,9 +187,14 @@ export async function writeUpstreamStatuses(options: {
       const result = await options
         .write(object, (existing) => withOurParent(existing, entry))
         .catch((error: unknown) => {
-          options.log(
-            `controller: status of ${upstreamPoolKind.kind} ${namespace}/${name}: ${(error as Error).message}`,
-          )
+          const message = (error as Error).message
+          options.log(`status of ${upstreamPoolKind.kind} ${namespace}/${name}: ${message}`, {
+            level: 'warn',
+            kind: upstreamPoolKind.kind,
+            namespace,
+            name,
+            error: message,
+          })
           return 'failed' as const
         })
       options.metrics.statusWrites.labels({ kind: upstreamPoolKind.kind, result }).inc()
