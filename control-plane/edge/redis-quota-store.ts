@@ -11,8 +11,10 @@ import {
   type QuotaStore,
 } from '../../shared/quota/quota-store.ts'
 import { QuotaStoreOptions } from '../../shared/quota/quota-store-options.ts'
+import type { QuotaLedgerReader } from '../../shared/state/quota-ledger-reader.ts'
 import { connectRedis } from '../redis/connect-redis.ts'
 import { RedisClientOption } from '../redis/redis-client-option.ts'
+import { createRedisQuotaLedgerReader } from '../state/redis-quota-ledger-reader.ts'
 
 const {
   requestsLevel: rl,
@@ -109,6 +111,8 @@ export type RedisQuotaStoreOptions = z.infer<typeof RedisQuotaStoreOptions>
 export type RedisQuotaStoreOptionsInput = z.input<typeof RedisQuotaStoreOptions>
 
 export interface RedisQuotaStore extends QuotaStore {
+  /** Reads the buckets back, on the same connection: the x-ratelimit-remaining-* headers. */
+  reader: QuotaLedgerReader
   close(): Promise<void>
 }
 
@@ -197,6 +201,8 @@ export async function createRedisQuotaStore(
         String(nowMs),
       ])
     },
+
+    reader: createRedisQuotaLedgerReader(redis, prefix),
 
     async close() {
       if (owned) await redis.quit().catch(() => redis.disconnect())

@@ -3,9 +3,11 @@ import type { IncomingMessage, Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createAdaptorServer } from '@hono/node-server'
+import type { Tracer } from '@opentelemetry/api'
 import type { z } from 'zod'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import type { Log } from '../../shared/logging/log.ts'
 import type { Plugins } from '../../shared/plugins.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
 import { createEdgeDeps } from '../../workers/app/create-edge-deps.ts'
@@ -35,6 +37,8 @@ export interface StartEdgeOptions {
   scorerUrls: readonly string[]
   signingSecret: string
   quotas: QuotaStore
+  /** Reads the shared quota buckets for x-ratelimit-remaining-* (see EdgeDeps.quotaReader). */
+  quotaReader?: EdgeDeps['quotaReader']
   /** Explicit AWS keys; the SDK's default chain (IRSA, environment) when absent. */
   awsCredentials?: AwsCredentials
   /** Replaces the PII detectors (tests of failing detectors). */
@@ -45,7 +49,11 @@ export interface StartEdgeOptions {
   limits?: EdgeDeps['limits']
   /** The Node server's; maxHeaderBytes defaults to the edge's plus 8 KiB for the request line. */
   server?: z.input<typeof NodeServerLimits>
-  log: (line: string) => void
+  log: Log
+  /** Request spans (see EdgeDeps.tracer); none when absent. */
+  tracer?: Tracer
+  /** One access-log line per request; on unless false. */
+  accessLog?: boolean
 }
 
 export interface RunningEdge {
@@ -89,6 +97,9 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
       detectPii: options.detectPii,
     }),
     ...(options.responses && { responses: options.responses }),
+    ...(options.quotaReader && { quotaReader: options.quotaReader }),
+    ...(options.tracer && { tracer: options.tracer }),
+    ...(options.accessLog === false && { accessLog: false }),
   })
   const host = options.host ?? '127.0.0.1'
   // Node's parser answers what the app's own header check cannot see (and counts the request line).
@@ -135,7 +146,9 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     async close(closeOptions = {}) {
       const left = await drainHttpServer(server as Server, activity, closeOptions.drainMs ?? 0)
       if (left > 0 && closeOptions.drainMs)
-        options.log(`edge: ${left} requests still in flight at the drain deadline are cut`)
+        options.log(`edge: ${left} requests still in flight at the drain deadline are cut`, {
+          level: 'warn',
+        })
       await closeHttpServer(server as Server)
       // Last: a drain stays visible to scrapes until the API port is closed.
       await metricsListener?.close()

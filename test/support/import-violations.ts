@@ -1,18 +1,20 @@
 import { dirname, relative, resolve } from 'node:path'
 
 /**
- * The layering rule of the architecture: shared/ is pure and imports only zod and re2js
- * (pure JavaScript, the custom PII patterns' linear-time matcher);
+ * The layering rule of the architecture: shared/ is pure and imports only zod, re2js (pure
+ * JavaScript, the custom PII patterns' linear-time matcher) and OpenTelemetry's API (the
+ * tracing port: interfaces and no-ops, no SDK, no exporter);
  * workers/ imports shared/ and the edge's libraries, never control-plane/ or node:*.
  * Biome's noRestrictedImports says the same while editing; this is the check CI relies
  * on, because it resolves relative paths.
  */
 export const importRules: Record<string, { folders: string[]; packages: RegExp }> = {
-  shared: { folders: ['shared'], packages: /^(zod|re2js)(\/|$)/ },
+  shared: { folders: ['shared'], packages: /^(zod|re2js|@opentelemetry\/api)(\/|$)/ },
   workers: {
     folders: ['shared', 'workers'],
     // cloudflare:workers: workerd's own module (the Durable Object base class, needed for RPC).
-    packages: /^(zod|re2js|hono|@aws-sdk\/client-bedrock-runtime|cloudflare:workers)(\/|$)/,
+    packages:
+      /^(zod|re2js|hono|@aws-sdk\/client-bedrock-runtime|@opentelemetry\/api|cloudflare:workers)(\/|$)/,
   },
 }
 

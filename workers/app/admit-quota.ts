@@ -1,5 +1,6 @@
 import type { QuotaFailureMode } from '../../shared/crd/inference-policy.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import type { Log } from '../../shared/logging/log.ts'
 import {
   createMemoryQuotaStore,
   type MemoryQuotaStore,
@@ -21,7 +22,7 @@ export interface QuotaDeps {
   quotaReader?: QuotaLedgerReader
   metrics: EdgeMetrics
   nowMs: () => number
-  log: (line: string) => void
+  log: Log
 }
 
 /** Reservations of the local bucket carry this prefix, so settling finds their store. */
@@ -56,14 +57,14 @@ export async function admitQuota(
     deps.metrics.inc('quota_fallback', { failure_mode: failureMode })
     const why = `quota admission failed for ${account}: ${(error as Error).message}`
     if (failureMode === 'FailClose') {
-      deps.log(why)
+      deps.log(why, { level: 'warn' })
       throw new KinfError(
         'upstream_unavailable',
         'Quotas cannot be checked right now, so the request was not served; retry shortly.',
         { retryAfterSeconds: 1, cause: error },
       )
     }
-    deps.log(`${why}; admitted against this edge's local bucket (FailOpen)`)
+    deps.log(`${why}; admitted against this edge's local bucket (FailOpen)`, { level: 'warn' })
     return admitLocally(deps, account, limits, estimatedTokens)
   }
 }
@@ -93,7 +94,7 @@ export async function settleQuota(
       deps.nowMs(),
     )
   } catch (error) {
-    deps.log(`quota settle failed for ${account}: ${(error as Error).message}`)
+    deps.log(`quota settle failed for ${account}: ${(error as Error).message}`, { level: 'warn' })
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Context } from 'hono'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import type { Log } from '../../shared/logging/log.ts'
 import type { Plugins } from '../../shared/plugins.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
 import { createCacheSalter } from '../../shared/tenancy/cache-salt.ts'
@@ -30,7 +31,7 @@ export interface EdgeRuntime {
   nowMs: () => number
   sleep: (ms: number) => Promise<void>
   newRequestId: () => string
-  log: (line: string) => void
+  log: Log
   /** The client's address as the runtime knows it (see EdgeDeps.clientAddress). */
   clientAddress: (c: Context) => string | null
   /** The runtime's own, when it serves them elsewhere (Node's /metrics listener). */

@@ -81,7 +81,10 @@ export async function decideRequest(
     } catch (error) {
       if ((error as Error).name === 'AbortError') throw error
       deps.metrics.inc('scorer_unreachable')
-      deps.log(`scorer route failed: ${(error as Error).message}`)
+      deps.log(`scorer route failed: ${(error as Error).message}`, {
+        level: 'warn',
+        request_id: context.claims.requestId,
+      })
       return decidedHere(['scorer unreachable: pool status unknown'])
     }
     if (answer.kind === 'served') return answer

@@ -5,7 +5,9 @@ import {
 } from '../../shared/openai/responses/response-store.ts'
 import { answerError, answerNotFound } from './answer-error.ts'
 import { type EdgeDeps, EdgeLimits } from './edge-deps.ts'
+import { logEdgeAccess } from './log-edge-access.ts'
 import { meterEdgeRequests } from './meter-edge-requests.ts'
+import { type EdgeRequestObserver, observeEdgeRequests } from './observe-edge-requests.ts'
 import { serveResponses } from './responses/serve-responses.ts'
 import { admitRequest } from './stages/admit-request.ts'
 import { answerRequestId } from './stages/answer-request-id.ts'
@@ -19,6 +21,7 @@ import { readRequest } from './stages/read-request.ts'
 import { serveOutcome } from './stages/serve-outcome.ts'
 import { tagRequest } from './stages/tag-request.ts'
 import { tenantTerms } from './stages/tenant-terms.ts'
+import { traceEdgeRequests } from './trace-edge-requests.ts'
 
 /**
  * The edge: OpenAI's API in front of the scorer and the external providers. A completion
@@ -54,7 +57,20 @@ export function createEdgeApp(deps: EdgeDeps): Hono<EdgeEnv> {
   const app = new Hono<EdgeEnv>()
   // /v1/responses hands its request to the chat route, which counts it: not counted twice.
   const handedOver = new WeakSet<Request>()
-  app.use(meterEdgeRequests({ ...deps, countedInside: (request) => handedOver.has(request) }))
+  const internal = new WeakSet<Request>()
+  const observers: EdgeRequestObserver[] = [
+    ...(deps.tracer ? [traceEdgeRequests(deps.tracer)] : []),
+    meterEdgeRequests(deps.metrics),
+    ...(deps.accessLog === false ? [] : [logEdgeAccess(deps.log)]),
+  ]
+  app.use(
+    observeEdgeRequests({
+      nowMs: deps.nowMs,
+      observers,
+      handedOver: (request) => handedOver.has(request),
+      internal: (request) => internal.has(request),
+    }),
+  )
   app.use(...inOrder(answerRequestId(deps.newRequestId), limitHeaders(limits.maxHeaderBytes)))
   app.get('/healthz', (c) => c.text('ok'))
   app.get('/v1/models', ...inOrder(authenticate, listModels()))
@@ -73,7 +89,10 @@ export function createEdgeApp(deps: EdgeDeps): Hono<EdgeEnv> {
         nowMs: deps.nowMs,
         newId: () => deps.newRequestId().replaceAll('-', ''),
         chat: async (request, env) => app.fetch(request, env as never),
-        handedOver: (outer) => handedOver.add(outer),
+        handedOver: (outer, inner) => {
+          handedOver.add(outer)
+          internal.add(inner)
+        },
       }),
     ),
   )

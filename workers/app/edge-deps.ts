@@ -1,6 +1,8 @@
+import type { Tracer } from '@opentelemetry/api'
 import type { Context } from 'hono'
 import { z } from 'zod'
 import type { ConfigSnapshot, SnapshotProvider } from '../../shared/config/config-snapshot.ts'
+import type { Log } from '../../shared/logging/log.ts'
 import type { ChatCompletionRequest } from '../../shared/openai/chat-completion-request.ts'
 import { maxJsonDepth } from '../../shared/openai/json-depth.ts'
 import type { ResponseStore } from '../../shared/openai/responses/response-store.ts'
@@ -53,7 +55,15 @@ export interface EdgeDeps {
   nowMs: () => number
   sleep: (ms: number) => Promise<void>
   newRequestId: () => string
-  log: (line: string) => void
+  /** Lines with a level and, about a request, its id (JSON lines on Node: control-plane/logging). */
+  log: Log
+  /**
+   * Each request's spans (its server span, one per stage, one per provider call), and the
+   * trace context its upstream calls carry; no spans when absent (tracing is off by default).
+   */
+  tracer?: Tracer
+  /** One access-log line per request (log-edge-access.ts); on unless false. */
+  accessLog?: boolean
   /** Largest request body accepted (see EdgeLimits). */
   maxBodyBytes?: number
   /** The other limits of EdgeLimits, where they differ from its defaults. */

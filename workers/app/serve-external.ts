@@ -2,9 +2,11 @@ import type { SnapshotProvider } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { ChatCompletionRequest } from '../../shared/openai/chat-completion-request.ts'
 import { estimatePromptTokens } from '../../shared/openai/estimate-prompt-tokens.ts'
+import type { TraceScope } from '../../shared/tracing/in-span.ts'
 import { answer } from './answer-upstream.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 import { reserveProvider } from './provider-budget.ts'
+import { startProviderSpan } from './provider-span.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
 import { type ChargeBasis, localCharge, type UpstreamOutcome } from './request-charge.ts'
 import { withUsage } from './upstream-body.ts'
@@ -27,6 +29,8 @@ export interface AttemptContext {
   decisionHeaders: boolean
   /** Keeps bookkeeping alive after the response (Workers' waitUntil). */
   background: (work: Promise<unknown>) => void
+  /** Where an attempt's span goes (under the serve stage's), when the request is traced. */
+  trace?: TraceScope
 }
 
 export interface ExternalAttempt {
@@ -68,15 +72,20 @@ export async function serveExternal(
       }),
     }
   const body = withUsage(request) as ChatCompletionRequest
+  const span = startProviderSpan(context.trace, request, attempt)
   // The provider's account is settled for every attempt; the tenant once, for the attempt
   // its request ended on (a failed attempt may be followed by another).
   const meter = (outcome: UpstreamOutcome, ends = true) => {
+    span.ended(outcome)
     const tokens = providerCharge(deps, request, attempt, body, outcome, context)
     context.background(
       Promise.resolve(tokens)
         .then((used) => budget.settle(used))
         .catch((error: unknown) =>
-          deps.log(`provider budget settle failed: ${(error as Error).message}`),
+          deps.log(`provider budget settle failed: ${(error as Error).message}`, {
+            level: 'warn',
+            request_id: context.requestId,
+          }),
         ),
     )
     if (ends) context.charge(tokens)
@@ -91,6 +100,7 @@ export async function serveExternal(
   } catch (error) {
     // Gone before an answer: the provider read the prompt (and bills it), and the request
     // ends here. Failed: nothing was generated, and the next attempt may serve it.
+    span.failed(error)
     if (context.signal?.aborted) meter({ kind: 'unanswered' })
     else meter({ kind: 'refused' }, false)
     throw error

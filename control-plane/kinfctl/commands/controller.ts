@@ -1,18 +1,15 @@
 import { hostname } from 'node:os'
 import { parseArgs } from 'node:util'
 import { parseDuration } from '../../../shared/config/parse-duration.ts'
-import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import type { LogLevel } from '../../../shared/logging/log.ts'
 import { defaultKeyPrefix } from '../../../shared/protocol/key-prefix.ts'
 import { createCloudflareKvPublisher } from '../../config-store/cloudflare-kv-publisher.ts'
 import { createRedisSnapshotStore } from '../../config-store/redis-snapshot-store.ts'
 import { createControllerMetrics } from '../../controller/controller-metrics.ts'
 import { createSnapshotSink } from '../../controller/snapshot-sink.ts'
 import { startController } from '../../controller/start-controller.ts'
-import { createJsonLog } from '../../logging/json-log.ts'
-import { logLevelOfEnv } from '../../logging/log-level-env.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 import { clusterConfigOf, clusterOptions, clusterUsage } from '../cluster-options.ts'
+import { serviceLog } from '../service-telemetry.ts'
 
 export const controllerUsage = `Usage: kinfctl controller [options]
 
@@ -113,12 +110,7 @@ export async function controllerCommand(args: string[], io: CliIo): Promise<numb
   const keep = Number(values.keep)
   if (!Number.isInteger(keep) || keep < 1) throw new UsageError('--keep must be a positive integer')
   const cloudflare = cloudflareOf(values, io.env)
-  const log = createJsonLog({
-    service: 'controller',
-    write: (line) => io.stderr(line),
-    nowMs: Date.now,
-    level: logLevelOf(io.env),
-  })
+  const log = serviceLog(io, 'controller')
   const kubeConfig = clusterConfigOf(values, io.env)
   // Armed before anything starts: a SIGTERM during start-up still stops cleanly.
   const interrupted = io.untilInterrupted()
@@ -161,17 +153,6 @@ export async function controllerCommand(args: string[], io: CliIo): Promise<numb
   await controller.close()
   await store.close()
   return exitCode.ok
-}
-
-/** KINFERENCE_LOG_LEVEL; a value that is not a level is a usage error, before anything starts. */
-function logLevelOf(env: CliIo['env']): LogLevel {
-  try {
-    return logLevelOfEnv(env)
-  } catch (error) {
-    if (KinfError.isInstance(error) && error.code === 'invalid_config')
-      throw new UsageError(error.message)
-    throw error
-  }
 }
 
 function cloudflareOf(

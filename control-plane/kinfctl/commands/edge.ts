@@ -11,6 +11,7 @@ import { createRedisQuotaStore } from '../../edge/redis-quota-store.ts'
 import { createRedisResponseStore } from '../../edge/redis-response-store.ts'
 import { startEdge } from '../../edge/start-edge.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
+import { serviceLog, serviceTracing } from '../service-telemetry.ts'
 
 export const edgeUsage = `Usage: kinfctl edge --scorer URL --config SOURCE [options]
 
@@ -162,7 +163,8 @@ export function parseEdgeOptions(args: string[], env: CliIo['env']): EdgeCommand
 
 export async function edgeCommand(args: string[], io: CliIo): Promise<number> {
   const options = parseEdgeOptions(args, io.env)
-  const log = (line: string) => io.stderr(`${line}\n`)
+  const log = serviceLog(io, 'edge')
+  const tracing = await serviceTracing(io, 'kinference-edge')
   // Armed first: a stop while waiting for config, or right after the line is printed, is clean.
   const interrupted = io.untilInterrupted()
   const config = await openConfigFeed({
@@ -175,20 +177,22 @@ export async function edgeCommand(args: string[], io: CliIo): Promise<number> {
   })
   if (config === null) {
     log('edge stopped before any config arrived')
+    await tracing.shutdown()
     return exitCode.ok
   }
   const { feed } = config
-  const closing: (() => Promise<void>)[] = [() => feed.close()]
+  const closing: (() => Promise<void>)[] = [() => tracing.shutdown(), () => feed.close()]
   const closeAll = async () => {
     for (const close of closing.splice(0).reverse()) await close()
   }
   try {
-    const quotas: QuotaStore = options.quotaRedisUrl
+    const redisQuotas = options.quotaRedisUrl
       ? await createRedisQuotaStore({ redis: options.quotaRedisUrl }).then((store) => {
           closing.push(() => store.close())
           return store
         })
-      : createMemoryQuotaStore()
+      : null
+    const quotas: QuotaStore = redisQuotas ?? createMemoryQuotaStore()
     // The Responses API's stored conversations, shared by the replicas like the quotas.
     const responses = options.quotaRedisUrl
       ? await createRedisResponseStore({ redis: options.quotaRedisUrl }).then((store) => {
@@ -206,8 +210,11 @@ export async function edgeCommand(args: string[], io: CliIo): Promise<number> {
       scorerUrls: options.scorer,
       signingSecret: options.signingSecret,
       quotas,
+      // The replicas' shared buckets, for the x-ratelimit-remaining-* headers.
+      ...(redisQuotas && { quotaReader: redisQuotas.reader }),
       ...(responses && { responses }),
       log,
+      ...(tracing.tracer && { tracer: tracing.tracer }),
       server: {
         ...(options.headersTimeoutMs && { headersTimeoutMs: options.headersTimeoutMs }),
         ...(options.requestTimeoutMs && { requestTimeoutMs: options.requestTimeoutMs }),

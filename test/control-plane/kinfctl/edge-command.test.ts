@@ -107,13 +107,23 @@ describe('kinfctl edge', () => {
         `^edge listening on http://127\\.0\\.0\\.1:\\d+ \\(config from ${file}, version 0\\); metrics http://127\\.0\\.0\\.1:\\d+/metrics\\n$`,
       ),
     )
-    expect(edge.stderr()).toMatch(/^config: version 0 sha256:[a-f0-9]{64} applied$/m)
     const answer = await chat(url, 40)
     expect(answer.status).toBe(200)
     expect(answer.body.choices?.[0]?.message.content).toBeTypeOf('string')
     expect((await chat(url, 5, `kinf_${key.id}_${'x'.repeat(32)}`)).status).toBe(401)
     expect(await edge.stop()).toBe(0)
-    expect(edge.stderr()).toMatch(/edge stopped\n$/)
+    // Every line is JSON, with its level; the requests' access lines carry their ids.
+    const lines = edge
+      .stderr()
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+    for (const line of lines) expect(line).toMatchObject({ service: 'edge', level: 'info' })
+    expect(lines[0]?.msg).toMatch(/^config: version 0 sha256:[a-f0-9]{64} applied$/)
+    expect(lines.at(-1)?.msg).toBe('edge stopped')
+    const access = lines.filter((line) => line.kind === 'access')
+    expect(access.map(({ status }) => status)).toEqual([200, 401])
+    for (const line of access) expect(line.request_id).toMatch(/^[0-9a-f-]{36}$/)
     await expect(fetch(`${url}/healthz`)).rejects.toThrow()
   })
 

@@ -17,6 +17,7 @@ import {
   type ResponsesRequest,
   type StoredConversation,
 } from '../../../shared/openai/responses/responses-request.ts'
+import { tracedHeaders } from '../../../shared/tracing/traced-headers.ts'
 import { readBodyText } from '../read-edge-request.ts'
 import { type EdgeStage, edgeStage } from '../stages/edge-stage.ts'
 
@@ -28,8 +29,11 @@ export interface ResponsesOptions {
   newId: () => string
   /** The edge's own chat completions route: the request goes through every stage there. */
   chat: (request: Request, env: unknown) => Promise<Response>
-  /** The outer request was handed to that route, which counts it (meterEdgeRequests). */
-  handedOver?: (outer: Request) => void
+  /**
+   * The outer request was handed to that route as `inner`, which counts it (the app's
+   * observers tell the two apart: observe-edge-requests.ts).
+   */
+  handedOver?: (outer: Request, inner: Request) => void
 }
 
 /** Headers of the chat answer the response keeps (ids, decision, rate limits), not its framing. */
@@ -44,59 +48,66 @@ const framing = new Set(['content-type', 'content-length', 'transfer-encoding', 
  * the next turn unless `store: false`.
  */
 export function serveResponses(options: ResponsesOptions): EdgeStage<'identity', never> {
-  return edgeStage('serveResponses', { reads: ['identity'], sets: [] }, async (c) => {
-    const raw = c.req.raw
-    const tenant = c.get('identity').tenant
-    const request = parseResponsesRequest(parseBody(await readBodyText(raw, options.maxBodyBytes)))
-    const previous = await loadPrevious(options.store, tenant, request)
-    const input = inputMessages(request.input)
-    const chatBody = chatBodyOf(request, previous, input)
-    const headers = new Headers(raw.headers)
-    headers.delete('content-length')
-    headers.set('content-type', 'application/json')
-    options.handedOver?.(raw)
-    const answer = await options.chat(
-      new Request(new URL('/v1/chat/completions', raw.url), {
+  return edgeStage(
+    'serveResponses',
+    { reads: ['identity'], span: 'serve' },
+    async (c, _, trace) => {
+      const raw = c.req.raw
+      const tenant = c.get('identity').tenant
+      const request = parseResponsesRequest(
+        parseBody(await readBodyText(raw, options.maxBodyBytes)),
+      )
+      const previous = await loadPrevious(options.store, tenant, request)
+      const input = inputMessages(request.input)
+      const chatBody = chatBodyOf(request, previous, input)
+      const headers = new Headers(raw.headers)
+      headers.delete('content-length')
+      headers.set('content-type', 'application/json')
+      // The chat request's spans are children of this stage's.
+      for (const [name, value] of Object.entries(tracedHeaders({}, trace?.span)))
+        headers.set(name, value)
+      const inner = new Request(new URL('/v1/chat/completions', raw.url), {
         method: 'POST',
         headers,
         body: JSON.stringify(chatBody),
         signal: raw.signal,
-      }),
-      c.env,
-    )
-    if (answer.status !== 200) return answer
-    const frame: ResponseFrame = {
-      id: `resp_${options.newId()}`,
-      createdAt: Math.floor(options.nowMs() / 1000),
-      request,
-      newItemId: (prefix) => `${prefix}_${options.newId()}`,
-    }
-    const keep = (assistant: ChatMessage) =>
-      request.store === false
-        ? Promise.resolve()
-        : options.store.put(
-            tenant,
-            frame.id,
-            {
-              model: request.model,
-              messages: [...(previous?.messages ?? []), ...input, assistant],
-            },
-            options.ttlMs,
-          )
-    const kept = passedHeaders(answer.headers)
-    if (request.stream !== true) {
-      const chat = (await answer.json()) as Record<string, unknown>
-      const { response, assistant } = responseFromChat(chat, frame)
-      await keep(assistant)
-      return Response.json(response, { headers: kept })
-    }
-    const parsed = parseOpenAiRequest('chat', chatBody)
-    if ('issues' in parsed) throw new KinfError('internal', parsed.issues.message)
-    const events = new ResponseEventStream(frame, parsed.request)
-    kept.set('content-type', 'text/event-stream; charset=utf-8')
-    kept.set('cache-control', 'no-cache')
-    return new Response(translateStream(answer, events, keep), { headers: kept })
-  })
+      })
+      options.handedOver?.(raw, inner)
+      const answer = await options.chat(inner, c.env)
+      if (answer.status !== 200) return answer
+      const frame: ResponseFrame = {
+        id: `resp_${options.newId()}`,
+        createdAt: Math.floor(options.nowMs() / 1000),
+        request,
+        newItemId: (prefix) => `${prefix}_${options.newId()}`,
+      }
+      const keep = (assistant: ChatMessage) =>
+        request.store === false
+          ? Promise.resolve()
+          : options.store.put(
+              tenant,
+              frame.id,
+              {
+                model: request.model,
+                messages: [...(previous?.messages ?? []), ...input, assistant],
+              },
+              options.ttlMs,
+            )
+      const kept = passedHeaders(answer.headers)
+      if (request.stream !== true) {
+        const chat = (await answer.json()) as Record<string, unknown>
+        const { response, assistant } = responseFromChat(chat, frame)
+        await keep(assistant)
+        return Response.json(response, { headers: kept })
+      }
+      const parsed = parseOpenAiRequest('chat', chatBody)
+      if ('issues' in parsed) throw new KinfError('internal', parsed.issues.message)
+      const events = new ResponseEventStream(frame, parsed.request)
+      kept.set('content-type', 'text/event-stream; charset=utf-8')
+      kept.set('cache-control', 'no-cache')
+      return new Response(translateStream(answer, events, keep), { headers: kept })
+    },
+  )
 }
 
 function parseBody(text: string): unknown {

@@ -19,13 +19,17 @@ export function admitRequest(
 ): EdgeStage<'request' | 'terms', 'admitted' | 'rateLimits'> {
   return edgeStage(
     'admitRequest',
-    { reads: ['request', 'terms'], sets: ['admitted', 'rateLimits'] },
-    async (c, next) => {
+    { reads: ['request', 'terms'], sets: ['admitted', 'rateLimits'], span: 'quota' },
+    async (c, next, trace) => {
       const request = c.get('request')
       const { quotas } = c.get('terms')
       const reservedOutput = request.sequences * (request.maxTokens ?? defaultMaxTokens)
       const estimatedTokens = request.promptTokens + reservedOutput
       const admission = await admitQuota(deps, request.tenant, quotas, estimatedTokens)
+      trace?.span.setAttributes({
+        'kinference.quota.estimated_tokens': estimatedTokens,
+        'kinference.quota.admitted': admission.admitted,
+      })
       const state = await quotaState(deps, request.tenant, admission)
       const refusal = admission.admitted ? null : admission
       const limits = rateLimitHeaders(quotas, state, deps.nowMs(), refusal)

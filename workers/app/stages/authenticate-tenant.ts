@@ -16,10 +16,14 @@ export function authenticateTenant(options: {
   clientAddress: (c: Context) => string | null
 }): EdgeStage<never, 'snapshot' | 'identity'> {
   const authenticated = limitedAuthentication(options)
-  return edgeStage('authenticateTenant', { sets: ['snapshot', 'identity'] }, async (c, next) => {
-    const snapshot = await options.config()
-    c.set('snapshot', snapshot)
-    c.set('identity', await authenticated(c, snapshot))
-    await next()
-  })
+  return edgeStage(
+    'authenticateTenant',
+    { sets: ['snapshot', 'identity'], span: 'auth' },
+    async (c, next) => {
+      const snapshot = await options.config()
+      c.set('snapshot', snapshot)
+      c.set('identity', await authenticated(c, snapshot))
+      await next()
+    },
+  )
 }

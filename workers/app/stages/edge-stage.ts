@@ -1,10 +1,12 @@
 import type { Context, MiddlewareHandler, Next } from 'hono'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import type { Stage } from '../../../shared/tracing/stage-spans.ts'
 import type { AccountQuotas } from '../admit-quota.ts'
 import type { EdgeOutcome } from '../decide-request.ts'
 import type { EdgeRequest } from '../read-edge-request.ts'
 import type { ChargeBasis } from '../request-charge.ts'
+import { type RequestTrace, type StageTrace, stageSpan } from './stage-span.ts'
 
 /**
  * What the stages of a request hand on, in the order they set it (edge-app.ts lists the
@@ -31,6 +33,11 @@ export interface EdgeVariables {
   rateLimits: Record<string, string>
   /** decide: served already by the scorer, or a decision to carry out. */
   outcome: EdgeOutcome
+  /**
+   * traceEdgeRequests (app-level, before every stage, only when tracing is on): where the
+   * stages' spans go, under the request's own span.
+   */
+  trace: RequestTrace
 }
 
 export type EdgeVariableName = keyof EdgeVariables
@@ -70,26 +77,44 @@ export type StageContext<Names extends EdgeVariableName> = Context<{
  */
 export interface EdgeStage<Reads extends EdgeVariableName, Sets extends EdgeVariableName> {
   readonly name: string
+  /** The stage's span (shared/tracing/stage-spans.ts); none for bookkeeping stages. */
+  readonly span?: Stage
   readonly reads: readonly Reads[]
   readonly sets: readonly Sets[]
   readonly run: MiddlewareHandler<EdgeEnv>
 }
 
-/** A stage whose handler's context holds only what it declares. */
+/**
+ * A stage whose handler's context holds only what it declares. A stage with a `span` runs
+ * in one while the request is traced: from its start until it hands on (calls next), or
+ * answers or fails; its handler gets the span for the calls it makes upstream.
+ */
 export function edgeStage<
   const Reads extends EdgeVariableName = never,
   const Sets extends EdgeVariableName = never,
 >(
   name: string,
-  uses: { reads?: readonly Reads[]; sets?: readonly Sets[] },
-  run: (c: StageContext<Reads | Sets>, next: Next) => Promise<Response | undefined>,
+  uses: { reads?: readonly Reads[]; sets?: readonly Sets[]; span?: Stage },
+  run: (
+    c: StageContext<Reads | Sets>,
+    next: Next,
+    trace: StageTrace | undefined,
+  ) => Promise<Response | undefined>,
 ): EdgeStage<Reads, Sets> {
+  // The full context holds every variable the narrower one names.
+  const narrow = (c: Context<EdgeEnv>) => c as unknown as StageContext<Reads | Sets>
+  const { span } = uses
   return {
     name,
     reads: uses.reads ?? [],
     sets: uses.sets ?? [],
-    // The full context holds every variable the narrower one names.
-    run: (c, next) => run(c as unknown as StageContext<Reads | Sets>, next) as Promise<void>,
+    ...(span === undefined ? {} : { span }),
+    run: (c, next) =>
+      (span === undefined
+        ? run(narrow(c), next, undefined)
+        : stageSpan(c.get('trace'), span, (traced, handOn) =>
+            run(narrow(c), () => handOn(next), traced),
+          )) as Promise<void>,
   }
 }
 

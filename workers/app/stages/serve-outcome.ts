@@ -2,6 +2,7 @@ import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { errorCodeOfStatus } from '../../../shared/openai/openai-error-body.ts'
 import { heldLocalBy } from '../../../shared/policy/held-local-by.ts'
+import { tracedHeaders } from '../../../shared/tracing/traced-headers.ts'
 import { answer } from '../answer-upstream.ts'
 import type { EdgeOutcome } from '../decide-request.ts'
 import type { EdgeDeps, EdgeLimits } from '../edge-deps.ts'
@@ -41,8 +42,9 @@ export function serveOutcome(deps: EdgeDeps, limits: EdgeLimits): EdgeStage<Read
         'admitted',
         'outcome',
       ],
+      span: 'serve',
     },
-    async (c) => {
+    async (c, _next, trace) => {
       const requestId = c.get('requestId')
       const request = c.get('request')
       const outcome = c.get('outcome')
@@ -50,7 +52,8 @@ export function serveOutcome(deps: EdgeDeps, limits: EdgeLimits): EdgeStage<Read
       const serving: ServeContext = {
         requestId,
         edgeId: c.get('edgeId'),
-        passHeaders: c.get('passHeaders'),
+        passHeaders: tracedHeaders(c.get('passHeaders'), trace?.span),
+        ...(trace && { trace: trace.scope }),
         signal: c.req.raw.signal,
         charge: admitted.charge,
         basis: admitted.basis,
@@ -68,7 +71,8 @@ export function serveOutcome(deps: EdgeDeps, limits: EdgeLimits): EdgeStage<Read
         limits,
         {
           nowMs: deps.nowMs,
-          onCut: (why) => deps.log(`request ${requestId}: stream cut by the edge (${why})`),
+          onCut: (why) =>
+            deps.log(`stream cut by the edge (${why})`, { level: 'warn', request_id: requestId }),
         },
       )
       return response
