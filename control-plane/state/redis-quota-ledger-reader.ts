@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { quotaBucketFields, quotaKeys } from '../../shared/protocol/quota-keys.ts'
-import type { QuotaBuckets, TokenBucket } from '../../shared/quota/quota-ledger.ts'
+import type { QuotaBuckets, TokenBucket } from '../../shared/quota/token-bucket.ts'
 import type { QuotaLedgerReader } from '../../shared/state/quota-ledger-reader.ts'
 
 /** The Redis quota store's buckets (redis-quota-store.ts), read in one pipeline. */

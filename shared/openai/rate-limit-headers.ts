@@ -1,5 +1,6 @@
-import { type QuotaBuckets, refillBucket } from '../quota/quota-ledger.ts'
+import { refillBucket } from '../quota/quota-ledger.ts'
 import type { QuotaLimits } from '../quota/quota-store.ts'
+import type { QuotaBuckets } from '../quota/token-bucket.ts'
 
 /** A limit the request met: its bucket was short by this much, for this long. */
 export interface RateLimitRefusal {

@@ -1,9 +1,10 @@
 import type { z } from 'zod'
 import { parseOptions } from '../config/parse-options.ts'
 import type { QuotaLedgerReader } from '../state/quota-ledger-reader.ts'
-import { admitBuckets, msUntilFull, type QuotaBuckets, settleBuckets } from './quota-ledger.ts'
+import { admitBuckets, msUntilFull, settleBuckets } from './quota-ledger.ts'
 import type { QuotaAdmission, QuotaLimits, QuotaStore } from './quota-store.ts'
 import { PositiveCount, QuotaStoreOptions } from './quota-store-options.ts'
+import type { QuotaBuckets } from './token-bucket.ts'
 
 export const MemoryQuotaStoreOptions = QuotaStoreOptions.extend({
   maxOpenReservations: PositiveCount.default(10_000).describe(

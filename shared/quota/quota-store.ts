@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { KinfError } from '../errors/kinf-error.ts'
+import type { QuotaBuckets } from './token-bucket.ts'
 
 /** A tenant's limits (InferencePolicy tenant quotas); an absent limit is unlimited. */
 export const QuotaLimits = z.strictObject({
@@ -15,9 +16,16 @@ export function parseQuotaLimits(limits: unknown): QuotaLimits {
   throw new KinfError('invalid_request', `quota limits: ${z.prettifyError(parsed.error)}`)
 }
 
-export type QuotaAdmission =
+export type QuotaAdmission = (
   | { admitted: true; reservation: string }
   | { admitted: false; retryAfterSeconds: number; limit: 'requests' | 'tokens'; message: string }
+) & {
+  /**
+   * The account's buckets right after this admission, from a store that has them at hand
+   * (the Durable Object's): the x-ratelimit-* headers then need no second read.
+   */
+  state?: QuotaBuckets
+}
 
 /**
  * The per-tenant quota ledger the edge talks to: admit on an estimate (prompt + max_tokens)

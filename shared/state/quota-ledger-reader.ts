@@ -1,4 +1,4 @@
-import type { QuotaBuckets } from '../quota/quota-ledger.ts'
+import type { QuotaBuckets } from '../quota/token-bucket.ts'
 
 /**
  * Reads the quota ledgers' buckets as stored, without touching them: tenants by name,

@@ -1,6 +1,7 @@
 import type { ConfigSnapshot } from '../config/config-snapshot.ts'
-import { type QuotaBuckets, refillBucket, type TokenBucket } from '../quota/quota-ledger.ts'
+import { refillBucket } from '../quota/quota-ledger.ts'
 import type { QuotaLimits } from '../quota/quota-store.ts'
+import type { QuotaBuckets, TokenBucket } from '../quota/token-bucket.ts'
 
 /** A ledger account the config gives limits to: a tenant, or a provider's account. */
 export interface QuotaAccount {

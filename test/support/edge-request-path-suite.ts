@@ -221,10 +221,16 @@ export function describeEdgeRequestPath(runtime: string, setup: RequestPathRunti
 
     it('answers 429 with Retry-After past the tenant’s request quota', async () => {
       const { post } = edge({ requestsPerMinute: 1 })
-      expect((await post(chat('first'))).status).toBe(200)
+      const first = await post(chat('first'))
+      expect(first.status).toBe(200)
+      // What is left, as OpenAI's headers say it: read back from the store that admitted it.
+      expect(first.headers.get('x-ratelimit-limit-requests')).toBe('1')
+      expect(first.headers.get('x-ratelimit-remaining-requests')).toBe('0')
       const refused = await post(chat('second'))
       expect(refused.status).toBe(429)
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+      expect(refused.headers.get('x-ratelimit-remaining-requests')).toBe('0')
+      expect(refused.headers.get('x-ratelimit-reset-requests')).toMatch(/^(\d+[hm])*\d+m?s$/)
     })
 
     it('matches custom PII patterns in linear time: a match stays local, a near miss bursts', async () => {

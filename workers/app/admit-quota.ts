@@ -5,8 +5,8 @@ import {
   createMemoryQuotaStore,
   type MemoryQuotaStore,
 } from '../../shared/quota/memory-quota-store.ts'
-import type { QuotaBuckets } from '../../shared/quota/quota-ledger.ts'
 import type { QuotaAdmission, QuotaLimits, QuotaStore } from '../../shared/quota/quota-store.ts'
+import type { QuotaBuckets } from '../../shared/quota/token-bucket.ts'
 import type { QuotaLedgerReader } from '../../shared/state/quota-ledger-reader.ts'
 import type { EdgeMetrics } from './edge-metrics.ts'
 
@@ -120,8 +120,9 @@ function localStoreOf(shared: QuotaStore): MemoryQuotaStore {
 }
 
 /**
- * The account's buckets after its admission, for the rate-limit headers: read from the
- * store that admitted it (this edge's local bucket under FailOpen) when that store can be
+ * The account's buckets after its admission, for the rate-limit headers: as the store
+ * answered them with the admission (a Durable Object), else read from the store that
+ * admitted it (this edge's local bucket under FailOpen) when that store can be
  * read (the in-memory one can), or through deps.quotaReader; null when neither, or the read
  * fails (headers are never worth failing a request for).
  */
@@ -131,6 +132,7 @@ export async function quotaState(
   admission: QuotaAdmission,
 ): Promise<QuotaBuckets | null> {
   if (admission.admitted && admission.reservation === unlimited) return null
+  if (admission.state) return admission.state
   const local = admission.admitted && admission.reservation.startsWith(localPrefix)
   const store: QuotaStore = local ? localStoreOf(deps.quotas) : deps.quotas
   const reader = isReader(store) ? store : local ? null : (deps.quotaReader ?? null)

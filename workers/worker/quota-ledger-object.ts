@@ -1,12 +1,13 @@
 import { DurableObject } from 'cloudflare:workers'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { admitBuckets, type QuotaBuckets, settleBuckets } from '../../shared/quota/quota-ledger.ts'
+import { admitBuckets, settleBuckets } from '../../shared/quota/quota-ledger.ts'
 import {
   parseQuotaLimits,
   type QuotaAdmission,
   type QuotaLimits,
 } from '../../shared/quota/quota-store.ts'
 import { QuotaStoreOptions } from '../../shared/quota/quota-store-options.ts'
+import type { QuotaBuckets } from '../../shared/quota/token-bucket.ts'
 
 /** How long an unsettled reservation can still be settled: as long as in every quota store. */
 const { reservationTtlMs } = QuotaStoreOptions.parse({})
@@ -50,8 +51,10 @@ export class QuotaLedgerObject extends DurableObject<unknown> {
   ): QuotaAdmission {
     const checked = parseQuotaLimits(limits)
     this.prepare(nowMs)
-    const result = admitBuckets(this.readBuckets(), checked, estimatedTokens, nowMs)
-    if (!result.admitted) return result
+    const current = this.readBuckets()
+    const result = admitBuckets(current, checked, estimatedTokens, nowMs)
+    // The buckets go back with the answer, for the rate-limit headers (QuotaAdmission.state).
+    if (!result.admitted) return { ...result, state: current }
     this.writeBuckets(result.buckets)
     const reservation = crypto.randomUUID()
     // Without a tokens limit settle has nothing to correct, so nothing is remembered.
@@ -69,7 +72,7 @@ export class QuotaLedgerObject extends DurableObject<unknown> {
         nowMs + reservationTtlMs,
       )
     }
-    return { admitted: true, reservation }
+    return { admitted: true, reservation, state: result.buckets }
   }
 
   /** Corrects the tokens bucket by actual - estimate; an unknown or settled reservation is ignored. */

@@ -88,3 +88,17 @@ describe('redis quota store', () => {
     })
   })
 })
+
+describe('redis quota store’s reader', () => {
+  it('reads back on its own connection what each admission left (the x-ratelimit-remaining-* headers)', async () => {
+    const store = await createRedisQuotaStore({ redis, prefix: uniquePrefix() })
+    const limits = { requestsPerMinute: 5, tokensPerMinute: 1_000 }
+    expect(await store.reader.buckets(['acme'])).toEqual([null])
+    await store.admit('acme', limits, 300, t0)
+    const [after] = await store.reader.buckets(['acme'])
+    expect(after).toEqual({
+      requests: { level: 4, updatedMs: t0 },
+      tokens: { level: 700, updatedMs: t0 },
+    })
+  })
+})

@@ -32,6 +32,20 @@ describe('QuotaLedgerObject', () => {
     expect(await store.admit(tenant, limits, 0, t0)).toMatchObject({ limit: 'requests' })
   })
 
+  it('answers each admission with the buckets it left, for the x-ratelimit-* headers', async () => {
+    const tenant = 'headers'
+    const limits = { requestsPerMinute: 3, tokensPerMinute: 1_000 }
+    expect(await store.admit(tenant, limits, 400, t0)).toMatchObject({
+      admitted: true,
+      state: { requests: { level: 2, updatedMs: t0 }, tokens: { level: 600, updatedMs: t0 } },
+    })
+    // A refusal carries the buckets as they stand (unchanged by it).
+    expect(await store.admit(tenant, limits, 700, t0)).toMatchObject({
+      admitted: false,
+      state: { requests: { level: 2 }, tokens: { level: 600 } },
+    })
+  })
+
   it('refuses malformed input with a clear error, before and after the RPC', async () => {
     await expect(store.admit('bad-input', { requestsPerMinute: -1 }, 1, t0)).rejects.toMatchObject({
       code: 'invalid_request',
