@@ -200,3 +200,54 @@ render, naming both values.
 {{- $_ := set $seen $key .name -}}
 {{- end -}}
 {{- end -}}
+
+{{- /*
+KINFERENCE_LOG_LEVEL of one component (dict "root" "values"): its own logLevel, else
+observability.logLevel. Every entry point reads it (control-plane/logging/log-level-env.ts).
+*/ -}}
+{{- define "kinference.logLevelEnv" -}}
+- name: KINFERENCE_LOG_LEVEL
+  value: {{ .values.logLevel | default .root.Values.observability.logLevel | quote }}
+{{- end -}}
+
+{{- /*
+The standard OTEL_* variables of a traced component (the edge, the scorer), called with
+dict "root" "name" (its Deployment's name); nothing while observability.tracing.otlpEndpoint
+is empty, which the services read as tracing off (control-plane/tracing/otel-env.ts). The
+headers come from a Secret, never from the values. The pod's name and namespace are
+variables of their own first, for OTEL_RESOURCE_ATTRIBUTES to expand them ($(VAR) sees the
+variables defined above it); the user's attributes come last, where a key overrides ours.
+*/ -}}
+{{- define "kinference.tracingEnv" -}}
+{{- $t := .root.Values.observability.tracing -}}
+{{- if $t.otlpEndpoint }}
+{{- include "kinference.podIdentityEnv" .root | nindent 0 }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ $t.otlpEndpoint | quote }}
+{{- with $t.headersSecret }}
+{{- include "kinference.secretEnv" (dict "env" "OTEL_EXPORTER_OTLP_HEADERS" "ref" (dict "name" . "key" "headers")) | nindent 0 }}
+{{- end }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ $t.sampler | quote }}
+{{- if ne (toString $t.samplerArg) "" }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ toString $t.samplerArg | quote }}
+{{- end }}
+{{- $attributes := list "k8s.namespace.name=$(POD_NAMESPACE)" "k8s.pod.name=$(POD_NAME)" (printf "k8s.deployment.name=%s" .name) }}
+{{- with $t.resourceAttributes }}
+{{- $attributes = append $attributes . }}
+{{- end }}
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ join "," $attributes | quote }}
+{{- end }}
+{{- end -}}
+
+{{- /*
+The port the scorer's spans leave on, for its NetworkPolicy: the port of
+observability.tracing.otlpEndpoint's URL, else the scheme's (80, 443).
+*/ -}}
+{{- define "kinference.otlpPort" -}}
+{{- $url := urlParse .Values.observability.tracing.otlpEndpoint -}}
+{{- $port := regexFind ":[0-9]+$" $url.host | trimPrefix ":" -}}
+{{- $port | default (eq $url.scheme "https" | ternary "443" "80") -}}
+{{- end -}}
