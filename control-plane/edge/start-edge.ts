@@ -12,6 +12,7 @@ import type { Plugins } from '../../shared/plugins.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
 import { createEdgeDeps } from '../../workers/app/create-edge-deps.ts'
 import { createEdgeApp } from '../../workers/app/edge-app.ts'
+import type { EdgeDecisionLog } from '../../workers/app/edge-decision-log.ts'
 import { type EdgeDeps, EdgeLimits } from '../../workers/app/edge-deps.ts'
 import { createEdgeMetrics, type EdgeMetrics } from '../../workers/app/edge-metrics.ts'
 import type { AwsCredentials } from '../../workers/app/external-providers.ts'
@@ -54,6 +55,11 @@ export interface StartEdgeOptions {
   tracer?: Tracer
   /** One access-log line per request; on unless false. */
   accessLog?: boolean
+  /**
+   * The shared decision log, for the external attempts the edge decides alone (see
+   * EdgeDeps.decisions); the caller flushes and closes it after the edge.
+   */
+  decisions?: EdgeDecisionLog
 }
 
 export interface RunningEdge {
@@ -100,6 +106,7 @@ export async function startEdge(options: StartEdgeOptions): Promise<RunningEdge>
     ...(options.quotaReader && { quotaReader: options.quotaReader }),
     ...(options.tracer && { tracer: options.tracer }),
     ...(options.accessLog === false && { accessLog: false }),
+    ...(options.decisions && { decisions: options.decisions }),
   })
   const host = options.host ?? '127.0.0.1'
   // Node's parser answers what the app's own header check cannot see (and counts the request line).

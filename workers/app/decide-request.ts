@@ -19,6 +19,11 @@ export type EdgeOutcome =
       from: number
       /** Why earlier attempts were passed over. */
       notes: string[]
+      /**
+       * Who decided: the scorer (which logged the external attempt it handed over, at
+       * `from`), or the edge alone (no pool to ask, or the scorer unreachable).
+       */
+      decider: 'edge' | 'scorer'
     }
 
 export interface DecideContext {
@@ -63,6 +68,7 @@ export async function decideRequest(
     decision: decidePolicy(interpreted, () => undefined),
     from: 0,
     notes,
+    decider: 'edge',
   })
   if (bundle === null || interpreted.pools.length === 0) return decidedHere([])
   const started = deps.nowMs()
@@ -89,9 +95,10 @@ export async function decideRequest(
     }
     if (answer.kind === 'served') return answer
     const { decision, from, notes } = answer.decided
-    if (decision.kind !== 'defer') return { kind: 'decided', decision, from, notes }
+    const decided: EdgeOutcome = { kind: 'decided', decision, from, notes, decider: 'scorer' }
+    if (decision.kind !== 'defer') return decided
     const waited = deps.nowMs() - started
-    if (waited >= decision.maxWaitMs) return { kind: 'decided', decision, from, notes }
+    if (waited >= decision.maxWaitMs) return decided
     await deps.sleep(Math.min(deferPollMs, decision.maxWaitMs - waited))
   }
 }

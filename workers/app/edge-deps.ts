@@ -11,6 +11,7 @@ import type { Plugins } from '../../shared/plugins.ts'
 import type { QuotaStore } from '../../shared/quota/quota-store.ts'
 import type { QuotaLedgerReader } from '../../shared/state/quota-ledger-reader.ts'
 import type { CacheSalter } from '../../shared/tenancy/cache-salt.ts'
+import type { EdgeDecisionLog } from './edge-decision-log.ts'
 import type { EdgeMetrics } from './edge-metrics.ts'
 import type { ScorerPort } from './scorer-client.ts'
 
@@ -62,6 +63,11 @@ export interface EdgeDeps {
    * trace context its upstream calls carry; no spans when absent (tracing is off by default).
    */
   tracer?: Tracer
+  /**
+   * The shared decision log, for the external attempts the edge makes on decisions the
+   * scorer did not log (edge-decision-log.ts); those go unlogged when absent.
+   */
+  decisions?: EdgeDecisionLog
   /** One access-log line per request (log-edge-access.ts); on unless false. */
   accessLog?: boolean
   /** Largest request body accepted (see EdgeLimits). */

@@ -17,7 +17,7 @@ import type { EdgeDeps } from './edge-deps.ts'
 import { localityError } from './locality-error.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
 import { localCharge } from './request-charge.ts'
-import { type AttemptContext, serveExternal } from './serve-external.ts'
+import { type AttemptContext, type ExternalAttempt, serveExternal } from './serve-external.ts'
 import { scorerBody } from './upstream-body.ts'
 
 export interface ServeContext extends AttemptContext {
@@ -25,6 +25,16 @@ export interface ServeContext extends AttemptContext {
   edgeId: string
   /** Headers passed upstream (shared/attempts/pass-through-headers.ts). */
   passHeaders: Record<string, string>
+}
+
+/**
+ * Where the attempts start (where the scorer handed the decision over, or the first), and
+ * who decided (decide-request.ts's EdgeOutcome carries both).
+ */
+interface DecidedStart {
+  from: number
+  notes: readonly string[]
+  decider: 'edge' | 'scorer'
 }
 
 /** What making one attempt came to: its answer, or what the planner goes on from. */
@@ -55,17 +65,27 @@ export async function serveDecision(
   request: EdgeRequest,
   decision: ServeDecision,
   context: ServeContext,
-  start: { from: number; notes: readonly string[] } = { from: 0, notes: [] },
+  start: DecidedStart = { from: 0, notes: [], decider: 'edge' },
 ): Promise<Response> {
   const heldBy = heldLocalBy(snapshot, decision.policy, request.labels, request.detectorFailed)
   const drop = burstDropFields(snapshot, decision)
   const kept = keptLocal(decision, start, externalRefusal(request, drop))
   const planner = attemptPlanner<Response>(kept.decision, { heldBy, resume: kept.start })
+  // The scorer logged the external attempt it handed over; the edge logs any other it makes.
+  const scorerLogged = start.decider === 'scorer' ? start.from : null
+  const { policy, rule } = decision
   let step = planner.first()
   while (step.kind === 'try') {
+    const logged = step.index === scorerLogged ? null : { policy, rule, edgeId: context.edgeId }
     const tried =
       step.target.locality === 'External'
-        ? await tryExternal(deps, snapshot, withoutDropped(request, drop), step, context)
+        ? await tryExternal(
+            deps,
+            snapshot,
+            withoutDropped(request, drop),
+            { step, logged },
+            context,
+          )
         : await tryLocal(deps, snapshot, request, { decision, step }, context)
     if (tried.kind === 'served') return tried.response
     step = planner.after(step, tried)
@@ -76,12 +96,15 @@ export async function serveDecision(
   return exhausted(deps, request, decision, step, context)
 }
 
-/** One external attempt: skipped when the provider cannot serve the request as asked. */
+/**
+ * One external attempt: skipped when the provider cannot serve the request as asked. Logged
+ * in the decision log (EdgeDeps.decisions) unless `logged` is null (the scorer logged it).
+ */
 async function tryExternal(
   deps: EdgeDeps,
   snapshot: ConfigSnapshot,
   request: EdgeRequest,
-  step: AttemptStep,
+  { step, logged }: { step: AttemptStep; logged: ExternalAttempt['logged'] },
   context: ServeContext,
 ): Promise<Tried> {
   const { target } = step
@@ -101,6 +124,7 @@ async function tryExternal(
         provider,
         model: target.model,
         decision: step.decisionHeader,
+        logged,
       },
       context,
       step.notes,

@@ -4,6 +4,7 @@ import type { ChatCompletionRequest } from '../../shared/openai/chat-completion-
 import { estimatePromptTokens } from '../../shared/openai/estimate-prompt-tokens.ts'
 import type { TraceScope } from '../../shared/tracing/in-span.ts'
 import { answer } from './answer-upstream.ts'
+import { type ExternalAttemptLog, externalAttemptLog } from './edge-decision-log.ts'
 import type { EdgeDeps } from './edge-deps.ts'
 import { reserveProvider } from './provider-budget.ts'
 import { startProviderSpan } from './provider-span.ts'
@@ -40,6 +41,11 @@ export interface ExternalAttempt {
   model: string
   /** The decision header for this attempt. */
   decision: string
+  /**
+   * What the decision log names beside the attempt, when the edge logs it (EdgeDeps.decisions,
+   * edge-decision-log.ts); null or absent when the scorer logged it when handing it over.
+   */
+  logged?: { policy: string; rule: string; edgeId: string } | null
 }
 
 /**
@@ -73,10 +79,22 @@ export async function serveExternal(
     }
   const body = withUsage(request) as ChatCompletionRequest
   const span = startProviderSpan(context.trace, request, attempt)
+  const journal = attemptJournal(deps, request, attempt, context)
+  // What the provider's answer or failure said, for the journal's end.
+  let seen: { status: number | null; firstEventAtMs: number | null } = {
+    status: null,
+    firstEventAtMs: null,
+  }
   // The provider's account is settled for every attempt; the tenant once, for the attempt
   // its request ended on (a failed attempt may be followed by another).
   const meter = (outcome: UpstreamOutcome, ends = true) => {
     span.ended(outcome)
+    journal?.ended({
+      atMs: deps.nowMs(),
+      outcome,
+      ...seen,
+      clientGone: context.signal?.aborted === true,
+    })
     const tokens = providerCharge(deps, request, attempt, body, outcome, context)
     context.background(
       Promise.resolve(tokens)
@@ -91,6 +109,7 @@ export async function serveExternal(
     if (ends) context.charge(tokens)
   }
   let response: Response
+  journal?.called(deps.nowMs())
   try {
     response = await deps.external.complete(attempt.provider, attempt.model, body, {
       requestedModel: request.model,
@@ -101,10 +120,14 @@ export async function serveExternal(
     // Gone before an answer: the provider read the prompt (and bills it), and the request
     // ends here. Failed: nothing was generated, and the next attempt may serve it.
     span.failed(error)
+    seen = { status: KinfError.isInstance(error) ? error.status : null, firstEventAtMs: null }
     if (context.signal?.aborted) meter({ kind: 'unanswered' })
     else meter({ kind: 'refused' }, false)
     throw error
   }
+  // A stream's answer comes after its first event (bedrock-upstream.ts): its TTFT.
+  const streamed = (response.headers.get('content-type') ?? '').includes('text/event-stream')
+  seen = { status: response.status, firstEventAtMs: streamed && response.ok ? deps.nowMs() : null }
   return {
     response: await answer(
       response,
@@ -140,4 +163,34 @@ function providerCharge(
   return deps.external
     .countTokens(attempt.provider, attempt.model, body, text)
     .then((counted) => counted ?? estimate)
+}
+
+/** The decision log's entries of this attempt, when the edge is the one to write them. */
+function attemptJournal(
+  deps: EdgeDeps,
+  request: EdgeRequest,
+  attempt: ExternalAttempt,
+  context: AttemptContext,
+): ExternalAttemptLog | null {
+  if (!deps.decisions || !attempt.logged) return null
+  const { policy, rule, edgeId } = attempt.logged
+  return externalAttemptLog(
+    deps.decisions,
+    {
+      edgeId,
+      requestId: context.requestId,
+      tenant: request.tenant,
+      policy,
+      rule,
+      backend: attempt.backend,
+      provider: attempt.providerId,
+      model: attempt.model,
+      promptTokens: context.basis.promptTokens,
+    },
+    (error) =>
+      deps.log(`decision log: ${(error as Error).message}; entry dropped`, {
+        level: 'warn',
+        request_id: context.requestId,
+      }),
+  )
 }

@@ -7,9 +7,11 @@ import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store
 import type { QuotaStore } from '../../../shared/quota/quota-store.ts'
 import { openConfigFeed } from '../../config-store/open-config-feed.ts'
 import type { SnapshotFeed } from '../../config-store/snapshot-feed.ts'
+import { createEdgeDecisionRecorder } from '../../edge/edge-decision-recorder.ts'
 import { createRedisQuotaStore } from '../../edge/redis-quota-store.ts'
 import { createRedisResponseStore } from '../../edge/redis-response-store.ts'
 import { startEdge } from '../../edge/start-edge.ts'
+import { createRedisStateStore } from '../../state/redis-state-store.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
 import { serviceLog, serviceTracing } from '../service-telemetry.ts'
 
@@ -39,6 +41,8 @@ Options:
                            redis://… or rediss://… to follow the controller's snapshot store
       --config-prefix P    key prefix of that store (default ${defaultKeyPrefix}, as the controller's
                            --redis-prefix)
+      --redis-prefix P     key prefix of what the edge keeps in REDIS_URL (default
+                           ${defaultKeyPrefix}, as the scorer's --redis-prefix)
       --drain-timeout D    when interrupted (SIGTERM), refuse new connections and let the
                            requests in flight, streams included, finish for up to D before
                            stopping (default 30s; 0 stops at once)
@@ -50,7 +54,9 @@ Environment:
   KINFERENCE_SIGNING_SECRET  HMAC secret shared with the scorer (required, 16+ characters)
   REDIS_URL                  keep the tenants' quotas, and the conversations /v1/responses
                              continues, in Redis, shared by every edge replica
-                             (in memory without it)
+                             (in memory without it); and write the requests the edge
+                             decides alone (served by Bedrock without the scorer) to the
+                             decision log there (kinfctl inspect decisions)
   AWS_*                      credentials of Bedrock providers: the AWS SDK's default chain
                              (environment, IRSA, instance role); the endpoint is the snapshot's
 `
@@ -85,6 +91,7 @@ export const EdgeCommandOptions = z.strictObject({
     .string('must name a snapshot file from kinfctl compile, or redis://… to follow the store')
     .min(1, 'must not be empty'),
   configPrefix: z.string().min(1, 'must not be empty').default(defaultKeyPrefix),
+  redisPrefix: z.string().min(1, 'must not be empty').default(defaultKeyPrefix),
   signingSecret: z
     .string('must be set: the HMAC secret shared with the scorer')
     .min(16, 'needs at least 16 characters'),
@@ -106,6 +113,7 @@ const optionNames: Record<keyof EdgeCommandOptions, string> = {
   scorer: '--scorer',
   config: '--config',
   configPrefix: '--config-prefix',
+  redisPrefix: '--redis-prefix',
   signingSecret: 'KINFERENCE_SIGNING_SECRET',
   quotaRedisUrl: 'REDIS_URL',
   drainTimeoutMs: '--drain-timeout',
@@ -134,6 +142,7 @@ export function parseEdgeOptions(args: string[], env: CliIo['env']): EdgeCommand
       scorer: { type: 'string' },
       config: { type: 'string' },
       'config-prefix': { type: 'string' },
+      'redis-prefix': { type: 'string' },
       'drain-timeout': { type: 'string' },
       'headers-timeout': { type: 'string' },
       'request-timeout': { type: 'string' },
@@ -148,6 +157,7 @@ export function parseEdgeOptions(args: string[], env: CliIo['env']): EdgeCommand
     scorer: values.scorer?.split(',').map((url) => url.trim()),
     config: values.config,
     configPrefix: values['config-prefix'],
+    redisPrefix: values['redis-prefix'],
     signingSecret: env.KINFERENCE_SIGNING_SECRET,
     quotaRedisUrl: env.REDIS_URL || null,
     drainTimeoutMs: durationOf(values['drain-timeout']),
@@ -186,18 +196,30 @@ export async function edgeCommand(args: string[], io: CliIo): Promise<number> {
     for (const close of closing.splice(0).reverse()) await close()
   }
   try {
-    const redisQuotas = options.quotaRedisUrl
-      ? await createRedisQuotaStore({ redis: options.quotaRedisUrl }).then((store) => {
+    const redis = options.quotaRedisUrl
+    const prefix = options.redisPrefix
+    const redisQuotas = redis
+      ? await createRedisQuotaStore({ redis, prefix }).then((store) => {
           closing.push(() => store.close())
           return store
         })
       : null
     const quotas: QuotaStore = redisQuotas ?? createMemoryQuotaStore()
     // The Responses API's stored conversations, shared by the replicas like the quotas.
-    const responses = options.quotaRedisUrl
-      ? await createRedisResponseStore({ redis: options.quotaRedisUrl }).then((store) => {
+    const responses = redis
+      ? await createRedisResponseStore({ redis, prefix }).then((store) => {
           closing.push(() => store.close())
           return store
+        })
+      : undefined
+    // The requests it decides alone, in the decision log beside the scorers' (kinfctl inspect
+    // decisions); written until the edge has stopped, then the state store closes.
+    const decisions = redis
+      ? await createRedisStateStore({ redis, prefix }).then((state) => {
+          closing.push(() => state.close())
+          const recorder = createEdgeDecisionRecorder({ store: state, log })
+          closing.push(() => recorder.close())
+          return recorder
         })
       : undefined
     const edge = await startEdge({
@@ -213,6 +235,7 @@ export async function edgeCommand(args: string[], io: CliIo): Promise<number> {
       // The replicas' shared buckets, for the x-ratelimit-remaining-* headers.
       ...(redisQuotas && { quotaReader: redisQuotas.reader }),
       ...(responses && { responses }),
+      ...(decisions && { decisions }),
       log,
       ...(tracing.tracer && { tracer: tracing.tracer }),
       server: {
@@ -233,7 +256,7 @@ export async function edgeCommand(args: string[], io: CliIo): Promise<number> {
     if (options.drainTimeoutMs > 0)
       log(`edge draining for up to ${options.drainTimeoutMs / 1000} s`)
   } finally {
-    // The edge stops taking requests first, then the config and quota connections close.
+    // The edge stops taking requests first, then the config, quota and state connections close.
     await closeAll()
   }
   log('edge stopped')

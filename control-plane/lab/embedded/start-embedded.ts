@@ -7,6 +7,7 @@ import type { QuotaStore } from '../../../shared/quota/quota-store.ts'
 import { mintApiKey, parseApiKey, sha256HexOf } from '../../../shared/tenancy/api-key.ts'
 import type { EdgeDeps } from '../../../workers/app/edge-deps.ts'
 import { createRedisSnapshotStore } from '../../config-store/redis-snapshot-store.ts'
+import { createEdgeDecisionRecorder } from '../../edge/edge-decision-recorder.ts'
 import { createRedisResponseStore } from '../../edge/redis-response-store.ts'
 import { type RunningEdge, startEdge } from '../../edge/start-edge.ts'
 import type { RunningScorer } from '../../scorer/start-scorer.ts'
@@ -115,6 +116,11 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
         })
       : null
     if (responses) started.push(responses)
+    // With Redis, what the edge decides alone joins the scorer's decision log there.
+    const decisions = options.redisUrl
+      ? createEdgeDecisionRecorder({ store: scorer.state, log: options.log })
+      : null
+    if (decisions) started.push(decisions)
     const edge = await startEdge({
       port: options.port,
       metricsPort: options.metricsPort,
@@ -127,6 +133,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
       log: options.log,
       ...(options.detectPii ? { detectPii: options.detectPii } : {}),
       ...(responses && { responses }),
+      ...(decisions && { decisions }),
     })
     started.push(edge)
     return {
