@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto'
 import { Agent } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { hostname } from 'node:os'
+import type { Tracer } from '@opentelemetry/api'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import type { KvIndex } from '../../shared/kv-index/kv-index.ts'
 import type { TierHoldings } from '../../shared/kv-index/tier-holdings.ts'
 import { TierLookup } from '../../shared/kv-index/tier-lookup.ts'
+import type { Log } from '../../shared/logging/log.ts'
 import { builtinPlugins, type Plugins } from '../../shared/plugins.ts'
 import { createMemoryStateStore } from '../../shared/state/memory-state-store.ts'
 import type { StateStore } from '../../shared/state/state-store.ts'
@@ -87,11 +89,13 @@ export interface RunningScorer {
  * the metrics scraper, the HTTP server, and the metrics listener (/metrics, /health).
  * `plugins`: the strategies its pools route with and the conditions the edge's policy
  * bundles are read with; `config` was parsed with their schema (scorerConfigSchema).
+ * `tracer`: where each request's spans go (request-trail.ts); none without.
  */
 export async function startScorer(
   config: ScorerConfig,
-  log: (message: string) => void,
+  log: Log,
   plugins: Plugins = builtinPlugins,
+  { tracer }: { tracer?: Tracer | undefined } = {},
 ): Promise<RunningScorer> {
   const metrics = createScorerMetrics(() => Date.now() / 1000)
   const stateMetrics = createStateMetrics(metrics.registry)
@@ -119,7 +123,7 @@ export async function startScorer(
     sharedEvents: config.eventsBind !== null,
     // While the shared index is out every batch fails: the outage is logged once instead.
     onError: (message) => {
-      if (guard?.available !== false) log(message)
+      if (guard?.available !== false) log(message, { level: 'warn' })
     },
     onBlockSize: (pod) => learnBlockSizes(live, feeds, pod),
   })
@@ -168,9 +172,9 @@ export async function startScorer(
             const pod = pool.podOfTopic(topic)
             if (pod !== null && feeds.deliver(pod, seq, batch)) return
           }
-          log(`KV events on topic ${topic} name no known pod; dropped`)
+          log(`KV events on topic ${topic} name no known pod; dropped`, { level: 'warn' })
         },
-        onError: (error) => log(error.message),
+        onError: (error) => log(error.message, { level: 'warn' }),
       })
     : null
   const agent = new Agent({ keepAlive: true, maxSockets: 1024 })
@@ -211,6 +215,7 @@ export async function startScorer(
     podsReportingCache: new Set<string>(),
     random: Math.random,
     log,
+    tracer,
     bundles: new PolicyBundleCache(plugins),
     replica,
     decisions,

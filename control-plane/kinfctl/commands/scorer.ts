@@ -3,16 +3,18 @@ import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { parseDuration } from '../../../shared/config/parse-duration.ts'
 import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import type { Log } from '../../../shared/logging/log.ts'
 import { defaultKeyPrefix } from '../../../shared/protocol/key-prefix.ts'
 import { builtinStrategies } from '../../../shared/routing/strategies/strategy-registry.ts'
 import { openConfigFeed } from '../../config-store/open-config-feed.ts'
 import type { PublishedSnapshot } from '../../config-store/published-snapshot.ts'
-import type { EppConfigInput } from '../../scorer/epp/epp-config.ts'
+import { createJsonLog } from '../../logging/json-log.ts'
 import { dataParallelEndpoints } from '../../scorer/pools/data-parallel-endpoints.ts'
 import { ScorerConfig, type ScorerConfigInput, type ScorerPod } from '../../scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../../scorer/start-scorer.ts'
 import { poolIdOf } from '../../scorer/state/scorer-state.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
+import { eppOf, metricsPortOf, scorerLogLevel, scorerTracing } from './scorer-options.ts'
 
 export const scorerUsage = `Usage: kinfctl scorer --port P [options]
 
@@ -74,6 +76,11 @@ Environment:
   KINFERENCE_ADMIN_TOKEN      bearer token of /admin (off without it)
   REDIS_URL                   share the KV index through Redis (in memory without it), and
                               write the pods' state and the decision log there (kinfctl inspect)
+  KINFERENCE_LOG_LEVEL        debug, info (default), warn or error: JSON lines on stderr, one
+                              access line per request at info
+  OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) export spans over OTLP/HTTP; off without.
+                              OTEL_SERVICE_NAME (default kinference-scorer), OTEL_TRACES_SAMPLER
+                              and the other standard OTEL_* variables apply
 `
 
 /** The options the one pool's spec is made of, by the spec's field. */
@@ -167,7 +174,15 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
   let pools: ScorerConfigInput['pools'] = []
   let latest: PublishedSnapshot | null = null
   let following: RunningScorer | null = null
-  const log = (message: string) => io.stderr(`${message}\n`)
+  // One JSON object per line on stderr, each request's lines with its request_id.
+  const log = createJsonLog({
+    service: 'scorer',
+    write: (line) => io.stderr(line),
+    nowMs: Date.now,
+    level: scorerLogLevel(io.env),
+  })
+  // Off unless an OTLP endpoint variable is set; started before anything it would outlive.
+  const tracing = scorerTracing(io.env)
   const interrupted = io.untilInterrupted()
   const source =
     values.config === undefined
@@ -182,7 +197,10 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
             if (following) void applyPublished(following, published, log)
           },
         })
-  if (values.config !== undefined && source === null) return exitCode.ok
+  if (values.config !== undefined && source === null) {
+    await tracing.shutdown()
+    return exitCode.ok
+  }
   if (source) {
     snapshot = source.initial.snapshot
   } else {
@@ -232,8 +250,11 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
       'set KINFERENCE_SIGNING_SECRETS (shared with the edge), or pass --allow-unsigned for a local trial',
     )
   }
-  const scorer = await startScorer(parsed.data, log).catch(async (error: unknown) => {
+  const scorer = await startScorer(parsed.data, log, undefined, {
+    tracer: tracing.tracer,
+  }).catch(async (error: unknown) => {
     await source?.feed.close()
+    await tracing.shutdown()
     throw error
   })
   following = scorer
@@ -250,55 +271,15 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
   await source?.feed.close()
   if (drainMs > 0) log(`scorer draining for up to ${values['drain-timeout']}`)
   await scorer.close({ drainMs })
+  await tracing.shutdown()
   return exitCode.ok
-}
-
-/** --epp-*: the Endpoint Picker's settings, or null when --epp-port is not given. */
-function eppOf(values: {
-  'epp-port'?: string | undefined
-  'epp-host': string
-  'epp-health-port'?: string | undefined
-  'epp-tls-cert'?: string | undefined
-  'epp-tls-key'?: string | undefined
-}): EppConfigInput | null {
-  const cert = values['epp-tls-cert']
-  const key = values['epp-tls-key']
-  if ((cert === undefined) !== (key === undefined))
-    throw new UsageError('--epp-tls-cert and --epp-tls-key go together')
-  if (values['epp-port'] === undefined) {
-    if (cert !== undefined || values['epp-health-port'] !== undefined)
-      throw new UsageError('--epp-tls-cert, --epp-tls-key and --epp-health-port need --epp-port')
-    return null
-  }
-  const port = portOf('--epp-port', values['epp-port'])
-  const health = values['epp-health-port']
-  const healthPort = health === undefined ? null : portOf('--epp-health-port', health)
-  const tls = cert === undefined || key === undefined ? null : { certFile: cert, keyFile: key }
-  return { host: values['epp-host'], port, healthPort, tls }
-}
-
-/** A port option's value: a port number, 0 for a free one. */
-function portOf(option: string, text: string): number {
-  const port = text.trim() === '' ? Number.NaN : Number(text)
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new UsageError(`${option} "${text}" must be a port number (0 = a free one)`)
-  return port
-}
-
-/** --metrics-port: a port number (0 = a free one), or null for off. */
-function metricsPortOf(text: string): number | null {
-  if (text === 'off') return null
-  const port = text.trim() === '' ? Number.NaN : Number(text)
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new UsageError(`--metrics-port "${text}" must be a port number (0 = a free one) or off`)
-  return port
 }
 
 /** Applies a followed snapshot; requests in flight finish under the one they started with. */
 async function applyPublished(
   scorer: RunningScorer,
   published: PublishedSnapshot,
-  log: (line: string) => void,
+  log: Log,
 ): Promise<void> {
   const report = await scorer.applySnapshot(published.snapshot)
   if (report.outcome === 'refused')

@@ -11,6 +11,7 @@ import type { ScorerConfig } from '../scorer-config.ts'
 import { handleInference } from '../serving/handle-inference.ts'
 import { handleRoute } from '../serving/handle-route.ts'
 import type { InferenceContext, ScorerContext } from '../serving/inference-context.ts'
+import { requestIdOf } from '../serving/request-trail.ts'
 import { lookupReport, podsReport } from './admin-api.ts'
 import { parseJson, readBody } from './read-body.ts'
 
@@ -95,7 +96,10 @@ export function createScorerServer(
         ? error
         : new KinfError('internal', (error as Error).message)
       if (failure.code === 'internal')
-        context.log(`internal error: ${(error as Error).stack ?? failure.message}`)
+        context.log(`internal error: ${(error as Error).stack ?? failure.message}`, {
+          level: 'error',
+          request_id: requestIdOf(res),
+        })
       if (res.headersSent) {
         res.end()
         return

@@ -1,3 +1,4 @@
+import type { Log } from '../../../shared/logging/log.ts'
 import type { VllmLoadSignals } from '../../metrics/extract-vllm-load-signals.ts'
 import type { PoolRuntime } from '../pools/pool-runtime.ts'
 import { type ScrapeFailure, type ScrapeTarget, startMetricsScraper } from './metrics-scraper.ts'
@@ -10,7 +11,7 @@ export interface PoolMetricsScraperOptions {
    * its cache may be empty whatever the index says.
    */
   restarted: (pod: string) => void
-  log: (message: string) => void
+  log: Log
   /** Scrapes without an answer in a row that make a pod unreachable (3; refused: at once). */
   downAfterFailures?: number
 }
@@ -114,7 +115,8 @@ export class PoolMetricsScraper {
     if (failure.kind === 'bad-answer') {
       // It answers, so it is up; only its load signals are missing (they go stale).
       if (this.answered(pod, performance.now())) this.options.restarted(pod)
-      if (!this.unreadable.has(pod)) this.options.log(`metrics of ${pod}: ${failure.reason}`)
+      if (!this.unreadable.has(pod))
+        this.options.log(`metrics of ${pod}: ${failure.reason}`, { level: 'warn', pod })
       this.unreadable.add(pod)
       return
     }
@@ -127,6 +129,7 @@ export class PoolMetricsScraper {
     this.down.add(pod)
     this.options.log(
       `${pod} does not answer (${failure.reason}, ${misses} in a row): out of routing, its index entries dropped, until it answers again`,
+      { level: 'warn', pod },
     )
     // Its process, and its cache with it, are presumed gone.
     for (const runtime of this.options.runtimes()) void runtime.podUnreachable(pod)
@@ -137,7 +140,7 @@ export class PoolMetricsScraper {
     this.misses.delete(pod)
     if (!this.down.delete(pod)) return false
     this.setReachable(pod, true, nowMs)
-    this.options.log(`${pod} answers again: back in routing, its KV events replayed`)
+    this.options.log(`${pod} answers again: back in routing, its KV events replayed`, { pod })
     return true
   }
 

@@ -23,7 +23,7 @@ export async function admitOnPool(
   terms?: HoldTerms,
   /** Its rule bursts what it cannot serve in time: a hold that ends goes back to the edge. */
   burstWhenHeldTooLong = false,
-): Promise<Admitted | { saturated: string } | null> {
+): Promise<Admitted | { saturated: string; heldMs?: number } | null> {
   const { lookup } = attempt
   const { pool } = attempt.prepared
   const { router } = pool
@@ -41,6 +41,7 @@ export async function admitOnPool(
   const holds = terms?.deadlineMs !== undefined && terms.deadlineMs !== null
   if (!pool.admission.enabled && !holds)
     return { route: router.dispatchNow(lookup, performance.now(), { route }), heldMs: 0 }
+  const sinceMs = performance.now()
   try {
     return await pool.admission.admit(lookup, {
       signal: client.gone,
@@ -50,9 +51,12 @@ export async function admitOnPool(
     })
   } catch (error) {
     // Held to the end of its hold: where the rule bursts and the request may leave, the
-    // edge's next attempt is the provider; otherwise the 429 stands.
+    // edge's next attempt is the provider (heldMs: its hold's span); otherwise the 429 stands.
     if (allowBurst && burstWhenHeldTooLong && isHeldTooLong(error))
-      return { saturated: `pool ${pool.name} could not start the request within its hold` }
+      return {
+        saturated: `pool ${pool.name} could not start the request within its hold`,
+        heldMs: performance.now() - sinceMs,
+      }
     throw error
   }
 }

@@ -1,16 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { attemptPlanner, fallbackHeaders } from '../../../shared/attempts/attempt-planner.ts'
 import { passThroughHeaders } from '../../../shared/attempts/pass-through-headers.ts'
-import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { burstsWhenUnattainable } from '../../../shared/crd/service-level.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import { estimateRequestPromptTokens } from '../../../shared/openai/estimate-request-tokens.ts'
-import { checkJsonDepth } from '../../../shared/openai/json-depth.ts'
-import {
-  type OpenAiRequest,
-  parseOpenAiRequest,
-  type RequestKind,
-} from '../../../shared/openai/openai-request.ts'
+import type { RequestKind } from '../../../shared/openai/openai-request.ts'
 import { decidePolicy } from '../../../shared/policy/evaluate-policy.ts'
 import { heldLocalBy } from '../../../shared/policy/held-local-by.ts'
 import { holdTermsOf, ruleServiceLevel } from '../../../shared/policy/hold-terms.ts'
@@ -20,35 +13,20 @@ import {
 } from '../../../shared/policy/interpret-request.ts'
 import type {
   PolicyDecision,
-  PolicyRequest,
   PoolStatus,
   UpstreamTarget,
 } from '../../../shared/policy/policy-decision.ts'
-import {
-  decidedHeader,
-  type RouteDecision,
-  splitRouteEnvelope,
-} from '../../../shared/scorer-api/route-protocol.ts'
-import type { Prompt } from '../../tokenizer/prompt-ids.ts'
-import { parseJson } from '../http/read-body.ts'
-import { authenticate, readSignedRequest, type SignedRequest } from '../http/signed-request.ts'
+import { decidedHeader, type RouteDecision } from '../../../shared/scorer-api/route-protocol.ts'
+import type { TraceScope } from '../../../shared/tracing/in-span.ts'
+import { readSignedRequest, type SignedRequest } from '../http/signed-request.ts'
 import { logExternalDecision } from '../state/log-decision.ts'
 import type { PoolAttempt } from './attempt-record.ts'
 import type { RouteHandlerContext } from './inference-context.ts'
+import { lookupInSpan, tokenizeInSpan } from './lookup-spans.ts'
 import { prepareOnPool } from './prepare-request.ts'
+import { openRequestTrail, type RequestTrail } from './request-trail.ts'
+import { bodyFor, type RouteCall, readRouteCall, runtimeOf, textFor } from './route-call.ts'
 import { serveOnPool } from './serve-on-pool.ts'
-
-/** A request read from a route call, with what policy needs of it. */
-interface RouteCall {
-  signed: SignedRequest
-  snapshot: ConfigSnapshot
-  openAi: OpenAiRequest
-  /** The client's body as sent (what the pod gets unless policy renames the model). */
-  body: Buffer
-  facts: PolicyRequest
-  /** Prompts by tokenizer: pools sharing a tokenizer share one tokenization. */
-  tokenized: Map<string, Prompt>
-}
 
 /**
  * POST /v1/kinference/route/… (see shared/scorer-api/route-protocol.ts): the request and the
@@ -64,11 +42,35 @@ export async function handleRoute(
   res: ServerResponse,
 ): Promise<void> {
   const startedMs = performance.now()
+  const trail = openRequestTrail(context, req, res, startedMs)
+  try {
+    await serveRoute(context, kind, req, res, { trail, startedMs })
+  } catch (error) {
+    trail.fail(error)
+    throw error
+  } finally {
+    trail.done()
+  }
+}
+
+async function serveRoute(
+  context: RouteHandlerContext,
+  kind: RequestKind,
+  req: IncomingMessage,
+  res: ServerResponse,
+  { trail, startedMs }: { trail: RequestTrail; startedMs: number },
+): Promise<void> {
   const signed = await readSignedRequest(context, req, res)
-  const { call, decision, asked } = await decideRoute(context, kind, signed)
+  trail.identify(signed.requestId)
+  const { call, decision, asked } = await decideRoute(context, kind, signed, trail.scope)
   const promptTokens = call.facts.promptTokens
+  trail.note({
+    ...(call.facts.tenant === '' ? {} : { tenant: call.facts.tenant }),
+    model: call.facts.model,
+    prompt_tokens: promptTokens,
+  })
   if (decision.kind !== 'serve')
-    return answerDecision(res, { decision, from: 0, notes: [], promptTokens })
+    return answerDecision(res, trail, { decision, from: 0, notes: [], promptTokens })
   const { labels, detectorFailed } = call.facts
   const level = ruleServiceLevel(call.snapshot, decision.policy, decision.rule)
   const planner = attemptPlanner(decision, {
@@ -93,14 +95,14 @@ export async function handleRoute(
         promptTokens,
         clientRequestId: signed.headers('x-request-id'),
       })
-      return answerDecision(res, {
+      return answerDecision(res, trail, {
         decision,
         from: step.index,
         notes: [...step.notes],
         promptTokens,
       })
     }
-    const attempt = await attemptFor(context, call, asked, target)
+    const attempt = await attemptFor(context, call, asked, target, trail.scope)
     if (!attempt) {
       step = planner.after(step, {
         kind: 'skipped',
@@ -124,12 +126,18 @@ export async function handleRoute(
       extraHeaders: fallbackHeaders(step.notes),
       hold: holdTermsOf(level, call.facts.sloTtftMs, performance.now()),
       burstWhenHeldTooLong: burstsWhenUnattainable(level),
+      trail,
     })
     if (served.kind === 'served') return
     step = planner.after(step, { kind: 'saturated' })
   }
   // Nothing left to try: the edge answers (a request that must stay local, its refusal).
-  answerDecision(res, { decision, from: step.from, notes: [...step.notes], promptTokens })
+  answerDecision(res, trail, {
+    decision,
+    from: step.from,
+    notes: [...step.notes],
+    promptTokens,
+  })
 }
 
 /**
@@ -141,55 +149,15 @@ export async function decideRoute(
   context: RouteHandlerContext,
   kind: RequestKind,
   signed: SignedRequest,
+  /** Where the tokenize and index_lookup spans go; absent: tracing is off. */
+  scope?: TraceScope,
 ): Promise<{ call: RouteCall; decision: PolicyDecision; asked: Map<string, PoolAttempt> }> {
   const call = await readRouteCall(context, kind, signed)
   const asked = new Map<string, PoolAttempt>()
   const statuses = new Map<string, PoolStatus>()
-  const interpreted = await askPools(context, call, asked, statuses)
+  const interpreted = await askPools(context, call, asked, statuses, scope)
   const decision = decidePolicy(interpreted, (id) => statuses.get(id))
   return { call, decision, asked }
-}
-
-async function readRouteCall(
-  context: RouteHandlerContext,
-  kind: RequestKind,
-  signed: SignedRequest,
-): Promise<RouteCall> {
-  const claims = await authenticate(context, signed)
-  const envelope = splitRouteEnvelope(signed.body)
-  if (!envelope)
-    throw new KinfError(
-      'invalid_request',
-      'a route call is the policy bundle, a newline, then the request body',
-    )
-  const snapshot = context.bundles.get(envelope.bundleJson)
-  const body = Buffer.from(envelope.body.buffer, envelope.body.byteOffset, envelope.body.byteLength)
-  const json = parseJson(body)
-  checkJsonDepth(json)
-  const parsed = parseOpenAiRequest(kind, json)
-  if ('issues' in parsed)
-    throw new KinfError('invalid_request', parsed.issues.message, { param: parsed.issues.param })
-  const openAi = parsed.request
-  const model = openAi.body.model
-  if (model === undefined)
-    throw new KinfError('invalid_request', 'you must provide a model parameter', { param: 'model' })
-  // The edge's estimate (or one by the same function) until a pool's tokenizer counts.
-  const promptTokens = claims.promptTokens ?? estimateRequestPromptTokens(openAi)
-  return {
-    signed,
-    snapshot,
-    openAi,
-    body,
-    facts: {
-      tenant: claims.tenant,
-      model,
-      promptTokens,
-      labels: claims.labels,
-      detectorFailed: claims.detectorFailed ?? false,
-      ...(claims.sloTtftMs === undefined ? {} : { sloTtftMs: claims.sloTtftMs }),
-    },
-    tokenized: new Map(),
-  }
 }
 
 /**
@@ -204,6 +172,7 @@ async function askPools(
   call: RouteCall,
   asked: Map<string, PoolAttempt>,
   statuses: Map<string, PoolStatus>,
+  scope: TraceScope | undefined,
 ): Promise<InterpretedRequest> {
   // The bundle's rules are read with the conditions it was parsed with.
   const { conditions } = context.bundles
@@ -216,16 +185,19 @@ async function askPools(
       const served =
         runtime.spec.models.find((m) => m.name === call.facts.model) ?? runtime.spec.models[0]
       if (!served) continue
+      const { requestId } = call.signed
       let prepared: PoolAttempt['prepared']
       try {
-        prepared = prepareOnPool(
-          call.signed.requestId,
-          call.openAi,
-          runtime,
-          served.name,
-          call.tokenized,
-          textFor(call, served.name),
-          call.facts.tenant,
+        prepared = await tokenizeInSpan(scope, { requestId, pool: runtime.id }, () =>
+          prepareOnPool(
+            requestId,
+            call.openAi,
+            runtime,
+            served.name,
+            call.tokenized,
+            textFor(call, served.name),
+            call.facts.tenant,
+          ),
         )
       } catch (error) {
         // This pool cannot take the prompt (too long for it, say): its status stays unknown,
@@ -233,8 +205,10 @@ async function askPools(
         if (KinfError.isInstance(error) && error.status < 500) continue
         throw error
       }
-      const lookup = await runtime.lookup(prepared.request)
-      const route = runtime.router.score(lookup, performance.now())
+      const { lookup, scored: route } = await lookupInSpan(scope, prepared, requestId, async () => {
+        const lookup = await runtime.lookup(prepared.request)
+        return { lookup, scored: runtime.router.score(lookup, performance.now()) }
+      })
       asked.set(id, { prepared, lookup, scored: route })
       const predicted = runtime.router.prediction(lookup, route)
       statuses.set(id, {
@@ -265,49 +239,34 @@ async function attemptFor(
   call: RouteCall,
   asked: Map<string, PoolAttempt>,
   target: UpstreamTarget,
+  scope: TraceScope | undefined,
 ): Promise<PoolAttempt | null> {
   if (target.pool === undefined) return null
   const known = asked.get(target.pool)
   if (known && known.prepared.model === target.model) return known
   const runtime = runtimeOf(context, call.snapshot, target.pool)
   if (!runtime) return null
-  const prepared = prepareOnPool(
-    call.signed.requestId,
-    call.openAi,
-    runtime,
-    target.model,
-    call.tokenized,
-    textFor(call, target.model),
-    call.facts.tenant,
+  const { requestId } = call.signed
+  const prepared = await tokenizeInSpan(scope, { requestId, pool: runtime.id }, () =>
+    prepareOnPool(
+      requestId,
+      call.openAi,
+      runtime,
+      target.model,
+      call.tokenized,
+      textFor(call, target.model),
+      call.facts.tenant,
+    ),
   )
-  return { prepared, lookup: await runtime.lookup(prepared.request) }
+  return lookupInSpan(scope, prepared, requestId, async () => ({
+    prepared,
+    lookup: await runtime.lookup(prepared.request),
+  }))
 }
 
-/**
- * The runtime of the pool the edge's snapshot names by id; a pool given to the scorer
- * without namespace answers for its name in any namespace.
- */
-function runtimeOf(context: RouteHandlerContext, snapshot: ConfigSnapshot, poolId: string) {
-  const name = snapshot.pools[poolId]?.name
-  return (
-    context.pools.find((pool) => pool.id === poolId) ??
-    context.pools.find((pool) => pool.namespace === null && pool.name === name) ??
-    null
-  )
-}
-
-/** The text the pod gets when it is the client's own (see bodyFor), else null. */
-function textFor(call: RouteCall, model: string): string | null {
-  return model === call.facts.model ? call.body.toString('utf8') : null
-}
-
-/** The client's bytes, unless policy sends the request under another model name. */
-function bodyFor(call: RouteCall, model: string): Buffer {
-  if (model === call.facts.model) return call.body
-  return Buffer.from(JSON.stringify({ ...call.openAi.body, model }))
-}
-
-function answerDecision(res: ServerResponse, answer: RouteDecision): void {
+/** The decision goes back to the edge, which serves the request (the access line says so). */
+function answerDecision(res: ServerResponse, trail: RequestTrail, answer: RouteDecision): void {
+  trail.note({ answered_by: 'edge' })
   res.writeHead(200, { 'content-type': 'application/json', [decidedHeader]: '1' })
   res.end(JSON.stringify(answer))
 }

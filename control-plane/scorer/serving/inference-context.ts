@@ -1,6 +1,8 @@
 import type { Agent } from 'node:http'
+import type { Tracer } from '@opentelemetry/api'
 import type { KvIndex } from '../../../shared/kv-index/kv-index.ts'
 import type { TierHoldings } from '../../../shared/kv-index/tier-holdings.ts'
+import type { Log } from '../../../shared/logging/log.ts'
 import type { ReplayGuard } from '../http/replay-guard.ts'
 import type { ScorerMetrics } from '../metrics/scorer-metrics.ts'
 import type { PolicyBundleCache } from '../pools/policy-bundle-cache.ts'
@@ -26,7 +28,10 @@ export interface InferenceContext {
   /** Pods seen reporting prompt_tokens_details: for them a missing cached_tokens means 0. */
   podsReportingCache: Set<string>
   random: () => number
-  log: (message: string) => void
+  /** The scorer's log: lines about a request carry its request_id and a level. */
+  log: Log
+  /** Where the requests' spans go (route, tokenize, index_lookup, hold, pod); absent: off. */
+  tracer?: Tracer | undefined
   /** Tenants' policies sent with status-dependent requests, parsed once each. */
   bundles: PolicyBundleCache
   /** This replica's name in the shared state, and its decision log writer. */
@@ -42,7 +47,7 @@ export type ScorerContext = Omit<InferenceContext, 'pools' | 'backends'>
 /** What serving a prepared request on a pod takes: the pods' agent, metrics, the logs. */
 export type PodContext = Pick<
   InferenceContext,
-  'agent' | 'metrics' | 'log' | 'podsReportingCache' | 'decisions' | 'replica'
+  'agent' | 'metrics' | 'log' | 'tracer' | 'podsReportingCache' | 'decisions' | 'replica'
 >
 
 /** What reading and checking the edge's signed request takes (http/signed-request.ts). */

@@ -1,9 +1,11 @@
 import type { ServerResponse } from 'node:http'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { maxTokensOf } from '../../../shared/openai/openai-request.ts'
 import { asciiHeaderValue } from '../../../shared/policy/decision-header.ts'
 import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
 import type { HoldTerms, RouteResult } from '../../../shared/routing/pool-router.ts'
 import { promptTokensHeader } from '../../../shared/scorer-api/route-protocol.ts'
+import { isHeldTooLong } from '../pools/pool-admission.ts'
 import type { DecidedBy } from '../state/log-decision.ts'
 import { admitOnPool, responseLink } from './admit-on-pool.ts'
 import {
@@ -13,7 +15,9 @@ import {
   recordCompleted,
 } from './attempt-record.ts'
 import type { PodContext } from './inference-context.ts'
+import { openPodSpan, recordHold } from './pod-span.ts'
 import { type ProxyOutcome, proxyToPod } from './proxy-to-pod.ts'
+import type { RequestTrail } from './request-trail.ts'
 
 /** A pod that takes this long to accept a connection is down (it answers in ms when up). */
 const connectTimeoutMs = 5_000
@@ -44,6 +48,8 @@ export interface ServeOptions {
   hold?: HoldTerms
   /** The rule bursts a request its hold could not start (whenUnattainable Burst, BurstOrShed). */
   burstWhenHeldTooLong?: boolean
+  /** The request's spans and access line (request-trail.ts); absent: neither. */
+  trail?: RequestTrail
 }
 
 /**
@@ -79,15 +85,7 @@ export async function serveOnPool(
   for (let round = 0; round < 2; round++) {
     let route: RouteResult
     if (round === 0) {
-      const client = responseLink(res)
-      const admitted = await admitOnPool(
-        context,
-        attempt,
-        options.allowBurst,
-        client,
-        options.hold,
-        options.burstWhenHeldTooLong,
-      ).finally(() => client.release())
+      const admitted = await admitFirst(context, attempt, res, options)
       if (admitted === null) return { kind: 'served' } // the client left while held: nothing was sent
       if ('saturated' in admitted) return { kind: 'saturated', message: admitted.saturated }
       route = admitted.route
@@ -101,6 +99,7 @@ export async function serveOnPool(
       pod,
       heldMs,
       finalAttempt,
+      attempt: round + 1,
     })
     context.metrics.requests.labels({ pool: pool.name, pod, outcome: outcome.kind }).inc()
     if (outcome.kind === 'completed') {
@@ -109,10 +108,17 @@ export async function serveOnPool(
     }
     const next = afterFailure(outcome)
     router.failed(requestId, performance.now(), next.podAtFault)
+    if (outcome.kind === 'failed-after-bytes')
+      context.log(`${pod} broke off its answer: ${outcome.reason}`, {
+        level: 'warn',
+        request_id: requestId,
+        pod,
+      })
     if (outcome.kind !== 'failed-before-bytes') return { kind: 'served' }
     if (!next.retry) throw requestFailure(pod, outcome.reason)
     context.log(
       `${pod} failed before answering (${outcome.reason}); ${round === 0 ? 'retrying on the next best pod' : 'giving up'}`,
+      { level: 'warn', request_id: requestId, pod, cause: outcome.cause },
     )
     context.metrics.retries.labels({ pool: pool.name }).inc()
     tried.add(pod)
@@ -152,8 +158,52 @@ function requestFailure(pod: string, reason: string): KinfError {
   })
 }
 
+/**
+ * The first attempt's admission (admitOnPool), watching the client while held; a request
+ * that waited for room gets its `kinference.hold` span once the wait is over.
+ */
+async function admitFirst(
+  context: PodContext,
+  attempt: PoolAttempt,
+  res: ServerResponse,
+  options: ServeOptions,
+) {
+  const client = responseLink(res)
+  const scope = options.trail?.scope
+  const facts = { pool: attempt.prepared.pool.id, requestId: options.requestId }
+  const sinceMs = performance.now()
+  try {
+    const admitted = await admitOnPool(
+      context,
+      attempt,
+      options.allowBurst,
+      client,
+      options.hold,
+      options.burstWhenHeldTooLong,
+    )
+    if (admitted === null) {
+      // Null at once: the client had left before it was offered (nothing was held).
+      const heldMs = performance.now() - sinceMs
+      if (heldMs >= 1) recordHold(scope, facts, heldMs, 'client-gone')
+    } else if ('saturated' in admitted) {
+      if (admitted.heldMs !== undefined) recordHold(scope, facts, admitted.heldMs, 'saturated')
+    } else if (admitted.heldMs > 0) recordHold(scope, facts, admitted.heldMs, 'dispatched')
+    return admitted
+  } catch (error) {
+    // Held to the end of its rule's hold (429), or answered by a shutdown while held.
+    const heldMs = performance.now() - sinceMs
+    if (isHeldTooLong(error)) recordHold(scope, facts, heldMs, 'expired')
+    else if (heldMs >= 1) recordHold(scope, facts, heldMs, 'failed')
+    throw error
+  } finally {
+    client.release()
+  }
+}
+
 interface Chosen extends ChosenPod {
   finalAttempt: boolean
+  /** 1 for the first attempt, 2 for the retry. */
+  attempt: number
 }
 
 /** One attempt: the decision logged and measured, the request proxied to the pod. */
@@ -170,13 +220,29 @@ async function sendToPod(
   const endpoint = pool.endpoint(pod)
   if (!endpoint) throw new KinfError('internal', `pod ${pod} has no endpoint`)
   const record = openAttemptRecord(context, attempt, options, chosen)
+  const { trail } = options
+  trail?.note({ pool: pool.id, pod })
+  const podCall = openPodSpan(trail?.scope, {
+    operation: prepared.openAi.kind === 'chat' ? 'chat' : 'text_completion',
+    model: prepared.model,
+    maxTokens: maxTokensOf(prepared.openAi),
+    stream: prepared.stream,
+    podUrl: endpoint.http,
+    pod,
+    pool: pool.id,
+    requestId: options.requestId,
+    promptTokens: prepared.request.routing.promptTokens,
+    matchedTokens: route.decision.scores.find((s) => s.pod === pod)?.cachedTokens ?? 0,
+    predictedTtftMs: route.predictedTtftMs.get(pod) ?? 0,
+    attempt: chosen.attempt,
+  })
   const outcome = await proxyToPod(
     {
       podUrl: endpoint.http,
       dataParallelRank: endpoint.dataParallelRank,
       path: prepared.openAi.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions',
       body: options.body,
-      headers: options.headers,
+      headers: podCall.headers(options.headers),
       agent: context.agent,
       stream: prepared.stream,
       connectTimeoutMs,
@@ -190,11 +256,23 @@ async function sendToPod(
           : record.here,
         [kinferenceHeaders.reason]: asciiHeaderValue(route.decision.reason),
       },
-      onFirstToken: record.firstToken,
+      onFirstToken: () => {
+        record.firstToken()
+        podCall.firstChunk()
+        trail?.note({ ttft_ms: performance.now() - options.startedMs })
+      },
       onProgress: record.progress,
     },
     res,
   )
   record.log.ended(outcome)
+  podCall.ended(outcome)
+  if (outcome.kind === 'completed')
+    trail?.note({
+      answered_by: 'pod',
+      prompt_tokens: outcome.promptTokens ?? prepared.request.routing.promptTokens,
+      cached_tokens: outcome.cachedTokens,
+      completion_tokens: outcome.generatedTokens,
+    })
   return outcome
 }

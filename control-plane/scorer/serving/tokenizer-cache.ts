@@ -1,3 +1,4 @@
+import type { Log } from '../../../shared/logging/log.ts'
 import { loadTokenizer, type TokenizerLoad } from '../../tokenizer/load-tokenizer.ts'
 import type { Tokenizer } from '../../tokenizer/tokenizer.ts'
 
@@ -12,7 +13,7 @@ export interface TokenizerCacheOptions {
   /** Wall clock, for when a source started failing or loaded. */
   nowMs?: () => number
   /** Each load that failed, and each source that loads after failing. */
-  log?: (message: string) => void
+  log?: Log
 }
 
 /**
@@ -25,7 +26,7 @@ export class TokenizerCache {
   private readonly entries = new Map<string, TokenizerEntry>()
   private readonly load: (source: string) => TokenizerLoad
   private readonly nowMs: () => number
-  private readonly log: (message: string) => void
+  private readonly log: Log
 
   constructor(options: TokenizerCacheOptions = {}) {
     this.load = options.load ?? ((source) => loadTokenizer(source))
@@ -77,7 +78,7 @@ export class TokenizerCache {
     if (loaded.ok) {
       if (before !== null) this.log(`tokenizer ${source} loaded`)
     } else if (before?.ok !== false || before.error.message !== loaded.error.message)
-      this.log(`tokenizer ${source} cannot be loaded: ${loaded.error.message}`)
+      this.log(`tokenizer ${source} cannot be loaded: ${loaded.error.message}`, { level: 'warn' })
     return entry
   }
 }

@@ -1,3 +1,4 @@
+import type { Log } from '../../../shared/logging/log.ts'
 import { requestIdPattern } from '../../../shared/openai/request-id.ts'
 import type { DecisionEntry } from '../../../shared/state/decision-entry.ts'
 import type { StateStore } from '../../../shared/state/state-store.ts'
@@ -8,7 +9,7 @@ export interface DecisionRecorderOptions {
   flushMs: number
   /** Entries waiting beyond this are dropped, oldest first (Redis down for long). */
   maxBuffered: number
-  log: (message: string) => void
+  log: Log
   /** Entries lost, as they are (a counter). */
   onDropped?: (count: number) => void
 }
@@ -47,7 +48,10 @@ export function createDecisionRecorder(options: DecisionRecorderOptions): Decisi
     } catch (error) {
       dropped += batch.length
       options.onDropped?.(batch.length)
-      if (!failing) options.log(`decision log: ${(error as Error).message}; entries dropped`)
+      if (!failing)
+        options.log(`decision log: ${(error as Error).message}; entries dropped`, {
+          level: 'warn',
+        })
       failing = true
     }
   }

@@ -1,4 +1,5 @@
 import type { KvIndex } from '../../../shared/kv-index/kv-index.ts'
+import type { Log } from '../../../shared/logging/log.ts'
 import type { PodReport } from '../../../shared/routing/pool-router.ts'
 import type { PodView, ReplicaPodViews } from '../../../shared/state/pod-state.ts'
 import type { StateStore } from '../../../shared/state/state-store.ts'
@@ -13,7 +14,7 @@ export interface PodStatePublisherOptions {
   ttlMs: number
   pools: () => readonly PoolRuntime[]
   index: Pick<KvIndex, 'storedBlocks'>
-  log: (message: string) => void
+  log: Log
   /** A write failed (a counter). */
   onFailure?: () => void
 }
@@ -39,7 +40,7 @@ export function startPodStatePublisher(options: PodStatePublisherOptions): PodSt
       failing = false
     } catch (error) {
       options.onFailure?.()
-      if (!failing) options.log(`pod state: ${(error as Error).message}`)
+      if (!failing) options.log(`pod state: ${(error as Error).message}`, { level: 'warn' })
       failing = true
     }
   }

@@ -47,9 +47,13 @@ describe('admitOnPool with a rule’s hold', () => {
   it('hands a request held to the end of its hold back to the edge where its rule bursts', async () => {
     const { pool, admit } = setup()
     expect(await admit('r1', true, true)).toMatchObject({ route: { decision: { pod: 'a' } } })
-    expect(await admit('r2', true, true)).toEqual({
+    const handedBack = await admit('r2', true, true)
+    expect(handedBack).toEqual({
       saturated: 'pool default could not start the request within its hold',
+      heldMs: expect.any(Number),
     })
+    // How long it was held, for its hold span.
+    expect((handedBack as { heldMs: number }).heldMs).toBeGreaterThan(0)
     await pool.admission.close()
   })
 

@@ -1,0 +1,71 @@
+import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import type { LogLevel } from '../../../shared/logging/log.ts'
+import { logLevelOfEnv } from '../../logging/log-level-env.ts'
+import type { EppConfigInput } from '../../scorer/epp/epp-config.ts'
+import { type RunningTracing, startTracing } from '../../tracing/start-tracing.ts'
+import { type CliIo, UsageError } from '../cli-io.ts'
+
+/** --epp-*: the Endpoint Picker's settings, or null when --epp-port is not given. */
+export function eppOf(values: {
+  'epp-port'?: string | undefined
+  'epp-host': string
+  'epp-health-port'?: string | undefined
+  'epp-tls-cert'?: string | undefined
+  'epp-tls-key'?: string | undefined
+}): EppConfigInput | null {
+  const cert = values['epp-tls-cert']
+  const key = values['epp-tls-key']
+  if ((cert === undefined) !== (key === undefined))
+    throw new UsageError('--epp-tls-cert and --epp-tls-key go together')
+  if (values['epp-port'] === undefined) {
+    if (cert !== undefined || values['epp-health-port'] !== undefined)
+      throw new UsageError('--epp-tls-cert, --epp-tls-key and --epp-health-port need --epp-port')
+    return null
+  }
+  const port = portOf('--epp-port', values['epp-port'])
+  const health = values['epp-health-port']
+  const healthPort = health === undefined ? null : portOf('--epp-health-port', health)
+  const tls = cert === undefined || key === undefined ? null : { certFile: cert, keyFile: key }
+  return { host: values['epp-host'], port, healthPort, tls }
+}
+
+/** A port option's value: a port number, 0 for a free one. */
+function portOf(option: string, text: string): number {
+  const port = text.trim() === '' ? Number.NaN : Number(text)
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`${option} "${text}" must be a port number (0 = a free one)`)
+  return port
+}
+
+/** --metrics-port: a port number (0 = a free one), or null for off. */
+export function metricsPortOf(text: string): number | null {
+  if (text === 'off') return null
+  const port = text.trim() === '' ? Number.NaN : Number(text)
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new UsageError(`--metrics-port "${text}" must be a port number (0 = a free one) or off`)
+  return port
+}
+
+/** KINFERENCE_LOG_LEVEL; a value that is not a level is a usage error, before anything starts. */
+export function scorerLogLevel(env: CliIo['env']): LogLevel {
+  return asUsageError(() => logLevelOfEnv(env))
+}
+
+/**
+ * The scorer's tracing as the standard OTEL_* variables ask (off without an OTLP endpoint),
+ * service.name kinference-scorer unless OTEL_SERVICE_NAME says otherwise; a value it
+ * cannot honour is a usage error.
+ */
+export function scorerTracing(env: CliIo['env']): RunningTracing {
+  return asUsageError(() => startTracing(env, { serviceName: 'kinference-scorer' }))
+}
+
+function asUsageError<T>(read: () => T): T {
+  try {
+    return read()
+  } catch (error) {
+    if (KinfError.isInstance(error) && error.code === 'invalid_config')
+      throw new UsageError(error.message)
+    throw error
+  }
+}
