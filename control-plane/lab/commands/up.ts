@@ -6,6 +6,7 @@ import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store
 import type { QuotaStore } from '../../../shared/quota/quota-store.ts'
 import { createRedisQuotaStore } from '../../edge/redis-quota-store.ts'
 import { type CliIo, exitCode, UsageError } from '../../kinfctl/cli-io.ts'
+import { serviceLog, serviceTracing } from '../../kinfctl/service-telemetry.ts'
 import { embeddedBanner } from '../embedded/embedded-banner.ts'
 import { startEmbedded } from '../embedded/start-embedded.ts'
 
@@ -66,9 +67,15 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
     throw new UsageError('--pods must be 1 to 64')
   if (!(timeScale > 0)) throw new UsageError('--time-scale must be positive')
   const redisUrl = io.env.REDIS_URL ?? null
-  const quotas: QuotaStore & { close?: () => Promise<void> } = redisUrl
-    ? await createRedisQuotaStore({ redis: redisUrl })
-    : createMemoryQuotaStore()
+  const log = serviceLog(io, 'embedded')
+  // Off unless the OTEL_* variables name a collector (docs/tracing.md).
+  const tracing = [
+    await serviceTracing(io, 'kinference-edge'),
+    await serviceTracing(io, 'kinference-scorer'),
+  ] as const
+  const redisQuotas = redisUrl ? await createRedisQuotaStore({ redis: redisUrl }) : null
+  const quotas: QuotaStore & { close?: () => Promise<void> } =
+    redisQuotas ?? createMemoryQuotaStore()
   const stack = await startEmbedded({
     port,
     pods,
@@ -82,10 +89,13 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
       : {}),
     ...(io.env.KINFERENCE_ADMIN_TOKEN ? { adminToken: io.env.KINFERENCE_ADMIN_TOKEN } : {}),
     quotas,
+    ...(redisQuotas && { quotaReader: redisQuotas.reader }),
     redisUrl,
-    log: (line) => io.stderr(`${line}\n`),
+    log,
+    tracers: { edge: tracing[0].tracer, scorer: tracing[1].tracer },
   }).catch(async (error: unknown) => {
     await quotas.close?.()
+    for (const each of tracing) await each.shutdown()
     throw error
   })
   await mkdir(dirname(values.snapshot), { recursive: true })
@@ -100,7 +110,8 @@ export async function upCommand(args: string[], io: CliIo): Promise<number> {
   await io.untilInterrupted()
   await stack.close()
   await quotas.close?.()
-  io.stderr('stopped\n')
+  for (const each of tracing) await each.shutdown()
+  log('stopped')
   return exitCode.ok
 }
 

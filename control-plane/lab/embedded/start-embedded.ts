@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto'
+import type { Tracer } from '@opentelemetry/api'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import type { KinferenceResource } from '../../../shared/crd/resource.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
+import type { Log } from '../../../shared/logging/log.ts'
 import type { QuotaStore } from '../../../shared/quota/quota-store.ts'
 import { mintApiKey, parseApiKey, sha256HexOf } from '../../../shared/tenancy/api-key.ts'
 import type { EdgeDeps } from '../../../workers/app/edge-deps.ts'
@@ -24,6 +26,8 @@ export interface EmbeddedOptions {
   /** `kinf_<id>_<secret>`; a fresh one when absent. */
   demoKey?: string
   quotas: QuotaStore
+  /** Reads the quota buckets back for x-ratelimit-remaining-* (Redis quotas: their reader). */
+  quotaReader?: EdgeDeps['quotaReader']
   /**
    * When set: the index and the scorer's shared state in Redis, and the compiled snapshot
    * published there as the controller would (for `kinfctl inspect`).
@@ -41,11 +45,13 @@ export interface EmbeddedOptions {
   signingSecret?: string
   /** The scorer's admin token (its /admin and /ui status page); a fresh one when absent. */
   adminToken?: string
-  log: (line: string) => void
+  log: Log
   /** Changes the demo resources before they are compiled (tests: tighter SLOs, quotas). */
   patch?: (resource: KinferenceResource) => void
   /** Replaces the PII detectors (tests of failing detectors). */
   detectPii?: EdgeDeps['detectPii']
+  /** Where the edge's and the scorer's spans go (docs/tracing.md); none when absent. */
+  tracers?: { edge?: Tracer | undefined; scorer?: Tracer | undefined }
 }
 
 export interface EmbeddedStack {
@@ -103,6 +109,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
         adminToken,
         redisUrl: options.redisUrl,
         ...(options.redisPrefix === undefined ? {} : { redisPrefix: options.redisPrefix }),
+        ...(options.tracers?.scorer && { tracer: options.tracers.scorer }),
       },
       log: options.log,
     })
@@ -128,12 +135,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedS
       scorerUrls: [scorer.url],
       signingSecret,
       quotas: options.quotas,
+      ...(options.quotaReader && { quotaReader: options.quotaReader }),
       // The local stand-in accepts any well-formed signature.
       awsCredentials: { accessKeyId: 'AKIAEMBEDDEDDEMO0000', secretAccessKey: 'embedded-demo' },
       log: options.log,
       ...(options.detectPii ? { detectPii: options.detectPii } : {}),
       ...(responses && { responses }),
       ...(decisions && { decisions }),
+      ...(options.tracers?.edge && { tracer: options.tracers.edge }),
     })
     started.push(edge)
     return {

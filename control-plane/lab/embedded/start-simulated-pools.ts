@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api'
 import { z } from 'zod'
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
 import { functionOption, parseOptions } from '../../../shared/config/parse-options.ts'
@@ -106,6 +107,8 @@ export interface SimulatedScorerOptions {
   plugins?: Plugins
   /** The scorer as a gateway's Endpoint Picker (kinfctl scorer --epp-port); off when absent. */
   epp?: EppConfigInput | null
+  /** Where the scorer's request spans go (docs/tracing.md); none when absent. */
+  tracer?: Tracer
 }
 
 export interface SimulatedPoolsOptions {
@@ -242,5 +245,6 @@ export function startScorerOver(
     }),
     log,
     options.plugins,
+    { tracer: options.tracer },
   )
 }
