@@ -1,6 +1,6 @@
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { createJsonLog } from '../../shared/logging/json-log.ts'
 import type { Log } from '../../shared/logging/log.ts'
-import { createJsonLog } from '../logging/json-log.ts'
 import { logLevelOfEnv } from '../logging/log-level-env.ts'
 import { type RunningTracing, startTracing } from '../tracing/start-tracing.ts'
 import { type CliIo, UsageError } from './cli-io.ts'

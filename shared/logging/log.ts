@@ -1,7 +1,7 @@
 /** How much a log line matters; a sink drops lines below its level. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 
-export const logLevels: readonly LogLevel[] = ['debug', 'info', 'warn', 'error']
+export const logLevels = ['debug', 'info', 'warn', 'error'] as const satisfies readonly LogLevel[]
 
 /**
  * What a log line says besides its message: its level (info when absent), the request it

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { createJsonLog } from '../../shared/logging/json-log.ts'
 import { openAiErrorBody } from '../../shared/openai/openai-error-body.ts'
 import { builtinPlugins } from '../../shared/plugins.ts'
 import { createEdgeDeps } from '../app/create-edge-deps.ts'
@@ -63,7 +64,13 @@ function appFor(env: object): Fetch {
       nowMs: () => Date.now(),
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       newRequestId: () => crypto.randomUUID(),
-      log: (line) => console.log(line),
+      // JSON lines, which Workers Logs indexes field by field.
+      log: createJsonLog({
+        service: 'edge',
+        write: (line) => console.log(line.trimEnd()),
+        nowMs: () => Date.now(),
+        level: vars.KINFERENCE_LOG_LEVEL,
+      }),
       clientAddress: cloudflareClientAddress,
       metrics,
     }),

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { logLevels } from '../../shared/logging/log.ts'
 import type { QuotaLedgerNamespace } from './durable-object-quota-store.ts'
 import type { SnapshotKv } from './kv-snapshot-loader.ts'
 
@@ -18,6 +19,8 @@ export const WorkerEnv = z.looseObject({
   AWS_SESSION_TOKEN: z.string().min(1).optional(),
   /** Bearer token of GET /metrics, the isolate's counters (worker-metrics-route.ts); unset: not served. */
   METRICS_TOKEN: z.string().min(16, 'needs at least 16 characters').optional(),
+  /** Log lines below this level are dropped (the services' KINFERENCE_LOG_LEVEL, docs/logs.md). */
+  KINFERENCE_LOG_LEVEL: z.enum(logLevels).default('info'),
   /** How long an isolate reuses the snapshot it read from KV. */
   CONFIG_CACHE_SECONDS: z.coerce.number().min(0).max(3_600).default(30),
 })

@@ -1,9 +1,5 @@
-import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import type { LogLevel } from '../../../shared/logging/log.ts'
-import { logLevelOfEnv } from '../../logging/log-level-env.ts'
 import type { EppConfigInput } from '../../scorer/epp/epp-config.ts'
-import { type RunningTracing, startTracing } from '../../tracing/start-tracing.ts'
-import { type CliIo, UsageError } from '../cli-io.ts'
+import { UsageError } from '../cli-io.ts'
 
 /** --epp-*: the Endpoint Picker's settings, or null when --epp-port is not given. */
 export function eppOf(values: {
@@ -44,28 +40,4 @@ export function metricsPortOf(text: string): number | null {
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new UsageError(`--metrics-port "${text}" must be a port number (0 = a free one) or off`)
   return port
-}
-
-/** KINFERENCE_LOG_LEVEL; a value that is not a level is a usage error, before anything starts. */
-export function scorerLogLevel(env: CliIo['env']): LogLevel {
-  return asUsageError(() => logLevelOfEnv(env))
-}
-
-/**
- * The scorer's tracing as the standard OTEL_* variables ask (off without an OTLP endpoint),
- * service.name kinference-scorer unless OTEL_SERVICE_NAME says otherwise; a value it
- * cannot honour is a usage error.
- */
-export function scorerTracing(env: CliIo['env']): RunningTracing {
-  return asUsageError(() => startTracing(env, { serviceName: 'kinference-scorer' }))
-}
-
-function asUsageError<T>(read: () => T): T {
-  try {
-    return read()
-  } catch (error) {
-    if (KinfError.isInstance(error) && error.code === 'invalid_config')
-      throw new UsageError(error.message)
-    throw error
-  }
 }

@@ -8,13 +8,13 @@ import { defaultKeyPrefix } from '../../../shared/protocol/key-prefix.ts'
 import { builtinStrategies } from '../../../shared/routing/strategies/strategy-registry.ts'
 import { openConfigFeed } from '../../config-store/open-config-feed.ts'
 import type { PublishedSnapshot } from '../../config-store/published-snapshot.ts'
-import { createJsonLog } from '../../logging/json-log.ts'
 import { dataParallelEndpoints } from '../../scorer/pools/data-parallel-endpoints.ts'
 import { ScorerConfig, type ScorerConfigInput, type ScorerPod } from '../../scorer/scorer-config.ts'
 import { type RunningScorer, startScorer } from '../../scorer/start-scorer.ts'
 import { poolIdOf } from '../../scorer/state/scorer-state.ts'
 import { type CliIo, exitCode, UsageError } from '../cli-io.ts'
-import { eppOf, metricsPortOf, scorerLogLevel, scorerTracing } from './scorer-options.ts'
+import { serviceLog, serviceTracing } from '../service-telemetry.ts'
+import { eppOf, metricsPortOf } from './scorer-options.ts'
 
 export const scorerUsage = `Usage: kinfctl scorer --port P [options]
 
@@ -175,14 +175,9 @@ export async function scorerCommand(args: string[], io: CliIo): Promise<number> 
   let latest: PublishedSnapshot | null = null
   let following: RunningScorer | null = null
   // One JSON object per line on stderr, each request's lines with its request_id.
-  const log = createJsonLog({
-    service: 'scorer',
-    write: (line) => io.stderr(line),
-    nowMs: Date.now,
-    level: scorerLogLevel(io.env),
-  })
+  const log = serviceLog(io, 'scorer')
   // Off unless an OTLP endpoint variable is set; started before anything it would outlive.
-  const tracing = scorerTracing(io.env)
+  const tracing = await serviceTracing(io, 'kinference-scorer')
   const interrupted = io.untilInterrupted()
   const source =
     values.config === undefined

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createJsonLog } from '../../../control-plane/logging/json-log.ts'
+import { createJsonLog } from '../../../shared/logging/json-log.ts'
 import type { LogLevel } from '../../../shared/logging/log.ts'
 
 /** A JSON log of service `test` at `level`, the clock at 2026-01-02T03:04:05.678Z, and what it wrote. */

@@ -1,4 +1,4 @@
-import { type Log, type LogFields, type LogLevel, logLevels } from '../../shared/logging/log.ts'
+import { type Log, type LogFields, type LogLevel, logLevels } from './log.ts'
 
 export interface JsonLogOptions {
   /** The service's name, on every line (`edge`, `scorer`, `controller`). */
