@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EmbeddedStack } from '../../../../control-plane/lab/embedded/start-embedded.ts'
-import { type RunningTracing, startTracing } from '../../../../control-plane/tracing/start-tracing.ts'
+import {
+  type RunningTracing,
+  startTracing,
+} from '../../../../control-plane/tracing/start-tracing.ts'
 import { client, start } from '../../../support/embedded-stack.ts'
 import type { CollectedSpan } from '../../../support/otlp-collector.ts'
 import { type OtlpCollector, startOtlpCollector } from '../../../support/otlp-collector.ts'
@@ -73,7 +76,8 @@ describe('a request’s trace across the edge and the scorer', () => {
       expect(
         trace.some(
           (span) =>
-            span.serviceName === 'kinference-scorer' && span.attributes['kinference.stage'] === stage,
+            span.serviceName === 'kinference-scorer' &&
+            span.attributes['kinference.stage'] === stage,
         ),
         stage,
       ).toBe(true)
