@@ -220,6 +220,7 @@ export async function startScorer(
     replica,
     decisions,
     replays: new ReplayGuard(),
+    requestIds: new WeakMap(),
   }
   const activity: ServerActivity = { inFlight: 0 }
   const refreshMetrics = createScorerMetricsRefresh(metrics)

@@ -11,7 +11,6 @@ import type { ScorerConfig } from '../scorer-config.ts'
 import { handleInference } from '../serving/handle-inference.ts'
 import { handleRoute } from '../serving/handle-route.ts'
 import type { InferenceContext, ScorerContext } from '../serving/inference-context.ts'
-import { requestIdOf } from '../serving/request-trail.ts'
 import { lookupReport, podsReport } from './admin-api.ts'
 import { parseJson, readBody } from './read-body.ts'
 
@@ -98,7 +97,7 @@ export function createScorerServer(
       if (failure.code === 'internal')
         context.log(`internal error: ${(error as Error).stack ?? failure.message}`, {
           level: 'error',
-          request_id: requestIdOf(res),
+          request_id: context.requestIds?.get(res),
         })
       if (res.headersSent) {
         res.end()

@@ -1,4 +1,4 @@
-import type { Agent } from 'node:http'
+import type { Agent, ServerResponse } from 'node:http'
 import type { Tracer } from '@opentelemetry/api'
 import type { KvIndex } from '../../../shared/kv-index/kv-index.ts'
 import type { TierHoldings } from '../../../shared/kv-index/tier-holdings.ts'
@@ -39,6 +39,11 @@ export interface InferenceContext {
   decisions: Pick<DecisionRecorder, 'record'>
   /** The nonces of the signed requests accepted lately: a repeated one is a replay. */
   replays: ReplayGuard
+  /**
+   * The request ids of the responses in flight (request-trail.ts), for what is logged about
+   * them outside their handlers (the server's error answer); absent: those lines carry none.
+   */
+  requestIds?: WeakMap<ServerResponse, string>
 }
 
 /** What every request shares: InferenceContext without the pools and backends of one. */
@@ -47,7 +52,14 @@ export type ScorerContext = Omit<InferenceContext, 'pools' | 'backends'>
 /** What serving a prepared request on a pod takes: the pods' agent, metrics, the logs. */
 export type PodContext = Pick<
   InferenceContext,
-  'agent' | 'metrics' | 'log' | 'tracer' | 'podsReportingCache' | 'decisions' | 'replica'
+  | 'agent'
+  | 'metrics'
+  | 'log'
+  | 'tracer'
+  | 'requestIds'
+  | 'podsReportingCache'
+  | 'decisions'
+  | 'replica'
 >
 
 /** What reading and checking the edge's signed request takes (http/signed-request.ts). */

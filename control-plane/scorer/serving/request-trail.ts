@@ -48,14 +48,6 @@ export interface RequestTrail {
   done(): void
 }
 
-/** The request ids of the responses in flight, for the lines logged about them elsewhere. */
-const requestIds = new WeakMap<ServerResponse, string>()
-
-/** The request id of the request `res` answers, when its trail knows it. */
-export function requestIdOf(res: ServerResponse): string | undefined {
-  return requestIds.get(res)
-}
-
 /**
  * The route span's attributes of the access facts. Its tokens are not the GenAI usage
  * attributes: those belong to the pod's span, and a backend summing them would count twice.
@@ -80,7 +72,11 @@ const spanAttributeOf: Record<keyof AccessFacts, string> = {
  * server's error answer).
  */
 export function openRequestTrail(
-  context: { tracer?: Tracer | undefined; log: Log },
+  context: {
+    tracer?: Tracer | undefined
+    log: Log
+    requestIds?: WeakMap<ServerResponse, string> | undefined
+  },
   req: IncomingMessage,
   res: ServerResponse,
   startedMs: number,
@@ -124,7 +120,7 @@ export function openRequestTrail(
     },
     identify(id) {
       requestId = id
-      requestIds.set(res, id)
+      context.requestIds?.set(res, id)
       log = logWith(context.log, { request_id: id })
       span?.setAttribute(requestIdAttribute, id)
     },
