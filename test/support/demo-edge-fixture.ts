@@ -68,3 +68,24 @@ export const demoServe = (
   reason: 'test',
   trace: [],
 })
+
+/**
+ * A chat request for the demo's Bedrock-only model (its policy names no pool, so the edge
+ * decides it alone), sent to the edge at `url` with the client's `requestId`; read whole.
+ */
+export async function postBedrockOnly(url: string, key: string, requestId: string) {
+  const response = await fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      'x-request-id': requestId,
+    },
+    body: JSON.stringify({
+      model: demoBedrock.model,
+      messages: [{ role: 'user', content: 'Only Bedrock serves me' }],
+      max_tokens: 6,
+    }),
+  })
+  return { status: response.status, text: await response.text() }
+}

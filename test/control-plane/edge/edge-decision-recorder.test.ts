@@ -9,7 +9,11 @@ import { createMemoryQuotaStore } from '../../../shared/quota/memory-quota-store
 import type { Decision } from '../../../shared/state/decision-entry.ts'
 import { externalOutcome, externalStrategy } from '../../../shared/state/external-strategy.ts'
 import type { StateStore } from '../../../shared/state/state-store.ts'
-import { demoBedrock, useDemoEdgeFixture } from '../../support/demo-edge-fixture.ts'
+import {
+  demoBedrock,
+  postBedrockOnly,
+  useDemoEdgeFixture,
+} from '../../support/demo-edge-fixture.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import { runCli } from '../../support/run-cli.ts'
 
@@ -62,21 +66,8 @@ describe('the Node edge’s decision log in Redis', () => {
   it('lists a Bedrock-only request the edge served without the scorer', async () => {
     const prefix = uniquePrefix()
     const { edge, decisions } = await edgeOnRedis(prefix)
-    const response = await fetch(`${edge.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${demo.demoKey}`,
-        'content-type': 'application/json',
-        'x-request-id': 'client-bedrock-only-1',
-      },
-      body: JSON.stringify({
-        model: 'claude-sonnet',
-        messages: [{ role: 'user', content: 'Only Bedrock serves me' }],
-        max_tokens: 6,
-      }),
-    })
-    expect(response.status).toBe(200)
-    await response.text()
+    const answer = await postBedrockOnly(edge.url, demo.demoKey, 'client-bedrock-only-1')
+    expect(answer.status).toBe(200)
     await decisions.flush()
 
     const run = await inspect(prefix)
@@ -103,16 +94,7 @@ describe('the Node edge’s decision log in Redis', () => {
     const prefix = uniquePrefix()
     // No timer writes within the test: only closing does.
     const { edge, decisions, state } = await edgeOnRedis(prefix, 600_000)
-    const response = await fetch(`${edge.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${demo.demoKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        model: 'claude-sonnet',
-        messages: [{ role: 'user', content: 'hello' }],
-        max_tokens: 4,
-      }),
-    })
-    await response.text()
+    await postBedrockOnly(edge.url, demo.demoKey, 'client-written-on-close')
     expect(await state.readDecisions({})).toEqual([])
     await decisions.close()
     const run = await inspect(prefix)

@@ -6,7 +6,11 @@ import { runKinfctl } from '../../../control-plane/kinfctl/run-kinfctl.ts'
 import { canonicalJson } from '../../../shared/config/canonical-json.ts'
 import type { Decision } from '../../../shared/state/decision-entry.ts'
 import { externalOutcome, externalStrategy } from '../../../shared/state/external-strategy.ts'
-import { demoBedrock, useDemoEdgeFixture } from '../../support/demo-edge-fixture.ts'
+import {
+  demoBedrock,
+  postBedrockOnly,
+  useDemoEdgeFixture,
+} from '../../support/demo-edge-fixture.ts'
 import { redisUrl, useRedisTestNamespaces } from '../../support/redis-test-namespaces.ts'
 import { runCli, startCommand } from '../../support/run-cli.ts'
 
@@ -50,21 +54,8 @@ describe('kinfctl edge and the decision log', () => {
         timeout: 20_000,
       })
       const url = /on (http:\/\/\S+)/.exec(edge.stdout())?.[1] as string
-      const response = await fetch(`${url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${demo.demoKey}`,
-          'content-type': 'application/json',
-          'x-request-id': 'cli-bedrock-only-1',
-        },
-        body: JSON.stringify({
-          model: 'claude-sonnet',
-          messages: [{ role: 'user', content: 'Only Bedrock serves me' }],
-          max_tokens: 6,
-        }),
-      })
-      expect(response.status).toBe(200)
-      await response.text()
+      const answer = await postBedrockOnly(url, demo.demoKey, 'cli-bedrock-only-1')
+      expect(answer.status).toBe(200)
       const listed = async () => {
         const run = await runCli(['inspect', 'decisions', '-o', 'json', '--prefix', prefix], '', {
           env: { REDIS_URL: redisUrl },
