@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { discardingTracer } from './discarding-tracer.ts'
 import { measureEdgeCpu } from './measure-edge-cpu.ts'
 
 /**
@@ -6,7 +7,8 @@ import { measureEdgeCpu } from './measure-edge-cpu.ts'
  * real scorer client signing every call, response, settle) on a 32 KB chat prompt to a
  * model whose policy depends on the pool's status, in process, against a scorer that
  * answers at once; the calls to the scorer per request (round trips in a cluster), and
- * each phase alone.
+ * each phase alone. --tracing: the same requests again, each traced (a server span and its
+ * stages' spans through the SDK's batching processor, exported nowhere), side by side.
  */
 const { values } = parseArgs({
   options: {
@@ -16,6 +18,7 @@ const { values } = parseArgs({
     // ioredis defines a String subclass, after which V8 walks every string more slowly
     // (4-6x for charCodeAt loops here): the Node edge with REDIS_URL pays that, Workers not.
     'with-ioredis': { type: 'boolean', default: false },
+    tracing: { type: 'boolean', default: false },
   },
 })
 if (values['with-ioredis']) await import('ioredis')
@@ -40,3 +43,20 @@ process.stdout.write(
     line('pii', result.pii) +
     line('policy', result.policy),
 )
+
+if (values.tracing) {
+  const traced = discardingTracer()
+  const on = await measureEdgeCpu({
+    promptBytes: Number(values.bytes),
+    requests: Number(values.requests),
+    seed: Number(values.seed),
+    tracer: traced.tracer,
+  })
+  await traced.shutdown()
+  const ratio = on.cpuPerRequestMs / result.cpuPerRequestMs
+  process.stdout.write(
+    `traced (${traced.exported()} spans exported to nowhere):\n` +
+      line('request', on.request) +
+      `  cpu      ${ms(on.cpuPerRequestMs)} per request, ${ratio.toFixed(3)}x untraced\n`,
+  )
+}

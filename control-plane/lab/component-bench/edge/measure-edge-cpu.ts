@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { Tracer } from '@opentelemetry/api'
 import type { ConfigSnapshot } from '../../../../shared/config/config-snapshot.ts'
 import type { KinferenceResource } from '../../../../shared/crd/resource.ts'
 import { estimatePromptTokens } from '../../../../shared/openai/estimate-prompt-tokens.ts'
@@ -135,6 +136,8 @@ export async function measureEdgeCpu(options: {
   seed: number
   patch?: (resource: KinferenceResource) => void
   plugins?: Plugins
+  /** Each request traced (its server span and stage spans) with this tracer. */
+  tracer?: Tracer
 }): Promise<EdgeCpuResult> {
   const { plugins } = options
   const key = mintApiKey((n) => randomBytes(n), { id: 'demo' })
@@ -185,6 +188,7 @@ export async function measureEdgeCpu(options: {
     newRequestId: () => 'bench',
     log: () => {},
     ...(plugins && { plugins }),
+    ...(options.tracer && { tracer: options.tracer }),
   })
   const body = JSON.stringify({
     model: 'qwen3.8-27b-fp8',
