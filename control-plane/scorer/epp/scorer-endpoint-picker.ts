@@ -7,13 +7,17 @@ import type { SloShed } from '../../../shared/policy/choose-targets.ts'
 import type { RouteResult } from '../../../shared/routing/pool-router.ts'
 import { parseJson } from '../http/read-body.ts'
 import type { LivePools, PoolLease } from '../pools/live-pools.ts'
+import { isHeldTooLong } from '../pools/pool-admission.ts'
 import type { PoolRuntime } from '../pools/pool-runtime.ts'
 import { admitOnPool } from '../serving/admit-on-pool.ts'
 import type { PoolAttempt } from '../serving/attempt-record.ts'
 import type { ScorerContext } from '../serving/inference-context.ts'
+import { lookupInSpan, tokenizeInSpan } from '../serving/lookup-spans.ts'
+import { type HoldEnd, recordHold } from '../serving/pod-span.ts'
 import { prepareRequest } from '../serving/prepare-request.ts'
 import type { EndpointPicker, EppExchange, Pick, PickInput } from './endpoint-picker.ts'
 import { shedByObjective } from './epp-objective.ts'
+import { openPickTrail, type PickTrail } from './pick-trail.ts'
 import { endpointAddress, PickedRequest } from './picked-request.ts'
 
 /** The OpenAI routes the picker scores; anything else goes to any ready endpoint. */
@@ -73,13 +77,19 @@ class ScorerExchange implements EppExchange {
 
   async pick(input: PickInput): Promise<Pick> {
     this.lease = this.live.lease()
+    const trail = openPickTrail(this.context, input.headers, performance.now())
     try {
       const path = (input.headers[':path'] ?? '/').split('?')[0] ?? '/'
       const kind = input.headers[':method'] === 'POST' ? routedPaths[path] : undefined
-      if (kind === undefined) return this.pickAny(this.lease.pools, input.subset)
-      return await this.pickRouted(kind, input, this.lease.pools)
+      if (kind === undefined) {
+        const given = validRequestId(input.headers['x-request-id'])
+        if (given !== null) trail.identify(given)
+        return trail.answered(this.pickAny(this.lease.pools, input.subset))
+      }
+      return trail.answered(await this.pickRouted(kind, input, this.lease.pools, trail))
     } catch (error) {
-      if (KinfError.isInstance(error)) return refusal(error)
+      if (KinfError.isInstance(error)) return trail.answered(refusal(error))
+      trail.failed(error, this.signal.aborted)
       throw error
     }
   }
@@ -100,29 +110,49 @@ class ScorerExchange implements EppExchange {
     this.lease?.release()
   }
 
-  /** A chat or completions request: the pool serving its model, the scorer's decision. */
+  /**
+   * A chat or completions request: the pool serving its model, the scorer's decision; its
+   * stages in their spans under the pick's, as for a request the edge sends.
+   */
   private async pickRouted(
     kind: RequestKind,
     input: PickInput,
     leased: readonly PoolRuntime[],
+    trail: PickTrail,
   ): Promise<Pick> {
     const startedMs = performance.now()
     const given = validRequestId(input.headers['x-request-id'])
     const requestId = given ?? randomUUID()
+    trail.identify(requestId)
     const tenant = fairnessHeaders.map((name) => input.headers[name]).find(Boolean) ?? ''
+    if (tenant !== '') trail.note({ tenant })
     const pools =
       input.subset === null ? leased : leased.filter((p) => allowedPods(p, input.subset).size > 0)
     if (pools.length === 0) return noEndpoint('no endpoint of the subset hint is a pod of a pool')
     const body = input.body.toString('utf8')
-    const prepared = prepareRequest(requestId, kind, parseJson(input.body), pools, body, tenant)
+    const prepared = await tokenizeInSpan(trail.scope, { requestId, pool: null }, () =>
+      prepareRequest(requestId, kind, parseJson(input.body), pools, body, tenant),
+    )
     const { pool } = prepared
+    const promptTokens = prepared.request.routing.promptTokens
+    trail.note({ model: prepared.model, pool: pool.id, prompt_tokens: promptTokens })
     if (pool.router.podNames().length === 0) return noEndpoint(`pool ${pool.name} has no pods`)
-    const attempt: PoolAttempt = { prepared, lookup: await pool.lookup(prepared.request) }
-    const admitted = await this.admit(attempt, input)
+    const attempt: PoolAttempt = await lookupInSpan(trail.scope, prepared, requestId, async () => ({
+      prepared,
+      lookup: await pool.lookup(prepared.request),
+    }))
+    const hold = (heldMs: number, end: HoldEnd) =>
+      recordHold(trail.scope, { pool: pool.id, requestId }, heldMs, end)
+    const admitted = await this.admit(attempt, input, hold)
     if ('refused' in admitted) return admitted.refused
     const { route, heldMs } = admitted
     const pod = route.decision.pod
     if (pod === null) return noEndpoint(`no pod of pool ${pool.name} is ready`)
+    trail.note({
+      pod,
+      matched_tokens: route.decision.scores.find((s) => s.pod === pod)?.cachedTokens ?? 0,
+      predicted_ttft_ms: route.predictedTtftMs.get(pod) ?? 0,
+    })
     const headers: Record<string, string> = given === null ? { 'x-request-id': requestId } : {}
     const endpoint = pool.endpoint(pod)
     if (endpoint?.dataParallelRank != null)
@@ -149,11 +179,13 @@ class ScorerExchange implements EppExchange {
   /**
    * The pool's admission, as for the edge's requests: dispatched now, or held while its
    * best pod cannot start it. Within a subset hint, only its pods, at once. A request whose
-   * TTFT objective header its best pod is predicted to miss is shed before anything.
+   * TTFT objective header its best pod is predicted to miss is shed before anything. A
+   * request that waited for room gets its hold span (`hold`) once the wait is over.
    */
   private async admit(
     attempt: PoolAttempt,
     input: PickInput,
+    hold: (heldMs: number, end: HoldEnd) => void,
   ): Promise<{ route: RouteResult; heldMs: number } | { refused: Pick }> {
     const { router } = attempt.prepared.pool
     const nowMs = performance.now()
@@ -168,14 +200,26 @@ class ScorerExchange implements EppExchange {
       this.context.metrics.saturated.labels({ pool: attempt.prepared.pool.name }).inc()
       return { refused: refusal(shed) }
     }
+    const sinceMs = performance.now()
     const admitted = await admitOnPool(this.context, { ...attempt, scored }, false, {
       gone: this.signal,
       answered: () => this.whenAnswered,
+    }).catch((error: unknown) => {
+      // Held to the end of its hold (429), or answered by a shutdown while held.
+      const heldMs = performance.now() - sinceMs
+      if (isHeldTooLong(error)) hold(heldMs, 'expired')
+      else if (heldMs >= 1) hold(heldMs, 'failed')
+      throw error
     })
-    // The gateway went away while the request was held: nothing is left to answer.
-    if (admitted === null) throw new Error('the gateway closed the stream')
+    if (admitted === null) {
+      // The gateway went away while the request was held: nothing is left to answer.
+      const heldMs = performance.now() - sinceMs
+      if (heldMs >= 1) hold(heldMs, 'client-gone')
+      throw new Error('the gateway closed the stream')
+    }
     if ('saturated' in admitted)
       return { refused: refusal(new KinfError('saturated', admitted.saturated)) }
+    if (admitted.heldMs > 0) hold(admitted.heldMs, 'dispatched')
     return admitted
   }
 
