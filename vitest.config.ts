@@ -32,15 +32,22 @@ export default defineConfig({
               // The pool bundles its own workerd (1.20260815), which refuses wrangler.toml's
               // later date: tests run at the newest date that binary supports.
               compatibilityDate: '2026-08-22',
-              // The simulated pods, scorers and Bedrock stand-in the global setup started.
-              bindings: { REQUEST_PATH_STACK: JSON.stringify(inject('requestPathStack')) },
+              // The simulated pods, scorers and Bedrock stand-in, and the OTLP collector, the
+              // global setups started.
+              bindings: {
+                REQUEST_PATH_STACK: JSON.stringify(inject('requestPathStack')),
+                OTLP_COLLECTOR: JSON.stringify(inject('otlpCollector')),
+              },
             },
           })),
         ],
         test: {
           name: 'workers',
           include: [workerdTests],
-          globalSetup: ['test/support/request-path-global-setup.ts'],
+          globalSetup: [
+            'test/support/request-path-global-setup.ts',
+            'test/support/otlp-collector-global-setup.ts',
+          ],
         },
       },
     ],

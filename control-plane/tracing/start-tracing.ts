@@ -1,8 +1,9 @@
 /**
  * The OpenTelemetry SDK for one component (the edge, the scorer): a tracer provider that
  * batches spans to an OTLP/HTTP (protobuf) collector, configured from the standard
- * environment variables (otel-env.ts). Nothing is registered globally: the component
- * passes the returned tracer down (shared/tracing/in-span.ts takes it in a TraceScope).
+ * environment variables (shared/tracing/otel-env.ts). Nothing is registered globally: the
+ * component passes the returned tracer down (shared/tracing/in-span.ts takes it in a
+ * TraceScope).
  */
 import { readFileSync } from 'node:fs'
 import type { Tracer } from '@opentelemetry/api'
@@ -19,7 +20,11 @@ import {
 } from '@opentelemetry/sdk-trace'
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import { type OtlpTracesExport, parseOtelEnv, type TraceSamplerChoice } from './otel-env.ts'
+import {
+  type OtlpTracesExport,
+  parseOtelEnv,
+  type TraceSamplerChoice,
+} from '../../shared/tracing/otel-env.ts'
 
 type ExporterOptions = NonNullable<ConstructorParameters<typeof OTLPTraceExporter>[0]>
 

@@ -11,28 +11,49 @@ import { createDurableObjectQuotaStore } from './durable-object-quota-store.ts'
 import { createKvSnapshotLoader } from './kv-snapshot-loader.ts'
 import { type WorkerBindings, WorkerEnv } from './worker-env.ts'
 import { workerMetricsRoute } from './worker-metrics-route.ts'
+import { startWorkerTracing, type WorkerTracing } from './worker-tracing.ts'
 
 export { QuotaLedgerObject } from './quota-ledger-object.ts'
 
 type Fetch = (request: Request, env: unknown, ctx: unknown) => Response | Promise<Response>
 
+/** What the Worker needs of the runtime's ExecutionContext. */
+interface WaitUntil {
+  waitUntil(promise: Promise<unknown>): void
+}
+
 /** One app per env object, i.e. per isolate: ports and the snapshot cache live this long. */
 const apps = new WeakMap<object, Fetch>()
 
+/** Every request but /healthz answered 500 with why the vars cannot be used. */
+function misconfigured(reason: string): Fetch {
+  const error = new KinfError('invalid_config', `the edge is misconfigured: ${reason}`, {
+    status: 500,
+  })
+  return (request) =>
+    new URL(request.url).pathname === '/healthz'
+      ? new Response('ok')
+      : Response.json(openAiErrorBody(error), { status: error.status })
+}
+
 function appFor(env: object): Fetch {
   const parsed = WorkerEnv.safeParse(env)
-  if (!parsed.success) {
-    const error = new KinfError(
-      'invalid_config',
-      `the edge is misconfigured: ${z.prettifyError(parsed.error)}`,
-      { status: 500 },
-    )
-    return (request) =>
-      new URL(request.url).pathname === '/healthz'
-        ? new Response('ok')
-        : Response.json(openAiErrorBody(error), { status: error.status })
-  }
+  if (!parsed.success) return misconfigured(z.prettifyError(parsed.error))
   const vars = parsed.data
+  // JSON lines, which Workers Logs indexes field by field.
+  const log = createJsonLog({
+    service: 'edge',
+    write: (line) => console.log(line.trimEnd()),
+    nowMs: () => Date.now(),
+    level: vars.KINFERENCE_LOG_LEVEL,
+  })
+  let tracing: WorkerTracing
+  try {
+    tracing = startWorkerTracing(vars, { fetch: (input, init) => fetch(input, init), log })
+  } catch (error) {
+    if (KinfError.isInstance(error)) return misconfigured(error.message)
+    throw error
+  }
   // The runtime supplies every binding wrangler.toml declares; only the vars and secrets,
   // set outside it, need the check above.
   const bindings = env as WorkerBindings
@@ -40,8 +61,8 @@ function appFor(env: object): Fetch {
   const plugins = builtinPlugins
   const metrics = createEdgeMetrics()
   const metricsRoute = workerMetricsRoute(vars.METRICS_TOKEN, metrics)
-  const app = createEdgeApp(
-    createEdgeDeps({
+  const app = createEdgeApp({
+    ...createEdgeDeps({
       config: createKvSnapshotLoader(bindings.CONFIG, {
         ttlMs: vars.CONFIG_CACHE_SECONDS * 1000,
         nowMs: () => Date.now(),
@@ -64,18 +85,22 @@ function appFor(env: object): Fetch {
       nowMs: () => Date.now(),
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       newRequestId: () => crypto.randomUUID(),
-      // JSON lines, which Workers Logs indexes field by field.
-      log: createJsonLog({
-        service: 'edge',
-        write: (line) => console.log(line.trimEnd()),
-        nowMs: () => Date.now(),
-        level: vars.KINFERENCE_LOG_LEVEL,
-      }),
+      log,
       clientAddress: cloudflareClientAddress,
       metrics,
     }),
-  )
-  return (request, _env, ctx) => metricsRoute(request) ?? app.fetch(request, env, ctx as never)
+    ...(tracing.tracer && { tracer: tracing.tracer }),
+  })
+  if (!tracing.tracer)
+    return (request, _env, ctx) => metricsRoute(request) ?? app.fetch(request, env, ctx as never)
+  return async (request, _env, ctx) => {
+    const answered = metricsRoute(request)
+    if (answered) return answered
+    const response = await app.fetch(request, env, ctx as never)
+    // After the answer: the export waits for the request's spans, which a stream ends later.
+    ;(ctx as WaitUntil).waitUntil(tracing.flush())
+    return response
+  }
 }
 
 /**

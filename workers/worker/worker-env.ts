@@ -21,6 +21,18 @@ export const WorkerEnv = z.looseObject({
   METRICS_TOKEN: z.string().min(16, 'needs at least 16 characters').optional(),
   /** Log lines below this level are dropped (the services' KINFERENCE_LOG_LEVEL, docs/logs.md). */
   KINFERENCE_LOG_LEVEL: z.enum(logLevels).default('info'),
+  /**
+   * Tracing (docs/tracing.md): the edge's spans go over OTLP/HTTP (protobuf) to the
+   * collector named here, off unless one is. Read, with the other OTEL_* vars the services
+   * read, by worker-tracing.ts; OTEL_EXPORTER_OTLP_HEADERS carries credentials: a secret.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().optional(),
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  /** service.name; kinference-edge by default. */
+  OTEL_SERVICE_NAME: z.string().optional(),
+  OTEL_TRACES_SAMPLER: z.string().optional(),
+  OTEL_TRACES_SAMPLER_ARG: z.string().optional(),
   /** How long an isolate reuses the snapshot it read from KV. */
   CONFIG_CACHE_SECONDS: z.coerce.number().min(0).max(3_600).default(30),
 })

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { logLevelOfEnv } from '../../../control-plane/logging/log-level-env.ts'
-import { parseOtelEnv } from '../../../control-plane/tracing/otel-env.ts'
+import { parseOtelEnv } from '../../../shared/tracing/otel-env.ts'
 import {
   containersOf,
   expandArgs,

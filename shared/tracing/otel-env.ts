@@ -8,7 +8,7 @@
  * docs/tracing.md lists the variables.
  */
 import { z } from 'zod'
-import { KinfError } from '../../shared/errors/kinf-error.ts'
+import { KinfError } from '../errors/kinf-error.ts'
 
 export const traceSamplerNames = [
   'always_on',
@@ -193,9 +193,10 @@ function parsed<T>(schema: z.ZodType<T>, env: Record<string, string | undefined>
 }
 
 /**
- * Kinference's tracing configuration from the environment (process.env or a command's
- * io.env). When tracing is off, the exporter's and sampler's variables are not read, so a
- * value meant for another SDK in the same environment cannot stop Kinference starting.
+ * Kinference's tracing configuration from the environment (process.env, a command's io.env,
+ * or the Worker's vars: workers/worker/worker-tracing.ts). When tracing is off, the
+ * exporter's and sampler's variables are not read, so a value meant for another SDK in the
+ * same environment cannot stop Kinference starting.
  */
 export function parseOtelEnv(env: Record<string, string | undefined>): OtelTracingConfig {
   const switches = parsed(OtelSwitches, env)

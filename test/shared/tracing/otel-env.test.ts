@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { parseOtelEnv } from '../../../control-plane/tracing/otel-env.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
+import { parseOtelEnv } from '../../../shared/tracing/otel-env.ts'
 
 const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }
 
