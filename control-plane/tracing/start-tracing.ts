@@ -8,23 +8,11 @@
 import { readFileSync } from 'node:fs'
 import type { Tracer } from '@opentelemetry/api'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'
-import { defaultResource, type Resource, resourceFromAttributes } from '@opentelemetry/resources'
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  type Sampler,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-} from '@opentelemetry/sdk-trace'
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions'
+import { BatchSpanProcessor } from '@opentelemetry/sdk-trace'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
-import {
-  type OtlpTracesExport,
-  parseOtelEnv,
-  type TraceSamplerChoice,
-} from '../../shared/tracing/otel-env.ts'
+import { type OtlpTracesExport, parseOtelEnv } from '../../shared/tracing/otel-env.ts'
+
+import { type TracedService, tracerProviderOf } from '../../workers/worker/tracer-provider-of.ts'
 
 type ExporterOptions = NonNullable<ConstructorParameters<typeof OTLPTraceExporter>[0]>
 
@@ -40,12 +28,6 @@ export interface RunningTracing {
   shutdown(): Promise<void>
 }
 
-export interface TracingDefaults {
-  /** service.name unless OTEL_SERVICE_NAME names another. */
-  serviceName: string
-  serviceVersion?: string
-}
-
 const tracingOff: RunningTracing = {
   tracer: undefined,
   flush: async () => {},
@@ -58,49 +40,17 @@ const tracingOff: RunningTracing = {
  */
 export function startTracing(
   env: Record<string, string | undefined>,
-  defaults: TracingDefaults,
+  defaults: TracedService,
 ): RunningTracing {
   const config = parseOtelEnv(env)
   if (!config.enabled) return tracingOff
-  const provider = new TracerProvider({
-    resource: resourceOf(config, defaults),
-    sampler: samplerOf(config.sampler),
-    spanProcessors: [new BatchSpanProcessor({ exporter: exporterOf(config) })],
-  })
+  const provider = tracerProviderOf(config, defaults, [
+    new BatchSpanProcessor({ exporter: exporterOf(config) }),
+  ])
   return {
     tracer: provider.getTracer(instrumentationScopeName, defaults.serviceVersion),
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
-  }
-}
-
-/** The component's defaults, then OTEL_RESOURCE_ATTRIBUTES, then OTEL_SERVICE_NAME. */
-function resourceOf(config: OtlpTracesExport, defaults: TracingDefaults): Resource {
-  return defaultResource().merge(
-    resourceFromAttributes({
-      [ATTR_SERVICE_NAME]: defaults.serviceName,
-      ...(defaults.serviceVersion ? { [ATTR_SERVICE_VERSION]: defaults.serviceVersion } : {}),
-      ...config.resourceAttributes,
-      ...(config.serviceName ? { [ATTR_SERVICE_NAME]: config.serviceName } : {}),
-    }),
-  )
-}
-
-function samplerOf(choice: TraceSamplerChoice): Sampler {
-  const ratio = new TraceIdRatioBasedSampler(choice.ratio)
-  switch (choice.name) {
-    case 'always_on':
-      return new AlwaysOnSampler()
-    case 'always_off':
-      return new AlwaysOffSampler()
-    case 'traceidratio':
-      return ratio
-    case 'parentbased_always_on':
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() })
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() })
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: ratio })
   }
 }
 

@@ -8,7 +8,7 @@ import { dirname, relative, resolve } from 'node:path'
  * Worker entry (workers/worker/) also the OpenTelemetry SDK's tracer provider and its OTLP
  * serializer, which run in workerd (test/workers/worker/worker-tracing.workers.test.ts),
  * to export the edge's spans with fetch (workers/worker/worker-tracing.ts); the SDK's
- * exporters, on Node's http, stay out. Biome's noRestrictedImports says the same while
+ * exporters, which batch on timers a Worker does not keep between requests, stay out. Biome's noRestrictedImports says the same while
  * editing; this is the check CI relies on, because it resolves relative paths.
  */
 export const importRules: Record<

@@ -8,24 +8,12 @@
  */
 import type { Tracer } from '@opentelemetry/api'
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer'
-import { defaultResource, resourceFromAttributes } from '@opentelemetry/resources'
-import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  ParentBasedSampler,
-  type ReadableSpan,
-  type Sampler,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-} from '@opentelemetry/sdk-trace'
+import type { ReadableSpan } from '@opentelemetry/sdk-trace'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import type { Log } from '../../shared/logging/log.ts'
-import {
-  type OtlpTracesExport,
-  parseOtelEnv,
-  type TraceSamplerChoice,
-} from '../../shared/tracing/otel-env.ts'
+import { type OtlpTracesExport, parseOtelEnv } from '../../shared/tracing/otel-env.ts'
 import { createSpanCollector, maxCollectedSpans } from './span-collector.ts'
+import { tracerProviderOf } from './tracer-provider-of.ts'
 
 /** The Worker's tracer (undefined when off) and the export each request waits on. */
 export interface WorkerTracing {
@@ -54,17 +42,7 @@ export function startWorkerTracing(vars: object, ports: WorkerTracingPorts): Wor
   if (!config.enabled) return tracingOff
   refuseTlsFiles(config)
   const collector = createSpanCollector()
-  const provider = new TracerProvider({
-    resource: defaultResource().merge(
-      resourceFromAttributes({
-        'service.name': workerServiceName,
-        ...config.resourceAttributes,
-        ...(config.serviceName ? { 'service.name': config.serviceName } : {}),
-      }),
-    ),
-    sampler: samplerOf(config.sampler),
-    spanProcessors: [collector],
-  })
+  const provider = tracerProviderOf(config, { serviceName: workerServiceName }, [collector])
   let failing = false
   return {
     tracer: provider.getTracer('kinference'),
@@ -112,25 +90,6 @@ function refuseTlsFiles(config: OtlpTracesExport): void {
         'forms): a Worker cannot read PEM files; unset them and give the collector a ' +
         'publicly trusted certificate',
     )
-}
-
-/** As control-plane/tracing/start-tracing.ts maps them; the SDK's samplers run in workerd. */
-function samplerOf(choice: TraceSamplerChoice): Sampler {
-  const ratio = new TraceIdRatioBasedSampler(choice.ratio)
-  switch (choice.name) {
-    case 'always_on':
-      return new AlwaysOnSampler()
-    case 'always_off':
-      return new AlwaysOffSampler()
-    case 'traceidratio':
-      return ratio
-    case 'parentbased_always_on':
-      return new ParentBasedSampler({ root: new AlwaysOnSampler() })
-    case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() })
-    case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: ratio })
-  }
 }
 
 /** One OTLP/HTTP protobuf export request; throws when the collector does not accept it. */

@@ -4,13 +4,13 @@ import {
   instrumentationScopeName,
   type RunningTracing,
   startTracing,
-  type TracingDefaults,
 } from '../../../control-plane/tracing/start-tracing.ts'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { genAiRequestAttributes } from '../../../shared/tracing/gen-ai-attributes.ts'
 import { inSpan } from '../../../shared/tracing/in-span.ts'
 import { stageAttribute } from '../../../shared/tracing/stage-spans.ts'
 import { contextOfHeaders } from '../../../shared/tracing/trace-context.ts'
+import type { TracedService } from '../../../workers/worker/tracer-provider-of.ts'
 import { type OtlpCollector, startOtlpCollector } from '../../support/otlp-collector.ts'
 
 const edge = { serviceName: 'kinference-edge', serviceVersion: '1.2.3' }
@@ -30,7 +30,7 @@ afterEach(async () => {
   await collector.close()
 })
 
-function start(env: Record<string, string>, defaults: TracingDefaults = edge) {
+function start(env: Record<string, string>, defaults: TracedService = edge) {
   running = startTracing(env, defaults)
   return running
 }
