@@ -10,7 +10,7 @@ import { promptTokensHeader } from '../../shared/scorer-api/route-protocol.ts'
 import { cachedTokensInStream } from './cached-tokens-stream.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
 import type { UpstreamOutcome } from './request-charge.ts'
-import { type MeteredStream, tapSseUsage } from './usage-tap.ts'
+import { type MeteredStream, recordUsage, tapSseUsage } from './usage-tap.ts'
 
 export interface AnswerContext {
   requestId: string
@@ -70,7 +70,9 @@ export async function answer(
     meter({ kind: 'cut', metered: null })
     throw brokenAnswer(error)
   })
-  meter({ kind: 'answered', usage: usageOfJson(text) })
+  const usage = usageOfJson(text)
+  if (usage) recordUsage(request, usage)
+  meter({ kind: 'answered', usage })
   return new Response(withCachedTokensJson(text), { status: upstream.status, headers })
 }
 

@@ -3,7 +3,7 @@ import { type Usage, usageOfJson } from '../../shared/openai/usage.ts'
 import type { EdgeRequestLabels } from './edge-metrics.ts'
 import { createRequestLabeller } from './edge-request-labels.ts'
 import type { EdgeEnv, EdgeVariables } from './stages/edge-stage.ts'
-import { type MeteredStream, observeSseUsage, recordedStreamUsage } from './usage-tap.ts'
+import { type MeteredStream, observeSseUsage, recordedUsage } from './usage-tap.ts'
 
 /** A request as it was answered: what its stages learnt of it, and its status. */
 export interface AnsweredRequest {
@@ -112,7 +112,7 @@ export function observeEdgeRequests(
             for (const observer of observers) observer.firstText?.(answered, ttftSeconds)
           },
           onEnd: (metered) => {
-            const upstream = recordedStreamUsage(request) ?? metered.usage
+            const upstream = recordedUsage(request) ?? metered.usage
             const tokens = streamUsage({ ...metered, usage: upstream }, promptBasis)
             end({ ttftSeconds, complete: metered.complete, tokens })
           },
@@ -121,7 +121,9 @@ export function observeEdgeRequests(
       )
       return
     }
-    end({ ttftSeconds: null, complete: true, tokens: await jsonUsage(c, promptBasis) })
+    // The usage answer-upstream.ts read from the answer, else the answer read again.
+    const tokens = fromUsage(recordedUsage(request) ?? null) ?? (await jsonUsage(c, promptBasis))
+    end({ ttftSeconds: null, complete: true, tokens })
   }
 }
 

@@ -155,12 +155,23 @@ export function observeSseUsage(
   })
 }
 
-/** The last usage of each request's stream (SseTapOptions.recordFor), for as long as the request lives. */
+/**
+ * The last usage of each request's answer (a stream's, SseTapOptions.recordFor; a JSON
+ * answer's, recordUsage), for as long as the request lives.
+ */
 const recorded = new WeakMap<object, Usage>()
 
-/** The usage a request's upstream stream showed the edge, before the client's options removed it. */
-export function recordedStreamUsage(request: object): Usage | undefined {
+/**
+ * The usage a request's upstream answer showed the edge (a stream's before the client's
+ * options removed it), so the edge's metrics need not parse the answer again.
+ */
+export function recordedUsage(request: object): Usage | undefined {
   return recorded.get(request)
+}
+
+/** Keeps a JSON answer's usage for recordedUsage, as the stream tap keeps a stream's. */
+export function recordUsage(request: object, usage: Usage): void {
+  recorded.set(request, usage)
 }
 
 /** Generated text in a chunk: a non-empty content, text, reasoning or arguments string. */
