@@ -177,10 +177,7 @@ describe('a simulated pod with two data-parallel ranks', () => {
   })
 
   it('binds configured ports + rank, and refuses events and replay ranges that overlap', async () => {
-    const probe = await pod({ dataParallelSize: 3 })
-    const base = portOf(probe.kvEventsEndpoint)
-    await probe.close()
-    const target = await pod({ dataParallelSize: 3, zmqPort: base, replayPort: base + 3 })
+    const { target, base } = await podOnFreePorts()
     expect(target.kvEventsEndpoints.map(portOf)).toEqual([base, base + 1, base + 2])
     expect(target.replayEndpoints.map(portOf)).toEqual([base + 3, base + 4, base + 5])
     await expect(
@@ -294,3 +291,24 @@ describe('kinfctl sim --data-parallel-size --lora', () => {
     expect(err.split('\n')[0]).toContain('--data-parallel-size must be an integer from 1 to 64')
   })
 })
+
+/**
+ * A 3-rank pod on configured ports: six ports from one a probe pod found free. Another test
+ * may take one of them between the probe and the bind (the suite runs files in parallel),
+ * so a bind refused as in use is tried again on another base.
+ */
+async function podOnFreePorts() {
+  for (let attempt = 1; ; attempt++) {
+    const probe = await pod({ dataParallelSize: 3 })
+    const base = portOf(probe.kvEventsEndpoint)
+    await probe.close()
+    try {
+      return {
+        target: await pod({ dataParallelSize: 3, zmqPort: base, replayPort: base + 3 }),
+        base,
+      }
+    } catch (error) {
+      if (attempt >= 5 || !/cannot bind/.test((error as Error).message)) throw error
+    }
+  }
+}
