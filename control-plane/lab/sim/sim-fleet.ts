@@ -43,8 +43,6 @@ export interface SimFleetOptions {
   namePrefix?: string
   /** Pod i is named names[i] instead (one per pod), e.g. the name of its Pod object. */
   names?: readonly string[]
-  /** vLLM's --runner: generate (the default) or pooling (/v1/embeddings). */
-  runner?: 'generate' | 'pooling'
 }
 
 /**
@@ -100,7 +98,6 @@ export async function startSimFleet(options: SimFleetOptions): Promise<SimPod[]>
             enablePromptTokensDetails: options.enablePromptTokensDetails ?? true,
             faults: options.faults ?? {},
             kvEvents: options.kvEvents ?? {},
-            runner: options.runner ?? 'generate',
           },
           assets,
         ),
