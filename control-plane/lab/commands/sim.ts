@@ -41,6 +41,8 @@ Options:
                             its replay port + r, which then come 2N apart from pod to pod
                             (events zmq-port + 2Ni + r, replay + N); X-data-parallel-rank
                             picks the engine of a request
+      --runner R            vLLM's --runner: generate (default) serves the completions
+                            APIs; pooling serves /v1/embeddings instead (no KV events)
       --lora NAME           a LoRA adapter the pods serve, as vLLM's --lora-modules name
                             (repeatable): a request whose model is NAME runs under it
   -o, --output text|json    how to print the pods' addresses (default text)
@@ -132,6 +134,7 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
       'event-encoding': { type: 'string', default: 'map' },
       'data-parallel-size': { type: 'string' },
       lora: { type: 'string', multiple: true, default: [] },
+      runner: { type: 'string', default: 'generate' },
       output: { type: 'string', short: 'o', default: 'text' },
       'cpu-offload-blocks': { type: 'string' },
       'sliding-window': { type: 'string' },
@@ -161,7 +164,11 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
   const dataParallelSize = number('data-parallel-size', values['data-parallel-size'], 1)
   if (!Number.isInteger(dataParallelSize) || dataParallelSize < 1 || dataParallelSize > 64)
     throw new UsageError('--data-parallel-size must be an integer from 1 to 64')
+  const runner = values.runner
+  if (runner !== 'generate' && runner !== 'pooling')
+    throw new UsageError('--runner must be generate or pooling')
   const fleet = await startSimFleet({
+    runner,
     pods,
     profile,
     modelName: values.model,

@@ -70,8 +70,12 @@ export function createEngineRank(options: EngineRankOptions): EngineRank {
   const trackers = new Map<string, Tracker>()
   let seen = { queries: 0, hits: 0, externalQueries: 0, externalHits: 0, preemptions: 0 }
 
+  // A pooling pod runs without prefix caching, as vLLM's default for most embedding
+  // models (docs/vllm-wire.md, "Embeddings"): no KV events and no cache lookups counted.
+  const caching = config.runner === 'generate'
   const delayed = new Set<NodeJS.Timeout>()
   const publish = (events: EngineKvEvent[]) => {
+    if (!caching) return
     const wire = events.map(toWire)
     const { dropEventRate, eventDelayMs } = faults()
     const send = !(dropEventRate > 0 && random() < dropEventRate)
@@ -105,20 +109,21 @@ export function createEngineRank(options: EngineRankOptions): EngineRank {
         itls.push((endMs - (tracker.lastTokenMs ?? endMs)) / 1000)
       }
       tracker.lastTokenMs = endMs
-      tracker.generated++
+      if (!output.pooled) tracker.generated++
       if (output.finished) finish(output.requestId, tracker, output.finished, endMs)
     }
     metrics.recordStep({
       promptTokens,
-      generationTokens: step.outputs.length,
+      generationTokens: step.outputs.filter((output) => !output.pooled).length,
       timesToFirstToken: ttfts,
       interTokenLatencies: itls,
     })
     const stats = engine.stats
-    metrics.addPrefixCache({
-      queries: stats.prefixCacheQueries - seen.queries,
-      hits: stats.prefixCacheHits - seen.hits,
-    })
+    if (caching)
+      metrics.addPrefixCache({
+        queries: stats.prefixCacheQueries - seen.queries,
+        hits: stats.prefixCacheHits - seen.hits,
+      })
     // The CPU tier's share, as vLLM's scheduler records connector_prefix_cache_stats.
     metrics.addExternalPrefixCache({
       queries: stats.externalPrefixCacheQueries - seen.externalQueries,

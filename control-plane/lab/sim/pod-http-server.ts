@@ -4,6 +4,7 @@ import { prometheusTextContentType } from '../../../shared/metrics/create-promet
 import { ChatMessage } from '../../../shared/openai/chat-completion-request.ts'
 import { parseOpenAiRequest } from '../../../shared/openai/openai-request.ts'
 import { promptOf } from './generation-request.ts'
+import { handleEmbeddings } from './handle-embeddings.ts'
 import { handleGeneration } from './handle-generation.ts'
 import { readJsonBody } from './read-json-body.ts'
 import { type SimFaults, SimFaultsPatch } from './sim-pod-config.ts'
@@ -52,11 +53,23 @@ export function createPodHttpServer(context: SimPodContext, admin: PodAdmin): Se
     res.writeHead(status, { 'content-type': 'application/json', ...headers })
     res.end(JSON.stringify(value))
   }
+  // vLLM registers the completions routes only for the generate runner and the pooling
+  // routes only for a pooling one (build_app in vllm/entrypoints/openai/api_server.py):
+  // the other runner's paths answer FastAPI's 404.
+  const runnerRoutes: Record<string, Handler> =
+    context.config.runner === 'pooling'
+      ? {
+          'POST /v1/embeddings': (ctx, body, res, headers) =>
+            handleEmbeddings(ctx, body, res, headers),
+        }
+      : {
+          'POST /v1/chat/completions': (ctx, body, res, headers, receivedAtMs) =>
+            handleGeneration(ctx, 'chat', body, res, headers, receivedAtMs),
+          'POST /v1/completions': (ctx, body, res, headers, receivedAtMs) =>
+            handleGeneration(ctx, 'completion', body, res, headers, receivedAtMs),
+        }
   const routes: Record<string, Handler> = {
-    'POST /v1/chat/completions': (ctx, body, res, headers, receivedAtMs) =>
-      handleGeneration(ctx, 'chat', body, res, headers, receivedAtMs),
-    'POST /v1/completions': (ctx, body, res, headers, receivedAtMs) =>
-      handleGeneration(ctx, 'completion', body, res, headers, receivedAtMs),
+    ...runnerRoutes,
     'GET /v1/models': (ctx, _body, res, headers) => json(res, 200, modelList(ctx), headers),
     'POST /tokenize': (ctx, body, res, headers) => json(res, 200, tokenize(ctx, body), headers),
     'POST /detokenize': (ctx, body, res, headers) => json(res, 200, detokenize(ctx, body), headers),

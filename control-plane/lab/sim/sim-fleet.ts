@@ -43,6 +43,8 @@ export interface SimFleetOptions {
   namePrefix?: string
   /** Pod i is named names[i] instead (one per pod), e.g. the name of its Pod object. */
   names?: readonly string[]
+  /** vLLM's --runner: generate (the default) or pooling (/v1/embeddings). */
+  runner?: 'generate' | 'pooling'
 }
 
 /**
@@ -98,6 +100,7 @@ export async function startSimFleet(options: SimFleetOptions): Promise<SimPod[]>
             enablePromptTokensDetails: options.enablePromptTokensDetails ?? true,
             faults: options.faults ?? {},
             kvEvents: options.kvEvents ?? {},
+            runner: options.runner ?? 'generate',
           },
           assets,
         ),

@@ -69,6 +69,13 @@ export const SimPodConfig = z.strictObject({
   dataParallelSize: z.int().min(1).max(64).default(1),
   /** vLLM's --lora-modules names: a request for one of them runs under that adapter. */
   loraAdapters: z.array(z.string().min(1)).default([]),
+  /**
+   * vLLM's --runner: `generate` serves the completions APIs, `pooling` serves
+   * /v1/embeddings instead (prefill only, no prefix caching, no KV events).
+   */
+  runner: z.enum(['generate', 'pooling']).default('generate'),
+  /** The pooling model's hidden size: the length of its embedding vectors. */
+  embeddingSize: z.int().min(1).max(16_384).default(1024),
   faults: SimFaultsPatch.default({}),
   /** Which of vLLM's KV-event variants the pod emits (offload tier, hybrid groups, …). */
   kvEvents: SimKvEventsOptions.prefault({}),

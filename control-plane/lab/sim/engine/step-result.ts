@@ -8,7 +8,10 @@ export type FinishReason = 'stop' | 'length'
 export interface EngineRequestInput {
   id: string
   promptTokenIds: readonly number[]
-  /** The tokens the "model" will produce; the count is exact, the content synthetic. */
+  /**
+   * The tokens the "model" will produce; the count is exact, the content synthetic. None
+   * for a pooling request (prefill only), which ends with one `pooled` output.
+   */
   outputTokenIds: readonly number[]
   finishReason: FinishReason
   /** LoRA adapter and cache_salt: part of the block hash, as in vLLM's extra_keys. */
@@ -27,6 +30,8 @@ export interface TokenOutput {
   /** 0 for the first generated token. */
   index: number
   finished: FinishReason | null
+  /** A pooling request's prompt computed (no token was generated; tokenId is -1). */
+  pooled?: true
 }
 
 export interface StepResult {

@@ -130,9 +130,8 @@ export class VllmEngine {
 
   add(input: EngineRequestInput): void {
     if (this.requests.has(input.id)) throw new Error(`duplicate request id ${input.id}`)
-    if (input.promptTokenIds.length === 0 || input.outputTokenIds.length === 0) {
-      throw new Error('a request needs at least one prompt token and one output token')
-    }
+    // No output tokens: a pooling request, done when its prompt is computed.
+    if (input.promptTokenIds.length === 0) throw new Error('a request needs a prompt token')
     const multimodal = input.multimodal ?? []
     checkMultimodal(multimodal, input.promptTokenIds.length)
     const loraName = input.loraName || null
@@ -335,6 +334,11 @@ export class VllmEngine {
     request.numComputed += count
     if (request.numComputed < request.tokens.length) return []
     const { outputTokenIds, finishReason, id } = request.input
+    if (outputTokenIds.length === 0) {
+      this.requests.delete(id)
+      this.freeBlocks(request)
+      return [{ requestId: id, tokenId: -1, index: 0, finished: 'stop', pooled: true }]
+    }
     const tokenId = outputTokenIds[request.generated] as number
     request.tokens.push(tokenId)
     const index = request.generated++
