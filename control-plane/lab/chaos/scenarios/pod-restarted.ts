@@ -28,10 +28,13 @@ async function restartUnderTraffic(stack: ChaosStack, context: ChaosContext) {
   const decisions = await createRedisStateStore({ redis: context.redisUrl, prefix: stack.prefix })
   try {
     const shared = chaosPrompts({ seed: context.seed, prefixes: 6, prefixWords: 400 })
-    // After the restart a third of the prompts share prefixes no pod held before: they go
-    // where the load is lightest (the restarted pod, cold), and then predicted hits there
-    // come from what the new process published.
-    const fresh = chaosPrompts({ seed: context.seed + 1, prefixes: 3, prefixWords: 300 })
+    // After the restart a third of the prompts share prefixes no pod held before: each goes
+    // where the load is lightest, often the restarted pod (cold), and then predicted hits
+    // there come from what the new process published. Those prompts are every third index
+    // (i % 3 === 2), so the fresh prefixes must not be a multiple of 3 in number, or one
+    // alone would come up (i % 3 is always 2): with 4, each of them starts somewhere, and
+    // the chance that none starts on the restarted pod is small.
+    const fresh = chaosPrompts({ seed: context.seed + 1, prefixes: 4, prefixWords: 300 })
     let restarted = false
     const prompts = (i: number) => (restarted && i % 3 === 2 ? fresh(i) : shared(i))
     let completed = 0
