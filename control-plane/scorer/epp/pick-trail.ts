@@ -1,4 +1,10 @@
-import { type Attributes, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api'
+import {
+  type Attributes,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+} from '@opentelemetry/api'
 import type { Log, LogFields } from '../../../shared/logging/log.ts'
 import { failSpan, scopeUnder, type TraceScope } from '../../../shared/tracing/in-span.ts'
 import { stageAttribute, stageSpanName } from '../../../shared/tracing/stage-spans.ts'
@@ -72,7 +78,8 @@ export function openPickTrail(
   const method = headers[':method'] ?? 'POST'
   const path = ((headers[':path'] ?? '/').split('?')[0] ?? '/').slice(0, maxLoggedPath)
   const { tracer } = context
-  const parent = contextOfHeaders((name) => headers[name])
+  // Read only when traced: untraced requests do no work for spans.
+  const parent = tracer ? contextOfHeaders((name) => headers[name]) : ROOT_CONTEXT
   const span = tracer?.startSpan(
     stageSpanName('route'),
     {

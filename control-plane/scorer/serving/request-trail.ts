@@ -1,5 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { type Attributes, SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api'
+import {
+  type Attributes,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+} from '@opentelemetry/api'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { type Log, type LogFields, logWith } from '../../../shared/logging/log.ts'
 import { failSpan, scopeUnder, type TraceScope } from '../../../shared/tracing/in-span.ts'
@@ -84,7 +90,8 @@ export function openRequestTrail(
   const method = req.method ?? 'POST'
   const path = (req.url ?? '/').split('?')[0] ?? '/'
   const { tracer } = context
-  const parent = contextOfHeaders((name) => headerOf(req, name))
+  // Read only when traced: untraced requests do no work for spans.
+  const parent = tracer ? contextOfHeaders((name) => headerOf(req, name)) : ROOT_CONTEXT
   const span = tracer?.startSpan(
     stageSpanName('route'),
     {
