@@ -39,6 +39,10 @@ export const ModelPattern = z
   .regex(new RegExp(`^(\\*|${modelNameChars})$`), 'must be a model name or "*"')
 export type ModelName = z.infer<typeof ModelName>
 
+/** Which of vLLM's runners serves a model, and so which OpenAI API it answers. */
+export const ModelTask = z.enum(['Generate', 'Embed'])
+export type ModelTask = z.infer<typeof ModelTask>
+
 export const ServedModel = z.strictObject({
   name: ModelPattern.describe(
     'Served model name, as vLLM’s --served-model-name; or "*" for whatever model a request names (the pods decide what they serve; requests are counted with this tokenizer, and the pods’ metrics are read whatever their model_name).',
@@ -56,6 +60,9 @@ export const ServedModel = z.strictObject({
     .max(64)
     .optional()
     .describe('LoRA adapters served on top of this model, by name.'),
+  task: ModelTask.default('Generate').describe(
+    'What the model serves: Generate (vLLM’s generate runner: /v1/chat/completions, /v1/completions, /v1/responses) or Embed (its pooling runner, --runner pooling: /v1/embeddings). A request for the other API is refused with 400 before it reaches a pod.',
+  ),
 })
 export type ServedModel = z.infer<typeof ServedModel>
 

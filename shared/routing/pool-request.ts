@@ -1,4 +1,4 @@
-import type { InferencePoolSpec } from '../crd/inference-pool.ts'
+import type { InferencePoolSpec, ModelTask } from '../crd/inference-pool.ts'
 import { type BlockKeyChain, computeBlockKeys } from '../kv-index/block-keys.ts'
 import { type MmPlacement, mmBlockExtras } from '../kv-index/mm-block-extras.ts'
 import type { TierBlocks } from '../kv-index/tier-lookup.ts'
@@ -15,6 +15,8 @@ export interface ResolvedModel {
   loraName: string | null
   tokenizer: string
   maxContextTokens: number
+  /** Which API the model answers (the spec's task). */
+  task: ModelTask
 }
 
 /** What the router needs of a request: its prompt as the pod will run it, and its limits. */
@@ -68,6 +70,7 @@ export function resolveModel(spec: InferencePoolSpec, model: string): ResolvedMo
         loraName: served.name === model ? null : model,
         tokenizer: served.tokenizer,
         maxContextTokens: served.maxContextTokens,
+        task: served.task,
       }
     }
   }
@@ -78,6 +81,7 @@ export function resolveModel(spec: InferencePoolSpec, model: string): ResolvedMo
     loraName: null,
     tokenizer: any.tokenizer,
     maxContextTokens: any.maxContextTokens,
+    task: any.task,
   }
 }
 

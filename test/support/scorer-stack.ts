@@ -1,3 +1,4 @@
+import type { z } from 'zod'
 import { startSimulatedPools } from '../../control-plane/lab/embedded/start-simulated-pools.ts'
 import { loadSimModelAssets } from '../../control-plane/lab/sim/sim-model-assets.ts'
 import type { SimPod } from '../../control-plane/lab/sim/sim-pod.ts'
@@ -26,7 +27,7 @@ export interface Stack {
   close(): Promise<void>
 }
 
-export function poolSpec(overrides: Partial<PoolSpec> = {}): PoolSpec {
+export function poolSpec(overrides: Partial<z.input<typeof InferencePoolSpec>> = {}): PoolSpec {
   return InferencePoolSpec.parse({
     selector: { matchLabels: {} },
     targetPort: 8000,
