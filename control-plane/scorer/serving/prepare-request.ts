@@ -10,10 +10,18 @@ import {
 import { anyModel, type PoolRequest } from '../../../shared/routing/pool-router.ts'
 import type { Prompt } from '../../tokenizer/prompt-ids.ts'
 import type { PoolRuntime } from '../pools/pool-runtime.ts'
+import type { PodOperation } from './pod-span.ts'
+
+/** The OpenAI routes the scorer sends a pod: the one the client asked for. */
+export type PodRoutePath = '/v1/chat/completions' | '/v1/completions' | '/v1/embeddings'
 
 /** A request ready to route: its pool, and its token ids and block keys as the pod will see them. */
 export interface PreparedRequest {
-  openAi: OpenAiRequest
+  /** The pod's route it goes to, and what that call is as the GenAI conventions name it. */
+  podPath: PodRoutePath
+  operation: PodOperation
+  /** The client's max_tokens (max_completion_tokens); null when it set none or embeds. */
+  maxTokens: number | null
   pool: PoolRuntime
   model: string
   request: PoolRequest
@@ -94,10 +102,24 @@ export function prepareOnPool(
       openAiCode: 'model_not_found',
     })
   }
+  const podPath = openAi.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions'
+  // vLLM's pooling runner has no completions routes: refused here, not a 404 from the pod.
+  if (served.model.task === 'Embed') {
+    throw invalid(
+      `\`${model}\` is an embedding model: it serves /v1/embeddings, not ${podPath}`,
+      'model',
+      'model_not_supported',
+    )
+  }
+  const asked = {
+    podPath,
+    operation: openAi.kind === 'chat' ? 'chat' : 'text_completion',
+    maxTokens: maxTokensOf(openAi),
+  } as const
   const input = {
     id,
     model,
-    maxTokens: maxTokensOf(openAi) ?? pool.router.expectedOutputTokens,
+    maxTokens: asked.maxTokens ?? pool.router.expectedOutputTokens,
     cacheSalt: openAi.body.cache_salt ?? null,
     promptText: () =>
       openAi.kind === 'chat' ? JSON.stringify(openAi.body.messages) : String(openAi.body.prompt),
@@ -109,7 +131,7 @@ export function prepareOnPool(
     const keyless = pool.router.prepare({ ...input, promptIds: [] })
     const routing = { ...keyless.routing, promptTokens: estimateRequestPromptTokens(openAi) }
     const request = { ...keyless, routing }
-    return { openAi, pool, model, request, stream, estimated: true, promptIds: null }
+    return { ...asked, pool, model, request, stream, estimated: true, promptIds: null }
   }
   // The same tokenizer gives other ids from the raw text than from the parsed body.
   const key = `${served.model.tokenizer}\u0000${bodyText === null ? 'parsed' : 'text'}`
@@ -131,7 +153,7 @@ export function prepareOnPool(
     )
   }
   const request = pool.router.prepare({ ...input, promptIds: ids, mmFeatures })
-  return { openAi, pool, model, request, stream, estimated: false, promptIds: ids }
+  return { ...asked, pool, model, request, stream, estimated: false, promptIds: ids }
 }
 
 function soleModel(pools: readonly PoolRuntime[]): string {

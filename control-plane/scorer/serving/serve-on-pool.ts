@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import { maxTokensOf } from '../../../shared/openai/openai-request.ts'
 import { asciiHeaderValue } from '../../../shared/policy/decision-header.ts'
 import { kinferenceHeaders } from '../../../shared/protocol/kinference-headers.ts'
 import type { HoldTerms, RouteResult } from '../../../shared/routing/pool-router.ts'
@@ -223,9 +222,9 @@ async function sendToPod(
   const { trail } = options
   trail?.note({ pool: pool.id, pod })
   const podCall = openPodSpan(trail?.scope, {
-    operation: prepared.openAi.kind === 'chat' ? 'chat' : 'text_completion',
+    operation: prepared.operation,
     model: prepared.model,
-    maxTokens: maxTokensOf(prepared.openAi),
+    maxTokens: prepared.maxTokens,
     stream: prepared.stream,
     podUrl: endpoint.http,
     pod,
@@ -240,7 +239,7 @@ async function sendToPod(
     {
       podUrl: endpoint.http,
       dataParallelRank: endpoint.dataParallelRank,
-      path: prepared.openAi.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions',
+      path: prepared.podPath,
       body: options.body,
       headers: podCall.headers(options.headers),
       agent: context.agent,
