@@ -178,7 +178,10 @@ function relayAnswer(
     if (!res.headersSent)
       res.writeHead(status, { ...passThrough(answer.headers), ...request.extraHeaders })
   }
-  const meter = new AnswerMeter(request.stream)
+  const meter = new AnswerMeter(
+    request.stream,
+    request.path === '/v1/embeddings' ? 'embeddings' : 'generation',
+  )
   answer.on('data', (chunk: Buffer) => {
     const first = meter.add(chunk)
     if (first && request.stream && status === 200) request.onFirstToken()
