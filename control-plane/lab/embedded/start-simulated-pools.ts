@@ -136,8 +136,8 @@ export interface SimulatedPools {
 }
 
 /**
- * Simulated vLLM pods, one fleet per pool serving the pool's first model, and the scorer
- * in front of them. It lives here rather than in control-plane/scorer/ because the
+ * Simulated vLLM pods, one fleet per pool serving the pool's first model (on vLLM's pooling
+ * runner when its task is Embed), and the scorer in front of them. It lives here rather than in control-plane/scorer/ because the
  * scorer must never load the simulator.
  */
 export async function startSimulatedPools(options: SimulatedPoolsOptions): Promise<SimulatedPools> {
@@ -172,6 +172,8 @@ export async function startSimulatedPools(options: SimulatedPoolsOptions): Promi
         tokenizer,
         assets: assetsFor(tokenizer),
         enablePromptTokensDetails: sim.enablePromptTokensDetails,
+        // An embedding model runs on vLLM's pooling runner: /v1/embeddings, no completions.
+        runner: pool.spec.models[0]?.task === 'Embed' ? 'pooling' : 'generate',
         ...(sim.faults ? { faults: sim.faults } : {}),
         ...(sim.namePrefix ? { namePrefix: sim.namePrefix(pool.name) } : {}),
       })
