@@ -11,6 +11,7 @@ import type { ScorerConfig } from '../scorer-config.ts'
 import { handleInference } from '../serving/handle-inference.ts'
 import { handleRoute } from '../serving/handle-route.ts'
 import type { InferenceContext, ScorerContext } from '../serving/inference-context.ts'
+import { serveEmbeddings } from '../serving/serve-embeddings.ts'
 import { lookupReport, podsReport } from './admin-api.ts'
 import { parseJson, readBody } from './read-body.ts'
 
@@ -57,6 +58,7 @@ export function createScorerServer(
     ...extra,
     'POST /v1/chat/completions': leased((c, req, res) => handleInference(c, 'chat', req, res)),
     'POST /v1/completions': leased((c, req, res) => handleInference(c, 'completion', req, res)),
+    'POST /v1/embeddings': leased(serveEmbeddings),
     [`POST ${routePaths.chat}`]: leased((c, req, res) => handleRoute(c, 'chat', req, res)),
     [`POST ${routePaths.completion}`]: leased((c, req, res) =>
       handleRoute(c, 'completion', req, res),

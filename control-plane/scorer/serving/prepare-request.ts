@@ -31,7 +31,7 @@ export interface PreparedRequest {
    * and it has no block keys, so the pool routes it on load alone.
    */
   estimated: boolean
-  /** The prompt's ids as the pod will run them; null when estimated. */
+  /** The prompt's ids as the pod will run them; null when estimated, and for embeddings. */
   promptIds: readonly number[] | null
 }
 
