@@ -49,9 +49,13 @@ export function prepareEmbedding(
     )
   }
   const inputs = embeddingInputs(openAi)
-  const addSpecialTokens = (openAi as { add_special_tokens?: unknown }).add_special_tokens !== false
   const counted =
-    served.tokenizer === null ? null : countTokens(served.tokenizer, inputs, addSpecialTokens)
+    served.tokenizer === null
+      ? null
+      : countTokens(served.tokenizer, inputs, {
+          addSpecialTokens: openAi.add_special_tokens !== false,
+          keep: keptTokens(openAi.truncate_prompt_tokens, served.model.maxContextTokens),
+        })
   const promptTokens = counted ?? estimateEmbeddingTokens(inputs)
   // Routed on load alone, with no block keys: a pooling pod (the simulated one, and most
   // pooling models: vLLM turns prefix caching off for them) caches no prefix, so a key
@@ -81,24 +85,37 @@ export function prepareEmbedding(
 }
 
 /**
+ * The tokens vLLM keeps of each input given its `truncate_prompt_tokens` (-1: the model's
+ * context; k: k), as control-plane/lab/sim/embedding-request.ts applies it; null: all.
+ * A value vLLM refuses is left for the pod to refuse.
+ */
+function keptTokens(truncate: unknown, maxContextTokens: number): number | null {
+  if (truncate === -1) return maxContextTokens
+  return Number.isInteger(truncate) && (truncate as number) > 0 ? (truncate as number) : null
+}
+
+/**
  * The tokens of every input as vLLM's pooling server counts them: a text encoded with the
  * special tokens unless `add_special_tokens` is false, token ids as given (each in the
- * vocabulary, as control-plane/tokenizer/prompt-ids.ts checks a completion's).
+ * vocabulary, as control-plane/tokenizer/prompt-ids.ts checks a completion's), each cut
+ * to what truncation keeps.
  */
 function countTokens(
   tokenizer: Tokenizer,
   inputs: readonly EmbeddingInput[],
-  addSpecialTokens: boolean,
+  options: { addSpecialTokens: boolean; keep: number | null },
 ): number {
   let tokens = 0
   for (const input of inputs) {
+    let length: number
     if ('text' in input) {
-      tokens += tokenizer.encode(input.text, { addSpecialTokens }).length
-      continue
+      length = tokenizer.encode(input.text, { addSpecialTokens: options.addSpecialTokens }).length
+    } else {
+      const outside = input.ids.find((tokenId) => tokenId >= tokenizer.vocabSize)
+      if (outside !== undefined) throw invalid(`Token id ${outside} is out of vocabulary`, 'input')
+      length = input.ids.length
     }
-    const outside = input.ids.find((tokenId) => tokenId >= tokenizer.vocabSize)
-    if (outside !== undefined) throw invalid(`Token id ${outside} is out of vocabulary`, 'input')
-    tokens += input.ids.length
+    tokens += options.keep === null ? length : Math.min(length, options.keep)
   }
   return tokens
 }

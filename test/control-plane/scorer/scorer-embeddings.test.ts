@@ -113,7 +113,7 @@ describe('the scorer serving /v1/embeddings', () => {
     expect(answer.headers.get('x-kinference-prompt-tokens')).toBe(String(countOf(inputs)))
   })
 
-  it('counts token-id inputs as given and refuses an id out of the vocabulary', async () => {
+  it('counts token-id inputs as given, truncated ones as vLLM cuts them, and refuses an id out of the vocabulary', async () => {
     const stack = await embeddingStack()
     const ids = await embed(stack, {
       model: embedModel,
@@ -125,6 +125,16 @@ describe('the scorer serving /v1/embeddings', () => {
     expect(ids.status).toBe(200)
     expect(ids.json.usage.prompt_tokens).toBe(5)
     expect(ids.headers.get('x-kinference-prompt-tokens')).toBe('5')
+    // vLLM's truncate_prompt_tokens keeps the last 5 tokens of each input: counted so too.
+    const cut = await embed(stack, {
+      model: embedModel,
+      input: [words(1, 40), 'hi'],
+      truncate_prompt_tokens: 5,
+    })
+    expect(cut.status).toBe(200)
+    const kept = 5 + Math.min(5, countOf(['hi']))
+    expect(cut.json.usage.prompt_tokens).toBe(kept)
+    expect(cut.headers.get('x-kinference-prompt-tokens')).toBe(String(kept))
     const outside = await errorOf(stack, '/v1/embeddings', {
       model: embedModel,
       input: [1, tokenizer.vocabSize + 5],
