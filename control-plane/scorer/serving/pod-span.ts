@@ -94,7 +94,8 @@ function podAttributes(facts: PodCallFacts): Attributes {
       maxTokens: facts.maxTokens,
       stream: facts.stream,
     }),
-    // genAiRequestAttributes takes only GenAiOperation's names: the operation is set here.
+    // genAiRequestAttributes (shared/) takes GenAiOperation, the generation endpoints' names
+    // only: the operation, `embeddings` among them, is the pod call's own, set over it.
     [genAi.operationName]: facts.operation,
     'server.address': url.hostname,
     'server.port': port,
