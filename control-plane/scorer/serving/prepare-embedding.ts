@@ -57,10 +57,12 @@ export function prepareEmbedding(
           keep: keptTokens(openAi.truncate_prompt_tokens, served.model.maxContextTokens),
         })
   const promptTokens = counted ?? estimateEmbeddingTokens(inputs)
-  // Routed on load alone, with no block keys: a pooling pod (the simulated one, and most
-  // pooling models: vLLM turns prefix caching off for them) caches no prefix, so a key
-  // would only leave a speculative index entry on a pod that never holds it, and mislead
-  // the cache-aware routing of whatever else shares the index. maxTokens 1: a prefill only.
+  // Routed on load alone, with no block keys: most pooling pods cache no prefix (vLLM turns
+  // prefix caching off for encoders and MEAN or CLS pooling; the simulator models none:
+  // docs/vllm-wire.md, "Prefix caching"), and a key would leave a speculative index entry
+  // on a pod that never holds it, misleading the cache-aware routing of whatever shares
+  // the index. A LAST-pooling model that caches is routed on load too, for now.
+  // maxTokens 1: an embedding is a prefill only.
   const keyless = pool.router.prepare({
     id,
     model,
