@@ -23,8 +23,8 @@ export const genAi = {
   conversationId: 'gen_ai.conversation.id',
 } as const
 
-/** gen_ai.operation.name of OpenAI's endpoints. */
-export type GenAiOperation = 'chat' | 'text_completion'
+/** gen_ai.operation.name of OpenAI's endpoints (/v1/embeddings is `embeddings`). */
+export type GenAiOperation = 'chat' | 'text_completion' | 'embeddings'
 
 /** gen_ai.provider.name values (the specification's well-known ones where they exist). */
 export const genAiProviders = { bedrock: 'aws.bedrock', vllm: 'vllm' } as const

@@ -109,6 +109,33 @@ export function describeEdgeRequestPath(runtime: string, setup: RequestPathRunti
       expect(response.headers.get('x-kinference-decision')).toMatch(/backend=demo\/sim-local.*pod=/)
     })
 
+    it('serves embeddings from the pooling pool, charged on its usage, never from Bedrock', async () => {
+      const before = await bedrockCalls()
+      const { app } = edge()
+      const embed = (body: unknown) =>
+        app.fetch(
+          new Request('http://edge/v1/embeddings', {
+            method: 'POST',
+            headers: { authorization: `Bearer ${setup.stack().demoKey}` },
+            body: JSON.stringify(body),
+          }),
+        )
+      const response = await embed({ model: 'qwen3-embedding-0.6b', input: ['one', 'two'] })
+      expect(response.status).toBe(200)
+      const body = (await response.json()) as {
+        data: { index: number; embedding: number[] }[]
+        usage: { prompt_tokens: number }
+      }
+      expect(body.data.map((d) => d.index)).toEqual([0, 1])
+      expect(Math.hypot(...(body.data[0]?.embedding ?? []))).toBeCloseTo(1, 4)
+      expect(body.usage.prompt_tokens).toBeGreaterThan(0)
+      expect(response.headers.get('x-kinference-decision')).toMatch(/backend=demo\/sim-embed-local/)
+      const external = await embed({ model: 'claude-sonnet', input: 'hi' })
+      expect(external.status).toBe(400)
+      expect((await errorOf(external)).code).toBe('model_not_supported')
+      expect(await bedrockCalls()).toBe(before)
+    })
+
     it('streams from a local pod with usage when asked', async () => {
       const response = await edge().post(
         chat('stream', { stream: true, stream_options: { include_usage: true }, ignore_eos: true }),

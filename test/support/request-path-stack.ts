@@ -33,19 +33,32 @@ export async function startRequestPathStack(): Promise<{
   const bedrock = await startFakeBedrock({ port: 0 })
   const key = mintApiKey((n) => crypto.getRandomValues(new Uint8Array(n)), { id: 'demo' })
   const snapshot = await demoSnapshot(bedrock.url, key.id, await sha256HexOf(key.secret))
-  const pool = Object.values(snapshot.pools)[0]
+  const pool = snapshot.pools['demo/sim-27b']
   const model = pool?.spec.models[0]?.name
-  if (!pool || !model) throw new Error('the demo config has no pool')
+  // The demo's pooling pool, for /v1/embeddings (its pods run vLLM's pooling runner).
+  const embed = snapshot.pools['demo/sim-embed']
+  const embedModel = embed?.spec.models[0]?.name
+  if (!pool || !model || !embed || !embedModel) throw new Error('the demo config lacks a pool')
   const signingSecret = 'request-path-signing-secret'
   const scorer = {
     signingSecrets: [signingSecret],
-    backends: { 'sim-local': { pool: pool.name, model } },
+    backends: {
+      'sim-local': { pool: pool.name, model },
+      'sim-embed-local': { pool: embed.name, model: embedModel },
+    },
   }
   const withSlo = (ttftSloMs: number) => ({ name: pool.name, spec: { ...pool.spec, ttftSloMs } })
   const normal = await startSimulatedPools({
-    pools: [withSlo(pool.spec.ttftSloMs ?? 2_000)],
+    pools: [withSlo(pool.spec.ttftSloMs ?? 2_000), { name: embed.name, spec: embed.spec }],
     podsPerPool: 2,
-    sim: { profile: l40s27bFp8, timeScale: 50, seed: 3, eventEncoding: 'map' },
+    // Pod names differ across the two pools (the scorer keys pods by name).
+    sim: {
+      profile: l40s27bFp8,
+      timeScale: 50,
+      seed: 3,
+      eventEncoding: 'map',
+      namePrefix: (name) => name,
+    },
     scorer,
     log: () => {},
   })

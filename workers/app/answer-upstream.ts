@@ -76,6 +76,28 @@ export async function answer(
   return new Response(withCachedTokensJson(text), { status: upstream.status, headers })
 }
 
+/**
+ * An embeddings answer for the client: answer()'s headers and errors, the JSON passed on as
+ * the pod wrote it (its usage has no cached tokens to add), metered on its usage.
+ */
+export async function answerEmbeddings(
+  upstream: Response,
+  context: AnswerContext,
+  routed: { decision: string | null; notes: readonly string[] },
+): Promise<Response> {
+  const headers = routedHeaders(upstream, context, routed)
+  const exact = Number(headers.get(promptTokensHeader))
+  const promptTokens = Number.isInteger(exact) && exact > 0 ? exact : null
+  const meter = (outcome: UpstreamOutcome) => context.meter(outcome, promptTokens)
+  if (!upstream.ok) return errorAnswer(upstream, headers, meter)
+  const text = await upstream.text().catch((error: unknown) => {
+    meter({ kind: 'cut', metered: null })
+    throw brokenAnswer(error)
+  })
+  meter({ kind: 'answered', usage: usageOfJson(text) })
+  return new Response(text, { status: upstream.status, headers })
+}
+
 function routedHeaders(
   upstream: Response,
   context: AnswerContext,

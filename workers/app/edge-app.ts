@@ -9,15 +9,19 @@ import { logEdgeAccess } from './log-edge-access.ts'
 import { meterEdgeRequests } from './meter-edge-requests.ts'
 import { type EdgeRequestObserver, observeEdgeRequests } from './observe-edge-requests.ts'
 import { serveResponses } from './responses/serve-responses.ts'
+import { admitEmbedding } from './stages/admit-embedding.ts'
 import { admitRequest } from './stages/admit-request.ts'
 import { answerRequestId } from './stages/answer-request-id.ts'
 import { authenticateTenant } from './stages/authenticate-tenant.ts'
 import { decide } from './stages/decide.ts'
+import { decideEmbedding } from './stages/decide-embedding.ts'
 import type { EdgeEnv } from './stages/edge-stage.ts'
 import { inOrder } from './stages/edge-stage.ts'
 import { limitHeaders } from './stages/limit-headers.ts'
 import { listModels, retrieveModel } from './stages/list-models.ts'
+import { readEmbedding } from './stages/read-embedding.ts'
 import { readRequest } from './stages/read-request.ts'
+import { serveEmbedding } from './stages/serve-embedding.ts'
 import { serveOutcome } from './stages/serve-outcome.ts'
 import { tagRequest } from './stages/tag-request.ts'
 import { tenantTerms } from './stages/tenant-terms.ts'
@@ -25,7 +29,8 @@ import { traceEdgeRequests } from './trace-edge-requests.ts'
 
 /**
  * The edge: OpenAI's API in front of the scorer and the external providers. A completion
- * goes through the stages below in order, each a Hono middleware that reads what earlier
+ * (or an embedding, through its own read, quota, policy and serve stages) goes through the
+ * stages below in order, each a Hono middleware that reads what earlier
  * ones set on the context (stages/edge-stage.ts) and sets its own; any stage's error is
  * answered in OpenAI's shape (answer-error.ts). The same app runs in workerd and on Node;
  * the runtime supplies the ports (edge-deps.ts).
@@ -77,6 +82,18 @@ export function createEdgeApp(deps: EdgeDeps): Hono<EdgeEnv> {
   app.get('/v1/models/*', ...inOrder(authenticate, retrieveModel()))
   app.post('/v1/chat/completions', ...complete('chat'))
   app.post('/v1/completions', ...complete('completion'))
+  app.post(
+    '/v1/embeddings',
+    ...inOrder(
+      tagRequest(deps.newRequestId),
+      authenticate,
+      tenantTerms(),
+      readEmbedding(deps, limits),
+      admitEmbedding(deps),
+      decideEmbedding(deps),
+      serveEmbedding(deps),
+    ),
+  )
   app.post(
     '/v1/responses',
     ...inOrder(

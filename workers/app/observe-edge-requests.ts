@@ -80,11 +80,12 @@ export function observeEdgeRequests(
     const set = <K extends keyof EdgeVariables>(name: K) =>
       c.get(name) as EdgeVariables[K] | undefined
     const request = set('request')
+    const model = request?.model ?? set('embedding')?.model
     const tenant = set('identity')?.tenant
     const answered: AnsweredRequest = {
-      labels: labelsOf({ snapshot: set('snapshot'), tenant, model: request?.model }),
+      labels: labelsOf({ snapshot: set('snapshot'), tenant, model }),
       tenant,
-      model: request?.model,
+      model,
       status: c.res.status,
       handedOver: options.handedOver?.(c.req.raw) ?? false,
       internal: options.internal?.(c.req.raw) ?? false,
@@ -97,11 +98,12 @@ export function observeEdgeRequests(
     }
     const response = c.res
     const succeeded = response.status >= 200 && response.status < 300
-    if (request === undefined || !succeeded) {
+    const read = request ?? set('embedding')
+    if (read === undefined || !succeeded) {
       end({ ttftSeconds: null, complete: true, tokens: null })
       return
     }
-    const promptBasis = set('admitted')?.basis.promptTokens ?? request.promptTokens
+    const promptBasis = set('admitted')?.basis.promptTokens ?? read.promptTokens
     const type = response.headers.get('content-type') ?? ''
     if (response.body && type.includes('text/event-stream')) {
       let ttftSeconds: number | null = null
@@ -112,7 +114,7 @@ export function observeEdgeRequests(
             for (const observer of observers) observer.firstText?.(answered, ttftSeconds)
           },
           onEnd: (metered) => {
-            const upstream = recordedUsage(request) ?? metered.usage
+            const upstream = (request && recordedUsage(request)) ?? metered.usage
             const tokens = streamUsage({ ...metered, usage: upstream }, promptBasis)
             end({ ttftSeconds, complete: metered.complete, tokens })
           },
@@ -122,7 +124,8 @@ export function observeEdgeRequests(
       return
     }
     // The usage answer-upstream.ts read from the answer, else the answer read again.
-    const tokens = fromUsage(recordedUsage(request) ?? null) ?? (await jsonUsage(c, promptBasis))
+    const recorded = request ? recordedUsage(request) : null
+    const tokens = fromUsage(recorded ?? null) ?? (await jsonUsage(c, promptBasis))
     end({ ttftSeconds: null, complete: true, tokens })
   }
 }

@@ -134,7 +134,7 @@ export async function readBodyText(request: Request, limit: number): Promise<str
 const patternsBySnapshot = new WeakMap<ConfigSnapshot, Map<string, CompiledCustomPattern[]>>()
 
 /** The policy's custom PII patterns, compiled once per snapshot. */
-function customPatterns(snapshot: ConfigSnapshot, tenant: string): CompiledCustomPattern[] {
+export function customPatterns(snapshot: ConfigSnapshot, tenant: string): CompiledCustomPattern[] {
   const policyId = snapshot.tenants[tenant]
   if (policyId === undefined) return []
   let byPolicy = patternsBySnapshot.get(snapshot)
@@ -235,7 +235,7 @@ export function readEdgeRequest(
  * tenant's policy lists it: otherwise a 400 naming it, so that no tenant reorders vLLM's
  * queue (priority) or reaches its KV transfer without the operator's say.
  */
-function checkVllmFields(
+export function checkVllmFields(
   snapshot: ConfigSnapshot,
   tenant: string,
   body: Readonly<Record<string, unknown>>,
@@ -251,7 +251,7 @@ function checkVllmFields(
 }
 
 /** The client's own labels (x-kinference-labels), each checked. */
-function clientLabelsOf(header: string | undefined): Set<string> {
+export function clientLabelsOf(header: string | undefined): Set<string> {
   const labelsHeader = kinferenceHeaders.labels
   const labels = new Set<string>()
   for (const label of (header ?? '')
@@ -273,6 +273,6 @@ function clientLabelsOf(header: string | undefined): Set<string> {
  * shrinks base64 and escapes, so honest requests stay far below), past which the rest is
  * unreadable and the request fails closed.
  */
-function scanBudget(text: string): number {
+export function scanBudget(text: string): number {
   return 4 * text.length + 65_536
 }

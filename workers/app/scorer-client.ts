@@ -31,7 +31,7 @@ export interface ScorerPort {
   ): Promise<RouteAnswer>
   /** Forwards an OpenAI request; the scorer's answer as is. Throws upstream_unavailable when unreachable. */
   forward(
-    path: '/v1/chat/completions' | '/v1/completions',
+    path: '/v1/chat/completions' | '/v1/completions' | '/v1/embeddings',
     body: string,
     claims: EdgeClaims,
     headers: Record<string, string>,

@@ -53,6 +53,7 @@ function endRequestSpan(span: Span, c: Context<EdgeEnv>, ended: EndedRequest): v
   const set = <K extends keyof EdgeVariables>(name: K) =>
     c.get(name) as EdgeVariables[K] | undefined
   const request = set('request')
+  const embedding = set('embedding')
   span.setAttributes({
     'http.response.status_code': ended.status,
     ...(set('requestId') && { 'kinference.request_id': set('requestId') }),
@@ -61,6 +62,10 @@ function endRequestSpan(span: Span, c: Context<EdgeEnv>, ended: EndedRequest): v
       [genAi.operationName]: request.kind === 'chat' ? 'chat' : 'text_completion',
       [genAi.requestModel]: request.model,
       [genAi.requestStream]: request.stream,
+    }),
+    ...(embedding && {
+      [genAi.operationName]: 'embeddings',
+      [genAi.requestModel]: embedding.model,
     }),
     ...(ended.tokens &&
       genAiUsageAttributes({

@@ -10,6 +10,7 @@ const modelNotes: Record<string, string> = {
   'gpt-4o': 'alias',
   auto: 'the cheaper pool unless the big one holds the prefix',
   'claude-sonnet': 'Bedrock stand-in',
+  'qwen3-embedding-0.6b': '/v1/embeddings, served by the pooling pool',
 }
 
 /**

@@ -12,15 +12,9 @@ import { traceHeadersOf } from '../../../shared/tracing/trace-context.ts'
 import type { ProxyOutcome } from './proxy-to-pod.ts'
 import { requestIdAttribute } from './request-trail.ts'
 
-/**
- * gen_ai.operation.name of a call to a pod: OpenAI's generation endpoints (GenAiOperation)
- * and `embeddings`, the conventions' name for /v1/embeddings.
- */
-export type PodOperation = GenAiOperation | 'embeddings'
-
 /** What one attempt on a pod is: the request as the pod gets it, and where it goes. */
 export interface PodCallFacts {
-  operation: PodOperation
+  operation: GenAiOperation
   /** The model the pod is asked for. */
   model: string
   maxTokens: number | null
@@ -89,14 +83,11 @@ function podAttributes(facts: PodCallFacts): Attributes {
     [stageAttribute]: 'pod',
     [genAi.providerName]: genAiProviders.vllm,
     ...genAiRequestAttributes({
-      operation: 'chat',
+      operation: facts.operation,
       model: facts.model,
       maxTokens: facts.maxTokens,
       stream: facts.stream,
     }),
-    // genAiRequestAttributes (shared/) takes GenAiOperation, the generation endpoints' names
-    // only: the operation, `embeddings` among them, is the pod call's own, set over it.
-    [genAi.operationName]: facts.operation,
     'server.address': url.hostname,
     'server.port': port,
     [requestIdAttribute]: facts.requestId,

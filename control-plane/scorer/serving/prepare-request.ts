@@ -8,9 +8,9 @@ import {
   type RequestKind,
 } from '../../../shared/openai/openai-request.ts'
 import { anyModel, type PoolRequest } from '../../../shared/routing/pool-router.ts'
+import type { GenAiOperation } from '../../../shared/tracing/gen-ai-attributes.ts'
 import type { Prompt } from '../../tokenizer/prompt-ids.ts'
 import type { PoolRuntime } from '../pools/pool-runtime.ts'
-import type { PodOperation } from './pod-span.ts'
 
 /** The OpenAI routes the scorer sends a pod: the one the client asked for. */
 export type PodRoutePath = '/v1/chat/completions' | '/v1/completions' | '/v1/embeddings'
@@ -19,7 +19,7 @@ export type PodRoutePath = '/v1/chat/completions' | '/v1/completions' | '/v1/emb
 export interface PreparedRequest {
   /** The pod's route it goes to, and what that call is as the GenAI conventions name it. */
   podPath: PodRoutePath
-  operation: PodOperation
+  operation: GenAiOperation
   /** The client's max_tokens (max_completion_tokens); null when it set none or embeds. */
   maxTokens: number | null
   pool: PoolRuntime

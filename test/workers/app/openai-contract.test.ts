@@ -32,6 +32,9 @@ async function thrown(call: Promise<unknown>): Promise<InstanceType<typeof OpenA
   return error
 }
 
+/** The demo's embedding model (its pool runs vLLM's pooling runner). */
+const embeddingModel = 'qwen3-embedding-0.6b'
+
 const goDuration = /^(\d+ms|(\d+h)?(\d+m)?\d+s)$/
 
 describe('the edge’s OpenAI contract, through the official client', () => {
@@ -49,8 +52,15 @@ describe('the edge’s OpenAI contract, through the official client', () => {
     // The "auto" rule's pools serve qwen3-8b only under "auto"; the 403 rule serves nothing.
     expect(ids).not.toContain('qwen3-8b')
     expect(ids).not.toContain('secret-model')
+    // The pooling pool's model answers embeddings; chat for it is the client's error.
+    expect(ids).toContain(embeddingModel)
     for (const id of ids) {
       expect((await openai.models.retrieve(id)).id).toBe(id)
+      if (id === embeddingModel) {
+        const answer = await openai.embeddings.create({ model: id, input: 'Say hi.' })
+        expect(answer.data[0]?.embedding.length).toBeGreaterThan(0)
+        continue
+      }
       const answer = await openai.chat.completions.create(chat(id))
       expect(answer.choices.length).toBeGreaterThan(0)
     }

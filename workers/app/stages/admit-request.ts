@@ -1,8 +1,11 @@
+import type { Next } from 'hono'
 import { KinfError } from '../../../shared/errors/kinf-error.ts'
 import { rateLimitHeaders } from '../../../shared/openai/rate-limit-headers.ts'
 import { admitQuota, type QuotaDeps, quotaState, settleQuota } from '../admit-quota.ts'
-import { type EdgeStage, edgeStage } from './edge-stage.ts'
+import type { ChargeBasis } from '../request-charge.ts'
+import { type EdgeStage, edgeStage, type StageContext } from './edge-stage.ts'
 import { keepAlive } from './keep-alive.ts'
+import type { StageTrace } from './stage-span.ts'
 import { withHeaders } from './with-headers.ts'
 
 /**
@@ -22,51 +25,73 @@ export function admitRequest(
     { reads: ['request', 'terms'], sets: ['admitted', 'rateLimits'], span: 'quota' },
     async (c, next, trace) => {
       const request = c.get('request')
-      const { quotas } = c.get('terms')
       const reservedOutput = request.sequences * (request.maxTokens ?? defaultMaxTokens)
-      const estimatedTokens = request.promptTokens + reservedOutput
-      const admission = await admitQuota(deps, request.tenant, quotas, estimatedTokens)
-      trace?.span.setAttributes({
-        'kinference.quota.estimated_tokens': estimatedTokens,
-        'kinference.quota.admitted': admission.admitted,
-      })
-      const state = await quotaState(deps, request.tenant, admission)
-      const refusal = admission.admitted ? null : admission
-      const limits = rateLimitHeaders(quotas, state, deps.nowMs(), refusal)
-      // Read by answerError too, for the answer of a request refused here or later.
-      c.set('rateLimits', limits)
-      if (!admission.admitted) {
-        deps.metrics.inc('quota_exceeded', { limit: admission.limit })
-        throw new KinfError('rate_limited', admission.message, {
-          retryAfterSeconds: admission.retryAfterSeconds,
-          openAiCode: admission.limit === 'tokens' ? 'tokens_per_minute' : 'requests_per_minute',
-        })
-      }
-      let settled = false
-      const charge = (tokens: number | Promise<number>) => {
-        if (settled) return
-        settled = true
-        const work = Promise.resolve(tokens).then((actual) =>
-          settleQuota(deps, request.tenant, quotas, admission.reservation, estimatedTokens, actual),
-        )
-        keepAlive(c, work)
-      }
-      c.set('admitted', {
-        basis: { promptTokens: request.promptTokens, reservedOutput },
-        estimatedTokens,
-        charge,
-      })
-      const unused = () => charge(c.req.raw.signal.aborted ? request.promptTokens : 0)
-      try {
-        await next()
-      } catch (error) {
-        // Hono hands what is not an Error on as thrown.
-        unused()
-        throw error
-      }
-      // Hono answers a later stage's error (onError) before this one resumes, and says so here.
-      if (c.error) unused()
-      else withHeaders(c, limits)
+      const basis = { promptTokens: request.promptTokens, reservedOutput }
+      await admitOn(
+        c as unknown as GrantContext,
+        deps,
+        { tenant: request.tenant, basis },
+        next,
+        trace,
+      )
+      return undefined
     },
   )
+}
+
+/** What admitOn reads and sets of a stage's context. */
+export type GrantContext = StageContext<'terms' | 'admitted' | 'rateLimits'>
+
+/**
+ * Admits a request of `tenant` on `basis` (its prompt and the output reserved for it), sets
+ * its grant and rate-limit headers, runs the stages after it, and settles what they did not:
+ * shared by every route that spends tokens (admitRequest, admitEmbedding).
+ */
+export async function admitOn(
+  c: GrantContext,
+  deps: QuotaDeps,
+  { tenant, basis }: { tenant: string; basis: ChargeBasis },
+  next: Next,
+  trace: StageTrace | undefined,
+): Promise<void> {
+  const { quotas } = c.get('terms')
+  const estimatedTokens = basis.promptTokens + basis.reservedOutput
+  const admission = await admitQuota(deps, tenant, quotas, estimatedTokens)
+  trace?.span.setAttributes({
+    'kinference.quota.estimated_tokens': estimatedTokens,
+    'kinference.quota.admitted': admission.admitted,
+  })
+  const state = await quotaState(deps, tenant, admission)
+  const refusal = admission.admitted ? null : admission
+  const limits = rateLimitHeaders(quotas, state, deps.nowMs(), refusal)
+  // Read by answerError too, for the answer of a request refused here or later.
+  c.set('rateLimits', limits)
+  if (!admission.admitted) {
+    deps.metrics.inc('quota_exceeded', { limit: admission.limit })
+    throw new KinfError('rate_limited', admission.message, {
+      retryAfterSeconds: admission.retryAfterSeconds,
+      openAiCode: admission.limit === 'tokens' ? 'tokens_per_minute' : 'requests_per_minute',
+    })
+  }
+  let settled = false
+  const charge = (tokens: number | Promise<number>) => {
+    if (settled) return
+    settled = true
+    const work = Promise.resolve(tokens).then((actual) =>
+      settleQuota(deps, tenant, quotas, admission.reservation, estimatedTokens, actual),
+    )
+    keepAlive(c, work)
+  }
+  c.set('admitted', { basis, estimatedTokens, charge })
+  const unused = () => charge(c.req.raw.signal.aborted ? basis.promptTokens : 0)
+  try {
+    await next()
+  } catch (error) {
+    // Hono hands what is not an Error on as thrown.
+    unused()
+    throw error
+  }
+  // Hono answers a later stage's error (onError) before this one resumes, and says so here.
+  if (c.error) unused()
+  else withHeaders(c, limits)
 }

@@ -5,6 +5,7 @@ import type { Stage } from '../../../shared/tracing/stage-spans.ts'
 import type { AccountQuotas } from '../admit-quota.ts'
 import type { EdgeOutcome } from '../decide-request.ts'
 import type { EdgeRequest } from '../read-edge-request.ts'
+import type { EmbeddingEdgeRequest } from '../read-embedding-request.ts'
 import type { ChargeBasis } from '../request-charge.ts'
 import { type RequestTrace, type StageTrace, stageSpan } from './stage-span.ts'
 
@@ -27,7 +28,9 @@ export interface EdgeVariables {
   terms: TenantTerms
   /** readRequest: the body parsed, checked against the limits, and labelled. */
   request: EdgeRequest
-  /** admitRequest: what the quota admitted, and how to settle it. */
+  /** readEmbedding (POST /v1/embeddings, in place of readRequest): the same, for embeddings. */
+  embedding: EmbeddingEdgeRequest
+  /** admitRequest (or admitEmbedding): what the quota admitted, and how to settle it. */
   admitted: QuotaGrant
   /** admitRequest: OpenAI's x-ratelimit-* headers for the tenant's quotas, its answer's. */
   rateLimits: Record<string, string>

@@ -3,6 +3,9 @@ import { stageAttribute, stageSpanName } from '../../../shared/tracing/stage-spa
 import type { EdgeRequest } from '../read-edge-request.ts'
 import type { StageTrace } from './stage-span.ts'
 
+/** What the scan found of a request (a completion's or an embedding's). */
+type ScannedRequest = Pick<EdgeRequest, 'labels' | 'detectorFailed' | 'unreadable'>
+
 /**
  * The PII scan's span, a child of the read stage's: the scan runs inside the body's
  * reading (read-edge-request.ts), so the detector is timed from its first call to its
@@ -13,7 +16,7 @@ export function timedDetector(
   trace: StageTrace | undefined,
   detect: typeof detectPii,
   nowMs: () => number,
-): { detect: typeof detectPii; record: (request: EdgeRequest | null) => void } {
+): { detect: typeof detectPii; record: (request: ScannedRequest | null) => void } {
   if (!trace) return { detect, record: () => undefined }
   let first: number | null = null
   let last = 0
@@ -25,7 +28,7 @@ export function timedDetector(
       last = nowMs()
     }
   }
-  const record = (request: EdgeRequest | null) => {
+  const record = (request: ScannedRequest | null) => {
     if (first === null) return
     const span = trace.scope.tracer.startSpan(
       stageSpanName('pii'),

@@ -1,13 +1,10 @@
 import type { ConfigSnapshot } from '../../../shared/config/config-snapshot.ts'
-import { KinfError } from '../../../shared/errors/kinf-error.ts'
-import { errorCodeOfStatus } from '../../../shared/openai/openai-error-body.ts'
-import { heldLocalBy } from '../../../shared/policy/held-local-by.ts'
 import { tracedHeaders } from '../../../shared/tracing/traced-headers.ts'
 import { answer } from '../answer-upstream.ts'
 import type { EdgeOutcome } from '../decide-request.ts'
+import { refusalOf } from '../decision-refusal.ts'
 import type { EdgeDeps, EdgeLimits } from '../edge-deps.ts'
 import { limitEventStream } from '../limit-event-stream.ts'
-import { localityError } from '../locality-error.ts'
 import type { EdgeRequest } from '../read-edge-request.ts'
 import { answerContext, type ServeContext, serveDecision } from '../serve-decision.ts'
 import { type EdgeStage, edgeStage } from './edge-stage.ts'
@@ -89,35 +86,6 @@ function carryOut(
   serving: ServeContext,
 ): Promise<Response> {
   const { decision } = outcome
-  if (decision.kind === 'reject') {
-    deps.metrics.inc('rejected', { code: decision.code })
-    // The policy decided without knowing what the scan could not read: the edge says it.
-    const hold =
-      decision.code === 'locality_violation'
-        ? heldLocalBy(snapshot, decision.policy, request.labels, request.detectorFailed)
-        : null
-    if (hold) throw localityError(hold, request, null)
-    const code =
-      decision.code === 'locality_violation'
-        ? 'locality_violation'
-        : errorCodeOfStatus(decision.status)
-    // A shed request's Retry-After is the policy's (its predicted drain); a 503's is 5 s.
-    const retryAfterSeconds =
-      decision.retryAfterSeconds ?? (decision.status === 503 ? 5 : undefined)
-    throw new KinfError(code, decision.message, {
-      status: decision.status,
-      openAiCode: decision.code,
-      param: decision.code === 'model_not_found' ? 'model' : null,
-      ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }),
-    })
-  }
-  if (decision.kind === 'defer') {
-    deps.metrics.inc('rejected', { code: 'deferred' })
-    throw new KinfError(
-      'rate_limited',
-      `rule ${decision.rule}: deferred work runs only while the pool is idle enough (saturation ≤ ${decision.maxSaturation}); retry later`,
-      { retryAfterSeconds: decision.retryAfterSeconds, openAiCode: 'deferred' },
-    )
-  }
+  if (decision.kind !== 'serve') throw refusalOf(deps, snapshot, request, decision)
   return serveDecision(deps, snapshot, request, decision, serving, outcome)
 }

@@ -1,0 +1,107 @@
+import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
+import { checkJsonDepth } from '../../shared/openai/json-depth.ts'
+import {
+  embeddingInputs,
+  estimateEmbeddingTokens,
+  type OpenAiEmbeddingRequest,
+  parseOpenAiEmbedding,
+} from '../../shared/openai/openai-embedding-request.ts'
+import type { detectPii } from '../../shared/pii/detect-pii.ts'
+import { scanRequestPii } from '../../shared/pii/scan-request-pii.ts'
+import type { EdgeLimits } from './edge-deps.ts'
+import type { EdgeMetrics } from './edge-metrics.ts'
+import {
+  checkVllmFields,
+  clientLabelsOf,
+  customPatterns,
+  invalidRequest,
+  scanBudget,
+} from './read-edge-request.ts'
+
+/**
+ * An embeddings request the edge has authenticated, parsed and labelled. Not an EdgeRequest:
+ * nothing is generated, nothing streams, and no external provider serves it (Converse has
+ * no embeddings), so the stages that serve completions never see one.
+ */
+export interface EmbeddingEdgeRequest {
+  tenant: string
+  keyId: string
+  /** The parsed body, unknown fields kept (they go upstream as sent). */
+  body: OpenAiEmbeddingRequest
+  /** The body as it arrived: forwarded as is unless policy renames the model. */
+  text: string
+  model: string
+  /** How many inputs it embeds (one engine request each on the pod). */
+  inputs: number
+  /** The edge's estimate of the tokens embedded, every input's (token ids exactly). */
+  promptTokens: number
+  labels: string[]
+  /** Policy treats it as carrying every constrained label (see EdgeRequest.detectorFailed). */
+  detectorFailed: boolean
+  /** What the PII scan could not read, for a refusal; or null. */
+  unreadable: string | null
+}
+
+/**
+ * Parses and labels an embeddings body as readEdgeRequest does a completion: JSON and its
+ * depth, the schema (shared/openai/openai-embedding-request.ts), the tenant's vLLM-only
+ * fields, the client's labels, and the PII scan over every input. Token ids cannot be read
+ * by the scan, so a request that sends some is treated as carrying every constrained label
+ * (fail closed), as an image is for chat.
+ */
+export function readEmbeddingRequest(
+  snapshot: ConfigSnapshot,
+  identity: { tenant: string; keyId: string },
+  text: string,
+  clientLabels: string | undefined,
+  metrics: EdgeMetrics,
+  detect: typeof detectPii,
+  limits: Pick<EdgeLimits, 'maxJsonDepth'>,
+): EmbeddingEdgeRequest {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw invalidRequest(
+      `We could not parse the JSON body of your request: ${(error as Error).message}`,
+    )
+  }
+  checkJsonDepth(json, limits.maxJsonDepth)
+  const parsed = parseOpenAiEmbedding(json)
+  if ('issues' in parsed) throw invalidRequest(parsed.issues.message, parsed.issues.param)
+  const body = parsed.request
+  checkVllmFields(snapshot, identity.tenant, body)
+  const labels = clientLabelsOf(clientLabels)
+  const inputs = embeddingInputs(body)
+  let detectorFailed = false
+  let unreadable: string | null = inputs.some((input) => 'ids' in input)
+    ? 'token ids in input'
+    : null
+  try {
+    const scan = scanRequestPii([json], {
+      budget: scanBudget(text),
+      custom: customPatterns(snapshot, identity.tenant),
+      detect,
+    })
+    for (const label of scan.labels) {
+      labels.add(label)
+      metrics.inc('pii_detected', { label })
+    }
+    unreadable ??= scan.unreadable
+  } catch {
+    detectorFailed = true
+    metrics.inc('pii_detector_failures')
+  }
+  if (unreadable !== null) metrics.inc('pii_unreadable')
+  return {
+    ...identity,
+    body,
+    text,
+    model: body.model,
+    inputs: inputs.length,
+    promptTokens: estimateEmbeddingTokens(inputs),
+    labels: [...labels].sort(),
+    detectorFailed: detectorFailed || unreadable !== null,
+    unreadable,
+  }
+}
