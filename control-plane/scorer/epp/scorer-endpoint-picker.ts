@@ -19,6 +19,7 @@ import type { EndpointPicker, EppExchange, Pick, PickInput } from './endpoint-pi
 import { shedByObjective } from './epp-objective.ts'
 import { openPickTrail, type PickTrail } from './pick-trail.ts'
 import { endpointAddress, PickedRequest } from './picked-request.ts'
+import { allowedPods, rankedEndpoints } from './ranked-endpoints.ts'
 
 /** The OpenAI routes the picker scores; anything else goes to any ready endpoint. */
 const routedPaths: Record<string, RequestKind> = {
@@ -31,9 +32,6 @@ const routedPaths: Record<string, RequestKind> = {
  * Gateway API Inference Extension alias.
  */
 const fairnessHeaders = ['x-llm-d-inference-fairness-id', 'x-gateway-inference-fairness-id']
-
-/** At most this many fallbacks follow the primary: a retry walks them in order. */
-const maxFallbacks = 3
 
 /**
  * The scorer as a Gateway API Inference Extension Endpoint Picker: for a chat or
@@ -236,43 +234,6 @@ class ScorerExchange implements EppExchange {
       headers: {},
     }
   }
-}
-
-/** The pods of `pool` whose endpoints the subset hint allows (all without a hint). */
-function allowedPods(pool: PoolRuntime, subset: readonly string[] | null): Set<string> {
-  const pods = pool
-    .endpoints()
-    .filter((pod) => subset === null || subset.includes(endpointAddress(pod.http)))
-  return new Set(pods.map((pod) => pod.name))
-}
-
-/**
- * The chosen pod's endpoint first, then the next best by predicted TTFT for the gateway's
- * retries: distinct addresses (a data-parallel pod's engines share one), in the subset.
- */
-function rankedEndpoints(
-  pool: PoolRuntime,
-  route: RouteResult,
-  subset: readonly string[] | null,
-): string[] {
-  const primary = route.decision.pod as string
-  const others = route.candidates
-    .map((candidate) => candidate.name)
-    .filter((name) => name !== primary)
-    .sort(
-      (a, b) =>
-        (route.predictedTtftMs.get(a) ?? Infinity) - (route.predictedTtftMs.get(b) ?? Infinity),
-    )
-  const allowed = allowedPods(pool, subset)
-  const addresses: string[] = []
-  for (const name of [primary, ...others]) {
-    const endpoint = pool.endpoint(name)
-    if (!endpoint || !allowed.has(name)) continue
-    const address = endpointAddress(endpoint.http)
-    if (!addresses.includes(address)) addresses.push(address)
-    if (addresses.length > maxFallbacks) break
-  }
-  return addresses
 }
 
 function noEndpoint(message: string): Pick {
