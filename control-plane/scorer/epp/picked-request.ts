@@ -58,7 +58,10 @@ export class PickedRequest {
    */
   responseHeaders(response: PickedResponse): void {
     this.status = response.status
-    this.meter = new AnswerMeter(this.attempt.prepared.stream)
+    const { prepared } = this.attempt
+    // An embeddings answer's usage follows its vectors: the meter reads it from the tail.
+    const kind = prepared.podPath === '/v1/embeddings' ? 'embeddings' : 'generation'
+    this.meter = new AnswerMeter(prepared.stream, kind)
     if (response.served === null) return
     const { pool } = this.attempt.prepared
     const current = pool.endpoint(this.chosen.pod)

@@ -14,17 +14,22 @@ import type { PoolAttempt } from '../serving/attempt-record.ts'
 import type { ScorerContext } from '../serving/inference-context.ts'
 import { lookupInSpan, tokenizeInSpan } from '../serving/lookup-spans.ts'
 import { type HoldEnd, recordHold } from '../serving/pod-span.ts'
-import { prepareRequest } from '../serving/prepare-request.ts'
+import { prepareEmbedding } from '../serving/prepare-embedding.ts'
+import { type PreparedRequest, prepareRequest } from '../serving/prepare-request.ts'
 import type { EndpointPicker, EppExchange, Pick, PickInput } from './endpoint-picker.ts'
 import { shedByObjective } from './epp-objective.ts'
 import { openPickTrail, type PickTrail } from './pick-trail.ts'
 import { endpointAddress, PickedRequest } from './picked-request.ts'
 import { allowedPods, rankedEndpoints } from './ranked-endpoints.ts'
 
+/** What a routed request is: a chat or completion, or an embedding (routed on load alone). */
+type RoutedKind = RequestKind | 'embeddings'
+
 /** The OpenAI routes the picker scores; anything else goes to any ready endpoint. */
-const routedPaths: Record<string, RequestKind> = {
+const routedPaths: Record<string, RoutedKind> = {
   '/v1/chat/completions': 'chat',
   '/v1/completions': 'completion',
+  '/v1/embeddings': 'embeddings',
 }
 
 /**
@@ -34,8 +39,8 @@ const routedPaths: Record<string, RequestKind> = {
 const fairnessHeaders = ['x-llm-d-inference-fairness-id', 'x-gateway-inference-fairness-id']
 
 /**
- * The scorer as a Gateway API Inference Extension Endpoint Picker: for a chat or
- * completions request, the same decision the scorer makes for a request the edge sends
+ * The scorer as a Gateway API Inference Extension Endpoint Picker: for a chat, completions
+ * or embeddings request, the same decision the scorer makes for a request the edge sends
  * (prepare on the pool serving its model, look its blocks up, admit as the pool admits),
  * answered as endpoints instead of proxied; the gateway carries the answer and reports it,
  * and the router accounts for it as for its own.
@@ -109,11 +114,11 @@ class ScorerExchange implements EppExchange {
   }
 
   /**
-   * A chat or completions request: the pool serving its model, the scorer's decision; its
-   * stages in their spans under the pick's, as for a request the edge sends.
+   * A chat, completions or embeddings request: the pool serving its model, the scorer's
+   * decision; its stages in their spans under the pick's, as for a request the edge sends.
    */
   private async pickRouted(
-    kind: RequestKind,
+    kind: RoutedKind,
     input: PickInput,
     leased: readonly PoolRuntime[],
     trail: PickTrail,
@@ -127,9 +132,8 @@ class ScorerExchange implements EppExchange {
     const pools =
       input.subset === null ? leased : leased.filter((p) => allowedPods(p, input.subset).size > 0)
     if (pools.length === 0) return noEndpoint('no endpoint of the subset hint is a pod of a pool')
-    const body = input.body.toString('utf8')
     const prepared = await tokenizeInSpan(trail.scope, { requestId, pool: null }, () =>
-      prepareRequest(requestId, kind, parseJson(input.body), pools, body, tenant),
+      prepareRouted(kind, requestId, input.body, pools, tenant),
     )
     const { pool } = prepared
     const promptTokens = prepared.request.routing.promptTokens
@@ -234,6 +238,21 @@ class ScorerExchange implements EppExchange {
       headers: {},
     }
   }
+}
+
+/**
+ * The request prepared as the scorer's own routes prepare it: an embedding for the pool
+ * serving its model with task Embed, keyless (serving/prepare-embedding.ts).
+ */
+function prepareRouted(
+  kind: RoutedKind,
+  requestId: string,
+  body: Buffer,
+  pools: readonly PoolRuntime[],
+  tenant: string,
+): PreparedRequest {
+  if (kind === 'embeddings') return prepareEmbedding(requestId, parseJson(body), pools, tenant)
+  return prepareRequest(requestId, kind, parseJson(body), pools, body.toString('utf8'), tenant)
 }
 
 function noEndpoint(message: string): Pick {
