@@ -1,9 +1,12 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { Tracer } from '@opentelemetry/api'
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startSimulatedPools } from '../../../../control-plane/lab/embedded/start-simulated-pools.ts'
 import { loadSimModelAssets } from '../../../../control-plane/lab/sim/sim-model-assets.ts'
 import { l40s27bFp8 } from '../../../../shared/gpu/gpu-profile.ts'
+import type { LogFields } from '../../../../shared/logging/log.ts'
 import { joinDecisions } from '../../../../shared/state/decision-entry.ts'
 import {
   createExtProcClient,
@@ -38,7 +41,9 @@ afterEach(() => {
 })
 
 /** Two generate pods serving `model` (pool gen), two pooling pods serving embedModel (pool embed). */
-async function twoPoolStack() {
+async function twoPoolStack(
+  traced: { tracer: Tracer; log: (message: string, fields?: LogFields) => void } | null = null,
+) {
   const stack = stacks.closing(
     await startSimulatedPools({
       pools: [
@@ -60,8 +65,13 @@ async function twoPoolStack() {
         assets: loadSimModelAssets(),
         namePrefix: (pool) => pool,
       },
-      scorer: { signingSecrets: [secret], adminToken, epp: { host: '127.0.0.1', port: 0, tls } },
-      log: () => {},
+      scorer: {
+        signingSecrets: [secret],
+        adminToken,
+        epp: { host: '127.0.0.1', port: 0, tls },
+        ...(traced ? { tracer: traced.tracer } : {}),
+      },
+      log: traced?.log ?? (() => {}),
     }),
   )
   const client = createExtProcClient(`127.0.0.1:${stack.scorer.eppPort as number}`, {
@@ -215,6 +225,42 @@ describe('the Endpoint Picker routing /v1/embeddings', () => {
       requestId: 'r-big',
       promptTokens: usage.prompt_tokens,
       end: { outcome: 'completed', status: 200, outputTokens: 0 },
+    })
+  })
+
+  it('traces the pick with its model, pool and count, hands the pod its traceparent, and writes its access line', async () => {
+    const exporter = new InMemorySpanExporter()
+    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] })
+    stacks.defer(() => provider.shutdown())
+    const lines: LogFields[] = []
+    const { client, embedPool, embedPodAt } = await twoPoolStack({
+      tracer: provider.getTracer('test'),
+      log: (_message, fields = {}) => lines.push(fields),
+    })
+    const input = words(11, 50)
+    const result = await embedThroughGateway(client, { model: embedModel, input }, 'r-traced')
+    const usage = JSON.parse(result.echoedResponseBody.toString()).usage
+    const pod = embedPodAt((result.destination ?? '').split(',')[0] as string)
+    const pick = exporter.getFinishedSpans().find((span) => span.name === 'kinference.route')
+    expect(pick?.attributes).toMatchObject({
+      'kinference.endpoint_picker': true,
+      'url.path': '/v1/embeddings',
+      'gen_ai.request.model': embedModel,
+      'kinference.pool': embedPool.id,
+      'kinference.pod': pod,
+      'kinference.prompt_tokens': usage.prompt_tokens,
+      'kinference.outcome': 'picked',
+    })
+    const { traceId, spanId } = pick?.spanContext() ?? { traceId: '', spanId: '' }
+    expect(result.setHeaders.traceparent).toBe(`00-${traceId}-${spanId}-01`)
+    const access = lines.find((fields) => fields.kind === 'access' && fields.endpoint_picker)
+    expect(access).toMatchObject({
+      path: '/v1/embeddings',
+      status: 200,
+      request_id: 'r-traced',
+      model: embedModel,
+      pod,
+      prompt_tokens: usage.prompt_tokens,
     })
   })
 
