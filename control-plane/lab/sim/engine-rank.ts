@@ -3,7 +3,7 @@ import type { EngineKvEvent } from './engine/block-pool.ts'
 import { type EngineRequestInput, type StepResult, VllmEngine } from './engine/vllm-engine.ts'
 import type { VllmEngineMetrics } from './metrics/create-vllm-metrics.ts'
 import { RealTimeDriver, type RequestListener } from './real-time-driver.ts'
-import type { SimFaults, SimPodConfig } from './sim-pod-config.ts'
+import { prefixCachingEnabled, type SimFaults, type SimPodConfig } from './sim-pod-config.ts'
 import { wireEventMapper } from './to-wire-event.ts'
 
 interface Tracker {
@@ -70,9 +70,10 @@ export function createEngineRank(options: EngineRankOptions): EngineRank {
   const trackers = new Map<string, Tracker>()
   let seen = { queries: 0, hits: 0, externalQueries: 0, externalHits: 0, preemptions: 0 }
 
-  // A pooling pod runs without prefix caching, as vLLM's default for most embedding
-  // models (docs/vllm-wire.md, "Embeddings"): no KV events and no cache lookups counted.
-  const caching = config.runner === 'generate'
+  // A pooling pod runs without prefix caching unless told, as vLLM's default for most
+  // embedding models (docs/vllm-wire.md, "Embeddings"): no KV events and no cache lookups
+  // counted. With it, its inputs take the generate pod's path: same hashes, same events.
+  const caching = prefixCachingEnabled(config)
   const delayed = new Set<NodeJS.Timeout>()
   const publish = (events: EngineKvEvent[]) => {
     if (!caching) return

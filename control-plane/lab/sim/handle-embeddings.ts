@@ -2,14 +2,16 @@ import type { ServerResponse } from 'node:http'
 import { requestedDataParallelRank } from './data-parallel-rank-header.ts'
 import { parseEmbeddingRequest } from './embedding-request.ts'
 import { embeddingBase64, embeddingOf } from './embedding-vector.ts'
+import { prefixCachingEnabled } from './sim-pod-config.ts'
 import type { SimPodContext } from './sim-pod-context.ts'
 import { VllmError } from './vllm-error.ts'
 
 /**
  * POST /v1/embeddings on a pooling pod: validate as vLLM's ServingEmbedding does, run each
  * input as a prefill-only request through the engine (queueing and prefill cost as for
- * generation, `{id}-{i}` as vLLM names a batch's requests), and answer once all are done
- * with one vector per input and the prompt tokens as usage.
+ * generation, `{id}-{i}` as vLLM names a batch's requests; with prefix caching, its cached
+ * prefix reused and its full blocks cached), and answer once all are done with one vector
+ * per input and the prompt tokens as usage.
  */
 export async function handleEmbeddings(
   context: SimPodContext,
@@ -37,6 +39,7 @@ export async function handleEmbeddings(
   const runtime = context.runtime()
   const requestedRank = requestedDataParallelRank(res.req, config.dataParallelSize)
   const engineIds = request.prompts.map((_, index) => `${id}-${index}`)
+  const caching = prefixCachingEnabled(config)
   let done = false
   let cancel: (message: string) => void = () => {}
   const cancelled = new Promise<never>((_, reject) => {
@@ -58,9 +61,9 @@ export async function handleEmbeddings(
             promptTokenIds,
             outputTokenIds: [],
             finishReason: 'stop',
-            // Prefix caching is off on a pooling pod: a salt of its own keeps any block
-            // from being found in the cache.
-            cacheSalt: engineIds[index] as string,
+            // Without prefix caching a salt of its own keeps any block from being found in
+            // the cache; with it, an input's blocks hash as the same prompt's would.
+            cacheSalt: caching ? null : (engineIds[index] as string),
             maxTokens: 0,
           },
           {

@@ -9,7 +9,7 @@ import {
 } from './metrics/create-vllm-metrics.ts'
 import { createRankPublishers, type RankSockets } from './rank-publishers.ts'
 import type { RealTimeDriver, RequestListener } from './real-time-driver.ts'
-import type { SimFaults, SimPodConfig } from './sim-pod-config.ts'
+import { prefixCachingEnabled, type SimFaults, type SimPodConfig } from './sim-pod-config.ts'
 
 /**
  * One incarnation of a simulated pod: its engines (one per data-parallel rank, each with
@@ -53,6 +53,7 @@ export async function createPodRuntime(
     cacheConfig: {
       blockSize: config.profile.blockSize,
       numGpuBlocks: numGpuBlocks(config.profile),
+      enablePrefixCaching: prefixCachingEnabled(config),
     },
     now: () => Date.now() / 1000,
   })

@@ -32,7 +32,7 @@ export const noFaults: SimFaults = {
   paused: false,
 }
 
-export const SimPodConfig = z.strictObject({
+const podFields = z.strictObject({
   /** Frame 0 of its KV events is kv@<pod>@<model>, so no @ in it. */
   podName: z
     .string()
@@ -71,19 +71,42 @@ export const SimPodConfig = z.strictObject({
   loraAdapters: z.array(z.string().min(1)).default([]),
   /**
    * vLLM's --runner: `generate` serves the completions APIs, `pooling` serves
-   * /v1/embeddings instead (prefill only, no prefix caching, no KV events).
+   * /v1/embeddings instead (prefill only; no prefix caching, no KV events unless
+   * enablePrefixCaching).
    */
   runner: z.enum(['generate', 'pooling']).default('generate'),
+  /**
+   * vLLM's --enable-prefix-caching. Absent: vLLM's default for the simulated model, on for
+   * a generate pod, off for a pooling one (an encoder or a MEAN/CLS pooling model); true on
+   * a pooling pod is a causal LAST-pooling model such as Qwen3-Embedding, whose inputs
+   * reuse and cache blocks and publish KV events as prompts do (docs/vllm-wire.md,
+   * "Embeddings"). A generate pod always caches: false is refused there.
+   */
+  enablePrefixCaching: z.boolean().optional(),
   /** The pooling model's hidden size: the length of its embedding vectors. */
   embeddingSize: z.int().min(1).max(16_384).default(1024),
   faults: SimFaultsPatch.default({}),
   /** Which of vLLM's KV-event variants the pod emits (offload tier, hybrid groups, …). */
   kvEvents: SimKvEventsOptions.prefault({}),
 })
+export const SimPodConfig = podFields.refine(
+  (config) => config.enablePrefixCaching !== false || config.runner === 'pooling',
+  {
+    message: 'a generate pod always caches prefixes (--no-enable-prefix-caching is not simulated)',
+    path: ['enablePrefixCaching'],
+  },
+)
 export type SimPodConfig = z.infer<typeof SimPodConfig>
 export type SimPodConfigInput = z.input<typeof SimPodConfig>
 
 /** vLLM's topic convention as llm-d uses it: kv@<pod>@<model>. */
 export function kvEventTopic(config: Pick<SimPodConfig, 'podName' | 'modelName'>): string {
   return `kv@${config.podName}@${config.modelName}`
+}
+
+/** Whether the pod's engines cache prefixes: the option, else vLLM's default for its runner. */
+export function prefixCachingEnabled(
+  config: Pick<SimPodConfig, 'runner' | 'enablePrefixCaching'>,
+): boolean {
+  return config.enablePrefixCaching ?? config.runner === 'generate'
 }
