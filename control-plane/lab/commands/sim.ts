@@ -43,6 +43,10 @@ Options:
                             picks the engine of a request
       --runner R            vLLM's --runner: generate (default) serves the completions
                             APIs; pooling serves /v1/embeddings instead (no KV events)
+      --enable-prefix-caching
+                            vLLM's flag, for a pooling pod: a LAST-pooling model (e.g.
+                            Qwen3-Embedding) whose inputs reuse cached prefixes and publish
+                            KV events as prompts do (a generate pod always caches)
       --lora NAME           a LoRA adapter the pods serve, as vLLM's --lora-modules name
                             (repeatable): a request whose model is NAME runs under it
   -o, --output text|json    how to print the pods' addresses (default text)
@@ -135,6 +139,7 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
       'data-parallel-size': { type: 'string' },
       lora: { type: 'string', multiple: true, default: [] },
       runner: { type: 'string', default: 'generate' },
+      'enable-prefix-caching': { type: 'boolean' },
       output: { type: 'string', short: 'o', default: 'text' },
       'cpu-offload-blocks': { type: 'string' },
       'sliding-window': { type: 'string' },
@@ -167,8 +172,10 @@ export async function simCommand(args: string[], io: CliIo): Promise<number> {
   const runner = values.runner
   if (runner !== 'generate' && runner !== 'pooling')
     throw new UsageError('--runner must be generate or pooling')
+  const prefixCaching = values['enable-prefix-caching']
   const fleet = await startSimFleet({
     runner,
+    ...(prefixCaching === undefined ? {} : { enablePrefixCaching: prefixCaching }),
     pods,
     profile,
     modelName: values.model,

@@ -45,6 +45,11 @@ export interface SimFleetOptions {
   names?: readonly string[]
   /** vLLM's --runner: generate (the default) or pooling (/v1/embeddings). */
   runner?: 'generate' | 'pooling'
+  /**
+   * vLLM's --enable-prefix-caching: on a pooling pod, a LAST-pooling model that caches its
+   * inputs' blocks and publishes KV events; vLLM's default for the runner when absent.
+   */
+  enablePrefixCaching?: boolean
 }
 
 /**
@@ -101,6 +106,9 @@ export async function startSimFleet(options: SimFleetOptions): Promise<SimPod[]>
             faults: options.faults ?? {},
             kvEvents: options.kvEvents ?? {},
             runner: options.runner ?? 'generate',
+            ...(options.enablePrefixCaching === undefined
+              ? {}
+              : { enablePrefixCaching: options.enablePrefixCaching }),
           },
           assets,
         ),
