@@ -43,6 +43,11 @@ export type ModelName = z.infer<typeof ModelName>
 export const ModelTask = z.enum(['Generate', 'Embed'])
 export type ModelTask = z.infer<typeof ModelTask>
 
+/** A served model's task, Generate when the spec sets none. */
+export function taskOf(model: { task?: ModelTask | undefined }): ModelTask {
+  return model.task ?? 'Generate'
+}
+
 export const ServedModel = z.strictObject({
   name: ModelPattern.describe(
     'Served model name, as vLLM’s --served-model-name; or "*" for whatever model a request names (the pods decide what they serve; requests are counted with this tokenizer, and the pods’ metrics are read whatever their model_name).',
@@ -60,8 +65,10 @@ export const ServedModel = z.strictObject({
     .max(64)
     .optional()
     .describe('LoRA adapters served on top of this model, by name.'),
-  task: ModelTask.default('Generate').describe(
-    'What the model serves: Generate (vLLM’s generate runner: /v1/chat/completions, /v1/completions, /v1/responses) or Embed (its pooling runner, --runner pooling: /v1/embeddings). A request for the other API is refused with 400 before it reaches a pod.',
+  // No schema default: a default inside a list item is written by the API server, so the
+  // list differs from the applied one and `kubectl apply` would patch every pool each time.
+  task: ModelTask.optional().describe(
+    'What the model serves: Generate (the default; vLLM’s generate runner: /v1/chat/completions, /v1/completions, /v1/responses) or Embed (its pooling runner, --runner pooling: /v1/embeddings). A request for the other API is refused with 400 before it reaches a pod. An Embed model is routed on load alone, or also on its pods’ prefix cache when the pool sets kvEvents (a last-token pooling model run with prefix caching).',
   ),
 })
 export type ServedModel = z.infer<typeof ServedModel>

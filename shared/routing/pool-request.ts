@@ -1,4 +1,4 @@
-import type { InferencePoolSpec, ModelTask } from '../crd/inference-pool.ts'
+import { type InferencePoolSpec, type ModelTask, taskOf } from '../crd/inference-pool.ts'
 import { type BlockKeyChain, computeBlockKeys } from '../kv-index/block-keys.ts'
 import { type MmPlacement, mmBlockExtras } from '../kv-index/mm-block-extras.ts'
 import type { TierBlocks } from '../kv-index/tier-lookup.ts'
@@ -15,8 +15,11 @@ export interface ResolvedModel {
   loraName: string | null
   tokenizer: string
   maxContextTokens: number
-  /** Which API the model answers (the spec's task). */
-  task: ModelTask
+  /**
+   * Which API the model answers (the spec's task, Generate when unset); null for a name a
+   * "*" entry serves that declares no task (a pool of defaults): its pods decide.
+   */
+  task: ModelTask | null
 }
 
 /** What the router needs of a request: its prompt as the pod will run it, and its limits. */
@@ -70,7 +73,7 @@ export function resolveModel(spec: InferencePoolSpec, model: string): ResolvedMo
         loraName: served.name === model ? null : model,
         tokenizer: served.tokenizer,
         maxContextTokens: served.maxContextTokens,
-        task: served.task,
+        task: taskOf(served),
       }
     }
   }
@@ -81,7 +84,7 @@ export function resolveModel(spec: InferencePoolSpec, model: string): ResolvedMo
     loraName: null,
     tokenizer: any.tokenizer,
     maxContextTokens: any.maxContextTokens,
-    task: any.task,
+    task: any.task ?? null,
   }
 }
 

@@ -172,8 +172,12 @@ export async function startSimulatedPools(options: SimulatedPoolsOptions): Promi
         tokenizer,
         assets: assetsFor(tokenizer),
         enablePromptTokensDetails: sim.enablePromptTokensDetails,
-        // An embedding model runs on vLLM's pooling runner: /v1/embeddings, no completions.
-        runner: pool.spec.models[0]?.task === 'Embed' ? 'pooling' : 'generate',
+        // An embedding model runs on vLLM's pooling runner: /v1/embeddings, no completions;
+        // with prefix caching where the pool says its pods publish KV events (a LAST-pooling
+        // model, as docs/embeddings.md says).
+        ...(pool.spec.models[0]?.task === 'Embed'
+          ? { runner: 'pooling', enablePrefixCaching: pool.spec.kvEvents !== undefined }
+          : { runner: 'generate' }),
         ...(sim.faults ? { faults: sim.faults } : {}),
         ...(sim.namePrefix ? { namePrefix: sim.namePrefix(pool.name) } : {}),
       })

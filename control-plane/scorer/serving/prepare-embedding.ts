@@ -17,7 +17,8 @@ function invalid(message: string, param: string | null, openAiCode = 'invalid_re
 /**
  * Parses a /v1/embeddings body, finds the pool serving its model with task Embed (among
  * `pools`), and counts its tokens as the pods will: the pool's tokenizer when it loads,
- * else the edge's estimate (estimated). Routed on load alone (see below).
+ * else the edge's estimate (estimated). Routed on load, or also on the prefix cache where
+ * the pool's pods publish KV events (see below).
  */
 export function prepareEmbedding(
   id: string,
@@ -32,7 +33,10 @@ export function prepareEmbedding(
   if ('issues' in parsed) throw invalid(parsed.issues.message, parsed.issues.param)
   const { request: openAi } = parsed
   const { model } = openAi
-  const pool = pools.find((candidate) => candidate.serves(model) !== null)
+  // A pool declaring the model as an embedding model first, over a "*" that takes anything.
+  const pool =
+    pools.find((candidate) => candidate.serves(model)?.model.task === 'Embed') ??
+    pools.find((candidate) => candidate.serves(model) !== null)
   const served = pool?.serves(model)
   if (!pool || !served) {
     throw new KinfError('not_found', `The model \`${model}\` does not exist.`, {
@@ -41,7 +45,7 @@ export function prepareEmbedding(
     })
   }
   // vLLM's generate runner has no /v1/embeddings: refused here, not a 404 from the pod.
-  if (served.model.task !== 'Embed') {
+  if (served.model.task === 'Generate') {
     throw invalid(
       `\`${model}\` is a generation model: it serves /v1/chat/completions and /v1/completions, not /v1/embeddings`,
       'model',
@@ -49,30 +53,33 @@ export function prepareEmbedding(
     )
   }
   const inputs = embeddingInputs(openAi)
+  const keep = keptTokens(openAi.truncate_prompt_tokens, served.model.maxContextTokens)
   const counted =
     served.tokenizer === null
       ? null
       : countTokens(served.tokenizer, inputs, {
           addSpecialTokens: openAi.add_special_tokens !== false,
-          keep: keptTokens(openAi.truncate_prompt_tokens, served.model.maxContextTokens),
+          keep,
         })
-  const promptTokens = counted ?? estimateEmbeddingTokens(inputs)
-  // Routed on load alone, with no block keys: most pooling pods cache no prefix (vLLM turns
-  // prefix caching off for encoders and MEAN or CLS pooling; the simulator models none:
-  // docs/vllm-wire.md, "Prefix caching"), and a key would leave a speculative index entry
-  // on a pod that never holds it, misleading the cache-aware routing of whatever shares
-  // the index. A LAST-pooling model that caches is routed on load too, for now.
+  const promptTokens = counted?.tokens ?? estimateEmbeddingTokens(inputs)
+  // Block keys only where the pods cache the prefix and say so: a pool with KV events is a
+  // LAST-pooling model with prefix caching on (docs/vllm-wire.md, "Prefix caching"); most
+  // pooling pods cache nothing (encoders, MEAN or CLS pooling), and a key there would leave
+  // a speculative index entry on a pod that never holds it. Keyed on the first input, as
+  // vLLM runs each input as its own request: a batch that shares a prefix (an instruction)
+  // goes where that prefix is. A truncated input is cut where the pod cuts it, so unkeyed.
+  const keyed = pool.spec.kvEvents !== undefined && keep === null ? counted?.firstIds : undefined
   // maxTokens 1: an embedding is a prefill only.
-  const keyless = pool.router.prepare({
+  const prepared = pool.router.prepare({
     id,
     model,
-    promptIds: [],
+    promptIds: keyed ?? [],
     maxTokens: 1,
     cacheSalt: null,
-    promptText: () => '',
+    promptText: () => (keyed === undefined ? '' : firstText(inputs)),
     ...(tenant !== '' ? { tenant } : {}),
   })
-  const request = { ...keyless, routing: { ...keyless.routing, promptTokens } }
+  const request = { ...prepared, routing: { ...prepared.routing, promptTokens } }
   return {
     podPath: '/v1/embeddings',
     operation: 'embeddings',
@@ -82,7 +89,7 @@ export function prepareEmbedding(
     request,
     stream: false,
     estimated: counted === null,
-    promptIds: null,
+    promptIds: keyed ?? null,
   }
 }
 
@@ -106,18 +113,26 @@ function countTokens(
   tokenizer: Tokenizer,
   inputs: readonly EmbeddingInput[],
   options: { addSpecialTokens: boolean; keep: number | null },
-): number {
+): { tokens: number; firstIds: readonly number[] } {
   let tokens = 0
+  let firstIds: readonly number[] | null = null
   for (const input of inputs) {
-    let length: number
+    let ids: readonly number[]
     if ('text' in input) {
-      length = tokenizer.encode(input.text, { addSpecialTokens: options.addSpecialTokens }).length
+      ids = tokenizer.encode(input.text, { addSpecialTokens: options.addSpecialTokens })
     } else {
       const outside = input.ids.find((tokenId) => tokenId >= tokenizer.vocabSize)
       if (outside !== undefined) throw invalid(`Token id ${outside} is out of vocabulary`, 'input')
-      length = input.ids.length
+      ids = input.ids
     }
-    tokens += options.keep === null ? length : Math.min(length, options.keep)
+    firstIds ??= ids
+    tokens += options.keep === null ? ids.length : Math.min(ids.length, options.keep)
   }
-  return tokens
+  return { tokens, firstIds: firstIds ?? [] }
+}
+
+/** The first input's text, for a strategy that reads the prompt's characters. */
+function firstText(inputs: readonly EmbeddingInput[]): string {
+  const [first] = inputs
+  return first && 'text' in first ? first.text : ''
 }

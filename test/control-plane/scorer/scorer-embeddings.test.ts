@@ -6,6 +6,7 @@ import {
 } from '../../../control-plane/lab/embedded/start-simulated-pools.ts'
 import { startSimFleet } from '../../../control-plane/lab/sim/sim-fleet.ts'
 import { loadSimModelAssets } from '../../../control-plane/lab/sim/sim-model-assets.ts'
+import { InferencePoolSpec } from '../../../shared/crd/inference-pool.ts'
 import { l40s27bFp8 } from '../../../shared/gpu/gpu-profile.ts'
 import type { LogFields } from '../../../shared/logging/log.ts'
 import {
@@ -42,6 +43,9 @@ const spec = () =>
       { name: model, tokenizer: 'qwen3', maxContextTokens: 32_768 },
     ],
   })
+
+/** Where the pool's pods publish KV events (any port: the stack wires each pod's own). */
+const kvEventsOf = () => InferencePoolSpec.shape.kvEvents.parse({ port: 5557 })
 
 /** Two pooling pods serving embedModel; the pool also names a generation model. */
 function embeddingStack(): Promise<Stack> {
@@ -159,6 +163,25 @@ describe('the scorer serving /v1/embeddings', () => {
     expect([...pods].sort()).toEqual(stack.pods.map((p) => p.config.podName).sort())
     // Nothing of an embedding is indexed: no pod ever matched a token of one.
     expect(decisions.every((d) => d.matchedTokens === 0)).toBe(true)
+  })
+
+  it('routes a caching pooling pool (one with KV events) to the pod holding the first input’s prefix', async () => {
+    // A LAST-pooling model with prefix caching: its pods publish KV events, and the spec says so.
+    const stack = await stacks.start({ pods: 2, spec: { ...spec(), kvEvents: kvEventsOf() } })
+    const shared = words(5, 600)
+    const first = await embed(stack, { model: embedModel, input: [shared, 'first'] })
+    expect(first.status).toBe(200)
+    const warm = decisionOf(first.headers).pod as string
+    for (const tail of ['second', 'third', 'fourth']) {
+      const again = await embed(stack, { model: embedModel, input: [shared, tail] })
+      expect(decisionOf(again.headers).pod).toBe(warm)
+      expect(Number(decisionOf(again.headers).matched_tokens)).toBeGreaterThan(500)
+    }
+    // The pod did reuse the prefix it was sent for (its own count, not the scorer's).
+    const pod = stack.pods.find((p) => p.config.podName === warm)
+    const metrics = await (await fetch(`${pod?.url}/metrics`)).text()
+    const hits = metrics.split('\n').find((l) => l.startsWith('vllm:prefix_cache_hits_total'))
+    expect(Number(hits?.split(' ').at(-1))).toBeGreaterThan(1500)
   })
 
   it('logs the decision, the access line and the pod’s span with the prompt tokens and no completion', async () => {

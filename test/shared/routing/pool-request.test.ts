@@ -34,8 +34,18 @@ describe('resolveModel', () => {
       loraName: null,
       tokenizer: 'qwen3',
       maxContextTokens: 32_768,
+      task: null,
     })
     // "*" itself is not a model a request may name.
     expect(resolveModel(pool, anyModel)).toBeNull()
+  })
+
+  it('gives a named model its task, Generate unless it says Embed; a "*" only the one it declares', () => {
+    const pool = spec([named, { ...named, name: 'bge', loraAdapters: [], task: 'Embed' }, any])
+    expect(resolveModel(pool, 'llama')?.task).toBe('Generate')
+    expect(resolveModel(pool, 'bge')?.task).toBe('Embed')
+    // A pool of defaults says nothing of its pods' runner: they decide what they serve.
+    expect(resolveModel(pool, 'mistral')?.task).toBeNull()
+    expect(resolveModel(spec([{ ...any, task: 'Embed' }]), 'mistral')?.task).toBe('Embed')
   })
 })
