@@ -63,7 +63,9 @@ export async function startRequestPathStack(): Promise<{
     log: () => {},
   })
   const saturated = await startScorerOver(
-    normal.fleets.map((fleet) => ({ ...fleet, pool: withSlo(0.001) })),
+    normal.fleets
+      .filter((fleet) => fleet.pool.name === pool.name)
+      .map((fleet) => ({ ...fleet, pool: withSlo(0.001) })),
     scorer,
     () => {},
   )

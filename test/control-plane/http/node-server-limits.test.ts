@@ -70,7 +70,8 @@ beforeAll(async () => {
       maxConnectionsPerAddress: 4,
     },
   })
-})
+  // Four simulated pods (the demo's chat pool and its pooling pool), on a loaded CI machine.
+}, 30_000)
 afterAll(async () => {
   await edge?.close()
   await stack?.close()

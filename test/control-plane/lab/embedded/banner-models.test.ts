@@ -11,6 +11,9 @@ beforeAll(async () => {
 })
 afterAll(() => rm(dir, { recursive: true, force: true }))
 
+/** The demo's embedding model, served on /v1/embeddings by its pooling pool. */
+const embeddingModel = 'qwen3-embedding-0.6b'
+
 /** The model names the banner's "Models:" lines list (up to "Labels:"), without their notes. */
 function bannerModels(banner: string): string[] {
   const at = banner.indexOf('Models: ')
@@ -51,17 +54,27 @@ describe('the npm start banner', () => {
       const key = /^ {2}api key {2}(\S+)$/m.exec(out)?.[1]
       const models = bannerModels(out)
       expect(models).toEqual(
-        expect.arrayContaining(['qwen3.8-27b-fp8', 'gpt-4o', 'auto', 'claude-sonnet']),
+        expect.arrayContaining([
+          'qwen3.8-27b-fp8',
+          'gpt-4o',
+          'auto',
+          'claude-sonnet',
+          embeddingModel,
+        ]),
       )
       for (const model of models) {
-        const response = await fetch(`${edge}/v1/chat/completions`, {
+        // The embedding model answers on its own API; every other one is a chat model.
+        const [path, body] =
+          model === embeddingModel
+            ? ['embeddings', { model, input: 'hi' }]
+            : [
+                'chat/completions',
+                { model, max_tokens: 2, messages: [{ role: 'user', content: 'hi' }] },
+              ]
+        const response = await fetch(`${edge}/v1/${path}`, {
           method: 'POST',
           headers: { authorization: `Bearer ${key}` },
-          body: JSON.stringify({
-            model,
-            max_tokens: 2,
-            messages: [{ role: 'user', content: 'hi' }],
-          }),
+          body: JSON.stringify(body),
         })
         expect(response.status, `${model}: ${await response.text()}`).toBe(200)
       }

@@ -76,21 +76,29 @@ describe('embeddings through the embedded stack', () => {
   })
 
   it('answers a request for the wrong API, or a model no pool embeds, with a 400 in OpenAI’s shape', async () => {
-    const cases: [Promise<unknown>, string][] = [
+    // Each call made only when its turn comes: a refusal nobody awaits yet is unhandled.
+    const cases: [() => Promise<unknown>, string][] = [
       [
-        openai.chat.completions.create({
-          model,
-          messages: [{ role: 'user', content: 'hi' }],
-          max_tokens: 2,
-        }),
+        () =>
+          openai.chat.completions.create({
+            model,
+            messages: [{ role: 'user', content: 'hi' }],
+            max_tokens: 2,
+          }),
         'model_not_supported',
       ],
-      [openai.embeddings.create({ model: 'qwen3.8-27b-fp8', input: 'hi' }), 'model_not_supported'],
-      [openai.embeddings.create({ model: 'claude-sonnet', input: 'hi' }), 'model_not_supported'],
-      [openai.embeddings.create({ model, input: [] }), 'invalid_request'],
+      [
+        () => openai.embeddings.create({ model: 'qwen3.8-27b-fp8', input: 'hi' }),
+        'model_not_supported',
+      ],
+      [
+        () => openai.embeddings.create({ model: 'claude-sonnet', input: 'hi' }),
+        'model_not_supported',
+      ],
+      [() => openai.embeddings.create({ model, input: [] }), 'invalid_request'],
     ]
     for (const [call, code] of cases) {
-      const error = await thrown(call)
+      const error = await thrown(call())
       expect(error).toBeInstanceOf(OpenAI.BadRequestError)
       expect(error).toMatchObject({ type: 'invalid_request_error', code })
       expect(error.requestID).toMatch(/\S/)
