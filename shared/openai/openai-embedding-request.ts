@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { estimatePromptTokens } from './estimate-prompt-tokens.ts'
-import { type RequestIssues, readableIssue } from './openai-request.ts'
+import { type RequestIssues, readableIssue, requestIssues } from './openai-request.ts'
 
 /** OpenAI's limit on the inputs of one embeddings request. */
 export const maxEmbeddingInputs = 2048
@@ -67,23 +67,10 @@ export function parseOpenAiEmbedding(
 ): { request: OpenAiEmbeddingRequest } | { issues: RequestIssues } {
   const parsed = OpenAiEmbeddingRequest.safeParse(body)
   if (parsed.success) return { request: parsed.data }
-  const each = parsed.error.issues.map((issue) => ({
-    path: issue.path.join('.'),
-    message: issue.message,
-  }))
-  const first = each[0]?.path ?? ''
-  return {
-    issues: {
-      // The union's own message says what input may be; readableIssue would list only types.
-      message: parsed.error.issues
-        .map((issue) =>
-          issue.code === 'invalid_union'
-            ? `${issue.path.join('.')}: ${issue.message}`
-            : readableIssue(issue),
-        )
-        .join('; '),
-      param: first === '' ? null : first,
-      each,
-    },
-  }
+  // The union's own message says what input may be; readableIssue would list only types.
+  const readIssue = (issue: z.core.$ZodIssue) =>
+    issue.code === 'invalid_union'
+      ? `${issue.path.join('.')}: ${issue.message}`
+      : readableIssue(issue)
+  return { issues: requestIssues(parsed.error.issues, readIssue) }
 }

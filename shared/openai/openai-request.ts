@@ -29,25 +29,29 @@ export function parseOpenAiRequest(
 ): { request: OpenAiRequest } | { issues: RequestIssues } {
   const parsed =
     kind === 'chat' ? ChatCompletionRequest.safeParse(body) : CompletionRequest.safeParse(body)
-  if (!parsed.success) {
-    const each = parsed.error.issues.map((issue) => ({
-      path: issue.path.join('.'),
-      message: issue.message,
-    }))
-    const first = each[0]?.path ?? ''
-    return {
-      issues: {
-        message: parsed.error.issues.map(readableIssue).join('; '),
-        param: first === '' ? null : first,
-        each,
-      },
-    }
-  }
+  if (!parsed.success) return { issues: requestIssues(parsed.error.issues) }
   return {
     request:
       kind === 'chat'
         ? { kind, body: parsed.data as ChatCompletionRequest }
         : { kind, body: parsed.data as CompletionRequest },
+  }
+}
+
+/**
+ * zod's issues as a client reads them: each in words (`readIssue`, readableIssue unless
+ * told), joined, and the field of the first one as OpenAI's `param`.
+ */
+export function requestIssues(
+  issues: readonly z.core.$ZodIssue[],
+  readIssue: (issue: z.core.$ZodIssue) => string = readableIssue,
+): RequestIssues {
+  const each = issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }))
+  const first = each[0]?.path ?? ''
+  return {
+    message: issues.map(readIssue).join('; '),
+    param: first === '' ? null : first,
+    each,
   }
 }
 

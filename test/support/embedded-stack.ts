@@ -45,3 +45,15 @@ export const saturatedPool = (resource: KinferenceResource) => {
     for (const rule of resource.spec.rules)
       if (rule.action.deferUntilIdle) rule.action.deferUntilIdle.maxWaitMs = 0
 }
+
+/** What the official client threw (an APIError with OpenAI's fields), else the test fails. */
+export async function thrown(
+  call: Promise<unknown>,
+): Promise<InstanceType<typeof OpenAI.APIError>> {
+  const error = await call.then(
+    () => null,
+    (e: unknown) => e,
+  )
+  if (!(error instanceof OpenAI.APIError)) throw new Error(`expected an APIError, got ${error}`)
+  return error
+}

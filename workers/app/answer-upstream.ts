@@ -47,10 +47,7 @@ export async function answer(
   context: AnswerContext,
   routed: { decision: string | null; notes: readonly string[] },
 ): Promise<Response> {
-  const headers = routedHeaders(upstream, context, routed)
-  const exact = Number(headers.get(promptTokensHeader))
-  const promptTokens = Number.isInteger(exact) && exact > 0 ? exact : null
-  const meter = (outcome: UpstreamOutcome) => context.meter(outcome, promptTokens)
+  const { headers, meter } = routedAnswer(upstream, context, routed)
   if (!upstream.ok) return errorAnswer(upstream, headers, meter)
   const isSse = (headers.get('content-type') ?? '').includes('text/event-stream')
   if (isSse && upstream.body && request.assembled && !request.stream)
@@ -85,10 +82,7 @@ export async function answerEmbeddings(
   context: AnswerContext,
   routed: { decision: string | null; notes: readonly string[] },
 ): Promise<Response> {
-  const headers = routedHeaders(upstream, context, routed)
-  const exact = Number(headers.get(promptTokensHeader))
-  const promptTokens = Number.isInteger(exact) && exact > 0 ? exact : null
-  const meter = (outcome: UpstreamOutcome) => context.meter(outcome, promptTokens)
+  const { headers, meter } = routedAnswer(upstream, context, routed)
   if (!upstream.ok) return errorAnswer(upstream, headers, meter)
   const text = await upstream.text().catch((error: unknown) => {
     meter({ kind: 'cut', metered: null })
@@ -96,6 +90,21 @@ export async function answerEmbeddings(
   })
   meter({ kind: 'answered', usage: usageOfJson(text) })
   return new Response(text, { status: upstream.status, headers })
+}
+
+/**
+ * The client's headers for an upstream's answer (routedHeaders), and its meter, which
+ * charges on the exact prompt length the scorer counted when it says one.
+ */
+function routedAnswer(
+  upstream: Response,
+  context: AnswerContext,
+  routed: { decision: string | null; notes: readonly string[] },
+): { headers: Headers; meter: (outcome: UpstreamOutcome) => void } {
+  const headers = routedHeaders(upstream, context, routed)
+  const exact = Number(headers.get(promptTokensHeader))
+  const promptTokens = Number.isInteger(exact) && exact > 0 ? exact : null
+  return { headers, meter: (outcome) => context.meter(outcome, promptTokens) }
 }
 
 function routedHeaders(

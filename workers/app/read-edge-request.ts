@@ -77,6 +77,20 @@ export function invalidRequest(message: string, param: string | null = null): Ki
   return new KinfError('invalid_request', message, { param })
 }
 
+/** A body's JSON, 400 in OpenAI's words when it is not JSON or nests past the limit. */
+export function parseBodyJson(text: string, limits: Pick<EdgeLimits, 'maxJsonDepth'>): unknown {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    throw invalidRequest(
+      `We could not parse the JSON body of your request: ${(error as Error).message}`,
+    )
+  }
+  checkJsonDepth(json, limits.maxJsonDepth)
+  return json
+}
+
 /** Authentication: 401 in OpenAI's words for a missing, malformed or unknown key. */
 export async function authenticate(
   snapshot: ConfigSnapshot,
@@ -168,15 +182,7 @@ export function readEdgeRequest(
   detect: typeof detectPii = detectPii,
   limits: EdgeLimits = defaultLimits,
 ): EdgeRequest {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    throw invalidRequest(
-      `We could not parse the JSON body of your request: ${(error as Error).message}`,
-    )
-  }
-  checkJsonDepth(json, limits.maxJsonDepth)
+  const json = parseBodyJson(text, limits)
   const parsed = parseOpenAiRequest(kind, json)
   if ('issues' in parsed) throw invalidRequest(parsed.issues.message, parsed.issues.param)
   const openAi = parsed.request

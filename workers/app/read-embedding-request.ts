@@ -1,5 +1,4 @@
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
-import { checkJsonDepth } from '../../shared/openai/json-depth.ts'
 import {
   embeddingInputs,
   estimateEmbeddingTokens,
@@ -15,6 +14,7 @@ import {
   clientLabelsOf,
   customPatterns,
   invalidRequest,
+  parseBodyJson,
   scanBudget,
 } from './read-edge-request.ts'
 
@@ -58,15 +58,7 @@ export function readEmbeddingRequest(
   detect: typeof detectPii,
   limits: Pick<EdgeLimits, 'maxJsonDepth'>,
 ): EmbeddingEdgeRequest {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    throw invalidRequest(
-      `We could not parse the JSON body of your request: ${(error as Error).message}`,
-    )
-  }
-  checkJsonDepth(json, limits.maxJsonDepth)
+  const json = parseBodyJson(text, limits)
   const parsed = parseOpenAiEmbedding(json)
   if ('issues' in parsed) throw invalidRequest(parsed.issues.message, parsed.issues.param)
   const body = parsed.request

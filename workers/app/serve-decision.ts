@@ -1,5 +1,4 @@
 import {
-  type AttemptResult,
   type AttemptStep,
   attemptPlanner,
   type Exhausted,
@@ -11,9 +10,9 @@ import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { burstDropFields } from '../../shared/policy/burst-drop-fields.ts'
 import { heldLocalBy } from '../../shared/policy/held-local-by.ts'
-import { kinferenceHeaders } from '../../shared/protocol/kinference-headers.ts'
 import { type AnswerContext, answer } from './answer-upstream.ts'
 import type { EdgeDeps } from './edge-deps.ts'
+import { type AttemptTried, forwardLocal } from './forward-local.ts'
 import { localityError } from './locality-error.ts'
 import type { EdgeRequest } from './read-edge-request.ts'
 import { localCharge } from './request-charge.ts'
@@ -36,9 +35,6 @@ interface DecidedStart {
   notes: readonly string[]
   decider: 'edge' | 'scorer'
 }
-
-/** What making one attempt came to: its answer, or what the planner goes on from. */
-type Tried = { kind: 'served'; response: Response } | AttemptResult<Response>
 
 /** The meter of an answer served by a pool: the tenant charged what vLLM used. */
 export function localMeter(context: AttemptContext): AnswerContext['meter'] {
@@ -106,7 +102,7 @@ async function tryExternal(
   request: EdgeRequest,
   { step, logged }: { step: AttemptStep; logged: ExternalAttempt['logged'] },
   context: ServeContext,
-): Promise<Tried> {
+): Promise<AttemptTried> {
   const { target } = step
   const refusal = externalRefusal(request, [])
   if (refusal !== null) return { kind: 'skipped', why: refusal.text }
@@ -146,7 +142,7 @@ async function tryLocal(
   request: EdgeRequest,
   { decision, step }: { decision: ServeDecision; step: AttemptStep },
   context: ServeContext,
-): Promise<Tried> {
+): Promise<AttemptTried> {
   const { target } = step
   const claims: EdgeClaims = {
     tenant: request.tenant,
@@ -158,29 +154,13 @@ async function tryLocal(
     requestId: context.edgeId,
   }
   const path = request.kind === 'chat' ? '/v1/chat/completions' : '/v1/completions'
-  let response: Response
-  try {
-    response = await deps.scorer.forward(
-      path,
-      await scorerBody(deps, snapshot, request, target.model),
-      claims,
-      context.passHeaders,
-      context.signal,
-    )
-  } catch (error) {
-    if (!KinfError.isInstance(error) || error.code !== 'upstream_unavailable') throw error
-    deps.metrics.inc('scorer_unreachable')
-    return { kind: 'unavailable', why: 'scorer unreachable', error }
-  }
-  if (response.status === 503 && response.headers.get(kinferenceHeaders.saturated) === '1')
-    return { kind: 'saturated', answer: response }
-  return {
-    kind: 'served',
-    response: await answer(response, request, answerContext(context), {
+  const body = await scorerBody(deps, snapshot, request, target.model)
+  return forwardLocal(deps, { path, body, claims }, context, (response) =>
+    answer(response, request, answerContext(context), {
       decision: step.decisionHeader,
       notes: step.notes,
     }),
-  }
+  )
 }
 
 /**

@@ -1,5 +1,4 @@
 import {
-  type AttemptResult,
   type AttemptStep,
   attemptPlanner,
   type ServeDecision,
@@ -8,9 +7,9 @@ import type { EdgeClaims } from '../../shared/auth/edge-signature.ts'
 import type { ConfigSnapshot } from '../../shared/config/config-snapshot.ts'
 import { KinfError } from '../../shared/errors/kinf-error.ts'
 import { heldLocalBy } from '../../shared/policy/held-local-by.ts'
-import { kinferenceHeaders } from '../../shared/protocol/kinference-headers.ts'
 import { answerEmbeddings } from './answer-upstream.ts'
 import type { EdgeDeps } from './edge-deps.ts'
+import { type AttemptTried, forwardLocal } from './forward-local.ts'
 import { localityError } from './locality-error.ts'
 import type { EmbeddingEdgeRequest } from './read-embedding-request.ts'
 import { answerContext, type ServeContext } from './serve-decision.ts'
@@ -77,8 +76,6 @@ export async function serveEmbeddingDecision(
   )
 }
 
-type Tried = { kind: 'served'; response: Response } | AttemptResult<Response>
-
 /** One in-cluster attempt through the scorer: "saturated" at once only when step.allowBurst. */
 async function tryPool(
   deps: EdgeDeps,
@@ -86,7 +83,7 @@ async function tryPool(
   request: EmbeddingEdgeRequest,
   { decision, step }: { decision: ServeDecision; step: AttemptStep },
   context: ServeContext,
-): Promise<Tried> {
+): Promise<AttemptTried> {
   const { target } = step
   const claims: EdgeClaims = {
     tenant: request.tenant,
@@ -103,27 +100,10 @@ async function tryPool(
     target.model === request.model
       ? request.text
       : JSON.stringify({ ...request.body, model: target.model })
-  let response: Response
-  try {
-    response = await deps.scorer.forward(
-      '/v1/embeddings',
-      body,
-      claims,
-      context.passHeaders,
-      context.signal,
-    )
-  } catch (error) {
-    if (!KinfError.isInstance(error) || error.code !== 'upstream_unavailable') throw error
-    deps.metrics.inc('scorer_unreachable')
-    return { kind: 'unavailable', why: 'scorer unreachable', error }
-  }
-  if (response.status === 503 && response.headers.get(kinferenceHeaders.saturated) === '1')
-    return { kind: 'saturated', answer: response }
-  return {
-    kind: 'served',
-    response: await answerEmbeddings(response, answerContext(context), {
+  return forwardLocal(deps, { path: '/v1/embeddings', body, claims }, context, (response) =>
+    answerEmbeddings(response, answerContext(context), {
       decision: step.decisionHeader,
       notes: step.notes,
     }),
-  }
+  )
 }

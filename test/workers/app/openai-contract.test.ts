@@ -2,7 +2,7 @@ import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EmbeddedStack } from '../../../control-plane/lab/embedded/start-embedded.ts'
 import type { KinferenceResource } from '../../../shared/crd/resource.ts'
-import { client, start } from '../../support/embedded-stack.ts'
+import { client, start, thrown } from '../../support/embedded-stack.ts'
 
 /** The demo policy, with a model refused with 403 and one vLLM-only field allowed. */
 const patch = (resource: KinferenceResource) => {
@@ -21,16 +21,6 @@ const chat = (model: string, extra: Record<string, unknown> = {}) => ({
   max_tokens: 2,
   ...extra,
 })
-
-/** What the official client threw, with its status and OpenAI's fields. */
-async function thrown(call: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
-  const error = await call.then(
-    () => null,
-    (e: unknown) => e,
-  )
-  if (!(error instanceof OpenAI.APIError)) throw new Error(`expected an APIError, got ${error}`)
-  return error
-}
 
 /** The demo's embedding model (its pool runs vLLM's pooling runner). */
 const embeddingModel = 'qwen3-embedding-0.6b'

@@ -1,7 +1,7 @@
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EmbeddedStack } from '../../../../control-plane/lab/embedded/start-embedded.ts'
-import { card, client, start } from '../../../support/embedded-stack.ts'
+import { card, client, start, thrown } from '../../../support/embedded-stack.ts'
 
 // /v1/embeddings through the stack `npm start` runs (edge, scorer, the demo's pooling pool of
 // simulated vLLM pods), with the official client. The simulator stands in for vLLM's pooling
@@ -9,16 +9,6 @@ import { card, client, start } from '../../../support/embedded-stack.ts'
 // reports is an independent count of what the pod ran.
 
 const model = 'qwen3-embedding-0.6b'
-
-/** What the official client threw. */
-async function thrown(call: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
-  const error = await call.then(
-    () => null,
-    (e: unknown) => e,
-  )
-  if (!(error instanceof OpenAI.APIError)) throw new Error(`expected an APIError, got ${error}`)
-  return error
-}
 
 const norm = (vector: readonly number[]) => Math.hypot(...vector)
 
