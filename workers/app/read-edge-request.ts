@@ -148,7 +148,7 @@ export async function readBodyText(request: Request, limit: number): Promise<str
 const patternsBySnapshot = new WeakMap<ConfigSnapshot, Map<string, CompiledCustomPattern[]>>()
 
 /** The policy's custom PII patterns, compiled once per snapshot. */
-export function customPatterns(snapshot: ConfigSnapshot, tenant: string): CompiledCustomPattern[] {
+function customPatterns(snapshot: ConfigSnapshot, tenant: string): CompiledCustomPattern[] {
   const policyId = snapshot.tenants[tenant]
   if (policyId === undefined) return []
   let byPolicy = patternsBySnapshot.get(snapshot)
@@ -194,28 +194,15 @@ export function readEdgeRequest(
   const promptTokens = estimateRequestPromptTokens(openAi)
   const maxTokens = maxTokensOf(openAi)
   checkRequestTokens(snapshot, { openAi, model: body.model, promptTokens, maxTokens }, limits)
-  let detectorFailed = false
-  let unreadable: string | null = null
-  try {
-    // Everything that could leave: the body as the pods get it, and what each provider
-    // would be sent, read whole (shared/pii/collect-scan-texts.ts).
-    const scan = scanRequestPii([json, ...providerViews(snapshot, openAi)], {
-      budget: scanBudget(text),
-      custom: customPatterns(snapshot, identity.tenant),
-      detect,
-    })
-    for (const label of scan.labels) {
-      labels.add(label)
-      metrics.inc('pii_detected', { label })
-    }
-    if (scan.unreadable !== null) {
-      unreadable = scan.unreadable
-      metrics.inc('pii_unreadable')
-    }
-  } catch {
-    detectorFailed = true
-    metrics.inc('pii_detector_failures')
-  }
+  // Everything that could leave: the body as the pods get it, and what each provider
+  // would be sent, read whole (shared/pii/collect-scan-texts.ts).
+  const scanned = [json, ...providerViews(snapshot, openAi)]
+  const { detectorFailed, unreadable } = labelPii(snapshot, identity.tenant, scanned, {
+    text,
+    labels,
+    metrics,
+    detect,
+  })
   return {
     kind,
     openAi,
@@ -234,6 +221,45 @@ export function readEdgeRequest(
     detectorFailed: detectorFailed || unreadable !== null,
     unreadable,
   }
+}
+
+/**
+ * Runs the PII scan over `values` (the request and what would leave of it), adding what it
+ * finds to `labels`, counted. A detector that throws is a value (detectorFailed, counted),
+ * for policy to fail closed on; what could not be read is the scan's, unless the caller
+ * already knows some (`unreadable`, token ids say).
+ */
+export function labelPii(
+  snapshot: ConfigSnapshot,
+  tenant: string,
+  values: readonly unknown[],
+  scan: {
+    text: string
+    labels: Set<string>
+    metrics: EdgeMetrics
+    detect: typeof detectPii
+    unreadable?: string | null
+  },
+): { detectorFailed: boolean; unreadable: string | null } {
+  let detectorFailed = false
+  let unreadable = scan.unreadable ?? null
+  try {
+    const found = scanRequestPii(values, {
+      budget: scanBudget(scan.text),
+      custom: customPatterns(snapshot, tenant),
+      detect: scan.detect,
+    })
+    for (const label of found.labels) {
+      scan.labels.add(label)
+      scan.metrics.inc('pii_detected', { label })
+    }
+    unreadable ??= found.unreadable
+  } catch {
+    detectorFailed = true
+    scan.metrics.inc('pii_detector_failures')
+  }
+  if (unreadable !== null) scan.metrics.inc('pii_unreadable')
+  return { detectorFailed, unreadable }
 }
 
 /**
@@ -279,6 +305,6 @@ export function clientLabelsOf(header: string | undefined): Set<string> {
  * shrinks base64 and escapes, so honest requests stay far below), past which the rest is
  * unreadable and the request fails closed.
  */
-export function scanBudget(text: string): number {
+function scanBudget(text: string): number {
   return 4 * text.length + 65_536
 }

@@ -6,16 +6,14 @@ import {
   parseOpenAiEmbedding,
 } from '../../shared/openai/openai-embedding-request.ts'
 import type { detectPii } from '../../shared/pii/detect-pii.ts'
-import { scanRequestPii } from '../../shared/pii/scan-request-pii.ts'
 import type { EdgeLimits } from './edge-deps.ts'
 import type { EdgeMetrics } from './edge-metrics.ts'
 import {
   checkVllmFields,
   clientLabelsOf,
-  customPatterns,
   invalidRequest,
+  labelPii,
   parseBodyJson,
-  scanBudget,
 } from './read-edge-request.ts'
 
 /**
@@ -65,26 +63,13 @@ export function readEmbeddingRequest(
   checkVllmFields(snapshot, identity.tenant, body)
   const labels = clientLabelsOf(clientLabels)
   const inputs = embeddingInputs(body)
-  let detectorFailed = false
-  let unreadable: string | null = inputs.some((input) => 'ids' in input)
-    ? 'token ids in input'
-    : null
-  try {
-    const scan = scanRequestPii([json], {
-      budget: scanBudget(text),
-      custom: customPatterns(snapshot, identity.tenant),
-      detect,
-    })
-    for (const label of scan.labels) {
-      labels.add(label)
-      metrics.inc('pii_detected', { label })
-    }
-    unreadable ??= scan.unreadable
-  } catch {
-    detectorFailed = true
-    metrics.inc('pii_detector_failures')
-  }
-  if (unreadable !== null) metrics.inc('pii_unreadable')
+  const { detectorFailed, unreadable } = labelPii(snapshot, identity.tenant, [json], {
+    text,
+    labels,
+    metrics,
+    detect,
+    unreadable: inputs.some((input) => 'ids' in input) ? 'token ids in input' : null,
+  })
   return {
     ...identity,
     body,
